@@ -1,0 +1,516 @@
+"""Events -> Report. Shared by in-process recordings and TORCH_TRACE logs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _graphs, _text
+from ._events import Event
+from ._report import (
+    Autograd,
+    Capture,
+    Codegen,
+    Compile,
+    Decompose,
+    Frame,
+    Fuse,
+    GraphBreak,
+    Kernel,
+    OutputCode,
+    RawEvent,
+    Recompile,
+    Report,
+    RoleGraph,
+    Stages,
+)
+from ._stages import FAILURE_PHASE_STAGE, IGNORED, PHASE_STAGE, lookup
+
+# compilation_metrics keys worth keeping (the rest is config dumps)
+_METRIC_KEYS = (
+    "entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s",
+    "code_gen_time_s", "guard_count", "shape_env_guard_count", "graph_op_count",
+    "graph_node_count", "graph_input_count", "fail_type", "fail_reason",
+    "fail_user_frame_filename", "fail_user_frame_lineno", "recompile_reason", "cache_size",
+    "accumulated_cache_size", "has_guarded_code", "structured_logging_overhead_s",
+    "dynamo_time_before_restart_s", "triton_compile_time_us", "num_graph_breaks",
+    "pre_grad_pass_time_us", "post_grad_pass_time_us", "joint_graph_pass_time_us",
+    "is_forward", "inductor_fx_local_cache_hit_count", "inductor_fx_local_cache_miss_count",
+)  # fmt: skip
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
+
+
+@dataclass
+class _Acc:
+    """Everything seen for one compile id, in arrival order."""
+
+    frame_id: int
+    frame_compile_id: int
+    order: int
+    start_stack: list[dict] | None = None
+    slots: dict[str, Any] = field(default_factory=dict)  # last value per slot
+    post_grad_before: list[tuple[str | None, str]] = field(default_factory=list)
+    post_grad: list[tuple[str | None, str]] = field(default_factory=list)
+    ir_pre: list[str] = field(default_factory=list)
+    ir_post: list[str] = field(default_factory=list)
+    fusion_log: list[str] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list)
+    outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
+    kernel_info: dict[str, dict] = field(default_factory=dict)
+    cache: dict[str, str] = field(default_factory=dict)  # {"fx_graph": "hit", ...}
+    symbols: list[dict] = field(default_factory=list)
+    shape_guards: list[str] = field(default_factory=list)
+    recompile_reasons: tuple[str, ...] = ()
+    metrics: dict[str, Any] | None = None
+    bwd_metrics: list[dict] = field(default_factory=list)
+    phase_times: dict[str, float] = field(default_factory=dict)
+    stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    open_phases: dict[str, list[float]] = field(default_factory=dict)
+    last_phase: str | None = None
+    compiled_something: bool = False  # any event beyond a recompile_reasons
+
+
+def build(
+    events: list[Event],
+    *,
+    torch_version: str,
+    interned: dict[int, str] | None = None,
+    error: str | None = None,
+    source: str = "in-process",
+) -> Report:
+    strings: dict[int, str] = dict(interned or {})
+    accs: dict[str, _Acc] = {}
+    breaks: list[tuple[str, _text.BreakEvent]] = []
+    unknown: list[RawEvent] = []
+
+    def acc_for(cid: str | None, meta: dict) -> _Acc | None:
+        if cid is None:
+            return None
+        a = accs.get(cid)
+        if a is None:
+            fid, k = (int(x) for x in cid.split("/"))
+            a = accs[cid] = _Acc(fid, k, len(accs))
+        return a
+
+    for ev in events:
+        if ev.name in IGNORED:
+            continue
+        spec = lookup(ev.name)
+        if spec is None:
+            unknown.append(RawEvent(ev.compile_id, ev.name, _jsonable(ev.metadata), ev.payload))
+            continue
+        _stage, slot = spec
+        if slot == "intern":
+            body = ev.body
+            if isinstance(body, list) and len(body) == 2:
+                strings[int(body[1])] = str(body[0])
+            continue
+        if slot == "timing":
+            _timing(ev, acc_for, accs)
+            continue
+        a = acc_for(ev.compile_id, ev.metadata)
+        if a is None:
+            unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
+            continue
+        if slot not in ("recompile_reasons", "cache"):
+            a.compiled_something = True
+        _collect(a, slot, ev, breaks)
+
+    compiles = [
+        _compile(a, error) for a in sorted(accs.values(), key=lambda a: a.order) if a.compiled_something
+    ]
+    by_id = {c.id: c for c in compiles}
+    frames = _frames(accs, compiles, strings)
+    kernels = _kernels(accs, by_id)
+    device = _device(compiles, kernels)
+    return Report(
+        torch_version=torch_version,
+        device=device,
+        frames=frames,
+        compiles=tuple(compiles),
+        graph_breaks=_dedupe_breaks(breaks, by_id),
+        recompiles=_recompiles(accs, by_id),
+        kernels=kernels,
+        unknown_events=tuple(unknown),
+        error=error,
+        source=source,
+    )
+
+
+def _jsonable(meta: dict) -> dict:
+    try:
+        return json.loads(json.dumps(meta, default=str))
+    except (TypeError, ValueError):
+        return {"repr": repr(meta)}
+
+
+def _timing(ev: Event, acc_for, accs) -> None:
+    try:
+        data = json.loads(ev.payload) if ev.payload else None
+    except json.JSONDecodeError:
+        return
+    if not isinstance(data, dict):
+        return
+    cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
+    if not isinstance(cid, str) or not re.fullmatch(r"\d+/\d+", cid):
+        return
+    a = acc_for(cid, ev.metadata)
+    name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")
+    if not isinstance(name, str) or not isinstance(ts, (int, float)):
+        return
+    if ph == "B":
+        a.open_phases.setdefault(name, []).append(ts)
+        if name in FAILURE_PHASE_STAGE:
+            a.last_phase = name
+    elif ph == "E" and a.open_phases.get(name):
+        start = a.open_phases[name].pop()
+        a.phase_times[name] = a.phase_times.get(name, 0.0) + (ts - start) / 1e6
+        stage = PHASE_STAGE.get(name)
+        if stage:
+            a.stage_spans.setdefault(stage, []).append((start, ts))
+
+
+def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
+    p = ev.payload
+    if slot == "start":
+        body = ev.body or {}
+        a.start_stack = body.get("stack") if isinstance(body, dict) else None
+    elif slot == "graph_break":
+        if p:
+            breaks.append((f"{a.frame_id}/{a.frame_compile_id}", _text.parse_graph_break(p)))
+    elif slot == "recompile_reasons":
+        a.recompile_reasons = _text.parse_recompile_payload(p)
+    elif slot == "symbol":
+        body = ev.body or {}
+        a.symbols.append({k: str(body.get(k)) for k in ("symbol", "val", "vr", "source") if k in body})
+    elif slot == "shape_guard":
+        body = ev.body or {}
+        if body.get("expr"):
+            a.shape_guards.append(str(body["expr"]))
+    elif slot == "post_grad_before":
+        a.post_grad_before.append((None, p or ""))
+    elif slot == "post_grad":
+        a.post_grad.append((None, p or ""))
+    elif slot == "ir_pre_fusion":
+        a.ir_pre.append(p or "")
+    elif slot == "ir_post_fusion":
+        a.ir_post.append(p or "")
+    elif slot == "fusion_log":
+        a.fusion_log.append(p or "")
+    elif slot == "provenance":
+        a.provenance.append(p or "")
+    elif slot == "output_code":
+        body = ev.body or {}
+        code = p or ""
+        role = _text.output_role(code) or _guess_role(a)
+        # post-grad graphs logged since the last output module belong to this one
+        a.post_grad_before = [(r or role, g) for r, g in a.post_grad_before]
+        a.post_grad = [(r or role, g) for r, g in a.post_grad]
+        a.outputs.append((role, body.get("filename") if isinstance(body, dict) else None, code))
+    elif slot == "triton_kernel_info":
+        try:
+            info = json.loads(p or "{}")
+        except json.JSONDecodeError:
+            info = {}
+        if isinstance(info, dict):
+            a.kernel_info.update({str(k): v for k, v in info.items() if isinstance(v, dict)})
+    elif slot == "cache":
+        kind, _, state = ev.name[len("artifact:") :].rpartition("_cache_")
+        a.cache[kind] = state
+    elif slot == "metrics":
+        a.metrics = ev.body if isinstance(ev.body, dict) else {}
+    elif slot == "bwd_metrics":
+        a.bwd_metrics.append(ev.body if isinstance(ev.body, dict) else {})
+    else:
+        a.slots[slot] = p
+
+
+def _guess_role(a: _Acc) -> str:
+    if "inference" in a.slots:
+        return "inference"
+    return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"
+
+
+def _compile(a: _Acc, error: str | None) -> Compile:
+    s = a.slots
+    m = a.metrics or {}
+    dyn = _graphs.parse_graph(s.get("graph"))
+    pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
+    fwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
+    bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn)
+    post = tuple(
+        RoleGraph(r or _guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))
+        for r, g in a.post_grad
+        if g
+    )
+    stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
+
+    capture = None
+    if dyn or s.get("guards") or a.start_stack is not None:
+        capture = Capture(
+            graph=dyn,
+            guards=s.get("guards"),
+            guard_count=m.get("guard_count"),
+            symbols=tuple(a.symbols),
+            shape_guards=tuple(a.shape_guards),
+            restarts=tuple(str(r) for r in (m.get("restart_reasons") or ())),
+            bytecode_original=s.get("bytecode_original"),
+            bytecode_modified=s.get("bytecode_modified"),
+            time_s=stage_t.get("capture"),
+        )
+    autograd = None
+    if any(k in s for k in ("joint", "forward", "backward", "inference")):
+        autograd = Autograd(
+            joint=_graphs.parse_graph(s.get("joint")),
+            forward=fwd,
+            backward=bwd,
+            inference=_graphs.with_modules_from(_graphs.parse_graph(s.get("inference")), dyn),
+            saved_tensors=_graphs.saved_tensors(bwd),
+            fw_metadata=s.get("fw_metadata"),
+            time_s=stage_t.get("autograd"),
+        )
+    decompose = None
+    if pre_before or post or a.post_grad_before:
+        decompose = Decompose(
+            pre_grad_before=pre_before,
+            pre_grad_after=_graphs.parse_graph(s.get("pre_grad_after")),
+            post_grad_before=tuple(
+                RoleGraph(r or _guess_role(a), _graphs.parse_graph(g)) for r, g in a.post_grad_before if g
+            ),
+            post_grad=post,
+            ops_before=_graphs.census([dyn or pre_before]),
+            ops_after=_graphs.census([rg.graph for rg in post]),
+            time_s=stage_t.get("decompose"),
+        )
+    kernels = [k for _r, _p, code in a.outputs for k in _text.split_kernels(code)]
+    fuse = None
+    if a.ir_pre or a.ir_post or a.fusion_log or a.provenance or a.outputs:
+        fuse = Fuse(
+            ir_pre_fusion=tuple(a.ir_pre),
+            ir_post_fusion=tuple(a.ir_post),
+            fusion_log=tuple(a.fusion_log),
+            kernel_nodes=_text.kernel_nodes(kernels, a.provenance),
+            provenance="\n".join(a.provenance) or None,
+            time_s=stage_t.get("fuse"),
+        )
+    codegen = None
+    if a.outputs or s.get("fx_graph_runnable"):
+        codegen = Codegen(
+            output_code=tuple(OutputCode(r, p, c) for r, p, c in a.outputs),
+            kernel_names=tuple(k.name for k in kernels),
+            fx_graph_runnable=s.get("fx_graph_runnable"),
+            time_s=stage_t.get("codegen"),
+        )
+
+    fail_type = m.get("fail_type")
+    bwd_fail = next((b for b in a.bwd_metrics if b.get("fail_type")), None)
+    status, err, failed_stage = "ok", None, None
+    if fail_type or bwd_fail:
+        src = m if fail_type else bwd_fail
+        status = "failed"
+        err = f"{src.get('fail_type')}: {src.get('fail_reason') or ''}".strip()
+        failed_stage = _failed_stage(a, err)
+    elif a.metrics is None:
+        status = "failed"
+        err = error or "compile did not finish (no compilation_metrics event)"
+        failed_stage = _failed_stage(a, err)
+
+    metrics = {k: m[k] for k in _METRIC_KEYS if k in m}
+    if a.bwd_metrics:
+        metrics["backward"] = [
+            {k: b.get(k) for k in ("inductor_compile_time_s", "code_gen_time_s", "fail_type", "fail_reason")}
+            for b in a.bwd_metrics
+        ]
+    total = m.get("entire_frame_compile_time_s")
+    if total is not None:
+        total += sum(b.get("inductor_compile_time_s") or 0.0 for b in a.bwd_metrics)
+    name, filename, line = m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno")
+    return Compile(
+        id=f"{a.frame_id}/{a.frame_compile_id}",
+        frame=a.frame_id,
+        name=name,
+        filename=filename,
+        line=int(line) if line is not None else None,
+        status=status,
+        error=err,
+        failed_stage=failed_stage,
+        stages=Stages(capture, autograd, decompose, fuse, codegen),
+        metrics=metrics,
+        phase_times_s={k: round(v, 6) for k, v in a.phase_times.items()},
+        stage_times_s=stage_t,
+        compile_time_s=total,
+        cache=dict(a.cache),
+        cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
+    )
+
+
+def _union_s(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by possibly nested/overlapping phase spans (microsecond stamps)."""
+    total, end = 0.0, None
+    for s, e in sorted(spans):
+        if end is None or s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total / 1e6
+
+
+def _failed_stage(a: _Acc, err: str) -> str:
+    if a.last_phase:
+        return FAILURE_PHASE_STAGE[a.last_phase]
+    # no timing events: the first stage with nothing recorded
+    s = a.slots
+    if "graph" not in s:
+        return "capture"
+    if not any(k in s for k in ("forward", "inference", "joint")):
+        return "autograd"
+    if not a.post_grad:
+        return "decompose"
+    if not a.outputs:
+        return "fuse" if not a.ir_post else "codegen"
+    return "codegen"
+
+
+def _frame_name(c: Compile) -> str | None:
+    if c.name:
+        m = _RESUME.match(c.name)
+        return m.group("fn") if m else c.name
+    return None
+
+
+def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, str]) -> tuple[Frame, ...]:
+    out = []
+    fids = sorted({a.frame_id for a in accs.values()})
+    for fid in fids:
+        mine = [c for c in compiles if c.frame == fid]
+        name = filename = line = None
+        if mine and mine[0].name:
+            name, filename, line = mine[0].name, mine[0].filename, mine[0].line
+        else:
+            a = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+            top = (a.start_stack or [None])[-1]
+            if isinstance(top, dict):
+                name, line = top.get("name"), top.get("line")
+                fn = top.get("filename")
+                filename = strings.get(fn, str(fn)) if isinstance(fn, int) else fn
+        # a guard failure that found no room to recompile: torch logs reasons, compiles nothing
+        limit_hit = any(
+            a.frame_id == fid and a.recompile_reasons and not a.compiled_something for a in accs.values()
+        )
+        if not mine and not limit_hit:
+            continue
+        out.append(Frame(fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit))
+    return tuple(out)
+
+
+def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recompile, ...]:
+    out = []
+    for cid, c in by_id.items():
+        a = accs[cid]
+        if a.frame_compile_id < 1 or not c.cache_entry:
+            continue
+        reasons = a.recompile_reasons or (
+            (str(c.metrics["recompile_reason"]),) if c.metrics.get("recompile_reason") else ()
+        )
+        entry = _text.failed_entry(reasons[0]) if reasons else None
+        guards = None
+        if entry in by_id and by_id[entry].stages.capture:
+            guards = by_id[entry].stages.capture.guards
+        out.append(
+            Recompile(
+                compile_id=cid,
+                reasons=reasons,
+                failed_entry=entry,
+                failing_guard=_text.failing_guard(reasons[0], guards) if reasons else None,
+                entry_guards=guards,
+            )
+        )
+    return tuple(out)
+
+
+def _dedupe_breaks(
+    breaks: list[tuple[str, _text.BreakEvent]], by_id: dict[str, Compile]
+) -> tuple[GraphBreak, ...]:
+    """One entry per user site. A break inside an inlined helper is reported twice by
+    torch (at the caller's frame while inlining, then in the helper's own frame): the
+    second report of that same hit is folded into the first."""
+    kept: list[tuple[str, _text.BreakEvent]] = []
+    skip_next_echo: tuple | None = None
+    for cid, b in breaks:
+        key = (b.filename, b.line, tuple((f.filename, f.line) for f in b.user_stack))
+        if skip_next_echo is not None and key == skip_next_echo and not _inlined(cid, b, by_id):
+            skip_next_echo = None
+            continue
+        skip_next_echo = key if _inlined(cid, b, by_id) else None
+        kept.append((cid, b))
+    sites: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
+    for cid, b in kept:
+        sites.setdefault((b.filename, b.line), []).append((cid, b))
+    out = []
+    for (filename, line), hits in sites.items():
+        cid0, b0 = hits[0]
+        best = next((b for _c, b in hits if b.type != "Unknown"), b0)
+        out.append(
+            GraphBreak(
+                compile_id=cid0,
+                type=best.type,
+                reason=best.reason,
+                filename=filename,
+                line=line,
+                explanation=best.explanation,
+                hints=best.hints,
+                user_stack=best.user_stack,
+                count=len(hits),
+                compile_ids=tuple(dict.fromkeys(c for c, _b in hits)),
+                gb_id=best.gb_id,
+            )
+        )
+    return tuple(out)
+
+
+def _inlined(cid: str, b: _text.BreakEvent, by_id: dict[str, Compile]) -> bool:
+    """Did the break happen in a function Dynamo was inlining (not the compiled frame)?"""
+    c = by_id.get(cid)
+    user = [f for f in b.user_stack if _text.is_user_file(f.filename)]
+    if c is None or not user:
+        return False
+    return user[-1].name != _frame_name(c)
+
+
+def _kernels(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Kernel, ...]:
+    out = []
+    for cid in by_id:
+        a = accs[cid]
+        prov = _text.provenance_map(a.provenance)
+        for role, _path, code in a.outputs:
+            for k in _text.split_kernels(code):
+                k.nodes = k.nodes or prov.get(k.name, ())
+                out.append(
+                    Kernel(
+                        compile_id=cid,
+                        name=k.name,
+                        language=k.language,
+                        source=k.source,
+                        role=role,
+                        nodes=k.nodes,
+                        aten_ops=k.aten_ops,
+                        metadata=a.kernel_info.get(k.name, {}),
+                    )
+                )
+    return tuple(out)
+
+
+def _device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:
+    devs = set()
+    for c in compiles:
+        g = c.stages.capture.graph if c.stages.capture else None
+        for n in g.nodes if g else ():
+            if n.device:
+                devs.add(n.device.split(":")[0])
+    if any(k.language == "triton" for k in kernels):
+        devs.add("cuda")
+    return "+".join(sorted(devs)) or "cpu"

@@ -1,0 +1,211 @@
+"""Record torch.compile in-process through its supported logging hooks.
+
+Two hooks, both public logging surface of torch:
+  * a handler on the structured-trace logger (``torch.__trace``), the same stream
+    ``TORCH_TRACE`` writes to files: torch builds a record only while it has handlers;
+  * handlers on Inductor's fusion artifact loggers (``ir_pre_fusion``, ``ir_post_fusion``,
+    ``fusion``), which are not part of the structured trace.
+Nothing is patched; everything is detached on exit, whatever ends the block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import Any
+
+import torch
+
+from . import _build
+from ._events import Event, from_record
+from ._report import Report
+from ._stages import FUSION_LOGGERS
+
+
+def _trace_logger() -> logging.Logger:
+    return logging.getLogger("torch.__trace")
+
+
+class _TraceHandler(logging.Handler):
+    def __init__(self, sink: list[Event]):
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meta = getattr(record, "metadata", None)
+        if not isinstance(meta, dict):
+            return
+        ev = from_record(dict(meta), getattr(record, "payload", None))
+        if ev is not None:
+            self.sink.append(ev)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # never disturb the user's run
+        pass
+
+
+class _ArtifactHandler(logging.Handler):
+    """Records one Inductor artifact logger's messages under ``log:<artifact>``."""
+
+    def __init__(self, sink: list[Event], artifact: str):
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+        self.name_ = f"log:{artifact}"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        cid = torch._guards.CompileContext.current_compile_id()
+        meta: dict[str, Any] = {self.name_: {}}
+        if cid is not None:
+            meta["frame_id"] = cid.frame_id
+            meta["frame_compile_id"] = cid.frame_compile_id
+        self.sink.append(Event(self.name_, meta, record.getMessage()))
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+_lock = threading.Lock()
+
+
+class Recording:
+    """Context manager: ``with compiler.recording() as rec: ...`` then ``rec.report``.
+
+    Records every compile that happens inside the block, whatever backend or mode the
+    user chose. Exceptions (including KeyboardInterrupt) pass through unchanged; the
+    partial report is still available on ``rec.report``.
+    """
+
+    def __init__(self, *, fusion_logs: bool = True, caches: bool = False):
+        self.fusion_logs = fusion_logs
+        self.caches = caches
+        self._config_patch: contextlib.ExitStack | None = None
+        self.events: list[Event] = []
+        self.report: Report | None = None
+        self._trace_handler: _TraceHandler | None = None
+        self._artifact: list[tuple[logging.Logger, logging.Handler, int, bool]] = []
+        self._active = False
+
+    def __enter__(self) -> Recording:
+        if self._active:
+            raise RuntimeError("this recording is already active; use a new compiler.recording()")
+        self.events = []
+        self.report = None
+        with _lock:
+            self._trace_handler = _TraceHandler(self.events)
+            _trace_logger().addHandler(self._trace_handler)
+            if self.fusion_logs:
+                for module, artifact in FUSION_LOGGERS:
+                    try:
+                        log = torch._logging.getArtifactLogger(module, artifact)
+                    except ValueError:  # artifact not registered in this torch version
+                        continue
+                    h = _ArtifactHandler(self.events, artifact)
+                    self._artifact.append((log, h, log.level, log.propagate))
+                    log.addHandler(h)
+                    if log.getEffectiveLevel() > logging.DEBUG:
+                        log.setLevel(logging.DEBUG)
+                    log.propagate = False
+        self._config_patch = _config_patch(caches=self.caches)
+        self._config_patch.__enter__()
+        self._active = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        try:
+            self._detach()
+        finally:
+            self._active = False
+            error = None
+            if exc_type is not None:
+                error = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
+            try:
+                self.report = self._build(error)
+            except Exception as build_error:  # a bug of ours must not replace the user's error
+                self.report = Report(
+                    torch_version=torch.__version__,
+                    device="cpu",
+                    error=f"{error or ''} (report incomplete: {type(build_error).__name__}: {build_error})".strip(),
+                )
+                if exc_type is None:
+                    raise
+        return False
+
+    def _detach(self) -> None:
+        if self._config_patch is not None:
+            patch, self._config_patch = self._config_patch, None
+            patch.close()
+        with _lock:
+            if self._trace_handler is not None:
+                _trace_logger().removeHandler(self._trace_handler)
+                self._trace_handler = None
+            while self._artifact:
+                log, h, level, propagate = self._artifact.pop()
+                log.removeHandler(h)
+                # restore only if nobody else (another recording) still listens
+                if not any(isinstance(x, _ArtifactHandler) for x in log.handlers):
+                    log.setLevel(level)
+                    log.propagate = propagate
+
+    def _build(self, error: str | None) -> Report:
+        return _build.build(
+            list(self.events),
+            torch_version=torch.__version__,
+            interned=_interned_strings(),
+            error=error,
+        )
+
+
+def _config_patch(*, caches: bool) -> contextlib.ExitStack:
+    """Config for the recorded block, through torch's own config.patch (restored on exit):
+    compile caches off unless asked (a cache hit skips the stages we show: no AOT graphs,
+    no fusion IR), and Inductor's provenance tracking on (which kernel came from which
+    graph nodes). Neither changes what the compiled code computes."""
+    stack = contextlib.ExitStack()
+    inductor = torch._inductor.config
+    wanted: dict[str, Any] = {}
+    if not caches:
+        wanted["fx_graph_cache"] = False
+    if hasattr(inductor.trace, "provenance_tracking_level"):
+        wanted["trace.provenance_tracking_level"] = max(1, inductor.trace.provenance_tracking_level)
+    if wanted:
+        stack.enter_context(inductor.patch(wanted))
+    functorch = torch._functorch.config
+    if not caches and hasattr(functorch, "enable_autograd_cache"):
+        stack.enter_context(functorch.patch(enable_autograd_cache=False))
+    return stack
+
+
+def _interned_strings() -> dict[int, str]:
+    """torch interns file names once per process; a recording that starts after earlier
+    compiles never sees those ``str`` events, so read the table torch keeps."""
+    try:
+        from torch._logging import structured
+
+        return {v: k for k, v in structured.INTERN_TABLE.items()}
+    except (ImportError, AttributeError):
+        return {}
+
+
+def recording(*, fusion_logs: bool = True, caches: bool = False) -> Recording:
+    """Record every torch.compile that happens inside a ``with`` block.
+
+    ``caches=False`` (default) turns Inductor's and AOTAutograd's compile caches off inside
+    the block, so every stage really runs and is recorded; outputs are unchanged. With
+    ``caches=True`` a cache hit shows up as ``Compile.cache`` and its skipped stages stay empty.
+
+    >>> with recording() as rec:
+    ...     torch.compile(fn)(x)
+    >>> rec.report.graph_breaks
+    """
+    return Recording(fusion_logs=fusion_logs, caches=caches)
+
+
+def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:
+    """Compile ``fn`` with ``torch.compile(**compile_kwargs)``, call it once on the given
+    arguments, and return ``(result, report)``. Exceptions from the call propagate; use
+    ``recording()`` directly to keep the partial report of a failing call."""
+    compiled = torch.compile(fn, **(compile_kwargs or {}))
+    with recording() as rec:
+        result = compiled(*args, **kwargs)
+    assert rec.report is not None
+    return result, rec.report

@@ -1,0 +1,278 @@
+"""Parse the readable FX code torch prints (``GraphModule.print_readable``) into nodes.
+
+torch prints every graph it logs this way (Dynamo's output graph, AOTAutograd's joint /
+forward / backward graphs, pre- and post-grad graphs).  We only read the text, so the same
+parser serves in-process recordings and TORCH_TRACE logs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._report import Graph, Node, SavedTensor
+
+# `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
+_ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
+# signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`
+_PARAM = re.compile(r'(?P<name>\w+)\s*:\s*"(?P<ann>[^"]*)"')
+_SOURCE = re.compile(r"^\s+# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,]+), code: (?P<code>.*)$")
+# "f32[4, 8][8, 1]cpu"  /  "Sym(s77)"  /  "f32[][]cuda:0"
+_ANN = re.compile(r"^(?P<dtype>[a-z]+\d*\w*)\[(?P<shape>[^\]]*)\](?:\[(?P<stride>[^\]]*)\])?(?P<dev>.*)$")
+_CALL = re.compile(r"^(?P<target>[\w.]+)\((?P<args>.*)\)$")
+_NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
+_BINOPS = {
+    "@": "operator.matmul",
+    "+": "operator.add",
+    "-": "operator.sub",
+    "*": "operator.mul",
+    "/": "operator.truediv",
+    "//": "operator.floordiv",
+    "**": "operator.pow",
+    "%": "operator.mod",
+    ">": "operator.gt",
+    "<": "operator.lt",
+    ">=": "operator.ge",
+    "<=": "operator.le",
+    "==": "operator.eq",
+    "!=": "operator.ne",
+    "&": "operator.and_",
+    "|": "operator.or_",
+}
+_BINOP = re.compile(r"^(?P<a>[\w.]+) (?P<op>@|\+|-|\*\*|\*|//|/|%|>=|<=|>|<|==|!=|&|\|) (?P<b>[\w.\-]+)$")
+_ITEMSIZE = {
+    "f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
+    "u8": 1, "u16": 2, "u32": 4, "u64": 8, "b8": 1, "c64": 8, "c128": 16, "c32": 4,
+    "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3fnuz": 1, "f8e5m2fnuz": 1,
+}  # fmt: skip
+# Dynamo's names for L['self']._modules['fc1']._parameters['weight'] (and older spellings)
+_PARAM_PATH = re.compile(r"modules_(.+?)_(?=modules_|parameters_|buffers_)")
+_ATTR_PATH = re.compile(r"^l__self___(.+)_(weight|bias)$")
+
+
+def parse_graph(code: str | None) -> Graph | None:
+    if not code:
+        return None
+    nodes: list[Node] = []
+    known: set[str] = set()
+    alias: dict[str, str] = {}  # Dynamo's `l_x_ = L_x_`: the lower-case name is used after
+    source = fn_code = None
+    in_sig = False
+    sig_done = False
+    for raw in code.splitlines():
+        stripped = raw.strip()
+        if not sig_done and stripped.startswith("def forward("):
+            rest = stripped[len("def forward(") :]
+            for m in _PARAM.finditer(rest):
+                nodes.append(_placeholder(m.group("name"), m.group("ann")))
+                known.add(m.group("name"))
+            in_sig = not rest.rstrip().endswith("):")
+            sig_done = not in_sig
+            continue
+        if in_sig:
+            if stripped.startswith("):"):
+                in_sig, sig_done = False, True
+                continue
+            m = _PARAM.match(stripped)
+            if m:
+                nodes.append(_placeholder(m.group("name"), m.group("ann")))
+                known.add(m.group("name"))
+            elif stripped and not stripped.startswith("#") and stripped.rstrip(",") not in ("self", ""):
+                # joint graph takes `primals, tangents` without annotations
+                pass
+            continue
+        if not sig_done:
+            continue
+        if stripped.startswith("class ") and nodes:
+            break  # a nested submodule (cond branches...): the outer graph is done
+        sm = _SOURCE.match(raw)
+        if sm:
+            source = f"{sm.group('file')}:{sm.group('line')}"
+            fn_code = sm.group("code")
+            continue
+        if stripped.startswith("return"):
+            rets = [alias.get(a, a) for a in _NAME.findall(stripped[len("return") :]) if a in known]
+            nodes.append(Node(name="output", op="output", target="output", args=tuple(rets)))
+            continue
+        am = _ASSIGN.match(raw)
+        if not am or stripped.startswith("#"):
+            continue
+        rhs = am.group("rhs").split(";  ")[0].strip()
+        name = am.group("name")
+        if rhs.endswith("= None") or name in ("_", "self"):
+            continue
+        if rhs in known and not am.group("ann"):
+            alias[name] = alias.get(rhs, rhs)
+            known.add(name)
+            continue
+        node = _call_node(name, rhs, am.group("ann"), known, source, fn_code)
+        if node is not None:
+            if alias and any(a in alias for a in node.args):
+                node = _replace(node, args=tuple(dict.fromkeys(alias.get(a, a) for a in node.args)))
+            nodes.append(node)
+            known.add(name)
+    return Graph(code=code, nodes=tuple(_infer_modules(nodes)))
+
+
+def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str | None]:
+    if not ann:
+        return None, None, None, None
+    m = _ANN.match(ann.strip())
+    if not m:
+        return ann, None, None, None  # e.g. "Sym(s77)"
+    return (
+        m.group("dtype"),
+        f"[{m.group('shape')}]",
+        (f"[{m.group('stride')}]" if m.group("stride") is not None else None),
+        (m.group("dev") or None),
+    )
+
+
+def _placeholder(name: str, ann: str) -> Node:
+    dtype, shape, stride, dev = _split_ann(ann)
+    return Node(
+        name=name, op="placeholder", target=name, dtype=dtype, shape=shape, stride=stride,
+        device=dev, module=_module_of_name(name),
+    )  # fmt: skip
+
+
+def _call_node(name, rhs, ann, known, source, code) -> Node | None:
+    dtype, shape, stride, dev = _split_ann(ann)
+    common = dict(dtype=dtype, shape=shape, stride=stride, device=dev, source=source, code=code)
+    bm = _BINOP.match(rhs)
+    if bm:
+        args = tuple(a for a in (bm.group("a"), bm.group("b")) if a in known)
+        return Node(name, "call_function", _BINOPS[bm.group("op")], args, **common)
+    cm = _CALL.match(rhs)
+    if cm:
+        target = cm.group("target")
+        args = tuple(dict.fromkeys(a for a in _NAME.findall(cm.group("args")) if a in known))
+        head = target.split(".")[0]
+        if head in known and "." in target:  # x.sin() -> call_method sin on x
+            return Node(name, "call_method", target.split(".", 1)[1], (head, *args), **common)
+        if head == "self":
+            return Node(name, "call_module", target[len("self.") :], args, **common)
+        return Node(name, "call_function", target, args, **common)
+    if rhs.startswith("self.") and re.fullmatch(r"self\.[\w.]+", rhs):
+        return Node(name, "get_attr", rhs[len("self.") :], (), **common, module=_module_of_name(rhs))
+    if re.fullmatch(r"\w+\[\d+\]", rhs):  # getitem
+        base = rhs.split("[")[0]
+        return Node(name, "call_function", "operator.getitem", (base,) if base in known else (), **common)
+    if re.fullmatch(r"\w+", rhs):  # alias `l_x_ = L_x_`: not a node of its own
+        return None
+    args = tuple(dict.fromkeys(a for a in _NAME.findall(rhs) if a in known))
+    return Node(name, "call_function", rhs[:60], args, **common)
+
+
+def _module_of_name(name: str) -> str | None:
+    parts = _PARAM_PATH.findall(name)
+    if parts:
+        return ".".join(parts)
+    m = _ATTR_PATH.match(name)
+    if m:
+        return m.group(1).replace("_", ".")
+    return None
+
+
+def _infer_modules(nodes: list[Node]) -> list[Node]:
+    """Give call nodes the nn.Module path of the parameters they read; nodes that read none
+    get the common parent of the nearest known paths before and after them (inferred)."""
+    by_name = {n.name: n for n in nodes}
+    direct: list[str | None] = []
+    for n in nodes:
+        if n.op in ("call_function", "call_method", "call_module") and n.module is None:
+            mods = {
+                by_name[a].module
+                for a in n.args
+                if a in by_name and by_name[a].op in ("placeholder", "get_attr")
+            }
+            mods.discard(None)
+            direct.append(_common(sorted(mods)) if mods else (n.target if n.op == "call_module" else None))
+        else:
+            direct.append(n.module)
+    out = []
+    for i, n in enumerate(nodes):
+        mod, inferred = direct[i], False
+        if mod is None and n.op in ("call_function", "call_method"):
+            before = next(
+                (direct[j] for j in range(i - 1, -1, -1) if direct[j] and nodes[j].op != "placeholder"), None
+            )
+            after = next((direct[j] for j in range(i + 1, len(nodes)) if direct[j]), None)
+            cands = [m for m in (before, after) if m]
+            mod = _common(cands) if len(cands) == 2 else None
+            inferred = mod is not None
+        out.append(_replace(n, module=mod or None, module_inferred=inferred))
+    return out
+
+
+def _common(paths: list[str]) -> str | None:
+    if not paths:
+        return None
+    split = [p.split(".") for p in paths]
+    prefix = []
+    for parts in zip(*split):
+        if len(set(parts)) != 1:
+            break
+        prefix.append(parts[0])
+    return ".".join(prefix) or None
+
+
+def _replace(n: Node, **kw) -> Node:
+    from dataclasses import replace
+
+    return replace(n, **kw)
+
+
+def with_modules_from(graph: Graph | None, reference: Graph | None) -> Graph | None:
+    """Give nodes of an AOT / post-grad graph the nn.Module path of the Dynamo-graph node
+    made from the same user source line."""
+    if graph is None or reference is None:
+        return graph
+    by_source: dict[str, str] = {}
+    for n in reference.nodes:
+        if n.source and n.module and n.source not in by_source:
+            by_source[n.source] = n.module
+    if not by_source:
+        return graph
+    nodes = tuple(
+        _replace(n, module=by_source[n.source], module_inferred=True)
+        if n.module is None and n.source in by_source
+        else n
+        for n in graph.nodes
+    )
+    return Graph(code=graph.code, nodes=nodes)
+
+
+def saved_tensors(backward: Graph | None) -> tuple[SavedTensor, ...]:
+    """What the forward saves for the backward: the backward graph's non-tangent inputs."""
+    if backward is None:
+        return ()
+    out = []
+    for n in backward.nodes:
+        if n.op != "placeholder" or n.name.startswith("tangents"):
+            continue
+        out.append(SavedTensor(n.name, n.dtype, n.shape, tensor_bytes(n.dtype, n.shape)))
+    return tuple(out)
+
+
+def tensor_bytes(dtype: str | None, shape: str | None) -> int | None:
+    if dtype not in _ITEMSIZE or shape is None:
+        return None
+    inner = shape.strip("[]").strip()
+    numel = 1
+    if inner:
+        for d in inner.split(","):
+            d = d.strip()
+            if not d.isdigit():
+                return None
+            numel *= int(d)
+    return numel * _ITEMSIZE[dtype]
+
+
+def census(graphs) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for g in graphs:
+        if g is None:
+            continue
+        for op, k in g.op_census().items():
+            total[op] = total.get(op, 0) + k
+    return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -1,0 +1,333 @@
+"""The report model: one frozen record per thing torch.compile did, JSON round-trip.
+
+Every type here is a frozen dataclass whose fields are JSON-friendly (str, int, float,
+bool, None, tuples, str-keyed dicts, other report types).  ``to_dict`` / ``from_dict``
+walk the type hints, so adding a field needs no serialisation code.  The format is
+documented in docs/report-schema.md; bump SCHEMA_VERSION when a field changes meaning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
+
+
+@dataclass(frozen=True)
+class Node:
+    """One FX node, parsed from torch's readable graph code."""
+
+    name: str
+    op: str  # placeholder | call_function | call_method | call_module | get_attr | output
+    target: str  # e.g. "torch.ops.aten.mm.default", "torch.relu", "operator.matmul"
+    args: tuple[str, ...] = ()  # names of the nodes this one reads
+    dtype: str | None = None  # torch's short name: f32, bf16, i64, b8 ...
+    shape: str | None = None  # "[4, 8]" or symbolic "[s77, 8]"
+    stride: str | None = None
+    device: str | None = None
+    source: str | None = None  # "file.py:16" of the user line that made it
+    code: str | None = None  # that user line's code
+    module: str | None = None  # nn.Module path, e.g. "layers.0.fc1"
+    module_inferred: bool = False  # True when the path came from neighbours, not params
+
+
+@dataclass(frozen=True)
+class Graph:
+    """An FX graph as torch printed it (``code``) and as parsed nodes."""
+
+    code: str
+    nodes: tuple[Node, ...] = ()
+
+    def op_census(self) -> dict[str, int]:
+        """Count of call targets (ATen ops in AOT/post-grad graphs)."""
+        c = Counter(n.target for n in self.nodes if n.op in ("call_function", "call_method"))
+        return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+@dataclass(frozen=True)
+class RoleGraph:
+    """A graph of one compiled role: forward, backward or inference."""
+
+    role: str
+    graph: Graph
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """A tensor the forward saves for the backward (an input of the backward graph)."""
+
+    name: str
+    dtype: str | None
+    shape: str | None
+    bytes: int | None  # None when the shape is symbolic
+
+
+@dataclass(frozen=True)
+class Capture:
+    graph: Graph | None = None
+    guards: str | None = None  # torch's guard tree (dynamo_cpp_guards_str)
+    guard_count: int | None = None
+    symbols: tuple[dict[str, str], ...] = ()  # dynamic-shape symbols created
+    shape_guards: tuple[str, ...] = ()
+    restarts: tuple[str, ...] = ()  # why Dynamo restarted the analysis
+    bytecode_original: str | None = None  # dis of the frame Dynamo rewrote (where torch logs it)
+    bytecode_modified: str | None = None
+    time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Autograd:
+    joint: Graph | None = None
+    forward: Graph | None = None
+    backward: Graph | None = None
+    inference: Graph | None = None
+    saved_tensors: tuple[SavedTensor, ...] = ()
+    fw_metadata: str | None = None
+    time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Decompose:
+    pre_grad_before: Graph | None = None
+    pre_grad_after: Graph | None = None
+    post_grad_before: tuple[RoleGraph, ...] = ()
+    post_grad: tuple[RoleGraph, ...] = ()
+    ops_before: dict[str, int] = field(default_factory=dict)  # Dynamo graph (torch level)
+    ops_after: dict[str, int] = field(default_factory=dict)  # post-grad graphs (core ATen)
+    time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class KernelNodes:
+    """Which graph nodes Inductor fused into one kernel (from torch's own comments)."""
+
+    kernel: str
+    nodes: tuple[str, ...]
+    aten_ops: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fuse:
+    ir_pre_fusion: tuple[str, ...] = ()
+    ir_post_fusion: tuple[str, ...] = ()
+    fusion_log: tuple[str, ...] = ()
+    kernel_nodes: tuple[KernelNodes, ...] = ()
+    provenance: str | None = None  # inductor_provenance_tracking_* where emitted
+    time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class OutputCode:
+    role: str  # forward | backward | inference
+    path: str | None
+    code: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    compile_id: str
+    name: str
+    language: str  # triton | cpp
+    source: str
+    role: str = "forward"
+    nodes: tuple[str, ...] = ()  # source FX nodes fused into it, where torch says
+    aten_ops: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)  # triton_kernel_info
+
+
+@dataclass(frozen=True)
+class Codegen:
+    output_code: tuple[OutputCode, ...] = ()
+    kernel_names: tuple[str, ...] = ()
+    fx_graph_runnable: str | None = None
+    time_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Stages:
+    capture: Capture | None = None
+    autograd: Autograd | None = None
+    decompose: Decompose | None = None
+    fuse: Fuse | None = None
+    codegen: Codegen | None = None
+
+
+@dataclass(frozen=True)
+class Compile:
+    id: str  # "frame/compile", e.g. "0/1"
+    frame: int
+    name: str | None
+    filename: str | None
+    line: int | None
+    status: str  # ok | failed
+    error: str | None = None
+    failed_stage: str | None = None
+    stages: Stages = field(default_factory=Stages)
+    metrics: dict[str, Any] = field(default_factory=dict)  # compilation_metrics, trimmed
+    phase_times_s: dict[str, float] = field(default_factory=dict)  # torch's timed phases
+    stage_times_s: dict[str, float] = field(default_factory=dict)
+    compile_time_s: float | None = None
+    cache_entry: bool = True  # did it install code (False for a failed/limit-hit compile)
+    cache: dict[str, str] = field(
+        default_factory=dict
+    )  # {"fx_graph": "hit"|"miss"|"bypass", "aotautograd": ...}
+
+
+@dataclass(frozen=True)
+class Frame:
+    id: int
+    name: str | None
+    filename: str | None
+    line: int | None
+    compiles: int  # how many cache entries torch compiled for this frame
+    recompile_limit_hit: bool = False
+
+
+@dataclass(frozen=True)
+class StackFrame:
+    filename: str
+    line: int
+    name: str
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    compile_id: str  # first compile that broke here
+    type: str  # e.g. "Data-dependent branching"
+    reason: str
+    filename: str | None
+    line: int | None
+    explanation: str | None = None
+    hints: tuple[str, ...] = ()
+    user_stack: tuple[StackFrame, ...] = ()
+    count: int = 1
+    compile_ids: tuple[str, ...] = ()
+    gb_id: str | None = None  # torch's graph-break id, e.g. "GB0170"
+
+
+@dataclass(frozen=True)
+class Recompile:
+    compile_id: str
+    reasons: tuple[str, ...]
+    failed_entry: str | None = None  # the compile id whose guards failed, e.g. "0/0"
+    failing_guard: str | None = None  # the guard line in that entry's guard tree
+    entry_guards: str | None = None  # the guard tree of that entry
+
+
+@dataclass(frozen=True)
+class RawEvent:
+    """An event whose name we do not map; kept so nothing torch said is lost."""
+
+    compile_id: str | None
+    name: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    payload: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    torch_version: str
+    device: str  # "cpu", "cuda", or "cpu+cuda"
+    frames: tuple[Frame, ...] = ()
+    compiles: tuple[Compile, ...] = ()
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    recompiles: tuple[Recompile, ...] = ()
+    kernels: tuple[Kernel, ...] = ()
+    unknown_events: tuple[RawEvent, ...] = ()
+    error: str | None = None  # exception that ended the recorded block, if any
+    source: str = "in-process"  # or "torch-trace:<path>"
+    schema_version: int = SCHEMA_VERSION
+
+    # ---- convenience -------------------------------------------------------
+    def compile(self, compile_id: str) -> Compile:
+        for c in self.compiles:
+            if c.id == compile_id:
+                return c
+        raise KeyError(f"no compile {compile_id!r}; have {[c.id for c in self.compiles]}")
+
+    def kernels_of(self, compile_id: str) -> tuple[Kernel, ...]:
+        return tuple(k for k in self.kernels if k.compile_id == compile_id)
+
+    @property
+    def compile_time_s(self) -> float:
+        return sum(c.compile_time_s or 0.0 for c in self.compiles)
+
+    # ---- JSON ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _to_jsonable(self)
+
+    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 1) -> str:
+        """The report as JSON text; also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"report schema_version {version!r} is not supported (this is {SCHEMA_VERSION})")
+        return _from_jsonable(cls, data)
+
+
+def load(path: str | os.PathLike[str]) -> Report:
+    """Read a report written by ``Report.to_json(path)``."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{os.fspath(path)} is not a report JSON file: {e}") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ValueError(f"{os.fspath(path)} is not a PT2 Explorer report (no schema_version)")
+    return Report.from_dict(data)
+
+
+# ---- generic (de)serialisation over type hints -----------------------------------
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {f.name: _to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [_to_jsonable(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _from_jsonable(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _from_jsonable(args[0], value) if len(args) == 1 else value
+    if dataclasses.is_dataclass(tp):
+        hints = _HINTS.get(tp)
+        if hints is None:
+            hints = _HINTS[tp] = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: _from_jsonable(hints[k], v) for k, v in value.items() if k in names})
+    if origin is tuple:
+        (elem, *_rest) = typing.get_args(tp)
+        return tuple(_from_jsonable(elem, v) for v in value)
+    if origin is dict:
+        _k, vt = typing.get_args(tp)
+        return {k: _from_jsonable(vt, v) for k, v in value.items()}
+    return value

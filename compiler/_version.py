@@ -1,0 +1,33 @@
+"""Which torch versions we support, checked once at import."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+# Tested on 2.11 (GPU machine) and 2.13 (CPU). 2.8 is the oldest whose graph-break
+# text ("Graph Break Reason: ...") and structured-trace events we parse.
+MIN_SUPPORTED = (2, 8)
+MAX_TESTED = (2, 13)
+SUPPORTED = "torch >= 2.8 (tested: 2.11, 2.13)"
+
+
+class UnsupportedTorchVersion(RuntimeError):
+    pass
+
+
+def parse(version: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if not m:
+        raise UnsupportedTorchVersion(f"cannot read torch version {version!r}; need {SUPPORTED}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def check(version: str | None = None) -> tuple[int, int]:
+    v = parse(version or torch.__version__)
+    if v < MIN_SUPPORTED:
+        raise UnsupportedTorchVersion(
+            f"PT2 Explorer needs {SUPPORTED}; this is torch {version or torch.__version__}"
+        )
+    return v
