@@ -114,7 +114,7 @@ def build(
         if a is None:
             unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
-        if slot not in ("recompile_reasons", "cache"):
+        if slot not in ("recompile_reasons", "cache") and not (slot == "metrics" and _limit_hit(ev.body)):
             a.compiled_something = True
         _collect(a, slot, ev, breaks)
 
@@ -137,6 +137,22 @@ def build(
         error=error,
         source=source,
     )
+
+
+_LIMIT_HIT = re.compile(
+    r"(recompile|cache)[ _]?(size )?limit (exceeded|hit)|Limit type: \w*recompile_limit", re.I
+)
+
+
+def _limit_hit(metrics: Any) -> bool:
+    """compilation_metrics of a guard failure that found no room to recompile: torch >= 2.13
+    logs one (fail_type "Unsupported", reason "Dynamo recompile limit exceeded") without
+    compiling anything; it is the frame's recompile_limit_hit, not a compile."""
+    if not isinstance(metrics, dict) or not metrics.get("fail_type"):
+        return False
+    if metrics["fail_type"] in ("RecompileLimitExceeded", "CacheLimitExceeded", "FailOnRecompileLimitHit"):
+        return True
+    return bool(_LIMIT_HIT.search(str(metrics.get("fail_reason") or "")))
 
 
 def _jsonable(meta: dict) -> dict:

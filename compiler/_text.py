@@ -161,7 +161,13 @@ def failed_entry(reason: str) -> str | None:
 
 
 def failing_guard(reason: str, guards: str | None) -> str | None:
-    """The line of the failed entry's guard tree that the reason points at."""
+    """The line of the failed entry's guard tree that the reason points at (without the
+    tree drawing, e.g. ``TENSOR_MATCH: check_tensor(L['x'], ...)``)."""
+    line = _failing_guard_line(reason, guards)
+    return line.split("+- ", 1)[1].strip() if line and "+- " in line else line
+
+
+def _failing_guard_line(reason: str, guards: str | None) -> str | None:
     if not guards:
         return None
     m = _REASON_ENTRY.match(reason)
@@ -180,9 +186,14 @@ def failing_guard(reason: str, guards: str | None) -> str | None:
         for ln in lines:
             body = ln.split("+-", 1)[1]
             body = body.split(":", 1)[1] if ":" in body.split("(")[0] else body
-            if expr in body.split("  #")[0]:
+            body = body.split("  #")[0]
+            # torch strips L['fn'] to fn in reasons (guards.strip_local_scope); guards keep L[...]
+            if expr in body or expr in _LOCAL_SCOPE.sub(r"\1", body):
                 return ln.strip()
     return None
+
+
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")
 
 
 # ---- output code -> kernels ---------------------------------------------------------------------
