@@ -65,6 +65,7 @@ class _Acc:
     recompile_reasons: tuple[str, ...] = ()
     metrics: dict[str, Any] | None = None
     bwd_metrics: list[dict] = field(default_factory=list)
+    runtime_metrics: list[dict] = field(default_factory=list)
     phase_times: dict[str, float] = field(default_factory=dict)
     stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     open_phases: dict[str, list[float]] = field(default_factory=dict)
@@ -237,6 +238,9 @@ def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
         a.cache[kind] = state
     elif slot == "metrics":
         a.metrics = ev.body if isinstance(ev.body, dict) else {}
+    elif slot == "runtime_metrics":
+        body = ev.body if isinstance(ev.body, dict) else {}
+        a.runtime_metrics.append({"event": ev.name, **{k: v for k, v in body.items() if v is not None}})
     elif slot == "bwd_metrics":
         a.bwd_metrics.append(ev.body if isinstance(ev.body, dict) else {})
     else:
@@ -332,6 +336,11 @@ def _compile(a: _Acc, error: str | None) -> Compile:
         status = "failed"
         err = error or "compile did not finish (no compilation_metrics event)"
         failed_stage = _failed_stage(a, err)
+    elif m.get("has_guarded_code") is False and error is not None:
+        # a BaseException (KeyboardInterrupt, SystemExit) passes torch's `except Exception`:
+        # metrics arrive without fail_type, no code was installed, and it ended the block
+        status, err = "failed", error
+        failed_stage = _failed_stage(a, err)
 
     metrics = {k: m[k] for k in _METRIC_KEYS if k in m}
     if a.bwd_metrics:
@@ -339,6 +348,8 @@ def _compile(a: _Acc, error: str | None) -> Compile:
             {k: b.get(k) for k in ("inductor_compile_time_s", "code_gen_time_s", "fail_type", "fail_reason")}
             for b in a.bwd_metrics
         ]
+    if a.runtime_metrics:
+        metrics["runtime"] = a.runtime_metrics
     total = m.get("entire_frame_compile_time_s")
     if total is not None:
         total += sum(b.get("inductor_compile_time_s") or 0.0 for b in a.bwd_metrics)

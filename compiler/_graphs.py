@@ -58,6 +58,7 @@ def parse_graph(code: str | None) -> Graph | None:
     source = fn_code = None
     in_sig = False
     sig_done = False
+    ret_lines: list[str] | None = None
     for raw in code.splitlines():
         stripped = raw.strip()
         if not sig_done and stripped.startswith("def forward("):
@@ -89,9 +90,19 @@ def parse_graph(code: str | None) -> Graph | None:
             source = f"{sm.group('file')}:{sm.group('line')}"
             fn_code = sm.group("code")
             continue
+        if ret_lines is not None:  # inside a multi-line `return (` ... `)`
+            if stripped.startswith((")", "]")):
+                nodes.append(_output(" ".join(ret_lines), known, alias))
+                ret_lines = None
+            else:
+                ret_lines.append(stripped.split("#", 1)[0])  # drop `# PlainAOTOutput(idx=0)`
+            continue
         if stripped.startswith("return"):
-            rets = [alias.get(a, a) for a in _NAME.findall(stripped[len("return") :]) if a in known]
-            nodes.append(Node(name="output", op="output", target="output", args=tuple(rets)))
+            rest = stripped[len("return") :].strip()
+            if rest in ("(", "["):  # AOT graphs (torch 2.11, 2.13) put one output per line
+                ret_lines = []
+                continue
+            nodes.append(_output(rest, known, alias))
             continue
         am = _ASSIGN.match(raw)
         if not am or stripped.startswith("#"):
@@ -111,6 +122,11 @@ def parse_graph(code: str | None) -> Graph | None:
             nodes.append(node)
             known.add(name)
     return Graph(code=code, nodes=tuple(_infer_modules(nodes)))
+
+
+def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:
+    rets = [alias.get(a, a) for a in _NAME.findall(text) if a in known]
+    return Node(name="output", op="output", target="output", args=tuple(rets))
 
 
 def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str | None]:

@@ -53,6 +53,8 @@ EVENTS: dict[str, tuple[str | None, str]] = {
     "artifact:aotautograd_cache_bypass": (None, "cache"),
     "compilation_metrics": (None, "metrics"),
     "bwd_compilation_metrics": (None, "bwd_metrics"),
+    "compilation_metrics_runtime": (None, "runtime_metrics"),  # e.g. cudagraphify time
+    "bwd_compilation_metrics_runtime": (None, "runtime_metrics"),
     "chromium_event": (None, "timing"),
     "str": (None, "intern"),
 }
