@@ -151,8 +151,14 @@ def _write(report, path: str) -> None:
 def _load(ns, compiler) -> int:
     from explorer._summary import print_summary
 
+    import warnings
+
     try:
-        report = compiler.load_trace(ns.trace, rank=ns.rank)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = compiler.load_trace(ns.trace, rank=ns.rank)
+        for w in caught:
+            print(f"pt2-explorer: warning: {w.message}", file=sys.stderr)
     except (FileNotFoundError, ValueError) as e:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
