@@ -149,9 +149,9 @@ def _write(report, path: str) -> None:
 
 
 def _load(ns, compiler) -> int:
-    from explorer._summary import print_summary
-
     import warnings
+
+    from explorer._summary import print_summary
 
     try:
         with warnings.catch_warnings(record=True) as caught:
