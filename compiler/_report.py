@@ -9,6 +9,7 @@ documented in docs/report-schema.md; bump SCHEMA_VERSION when a field changes me
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import types
@@ -282,8 +283,10 @@ class Report:
 
 
 def load(path: str | os.PathLike[str]) -> Report:
-    """Read a report written by ``Report.to_json(path)``."""
-    with open(path, encoding="utf-8") as f:
+    """Read a report written by ``Report.to_json(path)`` (plain or gzipped JSON)."""
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    with gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8") as f:
         try:
             data = json.load(f)
         except json.JSONDecodeError as e:

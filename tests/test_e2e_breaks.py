@@ -92,7 +92,7 @@ CASES = [
         "ddb",
         "Data-dependent branching",
         "GB0170",
-        "consider making the code branchless",
+        "Use `torch.cond` to express dynamic control flow.",  # 2.11 and 2.13 (2.13 adds more)
     ),
     (
         printing,

@@ -91,7 +91,9 @@ def test_break_backward_recompile_on_gpu():
     assert ("0/0", "forward") in roles and ("0/0", "backward") in roles
     assert {k.language for k in r.kernels} == {"triton"}
     reasons = {rc.compile_id: rc.reasons for rc in r.recompiles}
-    assert reasons["0/1"] == ("0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16",)
+    # the first input required grad, the second does not: that guard fails first
+    assert reasons["0/1"] == ("0/0: tensor 'x' requires_grad mismatch. expected requires_grad=1",)
+    assert reasons["1/1"] == ("1/0: tensor 'y' size mismatch at index 0. expected 8, actual 16",)
     saved = r.compile("0/0").stages.autograd.saved_tensors
     assert saved and all(s.bytes for s in saved)
 
@@ -121,4 +123,9 @@ def test_sdpa_kernel_choice_is_visible():
     torch.testing.assert_close(out, _attn(q, k, v), rtol=2e-2, atol=2e-2)
     post = rec.report.compiles[0].stages.decompose.ops_after
     sdpa = [op for op in post if "scaled_dot_product" in op]
-    assert sdpa == ["torch.ops.aten._scaled_dot_product_flash_attention.default"], post
+    # which fused attention kernel the dispatcher chose is visible in the post-grad graph;
+    # torch 2.11 on an H100 picks cuDNN's for bf16 causal attention
+    backends = {
+        f"torch.ops.aten._scaled_dot_product_{b}_attention.default" for b in ("flash", "efficient", "cudnn")
+    }
+    assert len(sdpa) == 1 and sdpa[0] in backends, post
