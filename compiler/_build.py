@@ -115,7 +115,9 @@ def build(
         if a is None:
             unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
-        if slot not in ("recompile_reasons", "cache") and not (slot == "metrics" and _limit_hit(ev.body)):
+        if slot not in ("recompile_reasons", "cache", "runtime_metrics") and not (
+            slot == "metrics" and _limit_hit(ev.body)
+        ):
             a.compiled_something = True
         _collect(a, slot, ev, breaks)
 
@@ -241,6 +243,8 @@ def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
     elif slot == "runtime_metrics":
         body = ev.body if isinstance(ev.body, dict) else {}
         a.runtime_metrics.append({"event": ev.name, **{k: v for k, v in body.items() if v is not None}})
+    elif slot == "error_traceback":
+        a.slots["error_traceback"] = p
     elif slot == "bwd_metrics":
         a.bwd_metrics.append(ev.body if isinstance(ev.body, dict) else {})
     else:
@@ -369,6 +373,7 @@ def _compile(a: _Acc, error: str | None) -> Compile:
         stage_times_s=stage_t,
         compile_time_s=total,
         cache=dict(a.cache),
+        traceback=s.get("error_traceback"),
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
     )
 
@@ -430,8 +435,26 @@ def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, s
         )
         if not mine and not limit_hit:
             continue
-        out.append(Frame(fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit))
+        first = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+        out.append(
+            Frame(
+                fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
+                called_from=_called_from(first.start_stack, strings),
+            )
+        )  # fmt: skip
     return tuple(out)
+
+
+def _called_from(stack: list[dict] | None, strings: dict[int, str]) -> str | None:
+    """The innermost user-code line of the stack that led to the frame (its call site)."""
+    for entry in reversed((stack or [])[:-1]):
+        if not isinstance(entry, dict):
+            continue
+        fn = entry.get("filename")
+        fname = strings.get(fn) if isinstance(fn, int) else fn
+        if isinstance(fname, str) and _text.is_user_file(fname):
+            return f"{fname}:{entry.get('line')}"
+    return None
 
 
 def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recompile, ...]:

@@ -177,6 +177,7 @@ class Compile:
     stage_times_s: dict[str, float] = field(default_factory=dict)
     compile_time_s: float | None = None
     cache_entry: bool = True  # did it install code (False for a failed/limit-hit compile)
+    traceback: str | None = None  # torch's traceback of a failed compile (dynamo_error)
     cache: dict[str, str] = field(
         default_factory=dict
     )  # {"fx_graph": "hit"|"miss"|"bypass", "aotautograd": ...}
@@ -190,6 +191,7 @@ class Frame:
     line: int | None
     compiles: int  # how many cache entries torch compiled for this frame
     recompile_limit_hit: bool = False
+    called_from: str | None = None  # "file.py:12": the user line whose call compiled it
 
 
 @dataclass(frozen=True)

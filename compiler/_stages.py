@@ -51,6 +51,7 @@ EVENTS: dict[str, tuple[str | None, str]] = {
     "artifact:aotautograd_cache_hit": (None, "cache"),
     "artifact:aotautograd_cache_miss": (None, "cache"),
     "artifact:aotautograd_cache_bypass": (None, "cache"),
+    "artifact:dynamo_error": (None, "error_traceback"),
     "compilation_metrics": (None, "metrics"),
     "bwd_compilation_metrics": (None, "bwd_metrics"),
     "compilation_metrics_runtime": (None, "runtime_metrics"),  # e.g. cudagraphify time
@@ -124,6 +125,8 @@ PHASE_STAGE = {
 # Phases that tell which stage was running when a compile failed (last one begun wins).
 FAILURE_PHASE_STAGE = {
     **PHASE_STAGE,
+    # the user's backend got Dynamo's graph; Inductor's own phases, begun later, override this
+    "backend_compile": "backend",
     "create_aot_dispatcher_function": "autograd",
     "compile_fx.<locals>.fw_compiler_base": "decompose",
     "compile_fx.<locals>.bw_compiler": "decompose",

@@ -202,7 +202,8 @@ def test_inductor_cpp_compile_fails():
 
 def test_custom_backend_raises():
     """A plain Python backend that raises: Dynamo wraps the error (BackendCompilerFailed) and
-    the compile fails after capture, where Dynamo hands its graph to the backend."""
+    the compile fails after capture, inside the backend Dynamo handed its graph to: the
+    failed stage is "backend", none of Inductor's five."""
 
     def bad_backend(gm, example_inputs):
         raise ValueError("backend says no")
@@ -211,7 +212,8 @@ def test_custom_backend_raises():
     plain = _exception_without_recording(uses_relu, x, contextlib.nullcontext, backend=bad_backend)
     err, c, _report = _failed_compile(uses_relu, x, contextlib.nullcontext, backend=bad_backend)
     assert type(err) is type(plain) is torch._dynamo.exc.BackendCompilerFailed
-    assert c.failed_stage == "capture"
+    assert c.failed_stage == "backend"
+    assert "ValueError: backend says no" in c.traceback
     assert c.error == "BackendCompilerFailed: backend='bad_backend' raised:\nValueError: backend says no"
     assert [n.target for n in c.stages.capture.graph.nodes if n.op == "call_function"] == [
         "operator.mul",
