@@ -24,9 +24,11 @@ demo: install
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+LINTED := $(wildcard compiler explorer tests benchmarks examples)
+
 lint: install
-	$(BIN)/ruff check compiler explorer tests benchmarks examples
-	$(BIN)/ruff format --check compiler explorer tests benchmarks examples
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 bench: install
 	$(BIN)/python benchmarks/overhead.py
