@@ -11,16 +11,30 @@ Nothing is patched; everything is detached on exit, whatever ends the block.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from . import _build
 from ._events import Event, from_record
-from ._report import Report
-from ._stages import FUSION_LOGGERS
+from ._report import STAGES, Report
+from ._stages import FUSION_LOGGERS, PHASE_STAGE, lookup
+
+
+def stage_of(ev: Event) -> str | None:
+    """The stage an event shows the compile has reached (timed phases included)."""
+    if ev.name == "chromium_event":
+        try:
+            name = json.loads(ev.payload or "{}").get("name")
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        return PHASE_STAGE.get(name)
+    spec = lookup(ev.name)
+    return spec[0] if spec else None
 
 
 def _trace_logger() -> logging.Logger:
@@ -28,9 +42,11 @@ def _trace_logger() -> logging.Logger:
 
 
 class _TraceHandler(logging.Handler):
-    def __init__(self, sink: list[Event]):
+    def __init__(self, sink: list[Event], on_stage: Callable[[str, str], None] | None = None):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
+        self.on_stage = on_stage
+        self._last: tuple[str, str] | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "metadata", None)
@@ -39,6 +55,23 @@ class _TraceHandler(logging.Handler):
         ev = from_record(dict(meta), getattr(record, "payload", None))
         if ev is not None:
             self.sink.append(ev)
+            if self.on_stage is not None:
+                self._progress(ev)
+
+    def _progress(self, ev: Event) -> None:
+        stage = stage_of(ev)
+        cid = ev.compile_id
+        if stage is None or cid is None:
+            return
+        # report forward progress only (events of earlier stages arrive late, e.g. guards)
+        rank = STAGES.index(stage)
+        if self._last is not None and self._last[0] == cid and rank <= STAGES.index(self._last[1]):
+            return
+        self._last = (cid, stage)
+        try:
+            self.on_stage(cid, stage)
+        except Exception:  # a progress display must never break the user's compile
+            self.on_stage = None
 
     def handleError(self, record: logging.LogRecord) -> None:  # never disturb the user's run
         pass
@@ -75,8 +108,15 @@ class Recording:
     partial report is still available on ``rec.report``.
     """
 
-    def __init__(self, *, fusion_logs: bool = True, caches: bool = False):
+    def __init__(
+        self,
+        *,
+        fusion_logs: bool = True,
+        caches: bool = False,
+        on_stage: Callable[[str, str], None] | None = None,
+    ):
         self.fusion_logs = fusion_logs
+        self.on_stage = on_stage
         self.caches = caches
         self._config_patch: contextlib.ExitStack | None = None
         self.events: list[Event] = []
@@ -91,7 +131,7 @@ class Recording:
         self.events = []
         self.report = None
         with _lock:
-            self._trace_handler = _TraceHandler(self.events)
+            self._trace_handler = _TraceHandler(self.events, self.on_stage)
             _trace_logger().addHandler(self._trace_handler)
             if self.fusion_logs:
                 for module, artifact in FUSION_LOGGERS:
@@ -186,18 +226,22 @@ def _interned_strings() -> dict[int, str]:
         return {}
 
 
-def recording(*, fusion_logs: bool = True, caches: bool = False) -> Recording:
+def recording(
+    *, fusion_logs: bool = True, caches: bool = False, on_stage: Callable[[str, str], None] | None = None
+) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
     ``caches=False`` (default) turns Inductor's and AOTAutograd's compile caches off inside
     the block, so every stage really runs and is recorded; outputs are unchanged. With
     ``caches=True`` a cache hit shows up as ``Compile.cache`` and its skipped stages stay empty.
+    ``on_stage(compile_id, stage)`` is called as each compile reaches a stage (for progress
+    displays); an exception it raises is swallowed and stops further calls.
 
     >>> with recording() as rec:
     ...     torch.compile(fn)(x)
     >>> rec.report.graph_breaks
     """
-    return Recording(fusion_logs=fusion_logs, caches=caches)
+    return Recording(fusion_logs=fusion_logs, caches=caches, on_stage=on_stage)
 
 
 def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import importlib
 import json
 import os
 import types
@@ -259,6 +260,11 @@ class Report:
 
     def kernels_of(self, compile_id: str) -> tuple[Kernel, ...]:
         return tuple(k for k in self.kernels if k.compile_id == compile_id)
+
+    def save_html(self, path: str | os.PathLike[str], title: str | None = None) -> str:
+        """Write the static HTML report (needs the explorer package, imported lazily so the
+        recorder itself runs with torch alone)."""
+        return importlib.import_module("explorer").save_html(self, path, title)
 
     @property
     def compile_time_s(self) -> float:

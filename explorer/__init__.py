@@ -1,6 +1,79 @@
-"""PT2 Explorer's views over a recorded report: for now the terminal summary and the CLI
-(``pt2-explorer``, ``python -m explorer``)."""
+"""PT2 Explorer's views over a recorded report: the notebook explorer, the ``%%compile``
+magic, a static HTML report, the terminal summary and the CLI (``pt2-explorer``).
 
+    %load_ext explorer          # registers %%compile; reports then display themselves
+    explorer.show(report)       # the widget explorer
+    explorer.save_html(report, "report.html")
+"""
+
+from __future__ import annotations
+
+import os
+
+from compiler import Report
 from explorer._summary import print_summary, summary_text
 
-__all__ = ["print_summary", "summary_text"]
+
+def show(report: Report, title: str | None = None):
+    """Display the explorer for ``report`` in a notebook (and return the widget)."""
+    from IPython.display import display
+
+    from explorer._widgets import Explorer
+
+    app = Explorer(report, title=title)
+    display(app)
+    return app
+
+
+def html(report: Report, title: str | None = None) -> str:
+    """The self-contained static HTML report (opens offline)."""
+    from explorer._html import page_html
+    from explorer._view import build_view
+
+    return page_html(build_view(report, title))
+
+
+def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
+    text = html(report, title)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return os.fspath(path)
+
+
+def _register_display(ip) -> None:
+    def _display(report: Report) -> None:
+        show(report)
+
+    ip.display_formatter.ipython_display_formatter.for_type(Report, _display)
+
+
+def load_ipython_extension(ip) -> None:
+    """``%load_ext explorer``: the %%compile magic, and reports that display themselves."""
+    from explorer._magic import load_ipython_extension as _load_magic
+
+    _load_magic(ip)
+    _register_display(ip)
+
+
+def __getattr__(name: str):
+    if name == "reports":  # reports kept by %%compile --name NAME
+        from explorer._magic import reports
+
+        return reports
+    if name == "Explorer":
+        from explorer._widgets import Explorer
+
+        return Explorer
+    raise AttributeError(name)
+
+
+__all__ = [
+    "Explorer",
+    "html",
+    "load_ipython_extension",
+    "print_summary",
+    "reports",
+    "save_html",
+    "show",
+    "summary_text",
+]

@@ -16,7 +16,7 @@ from compiler import STAGES, Report
 _LETTER = dict(zip(STAGES, "CADFG"))
 
 
-def _where(filename: str | None, line: int | None) -> str:
+def where(filename: str | None, line: int | None) -> str:
     if not filename:
         return "?"
     try:
@@ -72,7 +72,7 @@ def renderable(report: Report, title: str | None = None):
         for b in report.graph_breaks:
             parts.append(
                 Text.assemble(
-                    ("  " + _where(b.filename, b.line), "cyan"),
+                    ("  " + where(b.filename, b.line), "cyan"),
                     "  ",
                     (b.type, "yellow"),
                     f"  (hit {b.count}×, first in [{b.compile_id}])",
@@ -101,7 +101,7 @@ def renderable(report: Report, title: str | None = None):
             if f.recompile_limit_hit:
                 parts.append(
                     Text(
-                        f"  {f.name} ({_where(f.filename, f.line)}) hit the recompile limit: "
+                        f"  {f.name} ({where(f.filename, f.line)}) hit the recompile limit: "
                         "later calls run uncompiled",
                         style="bold red",
                     )
@@ -113,7 +113,7 @@ def renderable(report: Report, title: str | None = None):
             limit = "  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else ""
             parts.append(
                 Text(
-                    f"  {f.id}: {display_name(f.name)}  {_where(f.filename, f.line)}  "
+                    f"  {f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
                     f"{f.compiles} compile{'s' * (f.compiles != 1)}{limit}"
                 )
             )

@@ -26,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report}")
     r = sub.add_parser("record", help="run a script as __main__ and record every torch.compile in it")
     r.add_argument("--json", metavar="OUT", help="write the report JSON here")
+    r.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     r.add_argument(
         "--keep-caches",
         action="store_true",
@@ -37,10 +38,18 @@ def _parser() -> argparse.ArgumentParser:
     lo = sub.add_parser("load", help="read TORCH_TRACE logs into a report")
     lo.add_argument("trace", help="a TORCH_TRACE log file or directory")
     lo.add_argument("--json", metavar="OUT", help="write the report JSON here")
+    lo.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     lo.add_argument("--rank", type=int, help="which rank's log (default: the lowest)")
     lo.add_argument("-q", "--quiet", action="store_true")
     rep = sub.add_parser("report", help="print the summary of a saved report")
     rep.add_argument("report", help="a report JSON file")
+    rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
+    rep.add_argument(
+        "--view",
+        choices=("summary", "breaks", "recompiles"),
+        default="summary",
+        help="what to print (default: the summary)",
+    )
     return p
 
 
@@ -65,6 +74,7 @@ def _record(ns) -> int:
 
     script_args, trailing = _trailing(ns.args)
     json_out = trailing.get("json", ns.json)
+    html_out = trailing.get("html", ns.html)
     quiet = ns.quiet or bool(trailing.get("quiet"))
     keep = ns.keep_caches or bool(trailing.get("keep_caches"))
     script = ns.script
@@ -104,10 +114,13 @@ def _record(ns) -> int:
         return exit_code or 1
     if json_out:
         _write(report, json_out)
+    if html_out:
+        _write_html(report, html_out, script)
     if not quiet:
         print_summary(report, title=script)
-    if json_out:
-        print(f"report: {json_out}")
+    for out in (json_out, html_out):
+        if out:
+            print(f"report: {out}")
     return exit_code
 
 
@@ -117,11 +130,12 @@ def _trailing(args: list[str]) -> tuple[list[str], dict[str, str | bool]]:
     if out and out[0] == "--":
         out = out[1:]
     while out:
-        if len(out) >= 2 and out[-2] == "--json":
-            ours["json"] = out[-1]
+        if len(out) >= 2 and out[-2] in ("--json", "--html"):
+            ours[out[-2][2:]] = out[-1]
             del out[-2:]
-        elif out[-1].startswith("--json="):
-            ours["json"] = out.pop().split("=", 1)[1]
+        elif out[-1].startswith(("--json=", "--html=")):
+            key, _, value = out.pop()[2:].partition("=")
+            ours[key] = value
         elif out[-1] == "--keep-caches":
             out.pop()
             ours["keep_caches"] = True
@@ -148,6 +162,14 @@ def _write(report, path: str) -> None:
     report.to_json(path)
 
 
+def _write_html(report, path: str, title: str) -> None:
+    from explorer import save_html
+
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    save_html(report, path, title=title)
+
+
 def _load(ns, compiler) -> int:
     import warnings
 
@@ -164,10 +186,13 @@ def _load(ns, compiler) -> int:
         return 2
     if ns.json:
         _write(report, ns.json)
+    if ns.html:
+        _write_html(report, ns.html, ns.trace)
     if not ns.quiet:
         print_summary(report, title=ns.trace)
-    if ns.json:
-        print(f"report: {ns.json}")
+    for out in (ns.json, ns.html):
+        if out:
+            print(f"report: {out}")
     return 0
 
 
@@ -179,7 +204,17 @@ def _report(ns, compiler) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
-    print_summary(report, title=ns.report)
+    if ns.view == "summary":
+        print_summary(report, title=ns.report)
+    else:
+        from explorer._textview import breaks_text, recompiles_text
+        from explorer._view import build_view
+
+        view = build_view(report, ns.report)
+        print(breaks_text(view) if ns.view == "breaks" else recompiles_text(view), end="")
+    if ns.html:
+        _write_html(report, ns.html, ns.report)
+        print(f"report: {ns.html}")
     return 0
 
 

@@ -1,0 +1,238 @@
+"""The view model lowered to HTML: fragments (used by the notebook widgets) and one
+self-contained static page (``report.save_html``, ``pt2-explorer report --html``).
+
+Every user-controlled string goes through ``esc`` (or pygments, which escapes); fragments
+need no JavaScript (``<details>`` for collapsing, SVG ``<title>`` for node tooltips), so they
+work inside ipywidgets.HTML, where scripts do not run.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CppLexer, PythonLexer, TextLexer
+
+from ._view import Block, BreakView, CodeBlock, CompileView, ExplorerView, GraphBlock, StageView, Table
+
+esc = functools.partial(html.escape, quote=True)
+_LEXERS = {"python": PythonLexer, "triton": PythonLexer, "cpp": CppLexer}
+CODE_LIMIT = 400_000  # characters of one code block shown; the rest is cut with a note
+
+CSS = """
+.pt2x{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;line-height:1.4}
+.pt2x h2{font-size:16px;margin:6px 0}.pt2x h3{font-size:14px;margin:10px 0 4px}
+.pt2x .meta{color:#57606a}.pt2x .headline{font-weight:600;margin:4px 0}
+.pt2x .glance{margin:4px 0 8px 0;padding:0;list-style:none}
+.pt2x .glance li{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;padding:1px 0}
+.pt2x .glance .brk::before{content:"break  ";color:#cf222e;font-weight:600}
+.pt2x .glance .rcp::before{content:"recompile  ";color:#9a6700;font-weight:600}
+.pt2x .error{color:#cf222e;font-weight:600}
+.pt2x table{border-collapse:collapse;margin:4px 0}
+.pt2x td,.pt2x th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:12px}
+.pt2x th{background:#f6f8fa}
+.pt2x pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:480px;font-size:12px;margin:2px 0}
+.pt2x .src .hl{background:#ffebe9;font-weight:600}
+.pt2x .src span.no{color:#8c959f;display:inline-block;min-width:3em}
+.pt2x .guards .fail{background:#ffebe9;color:#cf222e;font-weight:600}
+.pt2x .break{border-left:4px solid #cf222e;padding:2px 8px;margin:8px 0}
+.pt2x .type{color:#cf222e;font-weight:600}
+.pt2x .note{color:#57606a;font-style:italic}
+.pt2x details>summary{cursor:pointer;font-weight:600;margin:3px 0}
+.pt2x .graph{overflow:auto;max-height:640px;border:1px solid #d0d7de;background:#fff}
+.pt2x .tl li.failed{color:#cf222e}
+"""
+
+
+def _pygments_css() -> str:
+    return HtmlFormatter(style="default").get_style_defs(".pt2x .highlight")
+
+
+def code_html(code: str, language: str) -> str:
+    note = ""
+    if len(code) > CODE_LIMIT:
+        note = f'<div class="note">showing the first {CODE_LIMIT:,} of {len(code):,} characters</div>'
+        code = code[:CODE_LIMIT]
+    lexer = _LEXERS.get(language, TextLexer)()
+    return highlight(code, lexer, HtmlFormatter(cssclass="highlight")) + note
+
+
+def table_html(t: Table) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in t.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>" for r in t.rows)
+    return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def graph_html(g: GraphBlock, expand: tuple[str, ...] = ()) -> str:
+    try:
+        from ._graphviz import render_graph
+
+        r = render_graph(g.graph, colors=g.colors or None, expand=expand)
+    except ImportError as e:
+        return f'<h3>{esc(g.title)}</h3><div class="note">graph drawing unavailable ({esc(str(e))}); see the code view</div>'
+    extra = ""
+    if r.collapsed:
+        groups = ", ".join(f"{esc(p)} ({n})" for p, n in r.groups[:12])
+        extra = (
+            f'<div class="note">{r.nodes} nodes, collapsed by nn.Module into {r.shown} boxes: '
+            f"{groups}{' …' if len(r.groups) > 12 else ''}</div>"
+        )
+    return f'<h3>{esc(g.title)}</h3>{extra}<div class="graph">{r.svg}</div>'
+
+
+def block_html(b: Block, *, open_: bool = False) -> str:
+    if isinstance(b, Table):
+        return table_html(b)
+    if isinstance(b, GraphBlock):
+        return graph_html(b)
+    assert isinstance(b, CodeBlock)
+    lines = b.code.count("\n") + 1
+    return (
+        f"<details{' open' if open_ else ''}><summary>{esc(b.title)} "
+        f'<span class="meta">({lines} lines)</span></summary>{code_html(b.code, b.language)}</details>'
+    )
+
+
+def summary_html(view: ExplorerView) -> str:
+    s = view.summary
+    items = [f'<li class="brk">{esc(x)}</li>' for x in s.break_lines]
+    items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
+    err = f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
+    glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
+    return (
+        f'<h2>PT2 Explorer — {esc(s.title)}</h2><div class="meta">{esc(s.meta)}</div>'
+        f'<div class="headline">{esc(s.headline)}</div>{err}{glance}'
+    )
+
+
+def _break_html(b: BreakView) -> str:
+    src = "".join(
+        f'<div class="{"hl" if ln.highlight else ""}"><span class="no">{ln.number}</span>{esc(ln.text)}</div>'
+        for ln in b.context
+    )
+    parts = [
+        f'<div class="break" id="break-{esc(b.site)}"><div><b>{esc(b.site)}</b>  '
+        f'<span class="type">{esc(b.type)}</span>  hit {b.count}× ({esc(", ".join(b.compile_ids))})</div>'
+    ]
+    if src:
+        parts.append(f'<pre class="src">{src}</pre>')
+    if b.explanation:
+        parts.append(f"<div><b>why:</b> {esc(b.explanation)}</div>")
+    parts += [f"<div><b>hint:</b> {esc(h)}</div>" for h in b.hints]
+    if b.user_stack:
+        parts.append(f'<div class="meta">stack: {esc(" → ".join(b.user_stack))}</div>')
+    graphs = []
+    if b.graph_before:
+        graphs.append(f"graph before the break: compile [{esc(b.graph_before)}]")
+    if b.graph_after:
+        graphs.append(f"code after it: compile [{esc(b.graph_after)}]")
+    if graphs:
+        parts.append(f'<div class="meta">{"; ".join(graphs)}</div>')
+    parts.append(f"<details><summary>torch's full reason</summary><pre>{esc(b.reason)}</pre></details></div>")
+    return "".join(parts)
+
+
+def breaks_html(view: ExplorerView) -> str:
+    if not view.breaks:
+        return '<div class="note">No graph breaks: each compiled frame is one graph.</div>'
+    return "".join(_break_html(b) for b in view.breaks)
+
+
+def recompiles_html(view: ExplorerView) -> str:
+    parts = []
+    for t in view.timelines:
+        limit = (
+            ' <span class="error">recompile limit hit: later calls run uncompiled</span>'
+            if t.limit_hit
+            else ""
+        )
+        items = "".join(
+            f'<li class="{esc(e.status)}">[{esc(e.compile_id)}] {esc(e.label)}</li>' for e in t.entries
+        )
+        parts.append(
+            f'<h3>{esc(t.frame)} <span class="meta">{esc(t.where)}</span>{limit}</h3><ol class="tl">{items}</ol>'
+        )
+    if not view.recompiles:
+        parts.append('<div class="note">No recompiles.</div>')
+    for r in view.recompiles:
+        guards = "".join(f'<div class="{"fail" if g.failing else ""}">{esc(g.text)}</div>' for g in r.guards)
+        reasons = "".join(f"<div><b>reason:</b> {esc(x)}</div>" for x in r.reasons)
+        parts.append(
+            f'<div class="break" id="recompile-{esc(r.compile_id)}"><b>[{esc(r.compile_id)}] {esc(r.frame)}</b>'
+            f": the guards of [{esc(r.failed_entry or '?')}] failed{reasons}"
+            + (
+                f"<div><b>failing guard:</b> <code>{esc(r.failing_guard)}</code></div>"
+                if r.failing_guard
+                else ""
+            )
+            + (
+                f'<details open><summary>guards of [{esc(r.failed_entry or "?")}]</summary><pre class="guards">{guards}</pre></details>'
+                if guards
+                else ""
+            )
+            + "</div>"
+        )
+    return "".join(parts)
+
+
+def stage_html(sv: StageView) -> str:
+    if not sv.blocks:
+        return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
+    return "".join(block_html(b) for b in sv.blocks)
+
+
+def compile_html(cv: CompileView) -> str:
+    err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
+    stages = "".join(
+        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv)}</details>"
+        for sv in cv.stages
+    )
+    return f"<h3>{esc(cv.label)}</h3>{err}{stages}"
+
+
+_PAGE_JS = """
+document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('click',()=>{
+ document.querySelectorAll('.pt2x-tab').forEach(t=>t.hidden=t.id!==b.dataset.tab);
+ document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));}));
+const sel=document.getElementById('pt2x-compile');
+if(sel){const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
+ sel.addEventListener('change',show);show();}
+"""
+
+
+def page_html(view: ExplorerView) -> str:
+    """A self-contained page: no network, no external files."""
+    options = "".join(f'<option value="{esc(c.compile_id)}">{esc(c.label)}</option>' for c in view.compiles)
+    compiles = "".join(
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c)}</div>'
+        for c in view.compiles
+    )
+    tabs = [
+        ("breaks", f"Graph breaks ({len(view.breaks)})"),
+        ("recompiles", f"Recompiles ({len(view.recompiles)})"),
+        ("compiles", f"Compiles ({len(view.compiles)})"),
+    ]
+    buttons = "".join(
+        f'<button data-tab="tab-{k}" class="{"on" if i == 0 else ""}">{esc(label)}</button>'
+        for i, (k, label) in enumerate(tabs)
+    )
+    body = (
+        f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>'
+        f'<section class="pt2x-tab" id="tab-breaks">{breaks_html(view)}</section>'
+        f'<section class="pt2x-tab" id="tab-recompiles" hidden>{recompiles_html(view)}</section>'
+        f'<section class="pt2x-tab" id="tab-compiles" hidden><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
+        "</div>"
+    )
+    css = (
+        CSS + _pygments_css() + ".pt2x-tabs button{margin:6px 4px 6px 0}.pt2x-tabs button.on{font-weight:700}"
+    )
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
+        f"<style>{css}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
+    )
+
+
+def fragment_css() -> str:
+    return f"<style>{CSS}{_pygments_css()}</style>"

@@ -1,0 +1,175 @@
+"""``%%compile``: thin sugar over ``compiler.recording()``.
+
+    %%compile [--mode M] [--dynamic] [--fullgraph] [--backend B]
+    <cell>
+
+expands to (the cell keeps its own line numbers, and its globals are the notebook's)::
+
+    def __pt2_cell__(<names the cell assigns that the notebook already has>):
+        <cell>
+        return <the cell's last expression, or None>, locals()
+
+    with compiler.recording() as rec:
+        result, names = torch.compile(__pt2_cell__, mode=M, dynamic=..., fullgraph=..., backend=B)(...)
+    <the names the cell assigned are written back to the notebook>
+    explorer.show(rec.report); result
+
+(Local names, not ``global`` statements: Dynamo resumes after a graph break with locals only.)
+
+``%%compile --record`` runs the cell as written inside ``compiler.recording()``: for code that
+already calls torch.compile itself. Errors in the cell propagate unchanged, after the
+partial recording is shown. ``--name NAME`` keeps the report as ``explorer.reports[NAME]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import HTML, display
+
+import compiler
+
+reports: dict[str, compiler.Report] = {}
+CELL_FUNCTION = "__pt2_cell__"
+
+
+def assigned_names(tree: ast.Module) -> list[str]:
+    """Names a cell binds at its own level (not inside functions, classes, comprehensions)."""
+    names: dict[str, None] = {}
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = None
+            return  # their bodies have their own scope
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names[node.id] = None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                names[(a.asname or a.name).split(".")[0]] = None
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(dict.fromkeys(node.names))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in tree.body:
+        visit(stmt)
+    return list(names)
+
+
+def cell_function_source_tree(cell: str, filename: str, params: list[str]) -> ast.Module:
+    """The module defining ``__pt2_cell__`` (see the module docstring), line numbers kept."""
+    tree = ast.parse(cell, filename=filename)
+    body = list(tree.body)
+    value: ast.expr = ast.Constant(None)
+    if body and isinstance(body[-1], ast.Expr):
+        value = body.pop().value
+    locals_call = ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[])
+    ret = ast.Return(value=ast.Tuple(elts=[value, locals_call], ctx=ast.Load()))
+    stmts: list[ast.stmt] = [*body, ret]
+    fn = ast.FunctionDef(
+        name=CELL_FUNCTION,
+        args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
+        ),
+        body=stmts,
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    mod = ast.Module(body=[fn], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    return mod
+
+
+class _Progress:
+    """ "compiling [0/0]: fuse… 3.2 s" while the cell runs (updated at most 5 times a second)."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.last = 0.0
+        self.handle = display(HTML("<i>PT2 Explorer: running the cell…</i>"), display_id=True)
+
+    def __call__(self, compile_id: str, stage: str) -> None:
+        now = time.perf_counter()
+        if now - self.last < 0.2:
+            return
+        self.last = now
+        self.handle.update(
+            HTML(f"<i>PT2 Explorer: compiling [{compile_id}], stage {stage} · {now - self.start:.1f} s</i>")
+        )
+
+    def done(self, widget) -> None:
+        self.handle.update(widget)
+
+
+@magics_class
+class CompileMagics(Magics):
+    @magic_arguments()
+    @argument("--mode", default=None, help="torch.compile mode, e.g. reduce-overhead, max-autotune")
+    @argument("--dynamic", action="store_true", default=None, help="torch.compile(dynamic=True)")
+    @argument("--fullgraph", action="store_true", help="torch.compile(fullgraph=True)")
+    @argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
+    @argument("--record", action="store_true", help="run the cell as written; record its torch.compile calls")
+    @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
+    @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
+    @cell_magic
+    def compile(self, line: str, cell: str):
+        args = parse_argstring(self.compile, line)
+        from ._widgets import Explorer
+
+        shell = self.shell
+        filename = shell.compile.cache(cell)  # linecache knows the cell: break context lines work
+        progress = _Progress()
+        rec = compiler.recording(caches=args.keep_caches, on_stage=progress)
+        result = None
+        try:
+            with rec:
+                if args.record:
+                    result = _run_as_written(cell, filename, shell.user_ns)
+                else:
+                    result = _run_compiled(cell, filename, shell.user_ns, args)
+        finally:
+            report = rec.report
+            if report is not None:
+                if args.name:
+                    reports[args.name] = report
+                shell.user_ns["_pt2_report"] = report
+                progress.done(Explorer(report, title=f"%%compile {line}".strip()))
+        return result
+
+
+def _run_compiled(cell: str, filename: str, ns: dict, args):
+    import torch
+
+    names = assigned_names(ast.parse(cell, filename=filename))
+    params = [n for n in names if n in ns]  # `x = x + 1` reads the notebook's x
+    code = compile(cell_function_source_tree(cell, filename, params), filename, "exec")
+    scratch: dict = {}
+    exec(code, ns, scratch)  # noqa: S102 - defining the cell's function, globals = the namespace
+    fn = scratch[CELL_FUNCTION]
+    kwargs = {"backend": args.backend, "fullgraph": args.fullgraph, "dynamic": args.dynamic}
+    if args.mode:
+        kwargs["mode"] = args.mode
+    result, local_values = torch.compile(fn, **kwargs)(*(ns[p] for p in params))
+    for n in names:  # names not assigned on the path the cell took stay as they were
+        if n in local_values:
+            ns[n] = local_values[n]
+    return result
+
+
+def _run_as_written(cell: str, filename: str, ns: dict):
+    tree = ast.parse(cell, filename=filename)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user's cell, as IPython would
+    return eval(compile(last, filename, "eval"), ns) if last is not None else None  # noqa: S307
+
+
+def load_ipython_extension(ip) -> None:
+    ip.register_magics(CompileMagics)

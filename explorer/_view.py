@@ -1,0 +1,375 @@
+"""One view model of a report. Lowered to widgets, static HTML and rich text elsewhere
+(``_html.py``, ``_widgets.py``, ``_textview.py``); tests assert its text.
+
+Everything here is plain data built from the Report alone (plus the user's source files
+for context lines, read through linecache so notebook cells work too).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+from dataclasses import dataclass, field
+
+from compiler import STAGES, Compile, Graph, Report
+
+from ._summary import display_name, headline, where
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    number: int
+    text: str
+    highlight: bool = False
+
+
+@dataclass(frozen=True)
+class BreakView:
+    site: str  # "file.py:12"
+    type: str
+    reason: str
+    explanation: str | None
+    hints: tuple[str, ...]
+    count: int
+    compile_ids: tuple[str, ...]
+    user_stack: tuple[str, ...]  # "file.py:12 in fn"
+    context: tuple[SourceLine, ...]
+    graph_before: str | None  # compile whose graph ends at the break
+    graph_after: str | None  # compile of the code after it (torch's resume function)
+    gb_id: str | None = None
+
+
+@dataclass(frozen=True)
+class GuardLine:
+    text: str
+    failing: bool = False
+
+
+@dataclass(frozen=True)
+class RecompileView:
+    compile_id: str
+    frame: str
+    reasons: tuple[str, ...]
+    failed_entry: str | None
+    failing_guard: str | None
+    guards: tuple[GuardLine, ...]
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    compile_id: str
+    status: str
+    label: str  # "first compile", the recompile reason, or the failure
+
+
+@dataclass(frozen=True)
+class FrameTimeline:
+    frame: str
+    where: str
+    entries: tuple[TimelineEntry, ...]
+    limit_hit: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    title: str
+    language: str  # python | cpp | triton | text
+    code: str
+
+
+@dataclass(frozen=True)
+class GraphBlock:
+    title: str
+    graph: Graph
+    colors: dict[str, str] = field(default_factory=dict)  # node -> kernel colour (fuse view)
+
+
+Block = Table | CodeBlock | GraphBlock
+
+
+@dataclass(frozen=True)
+class StageView:
+    stage: str
+    blocks: tuple[Block, ...]
+    note: str | None = None  # why a stage is empty
+
+
+@dataclass(frozen=True)
+class CompileView:
+    compile_id: str
+    label: str  # "[0/1] forward — ok"
+    status: str
+    error: str | None
+    stages: tuple[StageView, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    title: str
+    meta: str  # torch version, device
+    headline: str
+    break_lines: tuple[str, ...]
+    recompile_lines: tuple[str, ...]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ExplorerView:
+    summary: Summary
+    breaks: tuple[BreakView, ...]
+    timelines: tuple[FrameTimeline, ...]
+    recompiles: tuple[RecompileView, ...]
+    compiles: tuple[CompileView, ...]
+
+
+KERNEL_COLORS = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+)  # fmt: skip
+
+
+def build_view(report: Report, title: str | None = None) -> ExplorerView:
+    names = {c.id: display_name(c.name) for c in report.compiles}
+    summary = Summary(
+        title=title or report.source,
+        meta=f"torch {report.torch_version} · {report.device}",
+        headline=headline(report),
+        break_lines=tuple(
+            f"{where(b.filename, b.line)}  {b.type}  (×{b.count})" for b in report.graph_breaks
+        ),
+        recompile_lines=tuple(
+            f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {'; '.join(r.reasons) or '(no reason recorded)'}"
+            for r in report.recompiles
+        )
+        + tuple(
+            f"{display_name(f.name)} hit the recompile limit: later calls run uncompiled"
+            for f in report.frames
+            if f.recompile_limit_hit
+        ),
+        error=report.error,
+    )
+    return ExplorerView(
+        summary=summary,
+        breaks=tuple(_break_view(report, b) for b in report.graph_breaks),
+        timelines=_timelines(report),
+        recompiles=tuple(_recompile_view(report, r, names) for r in report.recompiles),
+        compiles=tuple(_compile_view(report, c) for c in report.compiles),
+    )
+
+
+def source_context(filename: str | None, line: int | None, radius: int = 3) -> tuple[SourceLine, ...]:
+    if not filename or not line:
+        return ()
+    lines = linecache.getlines(filename)
+    if not lines and os.path.exists(filename):
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+    if not lines or line > len(lines):
+        return ()
+    lo, hi = max(1, line - radius), min(len(lines), line + radius)
+    return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1))
+
+
+def _break_view(report: Report, b) -> BreakView:
+    after = None
+    c = next((c for c in report.compiles if c.id == b.compile_id), None)
+    if c is not None:
+        # torch names the code after a break torch_dynamo_resume_in_<fn>_at_<line>
+        for other in report.compiles:
+            if (
+                other.name
+                and other.name.startswith("torch_dynamo_resume_in_")
+                and other.name.endswith(f"_at_{b.line}")
+            ):
+                after = other.id
+                break
+    return BreakView(
+        site=where(b.filename, b.line),
+        type=b.type,
+        reason=b.reason,
+        explanation=b.explanation,
+        hints=b.hints,
+        count=b.count,
+        compile_ids=b.compile_ids,
+        user_stack=tuple(f"{where(f.filename, f.line)} in {f.name}" for f in b.user_stack),
+        context=source_context(b.filename, b.line),
+        graph_before=b.compile_id if c is not None and c.stages.capture and c.stages.capture.graph else None,
+        graph_after=after,
+        gb_id=b.gb_id,
+    )
+
+
+def _timelines(report: Report) -> tuple[FrameTimeline, ...]:
+    reasons = {r.compile_id: "; ".join(r.reasons) for r in report.recompiles}
+    out = []
+    for f in report.frames:
+        entries = []
+        for c in report.compiles:
+            if c.frame != f.id:
+                continue
+            if c.status != "ok":
+                label = f"failed in {c.failed_stage}: {(c.error or '').splitlines()[0] if c.error else ''}"
+            elif c.id.endswith("/0"):
+                label = "first compile"
+            else:
+                label = reasons.get(c.id, "recompile")
+            entries.append(TimelineEntry(c.id, c.status, label))
+        out.append(
+            FrameTimeline(
+                display_name(f.name), where(f.filename, f.line), tuple(entries), f.recompile_limit_hit
+            )
+        )
+    return tuple(out)
+
+
+def _recompile_view(report: Report, r, names: dict[str, str]) -> RecompileView:
+    guards = ()
+    if r.entry_guards:
+        lines = [ln for ln in r.entry_guards.splitlines() if ln.strip()]
+        failing = r.failing_guard
+        guards = tuple(GuardLine(ln, bool(failing) and ln.rstrip().endswith(failing)) for ln in lines)
+    return RecompileView(
+        compile_id=r.compile_id,
+        frame=names.get(r.compile_id, "?"),
+        reasons=r.reasons,
+        failed_entry=r.failed_entry,
+        failing_guard=r.failing_guard,
+        guards=guards,
+    )
+
+
+def _compile_view(report: Report, c: Compile) -> CompileView:
+    label = f"[{c.id}] {display_name(c.name)} — " + (
+        "ok" if c.status == "ok" else f"failed in {c.failed_stage}"
+    )
+    return CompileView(
+        compile_id=c.id,
+        label=label,
+        status=c.status,
+        error=c.error,
+        stages=tuple(_stage_view(report, c, s) for s in STAGES),
+    )
+
+
+def _nodes_table(title: str, g: Graph) -> Table:
+    rows = tuple(
+        (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", n.source or "", n.module or "")
+        for n in g.nodes
+        if n.op != "output"
+    )
+    return Table(title, ("node", "op", "target", "dtype/shape", "source", "module"), rows)
+
+
+def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
+    rows = [(op, str(k), "") for op, k in before.items()] + [(op, "", str(k)) for op, k in after.items()]
+    return Table(
+        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        ("op", "before", "after"),
+        tuple(rows),
+    )
+
+
+def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
+    st = getattr(c.stages, stage)
+    if st is None:
+        why = "did not run"
+        if c.status != "ok" and c.failed_stage == stage:
+            why = f"failed here: {c.error}"
+        elif c.cache.get("fx_graph") == "hit" and stage in ("fuse", "autograd"):
+            why = "skipped: Inductor's FX graph cache hit"
+        elif stage != "capture" and c.stages.capture is not None and c.stages.autograd is None:
+            why = "not run by this backend (Inductor runs autograd→codegen)"
+        return StageView(stage, (), note=why)
+    blocks: list[Block] = []
+    if stage == "capture":
+        if st.graph:
+            blocks += [
+                GraphBlock("Dynamo graph", st.graph),
+                CodeBlock("Dynamo graph (code)", "python", st.graph.code),
+            ]
+            blocks.append(_nodes_table("nodes", st.graph))
+        if st.guards:
+            blocks.append(
+                CodeBlock(f"guards ({st.guard_count})" if st.guard_count else "guards", "text", st.guards)
+            )
+    elif stage == "autograd":
+        for name in ("joint", "forward", "backward", "inference"):
+            g = getattr(st, name)
+            if g is not None:
+                blocks += [
+                    GraphBlock(f"{name} graph", g),
+                    CodeBlock(f"{name} graph (code)", "python", g.code),
+                ]
+        if st.saved_tensors:
+            rows = tuple((s.name, s.dtype or "", s.shape or "", _bytes(s.bytes)) for s in st.saved_tensors)
+            total = sum(s.bytes or 0 for s in st.saved_tensors)
+            blocks.append(
+                Table(f"saved for backward ({_bytes(total)})", ("tensor", "dtype", "shape", "bytes"), rows)
+            )
+    elif stage == "decompose":
+        blocks.append(_census_table(st.ops_before, st.ops_after))
+        for rg in st.post_grad:
+            blocks += [
+                GraphBlock(f"post-grad graph ({rg.role})", rg.graph),
+                CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
+            ]
+        if st.pre_grad_before:
+            blocks.append(CodeBlock("pre-grad graph", "python", st.pre_grad_before.code))
+    elif stage == "fuse":
+        colors = {}
+        rows = []
+        for i, kn in enumerate(st.kernel_nodes):
+            color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
+            rows.append((kn.kernel, ", ".join(kn.nodes), color))
+            for n in kn.nodes:
+                colors.setdefault(n, color)
+        if rows:
+            blocks.append(
+                Table(
+                    "kernels and the graph nodes fused into them", ("kernel", "nodes", "colour"), tuple(rows)
+                )
+            )
+        target = _fuse_graph(c, set(colors))
+        if target is not None and colors:
+            blocks.append(GraphBlock("graph coloured by kernel", target, colors))
+        for i, ir in enumerate(st.ir_pre_fusion):
+            blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
+        for i, ir in enumerate(st.ir_post_fusion):
+            blocks.append(CodeBlock(f"IR after fusion #{i + 1}", "text", ir))
+    elif stage == "codegen":
+        for k in report.kernels_of(c.id):
+            meta = f"  {k.metadata}" if k.metadata else ""
+            blocks.append(CodeBlock(f"{k.role} kernel {k.name} ({k.language}){meta}", k.language, k.source))
+        for oc in st.output_code:
+            blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
+    return StageView(stage, tuple(blocks))
+
+
+def _fuse_graph(c: Compile, names: set[str]) -> Graph | None:
+    """The graph whose node names the kernel mapping uses: torch's kernel comments name
+    Dynamo-graph nodes (GPU), Inductor's provenance names post-grad nodes (CPU)."""
+    cands = []
+    if c.stages.capture and c.stages.capture.graph:
+        cands.append(c.stages.capture.graph)
+    if c.stages.decompose:
+        cands += [rg.graph for rg in c.stages.decompose.post_grad]
+    if not cands:
+        return None
+    return max(cands, key=lambda g: len(names & {n.name for n in g.nodes}))
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)

@@ -1,0 +1,110 @@
+"""The view model lowered to ipywidgets: the notebook explorer.
+
+The same HTML fragments as the static page (``_html.py``), arranged in widgets: a summary
+header, tabs for graph breaks / recompiles / compiles, a compile selector, one tab per stage
+(built when first shown), and an "expand module" menu on graphs collapsed by nn.Module.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as w
+
+from compiler import STAGES, Report
+
+from . import _html
+from ._view import ExplorerView, GraphBlock, StageView, build_view
+
+
+def _frag(body: str) -> str:
+    return f'{_html.fragment_css()}<div class="pt2x">{body}</div>'
+
+
+def _graph_widget(block: GraphBlock) -> w.Widget:
+    out = w.HTML(_frag(_html.graph_html(block)))
+    try:
+        from ._graphviz import render_graph
+
+        groups = render_graph(block.graph, colors=block.colors or None).groups
+    except ImportError:
+        return out
+    if not groups:
+        return out
+    menu = w.SelectMultiple(
+        options=[(f"{p} ({n} nodes)", p) for p, n in groups],
+        description="expand",
+        rows=min(6, len(groups)),
+        layout=w.Layout(width="60%"),
+    )
+
+    def on_change(change) -> None:
+        out.value = _frag(_html.graph_html(block, expand=tuple(change["new"])))
+
+    menu.observe(on_change, names="value")
+    return w.VBox([menu, out])
+
+
+def stage_widget(sv: StageView) -> w.Widget:
+    if not sv.blocks:
+        return w.HTML(_frag(_html.stage_html(sv)))
+    children = [
+        _graph_widget(b) if isinstance(b, GraphBlock) else w.HTML(_frag(_html.block_html(b)))
+        for b in sv.blocks
+    ]
+    return w.VBox(children)
+
+
+class Explorer(w.VBox):
+    """The explorer app for one report. ``Explorer(report)``; ``explorer.show(report)``."""
+
+    def __init__(self, report: Report, title: str | None = None, view: ExplorerView | None = None):
+        self.report = report
+        self.view = view or build_view(report, title)
+        v = self.view
+        self.header = w.HTML(_frag(_html.summary_html(v)))
+        self.breaks = w.HTML(_frag(_html.breaks_html(v)))
+        self.recompiles = w.HTML(_frag(_html.recompiles_html(v)))
+        self.selector = w.Dropdown(
+            options=[(c.label, i) for i, c in enumerate(v.compiles)],
+            description="compile",
+            layout=w.Layout(width="70%"),
+        )
+        self.stage_tabs = w.Tab(children=[w.HTML("") for _ in STAGES])
+        for i, s in enumerate(STAGES):
+            self.stage_tabs.set_title(i, s)
+        self._built: dict[tuple[int, int], w.Widget] = {}
+        self.selector.observe(lambda ch: self._show(), names="value")
+        self.stage_tabs.observe(lambda ch: self._show(), names="selected_index")
+        compiles = (
+            w.VBox([self.selector, self.stage_tabs])
+            if v.compiles
+            else w.HTML(_frag('<div class="note">No compiles recorded.</div>'))
+        )
+        self.tabs = w.Tab(children=[self.breaks, self.recompiles, compiles])
+        for i, t in enumerate(
+            (
+                f"Graph breaks ({len(v.breaks)})",
+                f"Recompiles ({len(v.recompiles)})",
+                f"Compiles ({len(v.compiles)})",
+            )
+        ):
+            self.tabs.set_title(i, t)
+        super().__init__([self.header, self.tabs])
+        if v.compiles:
+            self._show()
+
+    def _show(self) -> None:
+        ci = self.selector.value or 0
+        si = self.stage_tabs.selected_index or 0
+        key = (ci, si)
+        if key not in self._built:
+            self._built[key] = stage_widget(self.view.compiles[ci].stages[si])
+        children = list(self.stage_tabs.children)
+        children[si] = self._built[key]
+        self.stage_tabs.children = children
+
+    def select(self, compile_id: str, stage: str = "capture") -> None:
+        """Show one compile's stage (``"0/1"``, ``"codegen"``)."""
+        ids = [c.compile_id for c in self.view.compiles]
+        self.tabs.selected_index = 2
+        self.selector.value = ids.index(compile_id)
+        self.stage_tabs.selected_index = STAGES.index(stage)
