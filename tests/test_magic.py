@@ -1,0 +1,120 @@
+"""%%compile through IPython's run_cell_magic: write-back, results, errors, --record, progress."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import explorer
+from explorer._magic import assigned_names
+
+CELL = """\
+y = x.sin()
+if y.sum() > 0:
+    y = y * 2
+z = y + 1
+z.shape
+"""
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = pytest.importorskip("IPython.testing.globalipapp").start_ipython()
+    shell.run_line_magic("load_ext", "explorer")
+    return shell
+
+
+@pytest.fixture(autouse=True)
+def _namespace(ip):
+    ip.run_cell("import torch\nx = torch.linspace(-1, 1, 16).reshape(4, 4)")
+    yield
+    for n in ("y", "z", "w", "q", "_pt2_report"):
+        ip.user_ns.pop(n, None)
+
+
+def test_cell_is_compiled_names_written_back_and_value_returned(ip):
+    result = ip.run_cell_magic("compile", "--backend eager", CELL)
+    x = ip.user_ns["x"]
+    y = x.sin()
+    y = y * 2 if y.sum() > 0 else y
+    assert result == torch.Size([4, 4])
+    torch.testing.assert_close(ip.user_ns["y"], y)
+    torch.testing.assert_close(ip.user_ns["z"], y + 1)
+    report = ip.user_ns["_pt2_report"]
+    (b,) = report.graph_breaks
+    cell_file = b.filename
+    assert b.type == "Data-dependent branching" and b.line == 2
+    assert cell_file.startswith("<ipython-input-") or cell_file.endswith(".py")
+    # the cell's own code object is what Dynamo compiled
+    assert report.compiles[0].name == "__pt2_cell__"
+
+
+def test_cell_reading_and_rebinding_a_notebook_name(ip):
+    ip.run_cell_magic("compile", "--backend eager", "x = x + 1\nq = x.sum()")
+    torch.testing.assert_close(ip.user_ns["x"], torch.linspace(-1, 1, 16).reshape(4, 4) + 1)
+    torch.testing.assert_close(ip.user_ns["q"], ip.user_ns["x"].sum())
+
+
+def test_flags_reach_torch_compile(ip):
+    ip.run_cell_magic("compile", "--backend eager --fullgraph", "w = x.cos() * 3")
+    r = ip.user_ns["_pt2_report"]
+    assert [c.status for c in r.compiles] == ["ok"] and r.graph_breaks == ()
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        ip.run_cell_magic("compile", "--backend eager --fullgraph", "if x.sum() > 0:\n    w = x\n")
+    r = ip.user_ns["_pt2_report"]  # the partial recording is kept and shown
+    assert r.compiles[0].status == "failed" and "Data-dependent branching" in r.compiles[0].error
+
+
+def test_errors_surface_unchanged(ip):
+    with pytest.raises(ValueError, match="^cell error$"):
+        ip.run_cell_magic("compile", "--backend eager", "w = x.sin()\nraise ValueError('cell error')")
+    assert ip.user_ns["_pt2_report"].error == "ValueError: cell error"
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell_magic("compile", "--record", "1 / 0")
+
+
+def test_record_mode_runs_the_cell_as_written(ip):
+    out = ip.run_cell_magic(
+        "compile",
+        "--record --name first",
+        "f = torch.compile(lambda a: a.cos(), backend='eager')\nf(x).sum()",
+    )
+    torch.testing.assert_close(out, ip.user_ns["x"].cos().sum())
+    assert "f" in ip.user_ns
+    r = explorer.reports["first"]
+    assert r is ip.user_ns["_pt2_report"] and [c.status for c in r.compiles] == ["ok"]
+
+
+def test_progress_shows_stage_and_elapsed(ip, monkeypatch):
+    import explorer._magic as m
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(getattr(obj, "data", obj))
+
+    monkeypatch.setattr(m, "display", lambda *a, **k: Handle())
+    monkeypatch.setattr(m._Progress, "__call__", _unthrottled(m._Progress.__call__))
+    ip.run_cell_magic("compile", "", "w = (x @ x).relu()")
+    texts = [s for s in shown if isinstance(s, str)]
+    assert any("compiling [0/0], stage capture" in t for t in texts), texts
+    assert any("stage codegen" in t for t in texts), texts
+    assert type(shown[-1]).__name__ == "Explorer"  # the progress line is replaced by the explorer
+
+
+def _unthrottled(call):
+    def wrapper(self, cid, stage):
+        self.last = -1.0  # no throttling: every stage change is shown
+        return call(self, cid, stage)
+
+    return wrapper
+
+
+def test_assigned_names():
+    import ast
+
+    tree = ast.parse(
+        "import numpy as np\na, (b, c) = 1, (2, 3)\nfor i in []: pass\ndef f(): g = 1\nwith open('x') as fh: pass\n[k for k in []]"
+    )
+    assert assigned_names(tree) == ["np", "a", "b", "c", "i", "f", "fh"]

@@ -1,0 +1,192 @@
+"""The view model and its lowerings: exact text of the breaks / recompiles views, the static
+HTML (escaping, self-containment), the widget app's structure."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+import torch
+from _e2e import marker_line
+
+import compiler
+import explorer
+from compiler._report import GraphBreak, Recompile, Report, StackFrame
+from explorer._html import page_html
+from explorer._textview import breaks_text, recompiles_text, summary_lines
+from explorer._view import build_view
+from explorer._widgets import Explorer
+
+HERE = __file__
+
+
+def branchy(x):
+    y = x.cos()
+    if y.sum() > 0:  # VIEW-BREAK
+        y = y + 1
+    return y * 2
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Report:
+    torch._dynamo.reset()
+    with compiler.recording() as rec:
+        f = torch.compile(branchy, backend="eager")
+        f(torch.zeros(4))
+        f(torch.zeros(6))  # new shape: recompiles both frames
+    torch._dynamo.reset()
+    return rec.report
+
+
+def _src(line: int) -> str:
+    with open(HERE) as f:
+        return f.read().splitlines()[line - 1]
+
+
+def test_breaks_view_text(recorded):
+    line = marker_line(HERE, "VIEW-BREAK")
+    b = recorded.graph_breaks[0]
+    rel = explorer._summary.where(HERE, line)
+    context = "\n".join(
+        f"  {'>' if n == line else ' '} {n:>{len(str(line + 3))}} | {_src(n)}"
+        for n in range(line - 3, line + 4)
+    )
+    expected = (
+        f"{rel}  Data-dependent branching  (hit 2×: 0/0, 0/1)\n"
+        f"{context}\n"
+        f"  why: {' '.join(b.explanation.split())}\n"
+        + "".join(f"  hint: {h}\n" for h in b.hints)
+        + f"  stack: {' -> '.join(f'{explorer._summary.where(f.filename, f.line)} in {f.name}' for f in b.user_stack)}\n"
+        "  graph before: [0/0], graph after: [1/0]\n"
+    )
+    assert breaks_text(build_view(recorded)) == expected
+    assert "Use `torch.cond` to express dynamic control flow." in b.hints
+
+
+def test_recompiles_view_text(recorded):
+    first = branchy.__code__.co_firstlineno
+    rel = explorer._summary.where(HERE, first)
+    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    guard0 = recorded.recompiles[0].failing_guard
+    guard1 = recorded.recompiles[1].failing_guard
+    assert guard0.startswith("TENSOR_MATCH: check_tensor(L['x'], Tensor")
+    assert guard1.startswith("TENSOR_MATCH: check_tensor(L['y'], Tensor")
+    assert recompiles_text(build_view(recorded)) == (
+        f"branchy  {rel}\n"
+        "  [0/0] ok: first compile\n"
+        "  [0/1] ok: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
+        f"branchy (resumed after line {brk.rsplit(':', 1)[1]})  {brk}\n"
+        "  [1/0] ok: first compile\n"
+        "  [1/1] ok: 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
+        "\n"
+        "[0/1] branchy: guards of [0/0] failed\n"
+        "  reason: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
+        f"  failing guard: {guard0}\n"
+        "\n"
+        f"[1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): guards of [1/0] failed\n"
+        "  reason: 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
+        f"  failing guard: {guard1}\n"
+    )
+
+
+def test_summary_names_every_break_and_recompile(recorded):
+    lines = summary_lines(build_view(recorded, "t"))
+    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    assert lines[1] == recorded_headline(recorded)
+    assert f"break: {brk}  Data-dependent branching  (×2)" in lines
+    assert "recompile: [0/1] branchy: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6" in lines
+
+
+def recorded_headline(r: Report) -> str:
+    return (
+        f"2 frames · 4 compiles · 1 graph-break site (2 hits) · 2 recompiles · 0 kernels · "
+        f"compile time {explorer._summary._secs(r.compile_time_s)}"
+    )
+
+
+def test_failing_guard_is_highlighted_in_the_guard_list(recorded):
+    view = build_view(recorded)
+    r0 = view.recompiles[0]
+    failing = [g.text for g in r0.guards if g.failing]
+    assert len(failing) == 1 and failing[0].strip().endswith(r0.failing_guard)
+    html = page_html(view)
+    assert '<div class="fail">' in html and "L[&#x27;x&#x27;]" in html
+
+
+def test_static_html_is_self_contained_and_shows_the_same_facts(recorded, tmp_path):
+    path = recorded.save_html(tmp_path / "r.html", title="views test")
+    text = open(path, encoding="utf-8").read()
+    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    assert brk in text and "Data-dependent branching" in text
+    assert "0/0: tensor &#x27;x&#x27; size mismatch at index 0. expected 4, actual 6" in text
+    # offline: no external resources
+    assert not re.search(r'(src|href)="(https?:)?//', text)
+    assert text.count("<script>") == 1  # ours, for tabs
+
+
+def _hostile_report() -> Report:
+    evil = "<script>alert('x')</script>"
+    return Report(
+        torch_version="2.13.0",
+        device="cpu",
+        graph_breaks=(
+            GraphBreak(
+                compile_id="0/0",
+                type=evil,
+                reason=evil,
+                filename=f"/tmp/{evil}.py",
+                line=3,
+                explanation=evil,
+                hints=(evil,),
+                user_stack=(StackFrame(f"/tmp/{evil}.py", 3, evil, evil),),
+                compile_ids=("0/0",),
+            ),
+        ),
+        recompiles=(Recompile("0/1", (evil,), "0/0", evil, f"| +- {evil}"),),
+        error=evil,
+    )
+
+
+def test_user_strings_are_escaped_everywhere():
+    text = page_html(build_view(_hostile_report(), title="<b>title</b>"))
+    assert "<script>alert" not in text
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in text
+    assert "<b>title</b>" not in text
+    app = Explorer(_hostile_report())
+    for html in (app.header.value, app.breaks.value, app.recompiles.value):
+        assert "<script>alert" not in html
+
+
+def test_widget_app_structure(recorded):
+    app = Explorer(recorded, title="w")
+    assert [app.tabs.get_title(i) for i in range(3)] == ["Graph breaks (1)", "Recompiles (2)", "Compiles (4)"]
+    assert [label for label, _ in app.selector.options] == [
+        "[0/0] branchy — ok",
+        f"[1/0] branchy (resumed after line {marker_line(HERE, 'VIEW-BREAK')}) — ok",
+        "[0/1] branchy — ok",
+        f"[1/1] branchy (resumed after line {marker_line(HERE, 'VIEW-BREAK')}) — ok",
+    ]
+    app.select("0/1", "capture")
+    shown = app.stage_tabs.children[0]
+    html = "".join(c.value for c in _leaves(shown))
+    assert "Dynamo graph" in html and "l_x_" in html.lower()
+    app.select("0/1", "codegen")  # eager backend: no codegen stage, a note says why
+    note = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
+    assert "not run by this backend" in note
+
+
+def _leaves(widget):
+    kids = getattr(widget, "children", None)
+    if kids is None:
+        yield widget
+        return
+    for k in kids:
+        yield from _leaves(k)
+
+
+def test_reports_display_themselves_after_load_ext():
+    ip = pytest.importorskip("IPython.testing.globalipapp").start_ipython()
+    ip.run_line_magic("load_ext", "explorer")
+    fmt = ip.display_formatter.ipython_display_formatter
+    assert fmt.lookup(dataclasses.replace(_hostile_report())) is not None
