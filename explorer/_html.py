@@ -43,6 +43,8 @@ CSS = """
 .pt2x details>summary{cursor:pointer;font-weight:600;margin:3px 0}
 .pt2x .graph{overflow:auto;max-height:640px;border:1px solid #d0d7de;background:#fff}
 .pt2x .tl li.failed{color:#cf222e}
+.pt2x .why{white-space:pre-wrap}
+.pt2x a.cid{cursor:pointer}
 """
 
 
@@ -119,19 +121,24 @@ def _break_html(b: BreakView) -> str:
     if src:
         parts.append(f'<pre class="src">{src}</pre>')
     if b.explanation:
-        parts.append(f"<div><b>why:</b> {esc(b.explanation)}</div>")
+        parts.append(f'<div class="why"><b>why:</b> {esc(b.explanation)}</div>')
     parts += [f"<div><b>hint:</b> {esc(h)}</div>" for h in b.hints]
     if b.user_stack:
         parts.append(f'<div class="meta">stack: {esc(" → ".join(b.user_stack))}</div>')
     graphs = []
     if b.graph_before:
-        graphs.append(f"graph before the break: compile [{esc(b.graph_before)}]")
+        graphs.append(f"graph before the break: compile {_cid_link(b.graph_before)}")
     if b.graph_after:
-        graphs.append(f"code after it: compile [{esc(b.graph_after)}]")
+        graphs.append(f"code after it: compile {_cid_link(b.graph_after)}")
     if graphs:
         parts.append(f'<div class="meta">{"; ".join(graphs)}</div>')
     parts.append(f"<details><summary>torch's full reason</summary><pre>{esc(b.reason)}</pre></details></div>")
     return "".join(parts)
+
+
+def _cid_link(cid: str) -> str:
+    """A compile id; on the static page a click opens that compile (inert in widgets)."""
+    return f'<a class="cid" data-compile="{esc(cid)}">[{esc(cid)}]</a>'
 
 
 def breaks_html(view: ExplorerView) -> str:
@@ -197,8 +204,10 @@ document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('cl
  document.querySelectorAll('.pt2x-tab').forEach(t=>t.hidden=t.id!==b.dataset.tab);
  document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));}));
 const sel=document.getElementById('pt2x-compile');
-if(sel){const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
- sel.addEventListener('change',show);show();}
+const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
+if(sel){sel.addEventListener('change',show);show();}
+document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
+ sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
 """
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import linecache
 import os
+import sys
 from dataclasses import dataclass, field
 
 from compiler import STAGES, Compile, Graph, Report
+from compiler._text import is_user_file
 
 from ._summary import display_name, headline, where
 
@@ -198,12 +200,31 @@ def _break_view(report: Report, b) -> BreakView:
         hints=b.hints,
         count=b.count,
         compile_ids=b.compile_ids,
-        user_stack=tuple(f"{where(f.filename, f.line)} in {f.name}" for f in b.user_stack),
+        user_stack=tuple(
+            f"{where(f.filename, f.line)} in {f.name}" for f in b.user_stack if _shown_frame(f.filename)
+        ),
         context=source_context(b.filename, b.line),
         graph_before=b.compile_id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
         gb_id=b.gb_id,
     )
+
+
+_HIDDEN_PREFIXES = tuple(
+    {
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
+        for d in ("compiler", "explorer")
+    }
+    | {p + os.sep for p in {sys.prefix, sys.exec_prefix, sys.base_prefix}}
+)
+
+
+def _shown_frame(filename: str) -> bool:
+    """User code only: not torch, not the interpreter's or the venv's files (runpy, IPython,
+    ipykernel), not this package's own frames (the CLI that ran the script)."""
+    if filename.startswith("<frozen ") or not is_user_file(filename):
+        return False
+    return not os.path.abspath(filename).startswith(_HIDDEN_PREFIXES)
 
 
 def _timelines(report: Report) -> tuple[FrameTimeline, ...]:
