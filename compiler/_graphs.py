@@ -239,23 +239,40 @@ def _replace(n: Node, **kw) -> Node:
 
 
 def with_modules_from(graph: Graph | None, reference: Graph | None) -> Graph | None:
-    """Give nodes of an AOT / post-grad graph the nn.Module path of the Dynamo-graph node
-    made from the same user source line."""
+    """Give nodes of an AOT / post-grad graph nn.Module paths from the Dynamo graph.
+
+    AOTAutograd's forward / inference graph takes the Dynamo graph's inputs in the same
+    order (parameters are lifted inputs), so its placeholders get their modules exactly and
+    its ops are inferred from them as in the Dynamo graph. Nodes still without a path (the
+    backward graph) take the path of the Dynamo nodes of the same user source line, or the
+    common parent when one line serves several modules (a block repeated per layer)."""
     if graph is None or reference is None:
         return graph
-    by_source: dict[str, str] = {}
+    ref_ph = [n for n in reference.nodes if n.op == "placeholder"]
+    ph = [n for n in graph.nodes if n.op == "placeholder" and not n.name.startswith("tangents")]
+    nodes = list(graph.nodes)
+    if ph and len(ph) == len(ref_ph) and any(n.module for n in ref_ph):
+        mod_of = {p.name: r.module for p, r in zip(ph, ref_ph)}
+        nodes = [
+            _replace(n, module=mod_of.get(n.name), module_inferred=False)
+            if n.op == "placeholder"
+            else _replace(n, module=None, module_inferred=False)
+            for n in nodes
+        ]
+        nodes = _infer_modules(nodes)
+    by_source: dict[str, set[str]] = {}
     for n in reference.nodes:
-        if n.source and n.module and n.source not in by_source:
-            by_source[n.source] = n.module
-    if not by_source:
-        return graph
-    nodes = tuple(
-        _replace(n, module=by_source[n.source], module_inferred=True)
-        if n.module is None and n.source in by_source
-        else n
-        for n in graph.nodes
-    )
-    return Graph(code=graph.code, nodes=nodes)
+        if n.source and n.module:
+            by_source.setdefault(n.source, set()).add(n.module)
+    if by_source:
+        filled = []
+        for n in nodes:
+            common = _common(sorted(by_source[n.source])) if n.source in by_source else None
+            if n.module is None and common and n.op != "placeholder":
+                n = _replace(n, module=common, module_inferred=True)
+            filled.append(n)
+        nodes = filled
+    return Graph(code=graph.code, nodes=tuple(nodes))
 
 
 def saved_tensors(backward: Graph | None) -> tuple[SavedTensor, ...]:

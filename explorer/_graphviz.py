@@ -1,25 +1,21 @@
 """FX graphs drawn with Graphviz: one box per node, or one box per nn.Module when big.
 
-``to_dot`` writes the DOT; ``render_graph`` lays it out in-process with pygraphviz (its 2.0
-wheels bundle the Graphviz libraries, no ``dot`` binary needed) and returns inline SVG.
+``to_dot`` writes the DOT; ``render_graph`` lays it out in-process with pygraphviz (its wheels
+bundle Graphviz: no ``dot`` binary) and returns inline SVG.  Over ``threshold`` nodes, a scope
+is grouped by module path at the deepest depth giving at most ``_BUDGET`` boxes (the shallowest
+would be one box for the whole model); an expanded group is a cluster of its members, grouped
+again when over ``threshold``.  Module-less parameters join the module that reads them; other
+module-less nodes are single boxes when few, else one "(top level)" group.
 
-Graphs of more than ``threshold`` nodes are collapsed by module path (``Node.module``): the
-nodes of a scope are grouped at the deepest path depth that still gives at most ``_BUDGET``
-boxes (the shallowest depth always "fits" and would show one box for the whole model).
-An expanded group becomes a cluster holding its members, grouped again the same way when
-they are more than ``threshold``; expanding a path also expands the groups that contain it.
-Nodes with no module (placeholders of AOT graphs) are single boxes when few, else one
-"(top level)" group.  The output node is always drawn on its own.
-
-Escaping: DOT IDs are synthetic (``n12``, ``g3``, ``cluster_0``); everything user-controlled
-is a quoted DOT string with backslash and quote escaped and ``&`` written ``&amp;`` (Graphviz
-passes entities through to the SVG).  Graphviz XML-escapes labels, ids and classes; node,
-group and edge tooltips are written into the SVG ``<title>`` elements by us, escaped here.
+Escaping: DOT IDs are synthetic (``n12``, ``g3``, ``cluster_0``); user text goes in quoted DOT
+strings with ``\\``, ``"`` and ``&`` escaped (Graphviz passes entities through) and Graphviz
+XML-escapes it; tooltips are written into the SVG ``<title>`` elements here, escaped here.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -30,6 +26,7 @@ TOP = "(top level)"  # the group of nodes that have no module path
 _BUDGET = 80  # boxes a collapsed scope aims at
 _FEW = 12  # module-less nodes drawn one by one in a collapsed graph, at most
 _LABEL_MAX = 44  # characters of a name or target on a box; tooltips hold the rest
+_CTRL, _BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]"), "\ufffd"  # XML has no such characters
 _COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}|[A-Za-z][A-Za-z0-9]*")
 
 _GRAPH_ATTRS = (
@@ -129,18 +126,10 @@ def _plan(paths, idxs, scope: str, expand, threshold) -> list:
             by_path[key] = _Group(key, [])
             items.append(by_path[key])
         by_path[key].members.append(i)
-    out: list = []
-    for item in items:
-        if isinstance(item, int):
-            out.append(item)
-        elif len(item.members) == 1:
-            out.append(item.members[0])
-        else:
-            if _expanded(item, paths, expand):
-                inner = item.members if item.path == TOP else None
-                item.items = inner or _plan(paths, item.members, item.path, expand, threshold)
-            out.append(item)
-    return out
+    for g in by_path.values():
+        if len(g.members) > 1 and _expanded(g, paths, expand):  # TOP has no modules to group by
+            g.items = g.members if g.path == TOP else _plan(paths, g.members, g.path, expand, threshold)
+    return [i.members[0] if isinstance(i, _Group) and len(i.members) == 1 else i for i in items]
 
 
 def _paths(nodes) -> list[tuple[str, ...]]:
@@ -155,13 +144,7 @@ def _paths(nodes) -> list[tuple[str, ...]]:
                 users.setdefault(index[a], []).append(i)
     for i, n in enumerate(nodes):
         if not paths[i] and n.op in ("placeholder", "get_attr") and i in users:
-            common = paths[users[i][0]]
-            for u in users[i][1:]:
-                k = 0
-                while k < min(len(common), len(paths[u])) and common[k] == paths[u][k]:
-                    k += 1
-                common = common[:k]
-            paths[i] = common
+            paths[i] = tuple(os.path.commonprefix([paths[u] for u in users[i]]))  # any sequences
     return paths
 
 
@@ -182,7 +165,7 @@ def _expanded(group: _Group, paths, expand) -> bool:
 
 def _q(text: str) -> str:
     """A quoted DOT string that Graphviz shows as ``text`` (labels, ids: escString)."""
-    text = text.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
+    text = _CTRL.sub(_BAD, text).replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\r", "").replace("\n", "\\n") + '"'
 
 
@@ -220,15 +203,8 @@ def _node_label(n: Node) -> str:
 
 def _node_tooltip(n: Node) -> str:
     lines = [n.name, f"op: {n.op}", f"target: {n.target}"]
-    tensor = " ".join(
-        x
-        for x in (
-            (n.dtype or "") + (n.shape or ""),
-            f"stride {n.stride}" if n.stride else "",
-            n.device or "",
-        )
-        if x
-    )
+    shape = (n.dtype or "") + (n.shape or "")
+    tensor = " ".join(x for x in (shape, n.stride and f"stride {n.stride}", n.device) if x)
     if tensor:
         lines.append(tensor)
     if n.op == "output":
@@ -333,7 +309,7 @@ def _clean_svg(svg: str, titles: dict[str, str | None]) -> str:
 
     def title(m: re.Match[str]) -> str:
         text = titles.get(m.group(1), m.group(1))
-        return "" if text is None else f"<title>{html.escape(text, quote=False)}</title>\n"
+        return "" if text is None else f"<title>{html.escape(_CTRL.sub(_BAD, text), quote=False)}</title>\n"
 
     svg = _TITLE.sub(title, svg)
     return svg.replace("&#45;", "-")  # Graphviz writes '-' so for comments, gone now

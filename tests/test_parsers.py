@@ -513,9 +513,22 @@ def test_parse_aot_forward_graph():
     ]
     # the multi-line `return (` lists the output and what is saved for the backward
     assert g.nodes[-1].args == ("addmm_1", "primals_3", "primals_4", "relu")
-    # AOT nodes get the module of the Dynamo node made from the same source line
+    # AOT placeholders are the Dynamo graph's inputs in order: modules follow exactly, and
+    # ops get the module of the parameters they read; relu (the root module's own code,
+    # one source line shared by fc1 and fc2) gets none
     fw = _graphs.with_modules_from(g, _graphs.parse_graph(DYNAMO_GRAPH))
-    assert {(n.module, n.module_inferred) for n in fw.nodes if n.op == "call_function"} == {("fc1", True)}
+    assert [(n.name, n.module, n.module_inferred) for n in fw.nodes if n.op != "output"] == [
+        ("primals_1", "fc1", False),
+        ("primals_2", "fc1", False),
+        ("primals_3", None, False),
+        ("primals_4", "fc2", False),
+        ("primals_5", "fc2", False),
+        ("t", "fc1", False),
+        ("addmm", "fc1", False),
+        ("relu", None, False),
+        ("t_1", "fc2", False),
+        ("addmm_1", "fc2", False),
+    ]
 
 
 def test_parse_aot_backward_graph_and_saved_tensors():
