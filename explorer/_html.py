@@ -109,7 +109,7 @@ def summary_html(view: ExplorerView) -> str:
     )
 
 
-def _break_html(b: BreakView) -> str:
+def break_html(b: BreakView) -> str:
     src = "".join(
         f'<div class="{"hl" if ln.highlight else ""}"><span class="no">{ln.number}</span>{esc(ln.text)}</div>'
         for ln in b.context
@@ -144,7 +144,7 @@ def _cid_link(cid: str) -> str:
 def breaks_html(view: ExplorerView) -> str:
     if not view.breaks:
         return '<div class="note">No graph breaks: each compiled frame is one graph.</div>'
-    return "".join(_break_html(b) for b in view.breaks)
+    return "".join(break_html(b) for b in view.breaks)
 
 
 def recompiles_html(view: ExplorerView) -> str:

@@ -61,7 +61,7 @@ class Explorer(w.VBox):
         self.view = view or build_view(report, title)
         v = self.view
         self.header = w.HTML(_frag(_html.summary_html(v)))
-        self.breaks = w.HTML(_frag(_html.breaks_html(v)))
+        self.breaks = self._breaks_widget()
         self.recompiles = w.HTML(_frag(_html.recompiles_html(v)))
         self.selector = w.Dropdown(
             options=[(c.label, i) for i, c in enumerate(v.compiles)],
@@ -91,6 +91,23 @@ class Explorer(w.VBox):
         super().__init__([self.header, self.tabs])
         if v.compiles:
             self._show()
+
+    def _breaks_widget(self) -> w.Widget:
+        """One row per break site, with buttons that open the graphs before and after it."""
+        if not self.view.breaks:
+            return w.HTML(_frag(_html.breaks_html(self.view)))
+        rows: list[w.Widget] = []
+        for b in self.view.breaks:
+            rows.append(w.HTML(_frag(_html.break_html(b))))
+            buttons = []
+            for label, cid in (("graph before the break", b.graph_before), ("code after it", b.graph_after)):
+                if cid:
+                    btn = w.Button(description=f"{label} [{cid}]", layout=w.Layout(width="auto"))
+                    btn.on_click(lambda _b, cid=cid: self.select(cid, "capture"))
+                    buttons.append(btn)
+            if buttons:
+                rows.append(w.HBox(buttons))
+        return w.VBox(rows)
 
     def _show(self) -> None:
         ci = self.selector.value or 0

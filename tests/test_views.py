@@ -48,6 +48,9 @@ def test_breaks_view_text(recorded):
     line = marker_line(HERE, "VIEW-BREAK")
     b = recorded.graph_breaks[0]
     rel = explorer._summary.where(HERE, line)
+    # pytest's and the interpreter's frames are left out: only this file's
+    user_frames = [f for f in b.user_stack if f.filename == HERE]
+    assert [f.name for f in user_frames] == ["recorded", "branchy"]
     context = "\n".join(
         f"  {'>' if n == line else ' '} {n:>{len(str(line + 3))}} | {_src(n)}"
         for n in range(line - 3, line + 4)
@@ -57,7 +60,7 @@ def test_breaks_view_text(recorded):
         f"{context}\n"
         f"  why: {' '.join(b.explanation.split())}\n"
         + "".join(f"  hint: {h}\n" for h in b.hints)
-        + f"  stack: {' -> '.join(f'{explorer._summary.where(f.filename, f.line)} in {f.name}' for f in b.user_stack)}\n"
+        + f"  stack: {' -> '.join(f'{explorer._summary.where(f.filename, f.line)} in {f.name}' for f in user_frames)}\n"
         "  graph before: [0/0], graph after: [1/0]\n"
     )
     assert breaks_text(build_view(recorded)) == expected
@@ -154,8 +157,12 @@ def test_user_strings_are_escaped_everywhere():
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in text
     assert "<b>title</b>" not in text
     app = Explorer(_hostile_report())
-    for html in (app.header.value, app.breaks.value, app.recompiles.value):
-        assert "<script>alert" not in html
+    for html in [
+        app.header.value,
+        app.recompiles.value,
+        *(c.value for c in _leaves(app.breaks) if hasattr(c, "value")),
+    ]:
+        assert "<script>alert" not in str(html)
 
 
 def test_widget_app_structure(recorded):
@@ -167,6 +174,10 @@ def test_widget_app_structure(recorded):
         "[0/1] branchy — ok",
         f"[1/1] branchy (resumed after line {marker_line(HERE, 'VIEW-BREAK')}) — ok",
     ]
+    buttons = [c for c in _leaves(app.breaks) if type(c).__name__ == "Button"]
+    assert [b.description for b in buttons] == ["graph before the break [0/0]", "code after it [1/0]"]
+    buttons[1].click()
+    assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
     shown = app.stage_tabs.children[0]
     html = "".join(c.value for c in _leaves(shown))
