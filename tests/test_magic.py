@@ -19,7 +19,7 @@ z.shape
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = pytest.importorskip("IPython.testing.globalipapp").start_ipython()
+    shell = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
     shell.run_line_magic("load_ext", "explorer")
     return shell
 

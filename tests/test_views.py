@@ -197,7 +197,7 @@ def _leaves(widget):
 
 
 def test_reports_display_themselves_after_load_ext():
-    ip = pytest.importorskip("IPython.testing.globalipapp").start_ipython()
+    ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
     ip.run_line_magic("load_ext", "explorer")
     fmt = ip.display_formatter.ipython_display_formatter
     assert fmt.lookup(dataclasses.replace(_hostile_report())) is not None

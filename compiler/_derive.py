@@ -1,0 +1,174 @@
+"""Report-wide facts derived from the per-compile records: frames, recompiles, graph-break
+sites (deduplicated), kernels, device."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from . import _text
+from ._report import Compile, Frame, GraphBreak, Kernel, Recompile
+
+if TYPE_CHECKING:
+    from ._build import _Acc
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
+
+
+def _frame_name(c: Compile) -> str | None:
+    if c.name:
+        m = _RESUME.match(c.name)
+        return m.group("fn") if m else c.name
+    return None
+
+
+def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, str]) -> tuple[Frame, ...]:
+    out = []
+    fids = sorted({a.frame_id for a in accs.values()})
+    for fid in fids:
+        mine = [c for c in compiles if c.frame == fid]
+        name = filename = line = None
+        if mine and mine[0].name:
+            name, filename, line = mine[0].name, mine[0].filename, mine[0].line
+        else:
+            a = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+            top = (a.start_stack or [None])[-1]
+            if isinstance(top, dict):
+                name, line = top.get("name"), top.get("line")
+                fn = top.get("filename")
+                filename = strings.get(fn, str(fn)) if isinstance(fn, int) else fn
+        # a guard failure that found no room to recompile: torch logs reasons, compiles nothing
+        limit_hit = any(
+            a.frame_id == fid and a.recompile_reasons and not a.compiled_something for a in accs.values()
+        )
+        if not mine and not limit_hit:
+            continue
+        first = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+        out.append(
+            Frame(
+                fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
+                called_from=_called_from(first.start_stack, strings),
+            )
+        )  # fmt: skip
+    return tuple(out)
+
+
+def _called_from(stack: list[dict] | None, strings: dict[int, str]) -> str | None:
+    """The innermost user-code line of the stack that led to the frame (its call site)."""
+    for entry in reversed((stack or [])[:-1]):
+        if not isinstance(entry, dict):
+            continue
+        fn = entry.get("filename")
+        fname = strings.get(fn) if isinstance(fn, int) else fn
+        if isinstance(fname, str) and _text.is_user_file(fname):
+            return f"{fname}:{entry.get('line')}"
+    return None
+
+
+def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recompile, ...]:
+    out = []
+    for cid, c in by_id.items():
+        a = accs[cid]
+        if a.frame_compile_id < 1 or not c.cache_entry:
+            continue
+        reasons = a.recompile_reasons or (
+            (str(c.metrics["recompile_reason"]),) if c.metrics.get("recompile_reason") else ()
+        )
+        entry = _text.failed_entry(reasons[0]) if reasons else None
+        guards = None
+        if entry in by_id and by_id[entry].stages.capture:
+            guards = by_id[entry].stages.capture.guards
+        out.append(
+            Recompile(
+                compile_id=cid,
+                reasons=reasons,
+                failed_entry=entry,
+                failing_guard=_text.failing_guard(reasons[0], guards) if reasons else None,
+                entry_guards=guards,
+            )
+        )
+    return tuple(out)
+
+
+def _dedupe_breaks(
+    breaks: list[tuple[str, _text.BreakEvent]], by_id: dict[str, Compile]
+) -> tuple[GraphBreak, ...]:
+    """One entry per user site. A break inside an inlined helper is reported twice by
+    torch (at the caller's frame while inlining, then in the helper's own frame): the
+    second report of that same hit is folded into the first."""
+    kept: list[tuple[str, _text.BreakEvent]] = []
+    skip_next_echo: tuple | None = None
+    for cid, b in breaks:
+        key = (b.filename, b.line, tuple((f.filename, f.line) for f in b.user_stack))
+        if skip_next_echo is not None and key == skip_next_echo and not _inlined(cid, b, by_id):
+            skip_next_echo = None
+            continue
+        skip_next_echo = key if _inlined(cid, b, by_id) else None
+        kept.append((cid, b))
+    sites: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
+    for cid, b in kept:
+        sites.setdefault((b.filename, b.line), []).append((cid, b))
+    out = []
+    for (filename, line), hits in sites.items():
+        cid0, b0 = hits[0]
+        best = next((b for _c, b in hits if b.type != "Unknown"), b0)
+        out.append(
+            GraphBreak(
+                compile_id=cid0,
+                type=best.type,
+                reason=best.reason,
+                filename=filename,
+                line=line,
+                explanation=best.explanation,
+                hints=best.hints,
+                user_stack=best.user_stack,
+                count=len(hits),
+                compile_ids=tuple(dict.fromkeys(c for c, _b in hits)),
+                gb_id=best.gb_id,
+            )
+        )
+    return tuple(out)
+
+
+def _inlined(cid: str, b: _text.BreakEvent, by_id: dict[str, Compile]) -> bool:
+    """Did the break happen in a function Dynamo was inlining (not the compiled frame)?"""
+    c = by_id.get(cid)
+    user = [f for f in b.user_stack if _text.is_user_file(f.filename)]
+    if c is None or not user:
+        return False
+    return user[-1].name != _frame_name(c)
+
+
+def _kernels(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Kernel, ...]:
+    out = []
+    for cid in by_id:
+        a = accs[cid]
+        prov = _text.provenance_map(a.provenance)
+        for role, _path, code in a.outputs:
+            for k in _text.split_kernels(code):
+                k.nodes = k.nodes or prov.get(k.name, ())
+                out.append(
+                    Kernel(
+                        compile_id=cid,
+                        name=k.name,
+                        language=k.language,
+                        source=k.source,
+                        role=role,
+                        nodes=k.nodes,
+                        aten_ops=k.aten_ops,
+                        metadata=a.kernel_info.get(k.name, {}),
+                    )
+                )
+    return tuple(out)
+
+
+def _device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:
+    devs = set()
+    for c in compiles:
+        g = c.stages.capture.graph if c.stages.capture else None
+        for n in g.nodes if g else ():
+            if n.device:
+                devs.add(n.device.split(":")[0])
+    if any(k.language == "triton" for k in kernels):
+        devs.add("cuda")
+    return "+".join(sorted(devs)) or "cpu"
