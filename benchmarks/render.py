@@ -137,5 +137,55 @@ def main() -> None:
         print(f"{'  same, never collapsed':34} {flat.nodes:6} {flat.shown:6} {s:8.2f} {len(flat.svg):11,}")
 
 
+def _code_of(graph: Graph) -> str:
+    """Readable FX code like torch prints it: a source comment and a line per node."""
+    lines = ["class GraphModule(torch.nn.Module):", "    def forward(self, x):"]
+    for n in graph.nodes:
+        lines.append(
+            f"        # File: /models/gpt2.py:{100 + len(lines) % 300} in forward, code: {n.name} = ..."
+        )
+        lines.append(
+            f'        {n.name}: "f32{n.shape or "[]"}[1, 1]cuda:0" = {n.target}({", ".join(n.args)})'
+        )
+    return "\n".join(lines)
+
+
+def explorer_first_view(label: str, graph: Graph) -> None:
+    """What the notebook explorer sends when it first opens a compile's capture stage:
+    summary, breaks and recompiles tabs, and the capture view (graph, code, node table)."""
+    import dataclasses
+
+    from compiler._report import Capture, Compile, Report, Stages
+    from explorer._widgets import Explorer
+
+    g = dataclasses.replace(graph, code=_code_of(graph))
+    cap = Capture(graph=g, guards="\n".join(f"| +- TENSOR_MATCH: guard {i}" for i in range(2000)))
+    c = Compile(
+        id="0/0", frame=0, name="forward", filename="gpt2.py", line=1, status="ok", stages=Stages(capture=cap)
+    )
+    report = Report(torch_version="2.x", device="cuda", compiles=(c,))
+    t = time.perf_counter()
+    app = Explorer(report)
+    s = time.perf_counter() - t
+    sent = sum(
+        len(getattr(x, "value", "") or "") for x in _leaves(app) if isinstance(getattr(x, "value", None), str)
+    )
+    print(f"{label:34} {len(graph.nodes):6} {s:8.2f} s {sent:13,} bytes of HTML")
+
+
+def _leaves(widget):
+    kids = getattr(widget, "children", None)
+    if not kids:
+        yield widget
+        return
+    for k in kids:
+        yield from _leaves(k)
+
+
 if __name__ == "__main__":
     main()
+    print()
+    print(f"{'explorer, first view of a compile':34} {'nodes':>6} {'time':>10} {'sent to the browser':>20}")
+    for n_layers, bw in ((7, False), (28, False), (54, True)):
+        graph = gpt2_like(n_layers, backward=bw)
+        explorer_first_view(f"synthetic GPT-2 ({len(graph.nodes)} nodes)", graph)

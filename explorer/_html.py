@@ -20,6 +20,7 @@ from ._view import Block, BreakView, CodeBlock, CompileView, ExplorerView, Graph
 esc = functools.partial(html.escape, quote=True)
 _LEXERS = {"python": PythonLexer, "triton": PythonLexer, "cpp": CppLexer}
 CODE_LIMIT = 400_000  # characters of one code block shown; the rest is cut with a note
+HIGHLIGHT_LIMIT = 100_000  # longer code is shown plain: highlighting it costs seconds
 
 CSS = """
 .pt2x{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;line-height:1.4}
@@ -57,6 +58,8 @@ def code_html(code: str, language: str) -> str:
     if len(code) > CODE_LIMIT:
         note = f'<div class="note">showing the first {CODE_LIMIT:,} of {len(code):,} characters</div>'
         code = code[:CODE_LIMIT]
+    if len(code) > HIGHLIGHT_LIMIT:
+        return f'<div class="highlight"><pre>{esc(code)}</pre></div>{note}'
     lexer = _LEXERS.get(language, TextLexer)()
     return highlight(code, lexer, HtmlFormatter(cssclass="highlight")) + note
 

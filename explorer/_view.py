@@ -279,11 +279,16 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
     )
 
 
+TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
+
+
 def _nodes_table(title: str, g: Graph) -> Table:
+    nodes = [n for n in g.nodes if n.op != "output"]
+    if len(nodes) > TABLE_ROWS:
+        title = f"{title} (first {TABLE_ROWS} of {len(nodes)})"
     rows = tuple(
         (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", n.source or "", n.module or "")
-        for n in g.nodes
-        if n.op != "output"
+        for n in nodes[:TABLE_ROWS]
     )
     return Table(title, ("node", "op", "target", "dtype/shape", "source", "module"), rows)
 
