@@ -123,7 +123,8 @@ class CompileMagics(Magics):
         from ._widgets import Explorer
 
         shell = self.shell
-        filename = shell.compile.cache(cell)  # linecache knows the cell: break context lines work
+        # linecache knows the cell (break context lines work), named like IPython's: Cell In[n]
+        filename = shell.compile.cache(cell, shell.execution_count)
         progress = _Progress()
         rec = compiler.recording(caches=args.keep_caches, on_stage=progress)
         result = None

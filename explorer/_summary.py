@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -16,9 +17,21 @@ from compiler import STAGES, Report
 _LETTER = dict(zip(STAGES, "CADFG"))
 
 
+def cell_label(filename: str) -> str | None:
+    """``Cell In[2]`` for a notebook cell's file, as IPython's own tracebacks name it."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    number = names.get(filename) if isinstance(names, dict) else None
+    return f"Cell In[{number}]" if number is not None else None
+
+
 def where(filename: str | None, line: int | None) -> str:
     if not filename:
         return "?"
+    cell = cell_label(filename)
+    if cell is not None:
+        return f"{cell}, line {line}" if line is not None else cell
     try:
         rel = os.path.relpath(filename)
         name = rel if not rel.startswith("..") else filename
