@@ -349,22 +349,27 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         if st.pre_grad_before:
             blocks.append(CodeBlock("pre-grad graph", "python", st.pre_grad_before.code))
     elif stage == "fuse":
-        colors = {}
+        # one colour per kernel; one coloured graph per role (forward / backward kernels name
+        # the nodes of different graphs)
+        by_role: dict[str, dict[str, str]] = {}
         rows = []
-        for i, kn in enumerate(st.kernel_nodes):
+        for i, k in enumerate(k for k in report.kernels_of(c.id) if k.nodes):
             color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
-            rows.append((kn.kernel, ", ".join(kn.nodes), color))
-            for n in kn.nodes:
-                colors.setdefault(n, color)
+            rows.append((k.role, k.name, ", ".join(k.nodes), color))
+            for n in k.nodes:
+                by_role.setdefault(k.role, {}).setdefault(n, color)
         if rows:
             blocks.append(
                 Table(
-                    "kernels and the graph nodes fused into them", ("kernel", "nodes", "colour"), tuple(rows)
+                    "kernels and the graph nodes fused into them",
+                    ("role", "kernel", "nodes", "colour"),
+                    tuple(rows),
                 )
             )
-        target = _fuse_graph(c, set(colors))
-        if target is not None and colors:
-            blocks.append(GraphBlock("graph coloured by kernel", target, colors))
+        for role, colors in by_role.items():
+            target = _fuse_graph(c, set(colors))
+            if target is not None:
+                blocks.append(GraphBlock(f"{role} graph coloured by kernel", target, colors))
         for i, ir in enumerate(st.ir_pre_fusion):
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
         for i, ir in enumerate(st.ir_post_fusion):

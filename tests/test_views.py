@@ -201,3 +201,28 @@ def test_reports_display_themselves_after_load_ext():
     ip.run_line_magic("load_ext", "explorer")
     fmt = ip.display_formatter.ipython_display_formatter
     assert fmt.lookup(dataclasses.replace(_hostile_report())) is not None
+
+
+def test_gpu_report_views_show_triton_kernels_and_fusion_colours():
+    from pathlib import Path
+
+    r = compiler.load(Path(__file__).parent / "fixtures/reports/h100-torch211-gpu-block.json.gz")
+    view = build_view(r)
+    c0 = view.compiles[0]
+    fuse = dict((sv.stage, sv) for sv in c0.stages)["fuse"]
+    (table,) = [
+        b for b in fuse.blocks if getattr(b, "columns", None) == ("role", "kernel", "nodes", "colour")
+    ]
+    assert table.rows[0][:3] == ("forward", "triton_per_fused_native_layer_norm_0", "layer_norm")
+    fw, bw = [b for b in fuse.blocks if getattr(b, "colors", None)]
+    assert (fw.title, bw.title) == ("forward graph coloured by kernel", "backward graph coloured by kernel")
+    assert fw.colors["layer_norm"] == table.rows[0][3]
+    # torch's comments name Dynamo-graph nodes for forward kernels, backward post-grad nodes
+    # for backward kernels: each role colours its own graph
+    assert fw.graph is r.compiles[0].stages.capture.graph
+    assert bw.graph is r.compiles[0].stages.decompose.post_grad[1].graph
+    app = Explorer(r)
+    app.select("0/0", "codegen")
+    html = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
+    assert "forward kernel triton_per_fused_native_layer_norm_0 (triton)" in html
+    assert "triton_heuristics" in html and "only_config" in html
