@@ -16,15 +16,30 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-# Record the example (a small model with a graph break and a recompile) and print the summary.
+# `make demo`: JupyterLab on the tour notebook; it prints the URL to open (no browser is started).
+# `make demo HEADLESS=1`: record the example script (a small model with a graph break and a
+# recompile), print the summary, write out/demo-report.json and out/demo-report.html.
+HEADLESS ?=
+DEMO_PORT ?= 8888
+ifeq ($(HEADLESS),)
 demo: install
-	$(BIN)/pt2-explorer record examples/tiny_model.py --json out/demo-report.json
-	@echo "report written to out/demo-report.json (view again: $(BIN)/pt2-explorer report out/demo-report.json)"
+	@token=$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))'); \
+	echo; echo "PT2 Explorer tour, open:"; \
+	echo "    http://127.0.0.1:$(DEMO_PORT)/lab/tree/notebooks/00_tour.ipynb?token=$$token"; \
+	echo "(from another machine: ssh -L $(DEMO_PORT):127.0.0.1:$(DEMO_PORT) <this host> first; Ctrl-C stops)"; echo; \
+	JUPYTER_TOKEN=$$token exec $(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 \
+		--ServerApp.port=$(DEMO_PORT) --ServerApp.port_retries=0 --ServerApp.root_dir=. \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
+else
+demo: install
+	$(BIN)/pt2-explorer record examples/tiny_model.py --json out/demo-report.json --html out/demo-report.html
+	@echo "open out/demo-report.html in a browser (view the summary again: $(BIN)/pt2-explorer report out/demo-report.json)"
+endif
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-LINTED := $(wildcard compiler explorer tests benchmarks examples)
+LINTED := $(wildcard compiler explorer tests benchmarks examples notebooks)
 
 lint: install
 	$(BIN)/ruff check $(LINTED)

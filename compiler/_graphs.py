@@ -13,6 +13,8 @@ from ._report import Graph, Node, SavedTensor
 
 # `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
 _ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
+# an input declared in the body (the joint graph takes `primals, tangents` and unpacks them)
+_INPUT_ANN = re.compile(r'^\s+(?P<name>\w+): "(?P<ann>[^"]*)"\s*(?:#.*)?$')
 # signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`
 _PARAM = re.compile(r'(?P<name>\w+)\s*:\s*"(?P<ann>[^"]*)"')
 _SOURCE = re.compile(r"^\s+# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,]+), code: (?P<code>.*)$")
@@ -99,10 +101,16 @@ def parse_graph(code: str | None) -> Graph | None:
             continue
         if stripped.startswith("return"):
             rest = stripped[len("return") :].strip()
-            if rest in ("(", "["):  # AOT graphs (torch 2.11, 2.13) put one output per line
+            if rest.endswith(("(", "[")):  # AOT graphs put one output per line (`return (`,
+                # the joint graph's `return pytree.tree_unflatten([`)
                 ret_lines = []
                 continue
             nodes.append(_output(rest, known, alias))
+            continue
+        im = _INPUT_ANN.match(raw)
+        if im and im.group("name") not in known:  # joint graph: `primals_1: "f32[4, 8]..."  # ...Input`
+            nodes.append(_placeholder(im.group("name"), im.group("ann")))
+            known.add(im.group("name"))
             continue
         am = _ASSIGN.match(raw)
         if not am or stripped.startswith("#"):

@@ -14,9 +14,12 @@ XML-escapes it; tooltips are written into the SVG ``<title>`` elements here, esc
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import re
+import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 
@@ -66,9 +69,43 @@ def render_graph(
             "(its wheels bundle Graphviz)"
         ) from e
     dot, titles, shown, groups = _build(graph, colors or {}, tuple(expand), threshold)
-    raw = pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot")
+    with _quiet_fontconfig():
+        raw = pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot")
     svg = _clean_svg(raw.decode("utf-8"), titles)
     return RenderedGraph(svg, len(graph.nodes), shown, bool(groups), groups)
+
+
+_FONTCONFIG_SEEN = False
+
+
+@contextlib.contextmanager
+def _quiet_fontconfig():
+    """The fontconfig bundled in pygraphviz's wheel warns once per process about Debian's
+    config ("unknown element reset-dirs") on file descriptor 2, where a notebook shows it as
+    an error. Hold fd 2 during the first layout and pass on everything else it wrote."""
+    global _FONTCONFIG_SEEN
+    if _FONTCONFIG_SEEN:
+        yield
+        return
+    _FONTCONFIG_SEEN = True
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        try:
+            os.dup2(tmp.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            rest = [
+                ln for ln in tmp.read().decode(errors="replace").splitlines(True) if "Fontconfig" not in ln
+            ]
+            if rest:
+                sys.stderr.write("".join(rest))
 
 
 def to_dot(

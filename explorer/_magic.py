@@ -5,16 +5,20 @@
 
 expands to (the cell keeps its own line numbers, and its globals are the notebook's)::
 
-    def __pt2_cell__(<names the cell assigns that the notebook already has>):
+    def __pt2_cell__(<names the cell assigns that the notebook already has>, *, __pt2_unset__):
+        <every other name the cell assigns> = __pt2_unset__
         <cell>
-        return <the cell's last expression, or None>, locals()
+        return <the cell's last expression, or None>, {"name": name, ...}
 
     with compiler.recording() as rec:
         result, names = torch.compile(__pt2_cell__, mode=M, dynamic=..., fullgraph=..., backend=B)(...)
     <the names the cell assigned are written back to the notebook>
     explorer.show(rec.report); result
 
-(Local names, not ``global`` statements: Dynamo resumes after a graph break with locals only.)
+(Local names, not ``global`` statements: Dynamo cannot resume after a graph break with
+pending global writes. The names are returned explicitly, which keeps them alive across
+graph breaks; a name still unset on the path the cell took is not written back. If the cell
+raises, nothing is written back.)
 
 ``%%compile --record`` runs the cell as written inside ``compiler.recording()``: for code that
 already calls torch.compile itself. Errors in the cell propagate unchanged, after the
@@ -24,6 +28,7 @@ partial recording is shown. ``--name NAME`` keeps the report as ``explorer.repor
 from __future__ import annotations
 
 import ast
+import sys
 import time
 
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -61,20 +66,44 @@ def assigned_names(tree: ast.Module) -> list[str]:
     return list(names)
 
 
-def cell_function_source_tree(cell: str, filename: str, params: list[str]) -> ast.Module:
+UNSET_ARG = "__pt2_unset__"
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<not assigned by the cell>"
+
+
+UNSET = _Unset()
+
+
+def cell_function_source_tree(cell: str, filename: str, params: list[str], names: list[str]) -> ast.Module:
     """The module defining ``__pt2_cell__`` (see the module docstring), line numbers kept."""
     tree = ast.parse(cell, filename=filename)
     body = list(tree.body)
     value: ast.expr = ast.Constant(None)
     if body and isinstance(body[-1], ast.Expr):
         value = body.pop().value
-    locals_call = ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[])
-    ret = ast.Return(value=ast.Tuple(elts=[value, locals_call], ctx=ast.Load()))
-    stmts: list[ast.stmt] = [*body, ret]
+    deleted = _deleted_names(tree)
+    returned = [n for n in names if n not in deleted]
+    init = [
+        ast.Assign(targets=[ast.Name(n, ast.Store())], value=ast.Name(UNSET_ARG, ast.Load()))
+        for n in returned
+        if n not in params
+    ]
+    values = ast.Dict(
+        keys=[ast.Constant(n) for n in returned], values=[ast.Name(n, ast.Load()) for n in returned]
+    )
+    ret = ast.Return(value=ast.Tuple(elts=[value, values], ctx=ast.Load()))
+    stmts: list[ast.stmt] = [*init, *body, ret]
     fn = ast.FunctionDef(
         name=CELL_FUNCTION,
         args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
+            posonlyargs=[],
+            args=[ast.arg(p) for p in params],
+            kwonlyargs=[ast.arg(UNSET_ARG)],
+            kw_defaults=[None],
+            defaults=[],
         ),
         body=stmts,
         decorator_list=[],
@@ -124,7 +153,7 @@ class CompileMagics(Magics):
 
         shell = self.shell
         # linecache knows the cell (break context lines work), named like IPython's: Cell In[n]
-        filename = shell.compile.cache(cell, shell.execution_count)
+        filename = shell.compile.cache(cell, _running_cell_number(shell))
         progress = _Progress()
         rec = compiler.recording(caches=args.keep_caches, on_stage=progress)
         result = None
@@ -144,22 +173,29 @@ class CompileMagics(Magics):
         return result
 
 
+def _deleted_names(tree: ast.Module) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
+
+
 def _run_compiled(cell: str, filename: str, ns: dict, args):
     import torch
 
-    names = assigned_names(ast.parse(cell, filename=filename))
+    tree = ast.parse(cell, filename=filename)
+    names = assigned_names(tree)
     params = [n for n in names if n in ns]  # `x = x + 1` reads the notebook's x
-    code = compile(cell_function_source_tree(cell, filename, params), filename, "exec")
+    code = compile(cell_function_source_tree(cell, filename, params, names), filename, "exec")
     scratch: dict = {}
     exec(code, ns, scratch)  # noqa: S102 - defining the cell's function, globals = the namespace
     fn = scratch[CELL_FUNCTION]
     kwargs = {"backend": args.backend, "fullgraph": args.fullgraph, "dynamic": args.dynamic}
     if args.mode:
         kwargs["mode"] = args.mode
-    result, local_values = torch.compile(fn, **kwargs)(*(ns[p] for p in params))
-    for n in names:  # names not assigned on the path the cell took stay as they were
-        if n in local_values:
-            ns[n] = local_values[n]
+    result, values = torch.compile(fn, **kwargs)(*(ns[p] for p in params), **{UNSET_ARG: UNSET})
+    for n, v in values.items():  # names not assigned on the path the cell took stay as they were
+        if v is not UNSET:
+            ns[n] = v
+    for n in _deleted_names(tree):
+        ns.pop(n, None)
     return result
 
 
@@ -170,6 +206,18 @@ def _run_as_written(cell: str, filename: str, ns: dict):
         last = ast.Expression(tree.body.pop().value)
     exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user's cell, as IPython would
     return eval(compile(last, filename, "eval"), ns) if last is not None else None  # noqa: S307
+
+
+def _running_cell_number(shell) -> int:
+    """The In[n] of the cell that called the magic (IPython has already counted it)."""
+    names = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = names.get(frame.f_code.co_filename)
+        if number is not None:
+            return number
+        frame = frame.f_back
+    return shell.execution_count
 
 
 def load_ipython_extension(ip) -> None:

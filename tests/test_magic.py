@@ -118,3 +118,14 @@ def test_assigned_names():
         "import numpy as np\na, (b, c) = 1, (2, 3)\nfor i in []: pass\ndef f(): g = 1\nwith open('x') as fh: pass\n[k for k in []]"
     )
     assert assigned_names(tree) == ["np", "a", "b", "c", "i", "f", "fh"]
+
+
+def test_names_unused_after_a_graph_break_are_written_back(ip):
+    ip.run_cell_magic("compile", "--backend eager", "a = x * 2\nb = a + 1\nprint('break')\nc = b + 1")
+    assert {n: n in ip.user_ns for n in "abc"} == {"a": True, "b": True, "c": True}
+    torch.testing.assert_close(ip.user_ns["a"], ip.user_ns["x"] * 2)
+    ip.run_cell_magic("compile", "--backend eager", "if x.sum() > 100:\n    never = 1\nq = 2")
+    assert "never" not in ip.user_ns and ip.user_ns["q"] == 2
+    for n in "abc":
+        ip.user_ns.pop(n, None)
+    ip.user_ns.pop("q", None)
