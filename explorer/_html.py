@@ -70,7 +70,13 @@ def table_html(t: Table) -> str:
     return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def graph_html(g: GraphBlock, expand: tuple[str, ...] = ()) -> str:
+STATIC_EXPAND_BYTES = 400_000  # per graph: pre-drawn expansions of a static page
+
+
+def graph_html(g: GraphBlock, expand: tuple[str, ...] = (), *, static: bool = False) -> str:
+    """The graph drawn. ``static``: also pre-draw each collapsed module expanded, in
+    ``<details>`` (largest groups first, within STATIC_EXPAND_BYTES): a static page cannot
+    lay out on demand the way the widget's "expand" menu does."""
     try:
         from ._graphviz import render_graph
 
@@ -84,14 +90,30 @@ def graph_html(g: GraphBlock, expand: tuple[str, ...] = ()) -> str:
             f'<div class="note">{r.nodes} nodes, collapsed by nn.Module into {r.shown} boxes: '
             f"{groups}{' …' if len(r.groups) > 12 else ''}</div>"
         )
-    return f'<h3>{esc(g.title)}</h3>{extra}<div class="graph">{r.svg}</div>'
+    expansions = []
+    if static and r.groups:
+        budget = STATIC_EXPAND_BYTES
+        for path, n in sorted(r.groups, key=lambda pn: -pn[1]):
+            if n < 2:
+                continue
+            svg = render_graph(g.graph, colors=g.colors or None, expand=(path,)).svg
+            if len(svg) > budget:
+                expansions.append(
+                    '<div class="note">more modules: expand them in the notebook explorer</div>'
+                )
+                break
+            budget -= len(svg)
+            expansions.append(
+                f'<details><summary>expand {esc(path)} ({n} nodes)</summary><div class="graph">{svg}</div></details>'
+            )
+    return f'<h3>{esc(g.title)}</h3>{extra}<div class="graph">{r.svg}</div>{"".join(expansions)}'
 
 
-def block_html(b: Block, *, open_: bool = False) -> str:
+def block_html(b: Block, *, open_: bool = False, static: bool = False) -> str:
     if isinstance(b, Table):
         return table_html(b)
     if isinstance(b, GraphBlock):
-        return graph_html(b)
+        return graph_html(b, static=static)
     assert isinstance(b, CodeBlock)
     lines = b.code.count("\n") + 1
     return (
@@ -187,16 +209,16 @@ def recompiles_html(view: ExplorerView) -> str:
     return "".join(parts)
 
 
-def stage_html(sv: StageView) -> str:
+def stage_html(sv: StageView, *, static: bool = False) -> str:
     if not sv.blocks:
         return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
-    return "".join(block_html(b) for b in sv.blocks)
+    return "".join(block_html(b, static=static) for b in sv.blocks)
 
 
-def compile_html(cv: CompileView) -> str:
+def compile_html(cv: CompileView, *, static: bool = False) -> str:
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
     stages = "".join(
-        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv)}</details>"
+        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static)}</details>"
         for sv in cv.stages
     )
     return f"<h3>{esc(cv.label)}</h3>{err}{stages}"
@@ -218,7 +240,7 @@ def page_html(view: ExplorerView) -> str:
     """A self-contained page: no network, no external files."""
     options = "".join(f'<option value="{esc(c.compile_id)}">{esc(c.label)}</option>' for c in view.compiles)
     compiles = "".join(
-        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c)}</div>'
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
         for c in view.compiles
     )
     tabs = [

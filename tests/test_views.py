@@ -226,3 +226,15 @@ def test_gpu_report_views_show_triton_kernels_and_fusion_colours():
     html = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
     assert "forward kernel triton_per_fused_native_layer_norm_0 (triton)" in html
     assert "triton_heuristics" in html and "only_config" in html
+
+
+def test_static_page_of_a_collapsed_graph_carries_its_modules_expanded():
+    from pathlib import Path
+
+    r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/h100-torch211-gpt2.log.gz")
+    text = explorer.html(r)
+    # GPT-2's AOT / post-grad graphs are above the threshold: collapsed by nn.Module, and the
+    # static page carries pre-drawn expansions (the widget lays them out on demand)
+    assert "collapsed by nn.Module into" in text
+    assert re.search(r"<summary>expand transformer\.h\.[01](\.attn)? \(\d+ nodes\)</summary>", text)
+    assert len(text) < 5_000_000
