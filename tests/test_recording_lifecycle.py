@@ -167,3 +167,20 @@ def test_record_helper():
         ("sine", HERE, sine.__code__.co_firstlineno, 1)
     ]
     assert report.compiles[0].stages.capture.graph is not None
+
+
+@pytest.mark.slow
+def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config():
+    inductor = torch._inductor.config
+    before = (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level)
+    x = torch.linspace(-1, 1, 8)
+    with compiler.recording(fusion_logs=False, provenance=False) as rec:
+        assert inductor.trace.provenance_tracking_level == before[1]  # not turned on
+        assert inductor.fx_graph_cache is False  # caches off all the same
+        out = torch.compile(lambda t: (t.sin() * 2).sum())(x)
+    torch.testing.assert_close(out, (x.sin() * 2).sum())
+    (c,) = rec.report.compiles
+    assert c.stages.fuse.ir_pre_fusion == () and c.stages.fuse.ir_post_fusion == ()
+    assert c.stages.fuse.kernel_nodes == ()  # the CPU mapping comes from provenance tracking
+    assert [k.language for k in rec.report.kernels] == ["cpp"]
+    assert (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level) == before
