@@ -10,6 +10,7 @@ from typing import Any
 from . import _graphs, _text
 from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
+from ._phases import _timing, _union_s
 from ._report import (
     Autograd,
     Capture,
@@ -17,13 +18,15 @@ from ._report import (
     Compile,
     Decompose,
     Fuse,
+    Kernel,
+    KernelNodes,
     OutputCode,
     RawEvent,
     Report,
     RoleGraph,
     Stages,
 )
-from ._stages import FAILURE_PHASE_STAGE, IGNORED, PHASE_STAGE, lookup
+from ._stages import FAILURE_PHASE_STAGE, IGNORED, lookup
 
 # compilation_metrics keys worth keeping (the rest is config dumps)
 _METRIC_KEYS = (
@@ -62,6 +65,7 @@ class _Acc:
     metrics: dict[str, Any] | None = None
     bwd_metrics: list[dict] = field(default_factory=list)
     runtime_metrics: list[dict] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)  # parsed once, in _compile
     phase_times: dict[str, float] = field(default_factory=dict)
     stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     open_phases: dict[str, list[float]] = field(default_factory=dict)
@@ -159,32 +163,6 @@ def _jsonable(meta: dict) -> dict:
         return json.loads(json.dumps(meta, default=str))
     except (TypeError, ValueError):
         return {"repr": repr(meta)}
-
-
-def _timing(ev: Event, acc_for, accs) -> None:
-    try:
-        data = json.loads(ev.payload) if ev.payload else None
-    except json.JSONDecodeError:
-        return
-    if not isinstance(data, dict):
-        return
-    cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not re.fullmatch(r"\d+/\d+", cid):
-        return
-    a = acc_for(cid, ev.metadata)
-    name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")
-    if not isinstance(name, str) or not isinstance(ts, (int, float)):
-        return
-    if ph == "B":
-        a.open_phases.setdefault(name, []).append(ts)
-        if name in FAILURE_PHASE_STAGE:
-            a.last_phase = name
-    elif ph == "E" and a.open_phases.get(name):
-        start = a.open_phases[name].pop()
-        a.phase_times[name] = a.phase_times.get(name, 0.0) + (ts - start) / 1e6
-        stage = PHASE_STAGE.get(name)
-        if stage:
-            a.stage_spans.setdefault(stage, []).append((start, ts))
 
 
 def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
@@ -304,14 +282,15 @@ def _compile(a: _Acc, error: str | None) -> Compile:
             ops_after=_graphs.census([rg.graph for rg in post]),
             time_s=stage_t.get("decompose"),
         )
-    kernels = [k for _r, _p, code in a.outputs for k in _text.split_kernels(code)]
+    a.kernels = _parse_kernels(a)
+    kernels = a.kernels
     fuse = None
     if a.ir_pre or a.ir_post or a.fusion_log or a.provenance or a.outputs:
         fuse = Fuse(
             ir_pre_fusion=tuple(a.ir_pre),
             ir_post_fusion=tuple(a.ir_post),
             fusion_log=tuple(a.fusion_log),
-            kernel_nodes=_text.kernel_nodes(kernels, a.provenance),
+            kernel_nodes=tuple(KernelNodes(k.name, k.nodes, k.aten_ops) for k in kernels if k.nodes),
             provenance="\n".join(a.provenance) or None,
             time_s=stage_t.get("fuse"),
         )
@@ -374,17 +353,25 @@ def _compile(a: _Acc, error: str | None) -> Compile:
     )
 
 
-def _union_s(spans: list[tuple[float, float]]) -> float:
-    """Seconds covered by possibly nested/overlapping phase spans (microsecond stamps)."""
-    total, end = 0.0, None
-    for s, e in sorted(spans):
-        if end is None or s > end:
-            total += e - s
-            end = e
-        elif e > end:
-            total += e - end
-            end = e
-    return total / 1e6
+def _parse_kernels(a: _Acc) -> list[Kernel]:
+    """The kernels of every output module of a compile; fused nodes from torch's comments
+    above each kernel (GPU) or Inductor's provenance tracking (CPU)."""
+    prov = _text.provenance_map(a.provenance)
+    cid = f"{a.frame_id}/{a.frame_compile_id}"
+    return [
+        Kernel(
+            compile_id=cid,
+            name=k.name,
+            language=k.language,
+            source=k.source,
+            role=role,
+            nodes=k.nodes or prov.get(k.name, ()),
+            aten_ops=k.aten_ops,
+            metadata=a.kernel_info.get(k.name, {}),
+        )
+        for role, _path, code in a.outputs
+        for k in _text.split_kernels(code)
+    ]
 
 
 def _failed_stage(a: _Acc, err: str) -> str:

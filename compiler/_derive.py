@@ -140,26 +140,7 @@ def _inlined(cid: str, b: _text.BreakEvent, by_id: dict[str, Compile]) -> bool:
 
 
 def _kernels(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Kernel, ...]:
-    out = []
-    for cid in by_id:
-        a = accs[cid]
-        prov = _text.provenance_map(a.provenance)
-        for role, _path, code in a.outputs:
-            for k in _text.split_kernels(code):
-                k.nodes = k.nodes or prov.get(k.name, ())
-                out.append(
-                    Kernel(
-                        compile_id=cid,
-                        name=k.name,
-                        language=k.language,
-                        source=k.source,
-                        role=role,
-                        nodes=k.nodes,
-                        aten_ops=k.aten_ops,
-                        metadata=a.kernel_info.get(k.name, {}),
-                    )
-                )
-    return tuple(out)
+    return tuple(k for cid in by_id for k in accs[cid].kernels)
 
 
 def _device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:

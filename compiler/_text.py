@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ._report import KernelNodes, StackFrame
+from ._report import StackFrame
 
 
 def _torch_dirs() -> tuple[str, ...]:
@@ -287,15 +287,3 @@ def provenance_map(payloads: list[str]) -> dict[str, tuple[str, ...]]:
                 have = out.setdefault(name, [])
                 have.extend(str(n) for n in nodes if str(n) not in have)
     return {k: tuple(v) for k, v in out.items()}
-
-
-def kernel_nodes(kernels: list[KernelSource], provenance: list[str] = ()) -> tuple[KernelNodes, ...]:
-    """Source nodes per kernel: torch's comments above the kernel (Dynamo-graph node
-    names), else Inductor's provenance tracking (post-grad node names)."""
-    prov = provenance_map(list(provenance))
-    out = []
-    for k in kernels:
-        nodes = k.nodes or prov.get(k.name, ())
-        if nodes:
-            out.append(KernelNodes(k.name, nodes, k.aten_ops))
-    return tuple(out)

@@ -15,6 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
+from ._graphviz import RenderedGraph
 from ._view import Block, BreakView, CodeBlock, CompileView, ExplorerView, GraphBlock, StageView, Table
 
 esc = functools.partial(html.escape, quote=True)
@@ -73,14 +74,20 @@ def table_html(t: Table) -> str:
 STATIC_EXPAND_BYTES = 400_000  # per graph: pre-drawn expansions of a static page
 
 
-def graph_html(g: GraphBlock, expand: tuple[str, ...] = (), *, static: bool = False) -> str:
+def graph_html(
+    g: GraphBlock,
+    expand: tuple[str, ...] = (),
+    *,
+    static: bool = False,
+    rendered: RenderedGraph | None = None,
+) -> str:
     """The graph drawn. ``static``: also pre-draw each collapsed module expanded, in
     ``<details>`` (largest groups first, within STATIC_EXPAND_BYTES): a static page cannot
     lay out on demand the way the widget's "expand" menu does."""
     try:
         from ._graphviz import render_graph
 
-        r = render_graph(g.graph, colors=g.colors or None, expand=expand)
+        r = rendered or render_graph(g.graph, colors=g.colors or None, expand=expand)
     except ImportError as e:
         return f'<h3>{esc(g.title)}</h3><div class="note">graph drawing unavailable ({esc(str(e))}); see the code view</div>'
     extra = ""

@@ -20,13 +20,14 @@ def _frag(body: str) -> str:
 
 
 def _graph_widget(block: GraphBlock) -> w.Widget:
-    out = w.HTML(_frag(_html.graph_html(block)))
     try:
         from ._graphviz import render_graph
 
-        groups = render_graph(block.graph, colors=block.colors or None).groups
-    except ImportError:
-        return out
+        rendered = render_graph(block.graph, colors=block.colors or None)
+    except ImportError:  # the HTML says why there is no drawing
+        return w.HTML(_frag(_html.graph_html(block)))
+    out = w.HTML(_frag(_html.graph_html(block, rendered=rendered)))
+    groups = rendered.groups
     if not groups:
         return out
     menu = w.SelectMultiple(

@@ -446,11 +446,15 @@ def test_split_kernels_cpp_module():
 
 
 def test_kernel_nodes_from_comments_and_provenance():
-    kernels = _text.split_kernels(TRITON_MODULE) + _text.split_kernels(CPP_MODULE)
+    from compiler import _build
+
     prov = json.dumps(
         {"cppCodeToPost": {"cpp_fused_gt_relu_sum_threshold_backward_0:1": ["relu", "sum_1", "gt"]}}
     )
-    assert [(kn.kernel, kn.nodes) for kn in _text.kernel_nodes(kernels, [prov])] == [
+    acc = _build._Acc(0, 0, 0)
+    acc.outputs = [("forward", None, TRITON_MODULE), ("forward", None, CPP_MODULE)]
+    acc.provenance = [prov]
+    assert [(k.name, k.nodes) for k in _build._parse_kernels(acc)] == [
         ("triton_per_fused_gelu_sum_0", ("gelu", "sum_1")),
         ("cpp_fused_gt_relu_sum_threshold_backward_0", ("relu", "sum_1", "gt")),
     ]

@@ -1,0 +1,140 @@
+"""The stage views of one compile (part of the view model in ``_view.py``): which graphs,
+tables and code each of the five stages shows."""
+
+from __future__ import annotations
+
+from compiler import Compile, Graph, Report
+
+from ._view import Block, CodeBlock, GraphBlock, StageView, Table
+
+KERNEL_COLORS = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+)  # fmt: skip
+
+
+TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
+
+
+def _nodes_table(title: str, g: Graph) -> Table:
+    nodes = [n for n in g.nodes if n.op != "output"]
+    if len(nodes) > TABLE_ROWS:
+        title = f"{title} (first {TABLE_ROWS} of {len(nodes)})"
+    rows = tuple(
+        (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", n.source or "", n.module or "")
+        for n in nodes[:TABLE_ROWS]
+    )
+    return Table(title, ("node", "op", "target", "dtype/shape", "source", "module"), rows)
+
+
+def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
+    rows = [(op, str(k), "") for op, k in before.items()] + [(op, "", str(k)) for op, k in after.items()]
+    return Table(
+        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        ("op", "before", "after"),
+        tuple(rows),
+    )
+
+
+def stage_view(report: Report, c: Compile, stage: str) -> StageView:
+    st = getattr(c.stages, stage)
+    if st is None:
+        why = "did not run"
+        if c.status != "ok" and c.failed_stage == stage:
+            why = f"failed here: {c.error}"
+        elif c.cache.get("fx_graph") == "hit" and stage in ("fuse", "autograd"):
+            why = "skipped: Inductor's FX graph cache hit"
+        elif stage != "capture" and c.stages.capture is not None and c.stages.autograd is None:
+            why = "not run by this backend (Inductor runs autograd→codegen)"
+        return StageView(stage, (), note=why)
+    blocks: list[Block] = []
+    if stage == "capture":
+        if st.graph:
+            blocks += [
+                GraphBlock("Dynamo graph", st.graph),
+                CodeBlock("Dynamo graph (code)", "python", st.graph.code),
+            ]
+            blocks.append(_nodes_table("nodes", st.graph))
+        if st.guards:
+            blocks.append(
+                CodeBlock(f"guards ({st.guard_count})" if st.guard_count else "guards", "text", st.guards)
+            )
+    elif stage == "autograd":
+        for name in ("joint", "forward", "backward", "inference"):
+            g = getattr(st, name)
+            if g is not None:
+                blocks += [
+                    GraphBlock(f"{name} graph", g),
+                    CodeBlock(f"{name} graph (code)", "python", g.code),
+                ]
+        if st.saved_tensors:
+            rows = tuple((s.name, s.dtype or "", s.shape or "", _bytes(s.bytes)) for s in st.saved_tensors)
+            total = sum(s.bytes or 0 for s in st.saved_tensors)
+            blocks.append(
+                Table(f"saved for backward ({_bytes(total)})", ("tensor", "dtype", "shape", "bytes"), rows)
+            )
+    elif stage == "decompose":
+        blocks.append(_census_table(st.ops_before, st.ops_after))
+        for rg in st.post_grad:
+            blocks += [
+                GraphBlock(f"post-grad graph ({rg.role})", rg.graph),
+                CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
+            ]
+        if st.pre_grad_before:
+            blocks.append(CodeBlock("pre-grad graph", "python", st.pre_grad_before.code))
+    elif stage == "fuse":
+        # one colour per kernel; one coloured graph per role (forward / backward kernels name
+        # the nodes of different graphs)
+        by_role: dict[str, dict[str, str]] = {}
+        rows = []
+        for i, k in enumerate(k for k in report.kernels_of(c.id) if k.nodes):
+            color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
+            rows.append((k.role, k.name, ", ".join(k.nodes), color))
+            for n in k.nodes:
+                by_role.setdefault(k.role, {}).setdefault(n, color)
+        if rows:
+            blocks.append(
+                Table(
+                    "kernels and the graph nodes fused into them",
+                    ("role", "kernel", "nodes", "colour"),
+                    tuple(rows),
+                )
+            )
+        for role, colors in by_role.items():
+            target = _fuse_graph(c, set(colors))
+            if target is not None:
+                blocks.append(GraphBlock(f"{role} graph coloured by kernel", target, colors))
+        for i, ir in enumerate(st.ir_pre_fusion):
+            blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
+        for i, ir in enumerate(st.ir_post_fusion):
+            blocks.append(CodeBlock(f"IR after fusion #{i + 1}", "text", ir))
+    elif stage == "codegen":
+        for k in report.kernels_of(c.id):
+            meta = f"  {k.metadata}" if k.metadata else ""
+            blocks.append(CodeBlock(f"{k.role} kernel {k.name} ({k.language}){meta}", k.language, k.source))
+        for oc in st.output_code:
+            blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
+    return StageView(stage, tuple(blocks))
+
+
+def _fuse_graph(c: Compile, names: set[str]) -> Graph | None:
+    """The graph whose node names the kernel mapping uses: torch's kernel comments name
+    Dynamo-graph nodes (GPU), Inductor's provenance names post-grad nodes (CPU)."""
+    cands = []
+    if c.stages.capture and c.stages.capture.graph:
+        cands.append(c.stages.capture.graph)
+    if c.stages.decompose:
+        cands += [rg.graph for rg in c.stages.decompose.post_grad]
+    if not cands:
+        return None
+    return max(cands, key=lambda g: len(names & {n.name for n in g.nodes}))
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
