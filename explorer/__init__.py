@@ -33,6 +33,20 @@ def html(report: Report, title: str | None = None) -> str:
     return page_html(build_view(report, title))
 
 
+def text(report: Report, view: str = "summary", title: str | None = None) -> str:
+    """The explorer's views as plain text: ``"summary"``, ``"breaks"`` or ``"recompiles"``
+    (what ``pt2-explorer report --view`` prints)."""
+    if view == "summary":
+        return summary_text(report, title)
+    from explorer._textview import breaks_text, recompiles_text
+    from explorer._view import build_view
+
+    views = {"breaks": breaks_text, "recompiles": recompiles_text}
+    if view not in views:
+        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles")
+    return views[view](build_view(report, title))
+
+
 def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
     text = html(report, title)
     with open(path, "w", encoding="utf-8") as f:
@@ -76,4 +90,5 @@ __all__ = [
     "save_html",
     "show",
     "summary_text",
+    "text",
 ]
