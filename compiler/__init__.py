@@ -12,10 +12,14 @@ _check()
 
 from ._capture import Recording, record, recording  # noqa: E402
 from ._events import TraceFormatError  # noqa: E402
+from ._modes import ModeComparison, ModeRow, compare_modes, load_modes  # noqa: E402
 from ._report import (  # noqa: E402
     SCHEMA_VERSION,
     STAGES,
+    Accuracy,
     Autograd,
+    BenchConfig,
+    Benchmark,
     Capture,
     Codegen,
     Compile,
@@ -25,18 +29,24 @@ from ._report import (  # noqa: E402
     Graph,
     GraphBreak,
     Kernel,
+    KernelTime,
     Node,
     Recompile,
     Report,
+    Timing,
     load,
 )
+from ._state import StateMutationError  # noqa: E402
 from ._trace import load_trace  # noqa: E402
 
 __all__ = [
     "SCHEMA_VERSION",
     "STAGES",
     "SUPPORTED",
+    "Accuracy",
     "Autograd",
+    "BenchConfig",
+    "Benchmark",
     "Capture",
     "Codegen",
     "Compile",
@@ -46,13 +56,20 @@ __all__ = [
     "Graph",
     "GraphBreak",
     "Kernel",
+    "KernelTime",
+    "ModeComparison",
+    "ModeRow",
     "Node",
     "Recompile",
     "Recording",
     "Report",
+    "StateMutationError",
+    "Timing",
     "TraceFormatError",
     "UnsupportedTorchVersion",
+    "compare_modes",
     "load",
+    "load_modes",
     "load_trace",
     "record",
     "recording",

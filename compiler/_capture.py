@@ -259,9 +259,15 @@ def recording(
 def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:
     """Compile ``fn`` with ``torch.compile(**compile_kwargs)``, call it once on the given
     arguments, and return ``(result, report)``. Exceptions from the call propagate; use
-    ``recording()`` directly to keep the partial report of a failing call."""
+    ``recording()`` directly to keep the partial report of a failing call.
+
+    The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
+    so ``report.benchmark()`` times them with no second compile."""
+    from ._bench import remember
+
     compiled = torch.compile(fn, **(compile_kwargs or {}))
     with recording() as rec:
         result = compiled(*args, **kwargs)
     assert rec.report is not None
+    remember(rec.report, fn, compiled, args, kwargs, compile_kwargs)
     return result, rec.report

@@ -237,6 +237,94 @@ class RawEvent:
     payload: str | None = None
 
 
+# ---- benchmarks (report.benchmark(), compiler.compare_modes) ---------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Times of one arm (eager or compiled), one sample per call, in milliseconds."""
+
+    median_ms: float
+    p25_ms: float
+    p75_ms: float
+    min_ms: float
+    max_ms: float
+    reps: int
+    samples_ms: tuple[float, ...] = ()
+
+    @property
+    def iqr_ms(self) -> float:
+        return self.p75_ms - self.p25_ms
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One row of the per-kernel profile of the compiled run (torch.profiler)."""
+
+    name: str  # as the profiler named it, e.g. "triton_poi_fused_gelu_1", "graph_0_cpp_fused_relu_0"
+    kind: str  # triton | cpp | extern (cuBLAS, cuDNN, an ATen op the wrapper calls) | other
+    calls: int  # launches over the profiled calls
+    total_ms: float  # summed over the profiled calls
+    per_call_ms: float  # total_ms / profiled calls of the compiled function
+    share: float  # of the summed time of all rows (the rows' shares add up to 1)
+    kernel: str | None = None  # the report kernel it is (Kernel.name), None for extern rows
+    compile_id: str | None = None  # that kernel's compile
+    gb: float | None = None  # bytes moved per launch in GB (Inductor's kernel_num_gb), where known
+    gb_per_s: float | None = None  # achieved bandwidth: gb / time per launch
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Compiled output against eager output, same inputs, same starting state."""
+
+    ok: bool  # every tensor within atol + rtol * |eager|
+    max_abs: float
+    max_rel: float  # max_abs over the largest |eager| value of that tensor (0 when both are 0)
+    atol: float
+    rtol: float
+    tensors: int  # how many output tensors were compared
+    note: str | None = None  # e.g. a structure mismatch, random numbers drawn
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    mode: str | None = None  # torch.compile mode: None/"default", "reduce-overhead", "max-autotune"
+    dynamic: bool | None = None
+    autocast: str | None = None  # autocast dtype ("bfloat16") or None for none
+    backend: str | None = None
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """Eager against compiled on the same inputs (``Report.benchmark``); docs/benchmark.md."""
+
+    name: str
+    device: str  # cpu | cuda
+    device_name: str  # "NVIDIA H100 80GB HBM3", the CPU's model name
+    method: str  # how it was timed, in words
+    warmup: int
+    config: BenchConfig = field(default_factory=BenchConfig)
+    eager: Timing | None = None  # None when that arm raised or was interrupted before a sample
+    compiled: Timing | None = None
+    speedup: float | None = None  # eager median / compiled median
+    threads: int | None = None  # torch.get_num_threads() (CPU)
+    compile_time_s: float | None = None  # torch's compilation_metrics of the compiles benchmarked
+    stage_times_s: dict[str, float] = field(default_factory=dict)
+    break_even_calls: float | None = None  # compile time / time saved per call; None: never
+    peak_memory_eager: int | None = None  # bytes, max_memory_allocated over one call (GPU)
+    peak_memory_compiled: int | None = None
+    accuracy: Accuracy | None = None
+    kernels: tuple[KernelTime, ...] = ()
+    profiled_calls: int = 0
+    profile_note: str | None = None  # how kernels were profiled, or why not
+    peak_gb_per_s: float | None = None  # the device's peak memory bandwidth, where known
+    state: str = "unchanged"  # unchanged | restored (mutates=True) ; RNG state is always restored
+    mutated: tuple[str, ...] = ()  # what the function changed in place (restored)
+    error: str | None = None  # an arm that raised (compiled only: eager errors propagate)
+    interrupted: bool = False  # KeyboardInterrupt: the samples taken so far
+    torch_version: str | None = None
+
+
 @dataclass(frozen=True)
 class Report:
     torch_version: str
@@ -250,6 +338,7 @@ class Report:
     error: str | None = None  # exception that ended the recorded block, if any
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
+    benchmarks: tuple[Benchmark, ...] = ()  # appended by Report.benchmark() (see there)
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:
@@ -265,6 +354,49 @@ class Report:
         """Write the static HTML report (needs the explorer package, imported lazily so the
         recorder itself runs with torch alone)."""
         return importlib.import_module("explorer").save_html(self, path, title)
+
+    def benchmark(
+        self,
+        fn=None,
+        *args,
+        reps: int | None = None,
+        warmup: int | None = None,
+        profile: bool = True,
+        mutates: bool = False,
+        compiled=None,
+        name: str | None = None,
+        progress=True,
+        atol: float | None = None,
+        rtol: float | None = None,
+        **kwargs,
+    ) -> Benchmark:
+        """Time eager against compiled on the same inputs, check their outputs agree,
+        profile the compiled kernels; append the result to ``self.benchmarks`` and return it.
+
+        With no ``fn``, benchmarks what the report remembers (``compiler.record`` and
+        ``%%compile`` remember their function, compiled callable and arguments); the
+        compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
+        that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
+        restored. The report is frozen; the one field this changes is ``benchmarks``,
+        replaced by a longer tuple (``object.__setattr__``). Methodology: docs/benchmark.md.
+        """
+        from ._bench import benchmark_report
+
+        return benchmark_report(
+            self,
+            fn,
+            args,
+            kwargs,
+            reps=reps,
+            warmup=warmup,
+            profile=profile,
+            mutates=mutates,
+            compiled=compiled,
+            name=name,
+            progress=progress,
+            atol=atol,
+            rtol=rtol,
+        )
 
     @property
     def compile_time_s(self) -> float:

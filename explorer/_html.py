@@ -255,6 +255,12 @@ def page_html(view: ExplorerView) -> str:
         ("recompiles", f"Recompiles ({len(view.recompiles)})"),
         ("compiles", f"Compiles ({len(view.compiles)})"),
     ]
+    bench = ""
+    if view.benchmarks:  # plotly.js is inlined only then (once): the page stays offline
+        from ._benchview import bench_html
+
+        tabs.append(("bench", f"Benchmark ({len(view.benchmarks)})"))
+        bench = f'<section class="pt2x-tab" id="tab-bench" hidden>{bench_html(view.benchmarks, static=True)}</section>'
     buttons = "".join(
         f'<button data-tab="tab-{k}" class="{"on" if i == 0 else ""}">{esc(label)}</button>'
         for i, (k, label) in enumerate(tabs)
@@ -264,7 +270,7 @@ def page_html(view: ExplorerView) -> str:
         f'<section class="pt2x-tab" id="tab-breaks">{breaks_html(view)}</section>'
         f'<section class="pt2x-tab" id="tab-recompiles" hidden>{recompiles_html(view)}</section>'
         f'<section class="pt2x-tab" id="tab-compiles" hidden><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
-        "</div>"
+        f"{bench}</div>"
     )
     css = (
         CSS + _pygments_css() + ".pt2x-tabs button{margin:6px 4px 6px 0}.pt2x-tabs button.on{font-weight:700}"

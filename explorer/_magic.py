@@ -28,6 +28,7 @@ partial recording is shown. ``--name NAME`` keeps the report as ``explorer.repor
 from __future__ import annotations
 
 import ast
+import html
 import sys
 import time
 
@@ -132,6 +133,12 @@ class _Progress:
             HTML(f"<i>PT2 Explorer: compiling [{compile_id}], stage {stage} · {now - self.start:.1f} s</i>")
         )
 
+    def bench(self, text: str, final: bool = False) -> None:
+        now = time.perf_counter()
+        if final or now - self.last >= 0.2:
+            self.last = now
+            self.handle.update(HTML(f"<i>PT2 Explorer: {html.escape(text)}</i>"))
+
     def done(self, widget) -> None:
         self.handle.update(widget)
 
@@ -146,6 +153,9 @@ class CompileMagics(Magics):
     @argument("--record", action="store_true", help="run the cell as written; record its torch.compile calls")
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
     @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
+    @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
+    @argument("--reps", type=int, default=None, help="--bench: timed calls per arm (default: about 1 s)")
+    @argument("--mutates", action="store_true", help="--bench: the cell changes state in place; restore it")
     @cell_magic
     def compile(self, line: str, cell: str):
         args = parse_argstring(self.compile, line)
@@ -157,12 +167,23 @@ class CompileMagics(Magics):
         progress = _Progress()
         rec = compiler.recording(caches=args.keep_caches, on_stage=progress)
         result = None
+        subject: dict = {}
         try:
             with rec:
                 if args.record:
                     result = _run_as_written(cell, filename, shell.user_ns)
                 else:
-                    result = _run_compiled(cell, filename, shell.user_ns, args)
+                    result = _run_compiled(cell, filename, shell.user_ns, args, subject)
+            if subject and rec.report is not None:
+                from compiler._bench import remember
+
+                remember(rec.report, **subject)
+            if args.bench:
+                if not subject:
+                    raise ValueError(
+                        "%%compile --bench needs the compiled cell: it does not work with --record"
+                    )
+                rec.report.benchmark(reps=args.reps, mutates=args.mutates, progress=progress.bench)
         finally:
             report = rec.report
             if report is not None:
@@ -177,7 +198,7 @@ def _deleted_names(tree: ast.Module) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
 
 
-def _run_compiled(cell: str, filename: str, ns: dict, args):
+def _run_compiled(cell: str, filename: str, ns: dict, args, subject: dict | None = None):
     import torch
 
     tree = ast.parse(cell, filename=filename)
@@ -190,7 +211,13 @@ def _run_compiled(cell: str, filename: str, ns: dict, args):
     kwargs = {"backend": args.backend, "fullgraph": args.fullgraph, "dynamic": args.dynamic}
     if args.mode:
         kwargs["mode"] = args.mode
-    result, values = torch.compile(fn, **kwargs)(*(ns[p] for p in params), **{UNSET_ARG: UNSET})
+    compiled = torch.compile(fn, **kwargs)
+    call_args = tuple(ns[p] for p in params)
+    if subject is not None:  # what report.benchmark() will time (the Benchmark button, --bench)
+        subject.update(
+            eager=fn, compiled=compiled, args=call_args, kwargs={UNSET_ARG: UNSET}, compile_kwargs=kwargs
+        )
+    result, values = compiled(*call_args, **{UNSET_ARG: UNSET})
     for n, v in values.items():  # names not assigned on the path the cell took stay as they were
         if v is not UNSET:
             ns[n] = v

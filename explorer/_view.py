@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from compiler import STAGES, Compile, Graph, Report
+from compiler import STAGES, Benchmark, Compile, Graph, Report
 from compiler._text import is_user_file
 
 from ._summary import display_name, headline, where
@@ -129,6 +129,7 @@ class ExplorerView:
     timelines: tuple[FrameTimeline, ...]
     recompiles: tuple[RecompileView, ...]
     compiles: tuple[CompileView, ...]
+    benchmarks: tuple[Benchmark, ...] = ()  # report.benchmarks (explorer/_benchview.py)
 
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
@@ -157,6 +158,7 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
         timelines=_timelines(report),
         recompiles=tuple(_recompile_view(report, r, names) for r in report.recompiles),
         compiles=tuple(_compile_view(report, c) for c in report.compiles),
+        benchmarks=report.benchmarks,
     )
 
 

@@ -89,9 +89,63 @@ class Explorer(w.VBox):
             )
         ):
             self.tabs.set_title(i, t)
-        super().__init__([self.header, self.tabs])
+        self._bench_tab: int | None = None
+        bench_row = self._bench_controls()
+        super().__init__([self.header, bench_row, self.tabs])
+        if report.benchmarks:
+            self._show_benchmarks()
         if v.compiles:
             self._show()
+
+    def _bench_controls(self) -> w.Widget:
+        """The Benchmark button (report.benchmark() on what the report remembers) and its
+        progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
+        from compiler._bench import subject_of
+
+        self.bench_status = w.HTML("")
+        self.bench_button = w.Button(
+            description="Benchmark", icon="tachometer", layout=w.Layout(width="auto")
+        )
+        if subject_of(self.report) is None:
+            self.bench_button.disabled = True
+            self.bench_button.tooltip = (
+                "nothing to time: this report remembers no function; call report.benchmark(fn, *args), "
+                "or record with compiler.record(fn, *args) or %%compile"
+            )
+        else:
+            self.bench_button.tooltip = "time eager vs compiled on the same inputs, profile the kernels"
+            self.bench_button.on_click(lambda _b: self.run_benchmark())
+        return w.HBox([self.bench_button, self.bench_status])
+
+    def run_benchmark(self, **kwargs) -> None:
+        from ._html import esc
+
+        def progress(text: str, final: bool = False) -> None:
+            self.bench_status.value = f"<i>{esc(text)}</i>"
+
+        self.bench_button.disabled = True
+        try:
+            self.report.benchmark(progress=progress, **kwargs)
+        except Exception as e:  # shown, not lost in the widget's callback
+            self.bench_status.value = (
+                f'<span style="color:#cf222e">{esc(type(e).__name__)}: {esc(str(e))}</span>'
+            )
+        finally:
+            self.bench_button.disabled = False
+        self._show_benchmarks()
+
+    def _show_benchmarks(self) -> None:
+        from ._benchview import bench_widget
+
+        body = bench_widget(self.report)
+        children = list(self.tabs.children)
+        if self._bench_tab is None:
+            self._bench_tab = len(children)
+            children.append(body)
+        else:
+            children[self._bench_tab] = body
+        self.tabs.children = children
+        self.tabs.set_title(self._bench_tab, f"Benchmark ({len(self.report.benchmarks)})")
 
     def _breaks_widget(self) -> w.Widget:
         """One row per break site, with buttons that open the graphs before and after it."""

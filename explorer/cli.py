@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles"),
+        choices=("summary", "breaks", "recompiles", "bench"),
         default="summary",
         help="what to print (default: the summary)",
     )
@@ -206,6 +206,10 @@ def _report(ns, compiler) -> int:
         return 2
     if ns.view == "summary":
         print_summary(report, title=ns.report)
+    elif ns.view == "bench":
+        from explorer._benchview import bench_text
+
+        print(bench_text(report), end="")
     else:
         from explorer._textview import breaks_text, recompiles_text
         from explorer._view import build_view

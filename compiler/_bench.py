@@ -1,0 +1,420 @@
+"""Eager against compiled, measured honestly (``Report.benchmark``); docs/benchmark.md.
+
+The run: snapshot what the function can reach (compiler/_state.py), one eager and one compiled
+call compared for accuracy, timing (compiler/_timing.py: ABBA-interleaved, L2 flushed on GPU),
+peak memory per arm (GPU), a profile of the compiled kernels (compiler/_profile.py), then the
+state restored. Compile time per stage comes from torch's own compilation metrics in the
+report; break-even = compile time / time saved per call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import _profile
+from ._report import Accuracy, BenchConfig, Benchmark, Report
+from ._state import Snapshot, StateMutationError, roots
+from ._timing import Timer, break_even, method, timing
+
+PROFILED_CALLS = 3
+
+
+@dataclass
+class Subject:
+    """What a report remembers so that ``report.benchmark()`` needs no arguments."""
+
+    eager: Callable
+    compiled: Callable | None
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    compile_kwargs: dict = field(default_factory=dict)
+
+
+def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None) -> None:
+    """Attach the subject to the report (not serialised: not a dataclass field)."""
+    object.__setattr__(
+        report,
+        "_subject",
+        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {})),
+    )
+
+
+def subject_of(report: Report) -> Subject | None:
+    return getattr(report, "_subject", None)
+
+
+# ---- methodology units ----------------------------------------------------------------------
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+class LineProgress:
+    """One line on stderr, rewritten at most 5 times a second."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        now = time.perf_counter()
+        if not final and now - self.last < 0.2:
+            return
+        self.last = now
+        sys.stderr.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
+        sys.stderr.flush()
+        self.shown = not final
+
+
+def _progress(progress) -> Callable[..., None]:
+    if progress is True:
+        return LineProgress()
+    if not progress:
+        return lambda text, final=False: None
+    return progress
+
+
+# ---- the benchmark ----------------------------------------------------------------------------
+
+
+_PLAIN = (str, bytes, int, float, bool, complex, type(None))
+
+
+def _tensors(x: Any, depth: int = 0) -> list[Any]:
+    """Tensors (and plain values) in an output, in order: through lists, tuples, dicts,
+    dataclasses and other objects' attributes (e.g. transformers' caches); other leaves dropped."""
+    if isinstance(x, torch.Tensor) or isinstance(x, _PLAIN):
+        return [x]
+    if depth > 6:
+        return []
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors(v, depth + 1)]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in _tensors(v, depth + 1)]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return [t for f in dataclasses.fields(x) for t in _tensors(getattr(x, f.name), depth + 1)]
+    attrs = getattr(x, "__dict__", None)
+    if isinstance(attrs, dict) and not callable(x):
+        return [t for v in attrs.values() for t in _tensors(v, depth + 1)]
+    return []
+
+
+def _device(args: tuple, kwargs: dict, snap: Snapshot) -> str:
+    for t in [*_tensors(args), *_tensors(kwargs), *(v[1] for v in snap.tensors.values())]:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            return "cuda"
+    return "cpu"
+
+
+def _device_name(device: str) -> str:
+    if device == "cuda":
+        return torch.cuda.get_device_name()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _tolerances(outputs: list[Any]) -> tuple[float, float]:
+    low = any(isinstance(t, torch.Tensor) and t.dtype in (torch.bfloat16, torch.float16) for t in outputs)
+    return (5e-2, 5e-2) if low else (1e-3, 1e-3)
+
+
+def compare(eager_out: Any, compiled_out: Any, atol: float | None, rtol: float | None) -> Accuracy:
+    """Max abs / rel error of compiled against eager. ``max_rel`` = max |c - e| over the
+    largest |e| of that tensor; ``ok``: every element within atol + rtol * |e|."""
+    es, cs = _tensors(eager_out), _tensors(compiled_out)
+    a_default, r_default = _tolerances(es)
+    atol = a_default if atol is None else atol
+    rtol = r_default if rtol is None else rtol
+    note = None
+    ok, max_abs, max_rel, n = True, 0.0, 0.0, 0
+    if len(es) != len(cs):
+        return Accuracy(
+            False, math.inf, math.inf, atol, rtol, 0, f"{len(es)} eager outputs, {len(cs)} compiled"
+        )
+    for e, c in zip(es, cs):
+        if not isinstance(e, torch.Tensor) or not isinstance(c, torch.Tensor):
+            if not _plain_equal(e, c):
+                ok, note = False, f"non-tensor outputs differ: {e!r} vs {c!r}"[:300]
+            continue
+        n += 1
+        if e.shape != c.shape:
+            ok, note = False, f"shapes differ: {tuple(e.shape)} vs {tuple(c.shape)}"
+            max_abs = max_rel = math.inf
+            continue
+        if e.numel() == 0:
+            continue
+        ef, cf = e.detach().double(), c.detach().to(e.device).double()
+        if not e.is_floating_point() and not e.is_complex():
+            diff = (ef - cf).abs()
+        else:
+            diff = torch.where(ef.isnan() & cf.isnan(), torch.zeros_like(ef), (ef - cf).abs())
+        d = float(diff.max())
+        scale = float(ef.abs().nan_to_num(0.0).max())
+        max_abs = max(max_abs, d)
+        max_rel = max(max_rel, d / scale if scale > 0 else (0.0 if d == 0 else math.inf))
+        if not bool((diff <= atol + rtol * ef.abs()).all()) or math.isnan(d):
+            ok = False
+    return Accuracy(ok, max_abs, max_rel, atol, rtol, n, note)
+
+
+def _plain_equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _sync(cuda: bool) -> None:
+    if cuda:
+        torch.cuda.synchronize()
+
+
+def benchmark_report(
+    report: Report,
+    fn,
+    args: tuple,
+    kwargs: dict,
+    *,
+    reps: int | None = None,
+    warmup: int | None = None,
+    profile: bool = True,
+    mutates: bool = False,
+    compiled=None,
+    name: str | None = None,
+    progress=True,
+    atol: float | None = None,
+    rtol: float | None = None,
+    config: BenchConfig | None = None,
+    eager_call: Callable | None = None,
+) -> Benchmark:
+    """Implements ``Report.benchmark`` (see there and docs/benchmark.md)."""
+    subject = subject_of(report)
+    compile_kwargs: dict = {}
+    if fn is None:
+        if subject is None:
+            raise ValueError(
+                "this report remembers no function to benchmark: pass one, "
+                "report.benchmark(fn, *args) (fn is called eagerly and compiled), "
+                "or make the report with compiler.record(fn, *args) or %%compile"
+            )
+        fn, args, kwargs = subject.eager, subject.args, subject.kwargs
+        compiled = compiled or subject.compiled
+        compile_kwargs = subject.compile_kwargs
+    elif compiled is None and subject is not None and subject.eager is fn:
+        compiled, compile_kwargs = subject.compiled, subject.compile_kwargs
+    show = _progress(progress)
+    run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, atol, rtol)
+    bench = run.go(reps=reps, warmup=warmup, profile=profile, mutates=mutates, name=name, config=config)
+    return bench
+
+
+class _Run:
+    def __init__(self, report, fn, args, kwargs, compiled, compile_kwargs, show, atol, rtol):
+        self.report, self.fn, self.args, self.kwargs = report, fn, tuple(args), dict(kwargs)
+        self.compiled, self.compile_kwargs, self.show = compiled, compile_kwargs, show
+        self.atol, self.rtol = atol, rtol
+        self.samples: dict[str, list[float]] = {"eager": [], "compiled": []}
+        self.compile_report: Report | None = None
+        self.fields: dict[str, Any] = {}
+
+    def eager_call(self):
+        return self.fn(*self.args, **self.kwargs)
+
+    def compiled_call(self):
+        return self.compiled(*self.args, **self.kwargs)
+
+    def go(self, *, reps, warmup, profile, mutates, name, config) -> Benchmark:
+        snap = Snapshot(roots(self.fn, self.args, self.kwargs))
+        self.cuda = _device(self.args, self.kwargs, snap) == "cuda"
+        device = "cuda" if self.cuda else "cpu"
+        label = name or _name_of(self.fn)
+        warmup = 3 if warmup is None else max(0, warmup)
+        self.fields = dict(
+            name=label,
+            device=device,
+            device_name=_device_name(device),
+            method=method(self.cuda),
+            warmup=warmup,
+            config=config or _config(self.compile_kwargs),
+            threads=torch.get_num_threads(),
+            torch_version=torch.__version__,
+            peak_gb_per_s=_profile.peak_gb_per_s(_device_name(device)) if self.cuda else None,
+        )
+        try:
+            self.show(f"benchmark {label}: eager call (state check)")
+            eager_out = self.eager_call()  # an exception here is the user's: it propagates
+            _sync(self.cuda)
+            mutated = snap.changed()
+            rng_used = snap.rng_changed()
+            if mutated and not mutates:
+                raise StateMutationError(
+                    f"benchmarking {label} would call it many times, and it changes state in place: "
+                    f"{', '.join(mutated[:8])}{' …' if len(mutated) > 8 else ''}. Nothing was changed "
+                    "(restored). Pass mutates=True (%%compile --bench --mutates) to benchmark it anyway: "
+                    "that state is snapshotted and restored after the benchmark."
+                )
+            self.fields.update(state="restored" if mutated else "unchanged", mutated=tuple(mutated))
+            snap.restore()
+            self.show(f"benchmark {label}: compiled call (accuracy)")
+            try:
+                compiled_out = self._first_compiled_call()
+                _sync(self.cuda)
+            except (KeyboardInterrupt, StateMutationError):
+                raise
+            except Exception as e:
+                self.fields["error"] = f"compiled raised {type(e).__name__}: {e}"
+                self._compile_fields()
+                return self._finish()
+            accuracy = compare(eager_out, compiled_out, self.atol, self.rtol)
+            if rng_used:
+                accuracy = dataclasses.replace(
+                    accuracy,
+                    note=(accuracy.note + "; " if accuracy.note else "")
+                    + "the function draws random numbers: compiled code draws them differently "
+                    "(torch._inductor.config.fallback_random makes them match)",
+                )
+            self.fields["accuracy"] = accuracy
+            del eager_out, compiled_out
+            snap.restore()
+            self._compile_fields()
+            self._measure(reps, warmup, label)
+            if self.cuda:
+                self._peak_memory()
+            if profile:
+                self.show(f"benchmark {label}: profiling the compiled kernels")
+                self._profile()
+        except KeyboardInterrupt:
+            self.fields["interrupted"] = True
+            self._finish()
+            raise
+        finally:
+            snap.restore()
+            self.show(f"benchmark {label}: done", final=True)
+        return self._finish()
+
+    def _first_compiled_call(self):
+        if self.compiled is not None:
+            return self.compiled_call()
+        from ._capture import recording
+
+        self.compiled = torch.compile(self.fn, **self.compile_kwargs)
+        with recording(fusion_logs=False) as rec:
+            out = self.compiled_call()
+        self.compile_report = rec.report
+        return out
+
+    def _compile_fields(self) -> None:
+        source = self.compile_report or self.report
+        ok = [c for c in source.compiles if c.status == "ok"]
+        if not ok:
+            return
+        stages: dict[str, float] = {}
+        for c in ok:
+            for k, v in c.stage_times_s.items():
+                stages[k] = stages.get(k, 0.0) + v
+        times = [c.compile_time_s for c in ok if c.compile_time_s is not None]
+        self.fields["compile_time_s"] = sum(times) if times else None
+        self.fields["stage_times_s"] = stages
+
+    def _measure(self, reps: int | None, warmup: int, label: str) -> None:
+        timer = Timer({"eager": self.eager_call, "compiled": self.compiled_call}, self.cuda, self.show)
+        self.samples = timer.samples  # kept on KeyboardInterrupt
+        timer.run(reps, warmup, label)
+        self.fields["method"] += timer.note
+
+    def _peak_memory(self) -> None:
+        for arm, call in (("eager", self.eager_call), ("compiled", self.compiled_call)):
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            call()
+            torch.cuda.synchronize()
+            self.fields[f"peak_memory_{arm}"] = torch.cuda.max_memory_allocated()
+
+    def _profile(self) -> None:
+        source = self.compile_report or self.report
+        kernels = list(source.kernels)
+        call = self.compiled_call
+        note = None
+        if not self.cuda:
+            cpp = any(k.language == "cpp" for k in kernels)
+            backend = self.compile_kwargs.get("backend", "inductor")
+            if backend == "inductor" and (cpp or not kernels):
+                call, profiled = self._profiling_compile()
+                kernels = profiled + kernels  # the report's own kernel of that name wins
+                note = (
+                    "C++ kernels timed through a second compile with "
+                    "torch._inductor.config.cpp.enable_kernel_profile=True (the kernels' RecordFunction); "
+                    "same graph, same kernel names"
+                )
+            else:
+                note = f"backend {backend!r}: no Inductor kernels; the ATen ops the compiled code calls"
+        else:
+            note = "CUDA kernels from torch.profiler; Triton kernels matched to the report by name"
+            if not any(_profile.kernel_num_gb(k) for k in kernels):
+                note += "; bytes moved unknown (compile with torch._inductor.config.benchmark_kernel=True)"
+        call()
+        _sync(self.cuda)
+        events = _profile.profile_calls(call, PROFILED_CALLS, self.cuda)
+        self.fields["kernels"] = _profile.kernel_rows(events, kernels, PROFILED_CALLS, cuda=self.cuda)
+        self.fields["profiled_calls"] = PROFILED_CALLS
+        self.fields["profile_note"] = note
+
+    def _profiling_compile(self):
+        from ._capture import recording
+
+        kw = dict(self.compile_kwargs)
+        mode = kw.pop("mode", None)
+        options = dict(kw.pop("options", None) or {})
+        if mode not in (None, "default"):
+            options.update(torch._inductor.list_mode_options(mode, kw.get("dynamic")))
+        options["cpp.enable_kernel_profile"] = True
+        compiled = torch.compile(self.fn, **kw, options=options)
+        with recording(fusion_logs=False) as rec:
+            compiled(*self.args, **self.kwargs)
+        assert rec.report is not None
+        return (lambda: compiled(*self.args, **self.kwargs)), list(rec.report.kernels)
+
+    def _finish(self) -> Benchmark:
+        f = dict(self.fields)
+        e, c = self.samples["eager"], self.samples["compiled"]
+        f["eager"] = timing(e) if e else None
+        f["compiled"] = timing(c) if c else None
+        if f["eager"] and f["compiled"]:
+            f["speedup"] = f["eager"].median_ms / f["compiled"].median_ms
+            f["break_even_calls"] = break_even(
+                f.get("compile_time_s"), f["eager"].median_ms, f["compiled"].median_ms
+            )
+        bench = Benchmark(**f)
+        object.__setattr__(self.report, "benchmarks", (*self.report.benchmarks, bench))
+        return bench
+
+
+def _name_of(fn) -> str:
+    if isinstance(fn, torch.nn.Module):
+        return type(fn).__name__
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return "cell" if name == "__pt2_cell__" else name
+
+
+def _config(compile_kwargs: dict) -> BenchConfig:
+    return BenchConfig(
+        mode=compile_kwargs.get("mode") or "default",
+        dynamic=compile_kwargs.get("dynamic"),
+        autocast=None,
+        backend=compile_kwargs.get("backend") if isinstance(compile_kwargs.get("backend"), str) else None,
+    )

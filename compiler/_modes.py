@@ -1,0 +1,217 @@
+"""``compiler.compare_modes``: one function under several torch.compile settings, each
+recorded and benchmarked against eager, side by side.
+
+Each configuration is compiled fresh inside its own ``compiler.recording()`` (Dynamo's
+caches are reset before each one, ``torch._dynamo.reset()``, so no configuration reuses
+another's compile: compiled functions of yours recompile at their next call), then
+``Report.benchmark`` times it against eager on the same inputs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+from ._bench import benchmark_report, remember
+from ._capture import recording
+from ._report import BenchConfig, Benchmark, Report
+
+
+@dataclass(frozen=True)
+class ModeRow:
+    """One configuration: its label, settings, recording (with the benchmark in it)."""
+
+    label: str  # "default", "reduce-overhead · bf16", "default · dynamic"
+    config: BenchConfig
+    report: Report | None = None  # None when skipped or eager
+    skipped: str | None = None  # why it did not run (e.g. CUDA graphs need CUDA)
+    error: str | None = None  # the compile or the benchmark raised
+
+    @property
+    def benchmark(self) -> Benchmark | None:
+        return self.report.benchmarks[-1] if self.report is not None and self.report.benchmarks else None
+
+
+@dataclass(frozen=True)
+class ModeComparison:
+    rows: tuple[ModeRow, ...] = ()
+    name: str = ""
+
+    def row(self, label: str) -> ModeRow:
+        for r in self.rows:
+            if r.label == label:
+                return r
+        raise KeyError(f"no configuration {label!r}; have {[r.label for r in self.rows]}")
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "rows": [
+                {
+                    "label": r.label,
+                    "config": r.config.__dict__,
+                    "skipped": r.skipped,
+                    "error": r.error,
+                    "report": r.report.to_dict() if r.report is not None else None,
+                }
+                for r in self.rows
+            ],
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> str:
+        """Write as JSON (gzipped when the name ends in .gz); ``compiler.load_modes`` reads it."""
+        text = json.dumps(self.to_dict())
+        opener = gzip.open if os.fspath(path).endswith(".gz") else open
+        with opener(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+        return os.fspath(path)
+
+
+def load_modes(path: str | os.PathLike[str]) -> ModeComparison:
+    opener = gzip.open if os.fspath(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    return ModeComparison(
+        rows=tuple(
+            ModeRow(
+                label=r["label"],
+                config=BenchConfig(**r["config"]),
+                report=Report.from_dict(r["report"]) if r.get("report") else None,
+                skipped=r.get("skipped"),
+                error=r.get("error"),
+            )
+            for r in data["rows"]
+        ),
+        name=data.get("name", ""),
+    )
+
+
+def _label(mode: str, dynamic: bool, autocast: torch.dtype | None) -> str:
+    parts = [mode]
+    if dynamic:
+        parts.append("dynamic")
+    if autocast is not None:
+        parts.append(str(autocast).removeprefix("torch."))
+    return " · ".join(parts)
+
+
+def _on_cuda(args: tuple, fn) -> bool:
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if isinstance(fn, torch.nn.Module):
+        tensors += list(fn.parameters())[:1]
+    return any(t.is_cuda for t in tensors)
+
+
+def compare_modes(
+    fn,
+    *args,
+    modes: Iterable[str] = ("default", "reduce-overhead"),
+    dynamic: Iterable[bool] = (False,),
+    autocast: Iterable[torch.dtype | None] = (None,),
+    max_autotune: bool = False,
+    backend: str = "inductor",
+    reps: int | None = None,
+    warmup: int | None = None,
+    profile: bool = True,
+    mutates: bool = False,
+    progress=True,
+    name: str | None = None,
+    **kwargs,
+) -> ModeComparison:
+    """Record and benchmark ``fn(*args, **kwargs)`` under every combination of ``modes`` ×
+    ``dynamic`` × ``autocast`` (an autocast dtype such as ``torch.bfloat16``, or None), each
+    against eager under the same autocast. ``max_autotune=True`` adds ``"max-autotune"``
+    (slow: it benchmarks kernel configurations while compiling). ``reduce-overhead`` (CUDA
+    graphs) is skipped with the reason on CPU. Eager itself is the baseline of every row
+    (speedup 1 by definition), so it is no row of its own."""
+    modes = [m for m in modes if m != "eager"]
+    if max_autotune and "max-autotune" not in modes:
+        modes.append("max-autotune")
+    cuda = _on_cuda(args, fn)
+    device_type = "cuda" if cuda else "cpu"
+    rows: list[ModeRow] = []
+    for ac in autocast:
+        for dyn in dynamic:
+            for mode in modes:
+                cfg = BenchConfig(
+                    mode=mode,
+                    dynamic=dyn,
+                    autocast=str(ac).removeprefix("torch.") if ac is not None else None,
+                    backend=backend,
+                )
+                label = _label(mode, dyn, ac)
+                if mode == "reduce-overhead" and not cuda:
+                    rows.append(
+                        ModeRow(label, cfg, skipped="CUDA graphs need a CUDA device; the inputs are on CPU")
+                    )
+                    continue
+                rows.append(
+                    _one(
+                        fn,
+                        args,
+                        kwargs,
+                        cfg,
+                        label,
+                        ac,
+                        device_type,
+                        backend,
+                        reps,
+                        warmup,
+                        profile,
+                        mutates,
+                        progress,
+                    )
+                )
+    return ModeComparison(tuple(rows), name or getattr(fn, "__name__", type(fn).__name__))
+
+
+def _one(
+    fn, args, kwargs, cfg, label, ac, device_type, backend, reps, warmup, profile, mutates, progress
+) -> ModeRow:
+    compile_kwargs: dict = {"backend": backend, "dynamic": cfg.dynamic}
+    if cfg.mode != "default":
+        compile_kwargs["mode"] = cfg.mode
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, **compile_kwargs)
+    if ac is not None:
+
+        def eager(*a, **k):
+            with torch.autocast(device_type, dtype=ac):
+                return fn(*a, **k)
+
+        def run(*a, **k):
+            with torch.autocast(device_type, dtype=ac):
+                return compiled(*a, **k)
+    else:
+        eager, run = fn, compiled
+    rec = recording()
+    try:
+        with rec:
+            run(*args, **kwargs)
+    except Exception as e:
+        return ModeRow(label, cfg, report=rec.report, error=f"{type(e).__name__}: {e}")
+    report = rec.report
+    assert report is not None
+    remember(report, eager, run, args, kwargs, compile_kwargs)
+    try:
+        benchmark_report(
+            report,
+            None,
+            (),
+            {},
+            reps=reps,
+            warmup=warmup,
+            profile=profile,
+            mutates=mutates,
+            name=label,
+            progress=progress,
+            config=cfg,
+        )
+    except Exception as e:
+        return ModeRow(label, cfg, report=report, error=f"{type(e).__name__}: {e}")
+    return ModeRow(label, cfg, report=report)

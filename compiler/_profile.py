@@ -1,0 +1,132 @@
+"""Per-kernel time of a compiled function: torch.profiler rows mapped to the report's kernels.
+
+GPU: each CUDA kernel the profiler saw is one row; Triton kernels carry the name Inductor
+gave them in the output code (``triton_poi_fused_gelu_1``), so they match ``Kernel.name``;
+anything else (cuBLAS / cuDNN GEMMs, memcpy, memset) is an ``extern`` row.
+CPU: Inductor's C++ kernels are invisible to the profiler unless compiled with
+``torch._inductor.config.cpp.enable_kernel_profile`` (each kernel then opens a RecordFunction
+named ``graph_<n>_<kernel>``); the ATen ops the wrapper calls (``aten::mm``) are ``extern`` rows.
+Bytes moved per launch come from Inductor's ``kernel_num_gb`` in the Triton source, present
+when the kernel was generated with ``torch._inductor.config.benchmark_kernel`` on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+from ._report import Kernel, KernelTime
+
+_CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
+_NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
+_COMPILED_REGION = ("## Call CompiledFxGraph", "Torch-Compiled Region", "CompiledFunction")
+
+# Peak memory bandwidth, GB/s, from vendor datasheets; first match of the device name wins.
+PEAK_GB_PER_S: tuple[tuple[str, float], ...] = (
+    ("H200", 4800.0),
+    ("H100 NVL", 3900.0),
+    ("H100 PCIe", 2000.0),
+    ("H100", 3350.0),  # SXM5, HBM3 ("NVIDIA H100 80GB HBM3")
+    ("A100-SXM4-80GB", 2039.0),
+    ("A100 80GB PCIe", 1935.0),
+    ("A100", 1555.0),  # 40 GB
+    ("L40S", 864.0),
+    ("L4", 300.0),
+    ("A10G", 600.0),
+    ("RTX 4090", 1008.0),
+    ("V100", 900.0),
+    ("T4", 320.0),
+)
+
+
+def peak_gb_per_s(device_name: str) -> float | None:
+    """The device's peak memory bandwidth from a small datasheet table; None: unknown."""
+    for key, value in PEAK_GB_PER_S:
+        if key in device_name:
+            return value
+    return None
+
+
+def kernel_num_gb(k: Kernel) -> float | None:
+    m = _NUM_GB.search(k.source or "")
+    return float(m.group(1)) if m else None
+
+
+def profile_calls(call: Callable[[], Any], calls: int, cuda: bool) -> list[Any]:
+    """Run ``call`` ``calls`` times under torch.profiler; the FunctionEvents."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            call()
+        if cuda:
+            torch.cuda.synchronize()
+    return list(prof.events())
+
+
+def _in_compiled_region(evt: Any) -> bool:
+    p = evt.cpu_parent
+    while p is not None:
+        if p.name.startswith(_COMPILED_REGION):
+            return True
+        p = p.cpu_parent
+    return False
+
+
+def kernel_rows(
+    events: Iterable[Any], kernels: Iterable[Kernel], calls: int, *, cuda: bool, top: int | None = None
+) -> tuple[KernelTime, ...]:
+    """Aggregate profiler events by name and map them to ``kernels`` (by name; the last
+    compile that made a kernel of that name wins)."""
+    by_name: dict[str, Kernel] = {}
+    for k in kernels:
+        by_name[k.name] = k
+    agg: dict[str, list] = {}  # name -> [kind, calls, total_us, kernel]
+    for evt in events:
+        name = evt.name
+        if cuda:
+            if evt.device_type != torch.autograd.DeviceType.CUDA:
+                continue
+            k = by_name.get(name)
+            kind = k.language if k is not None else "extern"
+        else:
+            m = _CPP_PROFILED.match(name)
+            if m:
+                k = by_name.get(m.group(1))
+                kind = "cpp"
+            elif (
+                name.startswith("aten::")
+                and _in_compiled_region(evt)
+                and not (evt.cpu_parent and evt.cpu_parent.name.startswith(("aten::", "graph_")))
+            ):
+                k, kind = None, "extern"
+            else:
+                continue
+        row = agg.setdefault(name, [kind, 0, 0.0, k])
+        row[1] += 1
+        row[2] += evt.time_range.elapsed_us()
+    total = sum(r[2] for r in agg.values()) or 1.0
+    rows = []
+    for name, (kind, n, us, k) in agg.items():
+        gb = kernel_num_gb(k) if k is not None else None
+        per_launch_s = us / n / 1e6 if n else 0.0
+        rows.append(
+            KernelTime(
+                name=name,
+                kind=kind,
+                calls=n,
+                total_ms=us / 1e3,
+                per_call_ms=us / 1e3 / max(calls, 1),
+                share=us / total,
+                kernel=k.name if k is not None else None,
+                compile_id=k.compile_id if k is not None else None,
+                gb=gb,
+                gb_per_s=gb / per_launch_s if gb is not None and per_launch_s > 0 else None,
+            )
+        )
+    rows.sort(key=lambda r: (-r.total_ms, r.name))
+    return tuple(rows[:top] if top else rows)

@@ -1,0 +1,202 @@
+"""Benchmarks as views: tables (view model), text, static HTML (tables + inline plotly charts)
+and the notebook widget (tables + interactive charts, a modes table whose rows open their
+recording)."""
+
+from __future__ import annotations
+
+import math
+
+from compiler import Benchmark, Report
+
+from ._view import Table
+
+
+def _ms(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4g} ms"
+
+
+def _bytes(x: int | None) -> str:
+    return "—" if x is None else f"{x / 2**20:.1f} MiB"
+
+
+def break_even_text(b: Benchmark) -> str:
+    if b.break_even_calls is None:
+        return "never (compiled is not faster)" if b.speedup is not None else "—"
+    return f"{math.ceil(b.break_even_calls):,} calls"
+
+
+def summary_lines(b: Benchmark) -> list[str]:
+    out = [f"{b.name} on {b.device_name} ({b.device}, {b.threads} threads)"]
+    if b.error:
+        out.append(f"finding: {b.error}")
+    if b.interrupted:
+        out.append("interrupted: the samples taken before Ctrl-C")
+    if b.eager and b.compiled:
+        out.append(
+            f"eager {_ms(b.eager.median_ms)} (IQR {b.eager.iqr_ms:.3g}), compiled {_ms(b.compiled.median_ms)} "
+            f"(IQR {b.compiled.iqr_ms:.3g}), {b.compiled.reps} reps: speedup ×{b.speedup:.2f}"
+        )
+    if b.compile_time_s is not None:
+        stages = ", ".join(f"{k} {v:.2f} s" for k, v in b.stage_times_s.items())
+        out.append(f"compile {b.compile_time_s:.2f} s ({stages}); pays off after {break_even_text(b)}")
+    if b.accuracy:
+        a = b.accuracy
+        verdict = "outputs match" if a.ok else "FINDING: outputs differ beyond tolerance"
+        out.append(
+            f"{verdict}: max abs {a.max_abs:.3g}, max rel {a.max_rel:.3g} (atol {a.atol:g}, rtol {a.rtol:g})"
+            + (f"; {a.note}" if a.note else "")
+        )
+    if b.peak_memory_eager is not None:
+        out.append(
+            f"peak memory: eager {_bytes(b.peak_memory_eager)}, compiled {_bytes(b.peak_memory_compiled)}"
+        )
+    if b.mutated:
+        out.append(f"state changed by the function and restored: {', '.join(b.mutated)}")
+    out.append(f"method: {b.method}")
+    return out
+
+
+def timing_table(b: Benchmark) -> Table:
+    rows = []
+    for arm, t in (("eager", b.eager), ("compiled", b.compiled)):
+        if t is not None:
+            rows.append(
+                (
+                    arm,
+                    f"{t.median_ms:.4g}",
+                    f"{t.p25_ms:.4g}",
+                    f"{t.p75_ms:.4g}",
+                    f"{t.min_ms:.4g}",
+                    str(t.reps),
+                )
+            )
+    return Table("Time per call (ms)", ("arm", "median", "p25", "p75", "min", "reps"), tuple(rows))
+
+
+def kernel_table(b: Benchmark, top: int = 20) -> Table:
+    rows = tuple(
+        (
+            k.name,
+            k.kind,
+            k.compile_id or "",
+            str(k.calls),
+            f"{k.per_call_ms:.4g}",
+            f"{k.share:.1%}",
+            "" if k.gb_per_s is None else f"{k.gb_per_s:.0f}",
+        )
+        for k in b.kernels[:top]
+    )
+    title = f"Kernels of the compiled run ({b.profiled_calls} profiled calls)"
+    return Table(title, ("kernel", "kind", "compile", "launches", "ms per call", "share", "GB/s"), rows)
+
+
+def modes_table(comparison) -> Table:
+    rows = []
+    for r in comparison.rows:
+        b = r.benchmark
+        if r.skipped or r.error or b is None:
+            rows.append((r.label, "", "", "", "", r.skipped or r.error or "no benchmark"))
+            continue
+        rows.append(
+            (
+                r.label,
+                _ms(b.eager.median_ms if b.eager else None),
+                _ms(b.compiled.median_ms if b.compiled else None),
+                f"×{b.speedup:.2f}" if b.speedup else "—",
+                f"{b.compile_time_s:.1f} s" if b.compile_time_s is not None else "—",
+                break_even_text(b),
+            )
+        )
+    return Table(
+        f"{comparison.name}: modes",
+        ("configuration", "eager", "compiled", "speedup", "compile", "pays off"),
+        tuple(rows),
+    )
+
+
+def bench_text(report: Report) -> str:
+    from ._textview import table_text
+
+    if not report.benchmarks:
+        return "No benchmarks: call report.benchmark() (or %%compile --bench).\n"
+    out = []
+    for b in report.benchmarks:
+        out += summary_lines(b)
+        out.append(table_text(timing_table(b)))
+        if b.kernels:
+            out.append(table_text(kernel_table(b)))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
+    """The Benchmark section: summary, tables, and (static page) the charts inline, plotly.js
+    once."""
+    from . import _charts
+    from ._html import esc, table_html
+
+    parts = []
+    first = True
+    for b in benchmarks:
+        lines = summary_lines(b)
+        parts.append(f"<h3>{esc(lines[0])}</h3>" + "".join(f"<div>{esc(x)}</div>" for x in lines[1:]))
+        if static:
+            for fig in _charts.benchmark_figures(b):
+                parts.append(_charts.figure_html(fig, include_plotlyjs=first))
+                first = False
+        parts.append(table_html(timing_table(b)))
+        if b.kernels:
+            parts.append(table_html(kernel_table(b)))
+            if b.profile_note:
+                parts.append(f'<div class="note">{esc(b.profile_note)}</div>')
+    return "".join(parts)
+
+
+def bench_widget(report: Report):
+    """Tables as HTML plus the charts, interactive, in Output widgets."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    from . import _charts
+    from ._widgets import _frag
+
+    children = []
+    for b in report.benchmarks:
+        children.append(w.HTML(_frag(bench_html((b,), static=False))))
+        out = w.Output()
+        with out:
+            for fig in _charts.benchmark_figures(b):
+                display(fig)
+        children.append(out)
+    return w.VBox(children)
+
+
+def modes_widget(comparison):
+    """The modes chart and a table; each row's button opens that configuration's recording."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    from . import _charts
+    from ._html import table_html
+    from ._widgets import Explorer, _frag
+
+    chart = w.Output()
+    with chart:
+        display(_charts.modes_figure(comparison))
+    opened = w.VBox()
+    buttons = []
+    for r in comparison.rows:
+        if r.report is None:
+            continue
+        btn = w.Button(description=f"open {r.label}", layout=w.Layout(width="auto"))
+        btn.on_click(lambda _b, r=r: setattr(opened, "children", (Explorer(r.report, title=r.label),)))
+        buttons.append(btn)
+    return w.VBox([chart, w.HTML(_frag(table_html(modes_table(comparison)))), w.HBox(buttons), opened])
+
+
+def show_modes(comparison):
+    """Display a ``compiler.compare_modes`` result in a notebook."""
+    from IPython.display import display
+
+    widget = modes_widget(comparison)
+    display(widget)
+    return widget

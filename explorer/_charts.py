@@ -1,0 +1,137 @@
+"""Plotly figures of benchmarks: eager vs compiled with spread, per-kernel share, achieved
+bandwidth against the device's peak (GPU), and modes side by side. Interactive in the notebook
+(plotly's own MIME renderer, ``application/vnd.plotly.v1+json``, whose JupyterLab extension
+ships in the plotly wheel); inlined into the static page (``figure_html``).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from compiler import Benchmark
+
+TOP_KERNELS = 12
+
+
+def timing_figure(b: Benchmark) -> go.Figure:
+    """Median per call of each arm, error bars from the 25th to the 75th percentile."""
+    arms = [(n, t) for n, t in (("eager", b.eager), ("compiled", b.compiled)) if t is not None]
+    fig = go.Figure(
+        go.Bar(
+            x=[n for n, _ in arms],
+            y=[t.median_ms for _, t in arms],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[t.p75_ms - t.median_ms for _, t in arms],
+                arrayminus=[t.median_ms - t.p25_ms for _, t in arms],
+            ),
+            marker_color=["#8c959f", "#1f6feb"][: len(arms)],
+            hovertemplate="%{x}: median %{y:.4g} ms<extra></extra>",
+        )
+    )
+    speed = f" — ×{b.speedup:.2f}" if b.speedup else ""
+    fig.update_layout(
+        title=f"{b.name}: time per call{speed}", yaxis_title="ms (median, IQR bars)", height=320, width=480
+    )
+    return fig
+
+
+def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
+    """Share of the profiled time per kernel, largest first (top N)."""
+    rows = list(b.kernels[:top])[::-1]
+    fig = go.Figure(
+        go.Bar(
+            x=[k.share for k in rows],
+            y=[k.name for k in rows],
+            orientation="h",
+            customdata=[[k.kind, k.per_call_ms, k.compile_id or ""] for k in rows],
+            hovertemplate="%{y}<br>%{customdata[0]} · %{customdata[1]:.4g} ms per call · "
+            "%{x:.1%}<extra>%{customdata[2]}</extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"{b.name}: top kernels by share of time",
+        xaxis_tickformat=".0%",
+        height=120 + 24 * len(rows),
+        width=760,
+        margin=dict(l=360),
+    )
+    return fig
+
+
+def roofline_figure(b: Benchmark) -> go.Figure | None:
+    """Achieved GB/s per kernel that knows its bytes moved, against the device's peak; None
+    when no kernel knows its bytes."""
+    rows = [k for k in b.kernels if k.gb_per_s is not None]
+    if not rows:
+        return None
+    fig = go.Figure(
+        go.Scatter(
+            x=[k.per_call_ms / max(k.calls / max(b.profiled_calls, 1), 1) for k in rows],
+            y=[k.gb_per_s for k in rows],
+            mode="markers",
+            text=[k.name for k in rows],
+            hovertemplate="%{text}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
+        )
+    )
+    if b.peak_gb_per_s:
+        fig.add_hline(y=b.peak_gb_per_s, line_dash="dash", annotation_text=f"peak {b.peak_gb_per_s:.0f} GB/s")
+    fig.update_layout(
+        title=f"{b.name}: achieved bandwidth ({b.device_name})",
+        xaxis_title="ms per launch",
+        yaxis_title="GB/s",
+        xaxis_type="log",
+        height=360,
+        width=640,
+    )
+    return fig
+
+
+def modes_figure(comparison) -> go.Figure:
+    """One bar per configuration: compiled median with IQR, eager of that row beside it; each
+    bar carries its row label (customdata) so a click/hover names the recording."""
+    rows = [r for r in comparison.rows if r.benchmark is not None and r.benchmark.compiled is not None]
+    labels = [r.label for r in rows]
+    fig = go.Figure()
+    for arm, color in (("eager", "#8c959f"), ("compiled", "#1f6feb")):
+        ts = [getattr(r.benchmark, arm) for r in rows]
+        fig.add_bar(
+            name=arm,
+            x=labels,
+            y=[t.median_ms if t else None for t in ts],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[t.p75_ms - t.median_ms if t else 0 for t in ts],
+                arrayminus=[t.median_ms - t.p25_ms if t else 0 for t in ts],
+            ),
+            marker_color=color,
+            customdata=[[r.label, r.benchmark.speedup or 0] for r in rows],
+            hovertemplate="%{customdata[0]} · " + arm + " %{y:.4g} ms · ×%{customdata[1]:.2f}<extra></extra>",
+        )
+    fig.update_layout(
+        barmode="group",
+        title=f"{comparison.name}: modes and settings",
+        yaxis_title="ms per call (median, IQR bars)",
+        height=380,
+        width=120 + 110 * max(len(rows), 2),
+    )
+    return fig
+
+
+def benchmark_figures(b: Benchmark) -> list[go.Figure]:
+    figs = [timing_figure(b)]
+    if b.kernels:
+        figs.append(kernels_figure(b))
+    roof = roofline_figure(b)
+    if roof is not None:
+        figs.append(roof)
+    return figs
+
+
+def figure_html(fig: go.Figure, *, include_plotlyjs: bool) -> str:
+    """The figure as an HTML fragment; plotly.js inlined when asked (once per page: offline).
+    Interactive (hover shows the numbers): staticPlot would drop that, and the page's script
+    is the same size either way."""
+    return fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs, config={"displaylogo": False})

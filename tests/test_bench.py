@@ -1,0 +1,264 @@
+"""Benchmarks on CPU: methodology units, state safety, accuracy findings, errors and Ctrl-C,
+chart data, the profiler mapping on one real C++ compile."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import compiler
+from compiler._timing import block_size, block_sizes, break_even, schedule, timing
+
+
+def _aot(fn, *args, **kw):
+    return compiler.record(fn, *args, compile_kwargs={"backend": "aot_eager"}, **kw)
+
+
+def _f(x):
+    return torch.relu(x) * 2
+
+
+# ---- methodology units ----------------------------------------------------------------------
+
+
+def test_schedule_interleaves_abba():
+    assert schedule(3) == ["eager", "compiled", "compiled", "eager", "eager", "compiled"]
+
+
+def test_gpu_blocks():
+    # (lead-in, timed) calls: about 25 ms then 100 ms of one arm, lead-in 2..10, timed 2..50
+    assert [block_size(ms) for ms in (0.01, 2.5, 5.0, 12.5, 100.0)] == [
+        (10, 50),
+        (10, 40),
+        (5, 20),
+        (2, 8),
+        (2, 2),
+    ]
+    assert (
+        block_sizes(45, 20) == [20, 20, 5] and block_sizes(40, 20) == [20, 20] and block_sizes(3, 20) == [3]
+    )
+
+
+def test_timing_median_quartiles():
+    t = timing([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (t.median_ms, t.p25_ms, t.p75_ms, t.min_ms, t.max_ms, t.reps) == (3.0, 2.0, 4.0, 1.0, 5.0, 5)
+    assert t.iqr_ms == 2.0 and t.samples_ms == (5.0, 1.0, 3.0, 2.0, 4.0)
+    assert timing([1.0, 2.0, 3.0, 4.0]).median_ms == 2.5
+
+
+def test_break_even():
+    assert break_even(10.0, 3.0, 1.0) == 5000.0  # 10 s / 2 ms saved per call
+    assert break_even(10.0, 1.0, 1.0) is None  # never
+    assert break_even(10.0, 1.0, 2.0) is None
+    assert break_even(None, 3.0, 1.0) is None
+
+
+# ---- the benchmark ---------------------------------------------------------------------------
+
+
+def test_benchmark_of_remembered_subject_and_json_round_trip(tmp_path):
+    _, report = _aot(_f, torch.randn(8, 8))
+    b = report.benchmark(reps=4, warmup=1, profile=False, progress=False)
+    assert report.benchmarks == (b,)
+    assert (b.eager.reps, b.compiled.reps, b.device, b.warmup) == (4, 4, "cpu", 1)
+    assert b.speedup == b.eager.median_ms / b.compiled.median_ms
+    assert b.threads == torch.get_num_threads() and "ABBA" in b.method
+    assert b.accuracy.ok and b.accuracy.max_abs == 0.0 and b.accuracy.tensors == 1
+    assert b.config.backend == "aot_eager" and b.state == "unchanged"
+    report.to_json(tmp_path / "r.json")
+    again = compiler.load(tmp_path / "r.json")
+    assert again.benchmarks == report.benchmarks and again == report
+
+
+def test_no_subject_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"pass one, report.benchmark\(fn, \*args\)"):
+        compiler.Report(torch_version="x", device="cpu").benchmark()
+
+
+def test_mutating_function_refused_and_state_untouched():
+    lin = torch.nn.Linear(4, 4)
+    before = lin.weight.detach().clone()
+
+    def step(x):
+        out = lin(x)
+        with torch.no_grad():
+            lin.weight.add_(1)
+        return out
+
+    _, report = _aot(step, torch.randn(2, 4))
+    with torch.no_grad():
+        lin.weight.copy_(before)
+    with pytest.raises(compiler.StateMutationError, match=r"lin\.weight.*mutates=True"):
+        report.benchmark(progress=False, profile=False)
+    assert torch.equal(lin.weight, before) and report.benchmarks == ()
+
+
+def test_optimizer_step_with_opt_in_is_restored_with_rng():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    x = torch.randn(3, 4)
+
+    def train(x):
+        loss = torch.nn.functional.dropout(model(x), 0.5).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    params = [p.detach().clone() for p in model.parameters()]
+    rng = torch.get_rng_state()
+    b = compiler.Report("x", "cpu").benchmark(
+        train, x, compiled=torch.compile(train, backend="eager"), mutates=True, reps=3, warmup=1,
+        profile=False, progress=False,
+    )  # fmt: skip
+    assert b.state == "restored"
+    assert "model.weight" in b.mutated and "opt.state" in b.mutated
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), params))
+    assert opt.state == {} and all(p.grad is None for p in model.parameters())
+    assert torch.equal(torch.get_rng_state(), rng)
+    assert "random numbers" in b.accuracy.note
+
+
+def test_outputs_that_differ_are_a_finding():
+    def wrong_backend(gm, example_inputs):
+        def run(*args):
+            return tuple(o + 0.25 for o in gm(*args))
+
+        return run
+
+    x = torch.ones(3)
+    b = compiler.Report("x", "cpu").benchmark(
+        _f,
+        x,
+        compiled=torch.compile(_f, backend=wrong_backend),
+        reps=2,
+        warmup=0,
+        profile=False,
+        progress=False,
+    )
+    assert not b.accuracy.ok
+    assert b.accuracy.max_abs == 0.25 and b.accuracy.max_rel == 0.125
+
+
+def test_exception_in_eager_propagates_unchanged():
+    err = RuntimeError("boom in eager")
+
+    def bad(x):
+        raise err
+
+    r = compiler.Report("x", "cpu")
+    with pytest.raises(RuntimeError) as info:
+        r.benchmark(bad, torch.ones(1), compiled=lambda x: x, progress=False)
+    assert info.value is err and r.benchmarks == ()
+
+
+def test_compiled_raising_is_recorded_not_raised():
+    def bad_compiled(x):
+        raise ValueError("only compiled fails")
+
+    b = compiler.Report("x", "cpu").benchmark(_f, torch.ones(2), compiled=bad_compiled, progress=False)
+    assert b.error == "compiled raised ValueError: only compiled fails" and b.compiled is None
+
+
+def test_keyboard_interrupt_keeps_partial_result_and_restores_state():
+    w = torch.zeros(3)
+    calls = {"n": 0}
+
+    def step(x):
+        calls["n"] += 1
+        if calls["n"] == 9:
+            raise KeyboardInterrupt
+        w.add_(1)
+        return x + w
+
+    r = compiler.Report("x", "cpu")
+    with pytest.raises(KeyboardInterrupt):
+        r.benchmark(
+            step, torch.ones(3), compiled=step, mutates=True, reps=50, warmup=1, profile=False, progress=False
+        )
+    (b,) = r.benchmarks
+    assert b.interrupted and torch.equal(w, torch.zeros(3))
+    # calls: state check 1, accuracy 2, warm-up 3-4, then E C C E: the 9th is the 5th timed call
+    assert (b.eager.reps, b.compiled.reps) == (2, 2)
+
+
+# ---- charts and views --------------------------------------------------------------------------
+
+
+def test_chart_and_table_data_equal_the_benchmark():
+    pytest.importorskip("plotly")
+    from explorer import _benchview, _charts
+
+    _, report = _aot(_f, torch.randn(8, 8))
+    b = report.benchmark(reps=3, warmup=0, profile=False, progress=False)
+    (bar,) = _charts.timing_figure(b).data
+    assert list(bar.x) == ["eager", "compiled"]
+    assert list(bar.y) == [b.eager.median_ms, b.compiled.median_ms]
+    assert list(bar.error_y.array) == [
+        b.eager.p75_ms - b.eager.median_ms,
+        b.compiled.p75_ms - b.compiled.median_ms,
+    ]
+    t = _benchview.timing_table(b)
+    assert t.rows[0][:2] == ("eager", f"{b.eager.median_ms:.4g}")
+    page = report.save_html and __import__("explorer").html(report)
+    assert page.count("plotly.js v") == 1 and 'id="tab-bench"' in page
+    assert "Benchmark (1)" in page
+
+
+def test_modes_on_cpu_skip_cuda_graphs_and_chart_names_each_bar():
+    pytest.importorskip("plotly")
+    from explorer import _charts
+
+    cmp = compiler.compare_modes(
+        _f, torch.randn(4), backend="aot_eager", reps=2, warmup=0, profile=False, progress=False
+    )
+    assert [r.label for r in cmp.rows] == ["default", "reduce-overhead"]
+    assert cmp.rows[1].skipped == "CUDA graphs need a CUDA device; the inputs are on CPU"
+    fig = _charts.modes_figure(cmp)
+    assert [list(t.x) for t in fig.data] == [["default"], ["default"]]
+    assert fig.data[1].customdata[0][0] == "default"
+    assert fig.data[1].y[0] == cmp.rows[0].benchmark.compiled.median_ms
+
+
+# ---- the profiler mapping on a real C++ compile ----------------------------------------------
+
+
+@pytest.mark.slow
+def test_profiled_cpp_kernels_match_report_kernels():
+    def g(x, w):
+        return torch.relu(x @ w).sum(-1) * 2 + x.mean()
+
+    _, report = compiler.record(g, torch.randn(32, 32), torch.randn(32, 32))
+    b = report.benchmark(reps=3, warmup=1, progress=False)
+    cpp = [k for k in b.kernels if k.kind == "cpp"]
+    assert {k.kernel for k in cpp} == {k.name for k in report.kernels_of("0/0")}
+    assert {k.compile_id for k in cpp} == {"0/0"}
+    assert all(k.name == f"graph_{k.name.split('_')[1]}_{k.kernel}" for k in cpp)
+    assert [k.name for k in b.kernels if k.kind == "extern"] == ["aten::mm"]
+    assert abs(sum(k.share for k in b.kernels) - 1) < 1e-9
+    assert "enable_kernel_profile" in b.profile_note
+
+
+# ---- notebook wiring ----------------------------------------------------------------------------
+
+
+def test_compile_magic_bench_and_explorer_button():
+    ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
+    ip.run_line_magic("load_ext", "explorer")
+    ip.run_cell("import torch\nx = torch.linspace(-1, 1, 16)")
+    ip.run_cell_magic("compile", "--backend eager --bench --reps 3", "y = x.sin() * 2")
+    report = ip.user_ns.pop("_pt2_report")
+    (b,) = report.benchmarks
+    assert (b.name, b.compiled.reps, b.accuracy.ok) == ("cell", 3, True)
+    from explorer._widgets import Explorer
+
+    app = Explorer(report)
+    assert not app.bench_button.disabled
+    assert app.tabs.get_title(app._bench_tab) == "Benchmark (1)"
+    app.run_benchmark(reps=2, warmup=0, profile=False)
+    assert len(report.benchmarks) == 2 and app.tabs.get_title(app._bench_tab) == "Benchmark (2)"
+    bare = Explorer(compiler.Report("x", "cpu"))
+    assert bare.bench_button.disabled and "report.benchmark(fn, *args)" in bare.bench_button.tooltip
+    for n in ("x", "y"):
+        ip.user_ns.pop(n, None)
