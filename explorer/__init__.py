@@ -78,11 +78,18 @@ def __getattr__(name: str):
         from explorer._widgets import Explorer
 
         return Explorer
+    if name in ("diff", "diff_compiles", "compare_stages"):  # side-by-side diffs (docs/diff.md)
+        from explorer import _diff
+
+        return getattr(_diff, name)
     raise AttributeError(name)
 
 
 __all__ = [
     "Explorer",
+    "compare_stages",
+    "diff",
+    "diff_compiles",
     "html",
     "load_ipython_extension",
     "print_summary",

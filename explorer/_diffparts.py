@@ -1,0 +1,363 @@
+"""The pieces ``explorer.diff`` builds from: sections (decoded, normalised, capped), op-count
+deltas, kernels matched across two compiles, and the sections of two compiles."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, NamedTuple
+
+from compiler import Report
+from compiler._report import Codegen, Compile, Graph, Kernel, RoleGraph
+from compiler._text import split_kernels
+
+from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes
+from ._normalize import kernel_base, normalize, to_text
+
+ROLES = ("forward", "backward", "inference")
+MINUS = "\u2212"
+
+
+# ---- sections ------------------------------------------------------------------------------
+
+
+class Builder:
+    """Collects sections: decodes, normalises and caps each pair of texts."""
+
+    def __init__(self, a_label: str, b_label: str, max_lines: int):
+        self.labels = (a_label, b_label)
+        self.max_lines = max_lines
+        self.sections: list[Section] = []
+
+    def add(
+        self,
+        id: str,
+        title: str,
+        language: str,
+        a: str | bytes | None,
+        b: str | bytes | None,
+        a_marks: list[int] = (),
+        b_marks: list[int] = (),
+        note: str | None = None,
+    ) -> Section | None:
+        """A section for texts a and b (None: not there); none when neither is."""
+        if a is None and b is None:
+            return None
+        notes: list[str] = []
+        texts, applied = [], []
+        for label, x in zip(self.labels, (a, b)):
+            if x is None:
+                notes.append(f"not in {label}")
+                x = ""
+            text, why = to_text(x)
+            if why:
+                notes.append(f"{label}: {why}")
+            text, rules = normalize(text)
+            applied += [r for r in rules if r not in applied]
+            texts.append(text)
+        changed = texts[0].splitlines() != texts[1].splitlines()
+        if applied:
+            notes.append(f"normalised ({', '.join(applied)}): the text shown is normalised")
+        marks = [sorted(set(a_marks)), sorted(set(b_marks))]
+        for k, label in enumerate(self.labels):
+            lines = texts[k].splitlines()
+            if len(lines) > self.max_lines:
+                texts[k] = "\n".join(lines[: self.max_lines])
+                marks[k] = [m for m in marks[k] if m <= self.max_lines]
+                notes.append(f"{label}: cut to the first {self.max_lines} lines of {len(lines)}")
+        if note:
+            notes.append(note)
+        s = Section(
+            id=id,
+            title=title,
+            language=language if language in LANGUAGES else "text",
+            a=texts[0],
+            b=texts[1],
+            a_marks=marks[0],
+            b_marks=marks[1],
+            changed=changed,
+            note="; ".join(notes) or None,
+        )
+        self.sections.append(s)
+        return s
+
+    def finish(self, title: str, summary: list[str], context: int, limit: int = PAYLOAD_LIMIT) -> Diff:
+        if not summary:
+            changed = [s.title for s in self.sections if s.changed]
+            summary = (
+                [f"changed: {', '.join(changed)}"] if changed else ["no differences after normalisation"]
+            )
+        a_label, b_label = self.labels
+        head = {"schema": 1, "title": title, "a_label": a_label, "b_label": b_label, "summary": summary}
+        return Diff(title, a_label, b_label, list(summary), fit_payload(self.sections, head, limit), context)
+
+
+def changes(s: Section, name: str | None = None, unit: str = "line") -> str:
+    """``Dynamo graph: 3 lines changed, 1 added`` (``guards: 1 changed`` with unit "")."""
+    c, a, r = line_changes(s.a, s.b)
+    parts = [f"{n} {what}" for n, what in ((c, "changed"), (a, "added"), (r, "removed")) if n]
+    if unit and parts:
+        n, what = parts[0].split(" ", 1)
+        parts[0] = f"{n} {unit}{'s' if int(n) != 1 else ''} {what}"
+    return f"{name or s.title}: {', '.join(parts) or 'changed'}"
+
+
+# ---- op counts -----------------------------------------------------------------------------
+
+
+def op_delta(a: dict[str, int], b: dict[str, int]) -> str | None:
+    """``aten.relu.default −1, aten.erf.default +1``: ops with fewer calls first, then more,
+    each by name; ``torch.ops.`` left out."""
+    items = []
+    for op in set(a) | set(b):
+        d = b.get(op, 0) - a.get(op, 0)
+        if d:
+            items.append((d > 0, op.removeprefix("torch.ops."), d))
+    items.sort()
+    return ", ".join(f"{op} {'+' if d > 0 else MINUS}{abs(d)}" for _, op, d in items) or None
+
+
+def census(*graphs: Graph | RoleGraph | None) -> Counter:
+    c: Counter = Counter()
+    for g in graphs:
+        g = g.graph if isinstance(g, RoleGraph) else g
+        if g is not None:
+            c.update(g.op_census())
+    return c
+
+
+def dynamo_ops(c: Compile) -> Counter:
+    """Calls in Dynamo's graph (torch level)."""
+    d, cap = c.stages.decompose, c.stages.capture
+    if d is not None and d.ops_before:
+        return Counter(d.ops_before)
+    return census(cap.graph if cap else None)
+
+
+def aten_ops(c: Compile) -> Counter:
+    """ATen calls: the post-grad census, or the AOT graphs' where Inductor did not run."""
+    d, ag = c.stages.decompose, c.stages.autograd
+    if d is not None and d.ops_after:
+        return Counter(d.ops_after)
+    return census(ag.forward, ag.backward, ag.inference) if ag is not None else Counter()
+
+
+# ---- kernels -------------------------------------------------------------------------------
+
+
+class K(NamedTuple):
+    role: str
+    name: str
+    language: str
+    source: str
+
+
+def compile_kernels(c: Compile, report: Report | None) -> list[K]:
+    """The kernels of a compile: the report's (with Triton's metadata on top) where ``c`` is
+    one of its compiles, else split from the output code."""
+    if report is not None and any(x is c for x in report.compiles):
+        return [K(k.role, k.name, k.language, _kernel_text(k)) for k in report.kernels_of(c.id)]
+    return codegen_kernels(c.stages.codegen)
+
+
+def codegen_kernels(cg: Codegen | None) -> list[K]:
+    """The kernels defined in a codegen stage's output code."""
+    if cg is None:
+        return []
+    return [K(oc.role, k.name, k.language, k.source) for oc in cg.output_code for k in split_kernels(oc.code)]
+
+
+def _kernel_text(k: Kernel) -> str:
+    meta = {key: v for key, v in k.metadata.items() if "time" not in key}  # timings are noise
+    if not meta:
+        return k.source
+    c = "//" if k.language == "cpp" else "#"
+    return "".join(f"{c} {key}: {meta[key]}\n" for key in sorted(meta)) + k.source
+
+
+def match(a: list, b: list, keys) -> list[tuple[Any, Any]]:
+    """Pair items of a and b: by each key function in turn over what is still unpaired, in
+    order; then a's unpaired ``(x, None)`` and b's ``(None, y)``."""
+    pa: list[int | None] = [None] * len(a)
+    used: set[int] = set()
+    for key in keys:
+        free: dict[Any, list[int]] = {}
+        for j, y in enumerate(b):
+            if j not in used:
+                free.setdefault(key(y), []).append(j)
+        for i, x in enumerate(a):
+            if pa[i] is None and free.get(key(x)):
+                pa[i] = j = free[key(x)].pop(0)
+                used.add(j)
+    out = [(x, b[j] if j is not None else None) for x, j in zip(a, pa)]
+    return out + [(None, y) for j, y in enumerate(b) if j not in used]
+
+
+def names(items: list[str], limit: int = 5) -> str:
+    return ", ".join(items[:limit]) + (f", … {len(items) - limit} more" if len(items) > limit else "")
+
+
+class KernelChanges(NamedTuple):
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+
+    def phrases(self) -> list[str]:
+        """``["1 added (triton_poi_fused_add_0)", "1 changed (…)"]``"""
+        return [f"{len(v)} {what} ({names(v)})" for what, v in zip(self._fields, self) if v]
+
+
+def kernel_sections(bld: Builder, ka: list[K], kb: list[K], prefix: str = "", tag: str = "") -> KernelChanges:
+    """A section per kernel pair (matched by role and name without Inductor's counter, then
+    what is left by role, in order: a renamed kernel); what was added, removed, changed."""
+    out = KernelChanges([], [], [])
+    roles = {k.role for k in ka + kb}
+    pairs = match(ka, kb, [lambda k: (k.role, kernel_base(k.name)), lambda k: k.role])
+    for n, (x, y) in enumerate(pairs):
+        k = x or y
+        name = k.name if not (x and y) or x.name == y.name else f"{x.name} → {y.name}"
+        role = f" ({k.role})" if len(roles) > 1 else ""
+        language = k.language if not (x and y) or x.language == y.language else "text"
+        s = bld.add(
+            f"{prefix}kernel:{k.role}:{n}",
+            f"{title_prefix(prefix)}Kernel {name}{role}",
+            language,
+            x.source if x else None,
+            y.source if y else None,
+        )
+        if x is None:
+            out.added.append(tag + y.name)
+        elif y is None:
+            out.removed.append(tag + x.name)
+        elif s.changed:
+            out.changed.append(tag + name)
+    return out
+
+
+def title_prefix(prefix: str) -> str:
+    return f"{prefix.rstrip(':')} · " if prefix else ""
+
+
+# ---- compiles ------------------------------------------------------------------------------
+
+
+def guards_text(c: Compile) -> str | None:
+    cap = c.stages.capture
+    return cap.guards.strip("\n") if cap is not None and cap.guards else None
+
+
+def guard_marks(guards: str | None, failing: str | None) -> list[int]:
+    """The 1-based line of ``guards`` that holds the failing guard."""
+    if not guards or not failing:
+        return []
+    lines = guards.splitlines()
+    for test in (lambda ln: ln.rstrip().endswith(failing), lambda ln: failing in ln):
+        for n, ln in enumerate(lines, start=1):
+            if test(ln):
+                return [n]
+    return []
+
+
+def failing(report: Report | None, entry: Compile, recompiled: str | None = None) -> list[tuple[str, str]]:
+    """(recompile id, failing guard) of the recompiles in ``report`` caused by ``entry``'s
+    guards failing (only compile ``recompiled``'s when given)."""
+    if report is None:
+        return []
+    return [
+        (r.compile_id, r.failing_guard)
+        for r in report.recompiles
+        if r.failed_entry == entry.id and r.failing_guard and recompiled in (None, r.compile_id)
+    ]
+
+
+def status(c: Compile) -> str:
+    return "ok" if c.status == "ok" else f"failed in {c.failed_stage or '?'}"
+
+
+def clip(s: str, n: int = 120) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def graph_code(g: Graph | RoleGraph | None) -> str | None:
+    g = g.graph if isinstance(g, RoleGraph) else g
+    return g.code if g is not None else None
+
+
+def _by_role(graphs) -> dict[str, Graph]:
+    out: dict[str, Graph] = {}
+    for rg in graphs:
+        out.setdefault(rg.role, rg.graph)
+    return out
+
+
+class PairResult(NamedTuple):
+    lines: list[str]  # summary lines for a compile diff, in order
+    kernels: KernelChanges
+
+
+def compile_sections(
+    bld: Builder,
+    ca: Compile,
+    cb: Compile,
+    *,
+    full: bool,
+    prefix: str = "",
+    fails: tuple[list, list] = ([], []),
+    reports: tuple[Report | None, Report | None] = (None, None),
+) -> PairResult:
+    """Sections of two compiles (``full``: also the AOT graphs, the IR and the output code)."""
+    lines: list[str] = []
+    tp = title_prefix(prefix)
+    sa, sb = ca.stages, cb.stages
+    if ca.status != cb.status or ca.failed_stage != cb.failed_stage:
+        lines.append(f"status: {status(ca)} → {status(cb)}")
+    ga, gb = guards_text(ca), guards_text(cb)
+    marks = [sorted({m for _, g in fl for m in guard_marks(text, g)}) for fl, text in zip(fails, (ga, gb))]
+    notes = []
+    for label, fl, mk, text in zip(bld.labels, fails, marks, (ga, gb)):
+        if mk:
+            ids = ", ".join(sorted({r for r, _ in fl}))
+            notes.append(f"marked in {label}: the guard whose failure recompiled {ids}")
+            guard = text.splitlines()[mk[0] - 1].split("+- ", 1)[-1].strip()
+            lines.append(f"failing guard ({label} line {mk[0]}): {clip(guard)}")
+    guards = bld.add(
+        f"{prefix}guards", f"{tp}Guards", "python", ga, gb, marks[0], marks[1], "; ".join(notes) or None
+    )
+    if guards is not None and guards.changed:
+        na, nb = (c.stages.capture.guard_count if c.stages.capture else None for c in (ca, cb))
+        lines.append(changes(guards, "guards", unit="") + (f" ({na} → {nb} guards)" if na != nb else ""))
+    graphs: list[tuple[str, str, Any, Any]] = [
+        ("capture", "Dynamo graph", sa.capture and sa.capture.graph, sb.capture and sb.capture.graph)
+    ]
+    if full:
+        aa, ab = sa.autograd, sb.autograd
+        for role in ROLES:
+            graphs.append(
+                (f"autograd:{role}", f"AOT {role} graph", aa and getattr(aa, role), ab and getattr(ab, role))
+            )
+    pa = _by_role(sa.decompose.post_grad) if sa.decompose else {}
+    pb = _by_role(sb.decompose.post_grad) if sb.decompose else {}
+    for role in ROLES:
+        graphs.append((f"decompose:{role}", f"Post-grad {role} graph", pa.get(role), pb.get(role)))
+    texts = [(id, title, "python", graph_code(x), graph_code(y)) for id, title, x, y in graphs]
+    if full:
+        for part, title in (("pre", "IR before fusion"), ("post", "IR after fusion")):
+            ir = [getattr(f, f"ir_{part}_fusion") if f else () for f in (sa.fuse, sb.fuse)]
+            texts.append((f"fuse:{part}", title, "text", *("\n".join(x) if x else None for x in ir)))
+        oa, ob = ({o.role: o.code for o in s.codegen.output_code} if s.codegen else {} for s in (sa, sb))
+        for role in [r for r in ROLES if r in oa or r in ob] + sorted((set(oa) | set(ob)) - set(ROLES)):
+            texts.append((f"codegen:{role}", f"Output code ({role})", "python", oa.get(role), ob.get(role)))
+    for id, title, language, x, y in texts:
+        s = bld.add(prefix + id, tp + title, language, x, y)
+        if s is not None and s.changed:
+            lines.append(changes(s, title))
+    tag = f"{ca.id} " if prefix else ""
+    kernels = kernel_sections(
+        bld, compile_kernels(ca, reports[0]), compile_kernels(cb, reports[1]), prefix, tag
+    )
+    if kernels.phrases():
+        lines.append("kernels: " + ", ".join(kernels.phrases()))
+    for what, fn in (("Dynamo ops", dynamo_ops), ("ATen ops", aten_ops)):
+        delta = op_delta(fn(ca), fn(cb))
+        if delta:
+            lines.append(f"{what}: {delta}")
+    return PairResult(lines, kernels)

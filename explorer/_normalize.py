@@ -1,0 +1,156 @@
+"""Noise that differs between two compiles of the same code, taken out before diffing.
+
+Every rule keeps the number of lines (so highlighted lines still point at the same text) and
+is applied to each side on its own; ``normalize`` says which rules changed something, so the
+diff can say so. The rules, in the order they run:
+
+=================  ======================================================================
+rule               what it rewrites
+=================  ======================================================================
+cache path         any path into Inductor's cache dir (``/tmp/torchinductor_root/xy/cxy….py``,
+                   or any ``…/ab/c<hash of 40+ chars>.py`` under another cache dir) →
+                   ``<inductor-cache>/<hash>.py`` (``<inductor-cache>`` for the dir itself)
+hash               hex strings of 32+ digits (Triton's ``backend_hash``, git commits) → ``<hash>``
+object id          CPython object addresses: ``0x7f3a…`` (9–16 hex digits) and decimal
+                   integers of 12–16 digits (``___check_obj_id(L['x'], 140234…)``,
+                   ``# graph id: 1399…``, data pointers) → ``<id>``
+aot id             ``# AOT ID: ['3_forward']`` (a process-wide counter) → ``['<n>_forward']``
+timing             ``Guard latency = 82.59 us`` → ``<t>``, ``'compile_time_us': 423642`` → ``<t>``
+timestamp          ISO date-times (``2026-11-22T10:31:02.5Z``, ``2026-11-22 10:31:02``) → ``<time>``
+kernel name        Inductor's kernel counter: ``triton_poi_fused_add_3``, ``cpp_fused_mul_relu_0``
+                   → ``…_N``; a second kernel of the same fused name in one text → ``…_N2``, …
+                   (by first appearance)
+buffer number      ``buf3``, ``buf12``, IR nodes ``op7`` renumbered by first appearance
+                   (``buf0``, ``buf1``, … / ``op0``, …)
+=================  ======================================================================
+
+Also here: ``to_text``, which turns bytes / text with NUL characters into clean text and
+says what it replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# path-like tokens, checked one by one (a pattern that looks for the marker inside a token from
+# every start position is quadratic on long lines)
+_PATH_TOKEN = re.compile(r"[^\s'\"(),=\[\]{}<>]+")
+_INDUCTOR_DIR = re.compile(r"torchinductor_[^/]*(?P<tail>/.*)?")
+_HASHED_FILE = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,64}(?P<ext>\.\w+)")
+_HASH = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
+_HEX_ID = re.compile(r"\b0x[0-9a-fA-F]{9,16}\b")
+_DEC_ID = re.compile(r"(?<![\w.])\d{12,16}(?![\w.])")
+_AOT_ID = re.compile(r"(# AOT ID: \[')\d+(_\w+'\])")
+_TIMING = re.compile(r"(Guard latency = )[\d.]+(?= ?[num]?s\b)|(['\"]compile_time_us['\"]:\s*)\d+(?:\.\d+)?")
+_TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_KERNEL = re.compile(r"\b((?:triton|cpp)_[A-Za-z0-9_]*?[A-Za-z0-9])_(\d+)\b")
+# also inside fused names: op0_op1_op3
+_BUFFER = re.compile(r"(?<![A-Za-z0-9])(buf|op)(\d+)(?!\d)")
+
+
+def _cache_path(text: str) -> str:
+    if "torchinductor_" not in text and not _HASHED_FILE.search(text):
+        return text
+
+    def repl(m: re.Match) -> str:
+        path = m.group(0)
+        hashed = _HASHED_FILE.search(path)
+        if "torchinductor_" not in path and not hashed:
+            return path
+        if hashed:
+            return f"<inductor-cache>/<hash>{hashed.group('ext')}"
+        d = _INDUCTOR_DIR.search(path)
+        tail = d.group("tail") if d else None
+        if tail and tail != "/":
+            dot = tail.rfind(".")
+            return f"<inductor-cache>/<hash>{tail[dot:]}" if dot > tail.rfind("/") else "<inductor-cache>/…"
+        return "<inductor-cache>"
+
+    return _PATH_TOKEN.sub(repl, text)
+
+
+def _timing(text: str) -> str:
+    return _TIMING.sub(lambda m: (m.group(1) or m.group(2)) + "<t>", text)
+
+
+def _kernel_names(text: str) -> str:
+    names: dict[tuple[str, str], str] = {}
+    per_base: dict[str, int] = {}
+
+    def repl(m: re.Match) -> str:
+        key = (m.group(1), m.group(2))
+        if key not in names:
+            n = per_base[key[0]] = per_base.get(key[0], 0) + 1
+            names[key] = f"{key[0]}_N" + (str(n) if n > 1 else "")
+        return names[key]
+
+    return _KERNEL.sub(repl, text)
+
+
+def _buffers(text: str) -> str:
+    seen: dict[tuple[str, str], str] = {}
+    count: dict[str, int] = {}
+
+    def repl(m: re.Match) -> str:
+        key = (m.group(1), m.group(2))
+        if key not in seen:
+            n = count.get(key[0], 0)
+            count[key[0]] = n + 1
+            seen[key] = f"{key[0]}{n}"
+        return seen[key]
+
+    return _BUFFER.sub(repl, text)
+
+
+RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("cache paths", _cache_path),
+    ("hashes", lambda t: _HASH.sub("<hash>", t)),
+    ("object ids", lambda t: _DEC_ID.sub("<id>", _HEX_ID.sub("<id>", t))),
+    ("AOT ids", lambda t: _AOT_ID.sub(r"\1<n>\2", t)),
+    ("timings", _timing),
+    ("timestamps", lambda t: _TIMESTAMP.sub("<time>", t)),
+    ("kernel names", _kernel_names),
+    ("buffer numbers", _buffers),
+)
+
+
+def normalize(text: str) -> tuple[str, list[str]]:
+    """``text`` with the noise of every rule taken out, and the names of the rules that
+    changed something."""
+    applied: list[str] = []
+    for name, rule in RULES:
+        new = rule(text)
+        if new != text:
+            applied.append(name)
+            text = new
+    return text, applied
+
+
+def kernel_base(name: str) -> str:
+    """A kernel's name without Inductor's counter: ``triton_poi_fused_add_3`` →
+    ``triton_poi_fused_add``; the key kernels are matched by."""
+    m = _KERNEL.fullmatch(name)
+    return m.group(1) if m else name
+
+
+def to_text(value: str | bytes | bytearray) -> tuple[str, str | None]:
+    """Clean text for a diff and, when something had to be replaced, a note saying what:
+    bytes that are not UTF-8 are decoded with U+FFFD for the bad bytes; NUL characters and
+    lone surrogates (which no browser or JSON encoder takes) become U+FFFD."""
+    note = None
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            value = bytes(value).decode("utf-8", errors="replace")
+            note = "not valid UTF-8: undecodable bytes shown as \ufffd"
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+        note = note or "binary data: NUL characters shown as \ufffd"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+        note = note or "invalid characters (lone surrogates) shown as \ufffd"
+    return value, note
