@@ -5,9 +5,23 @@ BIN    := $(VENV)/bin
 # The CPU wheel; a bare `torch` requirement with no torch installed pulls a CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install demo test lint bench clean
+.PHONY: install extension demo test lint bench clean
 
-$(VENV)/.installed: pyproject.toml
+# The JupyterLab extension (extension/, TypeScript): npm installs its packages and builds the
+# prebuilt extension into extension/labextension, which the install copies into the venv
+# (share/jupyter/labextensions/pt2-explorer). Needs node and npm; see docs/extension.md.
+# `npm install` (not `npm ci`): it takes package-lock.json's versions and leaves it as it is,
+# where `npm ci` refuses a lock made on a registry without rspack's other-platform binaries.
+EXTENSION := extension/labextension/package.json
+extension: $(EXTENSION)
+
+extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
+	cd extension && npm install --no-audit --no-fund && touch node_modules/.package-lock.json
+
+$(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/style/*)
+	cd extension && npm run build:prod
+
+$(VENV)/.installed: pyproject.toml $(EXTENSION)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
@@ -44,9 +58,11 @@ LINTED := $(wildcard compiler explorer tests benchmarks examples notebooks)
 lint: install
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
+	cd extension && npm run --silent lint
 
 bench: install
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
+	rm -rf extension/node_modules extension/lib extension/labextension extension/tsconfig.tsbuildinfo
