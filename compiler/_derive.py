@@ -105,11 +105,18 @@ def _dedupe_breaks(
             continue
         skip_next_echo = key if _inlined(cid, b, by_id) else None
         kept.append((cid, b))
-    sites: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
+    lines: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
     for cid, b in kept:
-        sites.setdefault((b.filename, b.line), []).append((cid, b))
+        lines.setdefault((b.filename, b.line), []).append((cid, b))
+    # one site per line and type (a `.item()` and a `print` on one line are two sites); a hit
+    # whose type torch left "Unknown" joins the line's first known type
+    sites: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
+    for (filename, line), hits in lines.items():
+        known = next((b.type for _c, b in hits if b.type != "Unknown"), "Unknown")
+        for cid, b in hits:
+            sites.setdefault((filename, line, known if b.type == "Unknown" else b.type), []).append((cid, b))
     out = []
-    for (filename, line), hits in sites.items():
+    for (filename, line, _type), hits in sites.items():
         cid0, b0 = hits[0]
         best = next((b for _c, b in hits if b.type != "Unknown"), b0)
         out.append(

@@ -14,15 +14,14 @@ from compiler import Report
 from explorer._summary import print_summary, summary_text
 
 
-def show(report: Report, title: str | None = None):
-    """Display the explorer for ``report`` in a notebook (and return the widget)."""
+def show(report: Report, title: str | None = None) -> None:
+    """Display the explorer for ``report`` in a notebook. (It returns nothing, so that a cell
+    ending with it shows the explorer once; ``explorer.Explorer(report)`` is the widget.)"""
     from IPython.display import display
 
     from explorer._widgets import Explorer
 
-    app = Explorer(report, title=title)
-    display(app)
-    return app
+    display(Explorer(report, title=title))
 
 
 def html(report: Report, title: str | None = None) -> str:
@@ -34,16 +33,20 @@ def html(report: Report, title: str | None = None) -> str:
 
 
 def text(report: Report, view: str = "summary", title: str | None = None) -> str:
-    """The explorer's views as plain text: ``"summary"``, ``"breaks"`` or ``"recompiles"``
-    (what ``pt2-explorer report --view`` prints)."""
+    """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"`` or
+    ``"bench"`` (what ``pt2-explorer report --view`` prints)."""
     if view == "summary":
         return summary_text(report, title)
+    if view == "bench":
+        from explorer._benchview import bench_text
+
+        return bench_text(report)
     from explorer._textview import breaks_text, recompiles_text
     from explorer._view import build_view
 
     views = {"breaks": breaks_text, "recompiles": recompiles_text}
     if view not in views:
-        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles")
+        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench")
     return views[view](build_view(report, title))
 
 
@@ -74,6 +77,10 @@ def __getattr__(name: str):
         from explorer._magic import reports
 
         return reports
+    if name in ("show_modes", "modes_widget"):  # compiler.compare_modes results (docs/benchmark.md)
+        from explorer import _benchview
+
+        return getattr(_benchview, name)
     if name == "Explorer":
         from explorer._widgets import Explorer
 
@@ -96,6 +103,7 @@ __all__ = [
     "reports",
     "save_html",
     "show",
+    "show_modes",
     "summary_text",
     "text",
 ]

@@ -193,10 +193,8 @@ def modes_widget(comparison):
     return w.VBox([chart, w.HTML(_frag(table_html(modes_table(comparison)))), w.HBox(buttons), opened])
 
 
-def show_modes(comparison):
-    """Display a ``compiler.compare_modes`` result in a notebook."""
+def show_modes(comparison) -> None:
+    """Display a ``compiler.compare_modes`` result in a notebook (``modes_widget`` is the widget)."""
     from IPython.display import display
 
-    widget = modes_widget(comparison)
-    display(widget)
-    return widget
+    display(modes_widget(comparison))

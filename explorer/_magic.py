@@ -153,6 +153,7 @@ class CompileMagics(Magics):
     @argument("--record", action="store_true", help="run the cell as written; record its torch.compile calls")
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
     @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
+    @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
     @argument("--reps", type=int, default=None, help="--bench: timed calls per arm (default: about 1 s)")
     @argument("--mutates", action="store_true", help="--bench: the cell changes state in place; restore it")
@@ -187,11 +188,33 @@ class CompileMagics(Magics):
         finally:
             report = rec.report
             if report is not None:
+                base = reports.get(args.diff_with) if args.diff_with else None  # before --name replaces it
                 if args.name:
                     reports[args.name] = report
                 shell.user_ns["_pt2_report"] = report
                 progress.done(Explorer(report, title=f"%%compile {line}".strip()))
+                if args.diff_with:
+                    _show_diff_with(args.diff_with, base, report)
         return result
+
+
+def _show_diff_with(name: str, base, report) -> None:
+    """``--diff-with NAME``: this cell's report against the one kept under NAME (below the
+    explorer); an unknown NAME is said, and nothing else is lost."""
+    from IPython.display import HTML, display
+
+    if base is None:
+        known = ", ".join(sorted(reports)) or "none yet"
+        display(
+            HTML(
+                f"<b>--diff-with {html.escape(name)}</b>: no report kept under that name "
+                f"(kept: {html.escape(known)}; keep one with %%compile --name NAME)"
+            )
+        )
+        return
+    from ._diff import diff
+
+    display(diff(base, report, labels=(name, "this cell")))
 
 
 def _deleted_names(tree: ast.Module) -> set[str]:

@@ -43,6 +43,12 @@ def where(filename: str | None, line: int | None) -> str:
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
+def reasons_line(reasons) -> str:
+    """A recompile's reasons on one line: the first line of each (torch appends a "User stack
+    trace:" block to some), joined by "; "."""
+    return "; ".join(r.strip().splitlines()[0] for r in reasons if r.strip())
+
+
 def display_name(name: str | None) -> str:
     """`torch_dynamo_resume_in_forward_at_18` -> `forward (resumed after line 18)`."""
     if not name:
@@ -102,7 +108,7 @@ def renderable(report: Report, title: str | None = None):
         parts.append(Text("\nRecompiles", style="bold"))
         names = {c.id: c.name for c in report.compiles}
         for r in report.recompiles:
-            reason = "; ".join(r.reasons) or "(reason not recorded)"
+            reason = reasons_line(r.reasons) or "(reason not recorded)"
             parts.append(
                 Text.assemble(
                     ("  [" + r.compile_id + "] ", "cyan"),
@@ -177,6 +183,8 @@ def print_summary(report: Report, title: str | None = None, console: Console | N
 
 def summary_text(report: Report, title: str | None = None, width: int = 120) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, width=width, no_color=True, color_system=None, highlight=False)
+    console = Console(
+        file=buf, width=width, no_color=True, color_system=None, highlight=False, force_jupyter=False
+    )
     console.print(renderable(report, title))
     return buf.getvalue()

@@ -53,7 +53,8 @@ def recompiles_text(view: ExplorerView) -> str:
     for r in view.recompiles:
         out.append("")
         out.append(f"[{r.compile_id}] {r.frame}: guards of [{r.failed_entry}] failed")
-        out += [f"  reason: {x}" for x in r.reasons]
+        for x in r.reasons:  # continuation lines (torch's "User stack trace:") indented under it
+            out.append("  reason: " + "\n          ".join(x.strip().splitlines()))
         if r.failing_guard:
             out.append(f"  failing guard: {r.failing_guard}")
     return "\n".join(out).rstrip() + "\n"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from compiler import STAGES, Benchmark, Compile, Graph, Report
 from compiler._text import is_user_file
 
-from ._summary import display_name, headline, where
+from ._summary import display_name, headline, reasons_line, where
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
             f"{where(b.filename, b.line)}  {b.type}  (×{b.count})" for b in report.graph_breaks
         ),
         recompile_lines=tuple(
-            f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {'; '.join(r.reasons) or '(no reason recorded)'}"
+            f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r.reasons) or '(no reason recorded)'}"
             for r in report.recompiles
         )
         + tuple(
@@ -224,7 +224,7 @@ def _shown_frame(filename: str) -> bool:
 
 
 def _timelines(report: Report) -> tuple[FrameTimeline, ...]:
-    reasons = {r.compile_id: "; ".join(r.reasons) for r in report.recompiles}
+    reasons = {r.compile_id: reasons_line(r.reasons) for r in report.recompiles}
     out = []
     for f in report.frames:
         entries = []

@@ -3,6 +3,8 @@
 The same HTML fragments as the static page (``_html.py``), arranged in widgets: a summary
 header, tabs for graph breaks / recompiles / compiles, a compile selector, one tab per stage
 (built when first shown), and an "expand module" menu on graphs collapsed by nn.Module.
+Diff buttons ("diff with the compile it replaced" on every recompile, "compare stages" and
+"diff with previous compile" on every compile) show ``explorer.diff`` results below the tabs.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class Explorer(w.VBox):
         v = self.view
         self.header = w.HTML(_frag(_html.summary_html(v)))
         self.breaks = self._breaks_widget()
-        self.recompiles = w.HTML(_frag(_html.recompiles_html(v)))
+        self.diff_out = w.Output()
+        self.recompiles = self._recompiles_widget()
         self.selector = w.Dropdown(
             options=[(c.label, i) for i, c in enumerate(v.compiles)],
             description="compile",
@@ -76,7 +79,7 @@ class Explorer(w.VBox):
         self.selector.observe(lambda ch: self._show(), names="value")
         self.stage_tabs.observe(lambda ch: self._show(), names="selected_index")
         compiles = (
-            w.VBox([self.selector, self.stage_tabs])
+            w.VBox([self.selector, self._compare_controls(), self.stage_tabs])
             if v.compiles
             else w.HTML(_frag('<div class="note">No compiles recorded.</div>'))
         )
@@ -91,7 +94,7 @@ class Explorer(w.VBox):
             self.tabs.set_title(i, t)
         self._bench_tab: int | None = None
         bench_row = self._bench_controls()
-        super().__init__([self.header, bench_row, self.tabs])
+        super().__init__([self.header, bench_row, self.tabs, self.diff_out])
         if report.benchmarks:
             self._show_benchmarks()
         if v.compiles:
@@ -163,6 +166,88 @@ class Explorer(w.VBox):
             if buttons:
                 rows.append(w.HBox(buttons))
         return w.VBox(rows)
+
+    # ---- diffs -----------------------------------------------------------------------------
+
+    def _recompiles_widget(self) -> w.Widget:
+        """The recompiles view, then per recompile a button to diff it with the compile whose
+        guards failed (the failing guard marked)."""
+        body = w.HTML(_frag(_html.recompiles_html(self.view)))
+        buttons = []
+        for r in self.report.recompiles:
+            before = r.failed_entry or self._previous(r.compile_id)
+            if before is None:
+                continue
+            btn = w.Button(description=f"diff [{before}] → [{r.compile_id}]", layout=w.Layout(width="auto"))
+            btn.tooltip = f"compare compile {before} with {r.compile_id}: guards, graphs, kernels"
+            btn.on_click(lambda _b, a=before, b=r.compile_id: self.diff_compiles(a, b))
+            buttons.append(btn)
+        return w.VBox([body, w.HBox(buttons, layout=w.Layout(flex_flow="row wrap"))]) if buttons else body
+
+    def _compare_controls(self) -> w.Widget:
+        from ._diff import STAGE_NAMES
+
+        self.stage_a = w.Dropdown(options=STAGE_NAMES, value="capture", layout=w.Layout(width="auto"))
+        self.stage_b = w.Dropdown(options=STAGE_NAMES, value="decompose", layout=w.Layout(width="auto"))
+        compare = w.Button(description="compare stages", icon="columns", layout=w.Layout(width="auto"))
+        compare.tooltip = "this compile's two stages side by side"
+        compare.on_click(lambda _b: self.compare_stages(self.stage_a.value, self.stage_b.value))
+        self.previous_button = w.Button(
+            description="diff with previous compile", layout=w.Layout(width="auto")
+        )
+        self.previous_button.on_click(lambda _b: self._diff_previous())
+        self.selector.observe(lambda ch: self._update_previous(), names="value")
+        self._update_previous()
+        return w.HBox([self.stage_a, w.HTML("&nbsp;vs&nbsp;"), self.stage_b, compare, self.previous_button])
+
+    def _selected_id(self) -> str:
+        return self.view.compiles[self.selector.value or 0].compile_id
+
+    def _previous(self, compile_id: str) -> str | None:
+        """The compile before ``compile_id`` of the same frame, if any."""
+        frame = self.report.compile(compile_id).frame
+        ids = [c.id for c in self.report.compiles if c.frame == frame]
+        i = ids.index(compile_id)
+        return ids[i - 1] if i > 0 else None
+
+    def _update_previous(self) -> None:
+        prev = self._previous(self._selected_id()) if self.view.compiles else None
+        self.previous_button.disabled = prev is None
+        self.previous_button.tooltip = (
+            f"compare [{prev}] with this compile"
+            if prev
+            else "the first compile of its frame: nothing before it"
+        )
+
+    def _diff_previous(self) -> None:
+        cid = self._selected_id()
+        prev = self._previous(cid)
+        if prev is not None:
+            self.diff_compiles(prev, cid)
+
+    def show_diff(self, make) -> None:
+        """Show ``make()``'s diff below the tabs; an error (stage missing…) is shown instead."""
+        from IPython.display import HTML, display
+
+        from ._html import esc
+
+        self.diff_out.clear_output()
+        with self.diff_out:
+            try:
+                display(make())
+            except (ValueError, TypeError, KeyError) as e:
+                display(HTML(f'<div style="color:#cf222e">cannot diff: {esc(str(e))}</div>'))
+
+    def diff_compiles(self, id_a: str, id_b: str) -> None:
+        from ._diff import diff_compiles
+
+        self.show_diff(lambda: diff_compiles(self.report, id_a, id_b))
+
+    def compare_stages(self, stage_a: str, stage_b: str, compile_id: str | None = None) -> None:
+        from ._diff import compare_stages
+
+        cid = compile_id or self._selected_id()
+        self.show_diff(lambda: compare_stages(self.report, cid, stage_a, stage_b))
 
     def _show(self) -> None:
         ci = self.selector.value or 0

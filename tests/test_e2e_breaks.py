@@ -34,6 +34,12 @@ def item(x):
     return x + s
 
 
+def item_in_print(x):
+    x = x * 2
+    print("pt2-explorer test", x.sum().item())  # BREAK:two
+    return x + 1
+
+
 def explicit(x):
     x = x * 2
     torch._dynamo.graph_break()  # BREAK:explicit
@@ -234,3 +240,13 @@ def test_breaks_of_one_function_in_order():
     names = {c.id: c.name for c in report.compiles}
     assert names[ids[1]].startswith("torch_dynamo_resume_in_many_at_")
     assert all(c.status == "ok" for c in report.compiles)
+
+
+def test_two_breaks_on_one_line_are_two_sites(capsys):
+    r = _record(item_in_print, torch.ones(3))
+    line = marker_line(HERE, "BREAK:two")
+    got = [(b.line, b.type, b.count, b.gb_id) for b in r.graph_breaks]
+    assert got == [
+        (line, "Unsupported Tensor.item() call with capture_scalar_outputs=False", 1, "GB0124"),
+        (line, "Failed to trace builtin operator", 1, "GB0059"),
+    ]

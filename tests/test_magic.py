@@ -129,3 +129,21 @@ def test_names_unused_after_a_graph_break_are_written_back(ip):
     for n in "abc":
         ip.user_ns.pop(n, None)
     ip.user_ns.pop("q", None)
+
+
+def test_diff_with_a_kept_report(ip, monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: shown.extend(a))
+    ip.run_cell_magic("compile", "--backend aot_eager --name before", "w = x.sin() + 1")
+    ip.run_cell_magic("compile", "--backend aot_eager --diff-with before --name before", "w = x.cos() + 1")
+    (d,) = [s for s in shown if type(s).__name__ == "Diff"]
+    assert (d.a_label, d.b_label) == ("before", "this cell")  # against the kept one, not itself
+    assert d.summary == ["Dynamo ops: sin −1, cos +1", "ATen ops: aten.sin.default −1, aten.cos.default +1"]
+    ip.run_cell_magic("compile", "--backend aot_eager --diff-with nope", "w = x.cos() + 1")
+    kept = ", ".join(sorted(explorer.reports))  # "before", and others kept by earlier tests
+    assert shown[-1].data == (
+        f"<b>--diff-with nope</b>: no report kept under that name (kept: {kept}; keep one with %%compile --name NAME)"
+    )
+    torch.testing.assert_close(ip.user_ns["w"], ip.user_ns["x"].cos() + 1)  # the cell still ran
