@@ -37,25 +37,38 @@ def timing_figure(b: Benchmark) -> go.Figure:
     return fig
 
 
+def short_name(name: str, width: int = 44) -> str:
+    """A kernel name cut to ``width`` characters for an axis label (cuBLAS names run to 100+);
+    the whole name stays in the hover text and the table."""
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
 def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
     """Share of the profiled time per kernel, largest first (top N)."""
     rows = list(b.kernels[:top])[::-1]
+    labels: list[str] = []
+    for k in rows:  # axis labels must stay distinct after cutting
+        label = short_name(k.name)
+        while label in labels:
+            label += " "
+        labels.append(label)
     fig = go.Figure(
         go.Bar(
             x=[k.share for k in rows],
-            y=[k.name for k in rows],
+            y=labels,
             orientation="h",
-            customdata=[[k.kind, k.per_call_ms, k.compile_id or ""] for k in rows],
-            hovertemplate="%{y}<br>%{customdata[0]} · %{customdata[1]:.4g} ms per call · "
+            customdata=[[k.kind, k.per_call_ms, k.compile_id or "", k.name] for k in rows],
+            hovertemplate="%{customdata[3]}<br>%{customdata[0]} · %{customdata[1]:.4g} ms per call · "
             "%{x:.1%}<extra>%{customdata[2]}</extra>",
         )
     )
     fig.update_layout(
         title=f"{b.name}: top kernels by share of time",
         xaxis_tickformat=".0%",
-        height=120 + 24 * len(rows),
+        height=140 + 30 * len(rows),
         width=760,
-        margin=dict(l=360),
+        margin=dict(l=320, t=60, b=40),
+        yaxis=dict(tickmode="linear", automargin=True),  # every kernel labelled
     )
     return fig
 
@@ -70,9 +83,12 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
         go.Scatter(
             x=[k.per_call_ms / max(k.calls / max(b.profiled_calls, 1), 1) for k in rows],
             y=[k.gb_per_s for k in rows],
-            mode="markers",
-            text=[k.name for k in rows],
-            hovertemplate="%{text}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
+            mode="markers+text" if len(rows) <= 8 else "markers",  # names on the points when few
+            text=[short_name(k.name, 32) for k in rows],
+            textposition="top center",
+            cliponaxis=False,
+            customdata=[k.name for k in rows],
+            hovertemplate="%{customdata}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
         )
     )
     if b.peak_gb_per_s:
@@ -82,8 +98,13 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
         xaxis_title="ms per launch",
         yaxis_title="GB/s",
         xaxis_type="log",
-        height=360,
-        width=640,
+        height=380,
+        width=720,
+        margin=dict(l=80, r=120, t=60),
+        yaxis_range=[
+            0,
+            1.1 * max([b.peak_gb_per_s or 0] + [k.gb_per_s for k in rows]),
+        ],  # from 0: vs the peak
     )
     return fig
 
