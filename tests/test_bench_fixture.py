@@ -29,7 +29,13 @@ def test_gpu_benchmark_recording():
 
 def test_gpu_modes_recording():
     m = compiler.load_modes(DATA / "h100-modes-mlp.json.gz")
-    labels = ["default", "reduce-overhead", "max-autotune", "default · dynamic", "default · dynamic · bfloat16"]
+    labels = [
+        "default",
+        "reduce-overhead",
+        "max-autotune",
+        "default · dynamic",
+        "default · dynamic · bfloat16",
+    ]
     assert [r.label for r in m.rows] == labels
     assert all(r.skipped is None and r.error is None and r.benchmark.device == "cuda" for r in m.rows)
     assert m.row("default · dynamic · bfloat16").config.autocast == "bfloat16"
