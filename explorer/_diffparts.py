@@ -269,6 +269,16 @@ def failing(report: Report | None, entry: Compile, recompiled: str | None = None
     ]
 
 
+def _reasons(reports, ids: set[str]) -> list[tuple[str, str]]:
+    """(recompile id, its reasons on one line) for the recompiles ``ids``, from either report."""
+    seen: dict[str, str] = {}
+    for rep in reports:
+        for r in rep.recompiles if rep is not None else ():
+            if r.compile_id in ids and r.compile_id not in seen and r.reasons:
+                seen[r.compile_id] = "; ".join(x.strip().splitlines()[0] for x in r.reasons if x.strip())
+    return sorted(seen.items())
+
+
 def status(c: Compile) -> str:
     return "ok" if c.status == "ok" else f"failed in {c.failed_stage or '?'}"
 
@@ -318,7 +328,9 @@ def compile_sections(
             ids = ", ".join(sorted({r for r, _ in fl}))
             notes.append(f"marked in {label}: the guard whose failure recompiled {ids}")
             guard = text.splitlines()[mk[0] - 1].split("+- ", 1)[-1].strip()
-            lines.append(f"failing guard ({label} line {mk[0]}): {clip(guard)}")
+            lines.append(f"failing guard ({label} line {mk[0]}): {clip(guard, 240)}")
+            for rid, why in _reasons(reports, {r for r, _ in fl}):
+                lines.append(f"{rid} recompiled because {why}")
     guards = bld.add(
         f"{prefix}guards", f"{tp}Guards", "python", ga, gb, marks[0], marks[1], "; ".join(notes) or None
     )

@@ -171,9 +171,11 @@ def test_recompile_marks_the_failing_guard(recompiled):
     assert guards.a.splitlines()[line - 1].rstrip().endswith(rc.failing_guard)
     assert "marked in 0/0: the guard whose failure recompiled 0/1" in guards.note
     assert (d.title, d.a_label, d.b_label) == ("compile 0/0 vs 0/1", "0/0", "0/1")
-    shown = rc.failing_guard if len(rc.failing_guard) <= 120 else rc.failing_guard[:119] + "…"
+    shown = rc.failing_guard if len(rc.failing_guard) <= 240 else rc.failing_guard[:239] + "…"
+    assert rc.reasons[0].startswith("0/0: tensor 'x' size mismatch at index 0")
     assert d.summary == [
         f"failing guard (0/0 line {line}): {shown}",
+        f"0/1 recompiled because {rc.reasons[0]}",
         "guards: 1 changed, 1 added",
         "Dynamo graph: 4 lines changed",
         "AOT inference graph: 5 lines changed, 1 added",
@@ -190,7 +192,8 @@ def test_recompile_marks_the_failing_guard(recompiled):
 def test_gpu_recompile(gpu):
     d = explorer.diff_compiles(gpu, "0/0", "0/1")
     assert _section(d, "guards").a_marks == [8]
-    assert d.summary[1:] == [
+    assert d.summary[1] == "0/1 recompiled because 0/0: tensor 'x' size mismatch at index 0. expected 32, actual 48"
+    assert d.summary[2:] == [
         "guards: 1 changed, 4 added",
         "Dynamo graph: 4 lines changed",
         "AOT forward graph: 23 lines changed, 2 added",
