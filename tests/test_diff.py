@@ -192,7 +192,10 @@ def test_recompile_marks_the_failing_guard(recompiled):
 def test_gpu_recompile(gpu):
     d = explorer.diff_compiles(gpu, "0/0", "0/1")
     assert _section(d, "guards").a_marks == [8]
-    assert d.summary[1] == "0/1 recompiled because 0/0: tensor 'x' size mismatch at index 0. expected 32, actual 48"
+    assert (
+        d.summary[1]
+        == "0/1 recompiled because 0/0: tensor 'x' size mismatch at index 0. expected 32, actual 48"
+    )
     assert d.summary[2:] == [
         "guards: 1 changed, 4 added",
         "Dynamo graph: 4 lines changed",
