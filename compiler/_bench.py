@@ -128,16 +128,22 @@ def _device_name(device: str) -> str:
     return platform.processor() or platform.machine()
 
 
-def _tolerances(outputs: list[Any]) -> tuple[float, float]:
-    low = any(isinstance(t, torch.Tensor) and t.dtype in (torch.bfloat16, torch.float16) for t in outputs)
+def _tolerances(outputs: list[Any], low_precision: bool = False) -> tuple[float, float]:
+    """bf16/fp16 tolerances when an output is in that dtype or the run is under a 16-bit
+    autocast (whose outputs a final fp32 op, a residual add say, may promote); else fp32's."""
+    low = low_precision or any(
+        isinstance(t, torch.Tensor) and t.dtype in (torch.bfloat16, torch.float16) for t in outputs
+    )
     return (5e-2, 5e-2) if low else (1e-3, 1e-3)
 
 
-def compare(eager_out: Any, compiled_out: Any, atol: float | None, rtol: float | None) -> Accuracy:
+def compare(
+    eager_out: Any, compiled_out: Any, atol: float | None, rtol: float | None, low_precision: bool = False
+) -> Accuracy:
     """Max abs / rel error of compiled against eager. ``max_rel`` = max |c - e| over the
     largest |e| of that tensor; ``ok``: every element within atol + rtol * |e|."""
     es, cs = _tensors(eager_out), _tensors(compiled_out)
-    a_default, r_default = _tolerances(es)
+    a_default, r_default = _tolerances(es, low_precision)
     atol = a_default if atol is None else atol
     rtol = r_default if rtol is None else rtol
     note = None
@@ -280,7 +286,14 @@ class _Run:
                 self.fields["error"] = f"compiled raised {type(e).__name__}: {e}"
                 self._compile_fields()
                 return self._finish()
-            accuracy = compare(eager_out, compiled_out, self.atol, self.rtol)
+            autocast = getattr(self.fields.get("config"), "autocast", None)
+            accuracy = compare(
+                eager_out,
+                compiled_out,
+                self.atol,
+                self.rtol,
+                low_precision=autocast in ("bfloat16", "float16"),
+            )
             if rng_used:
                 accuracy = dataclasses.replace(
                     accuracy,

@@ -141,6 +141,17 @@ def test_outputs_that_differ_are_a_finding():
     assert b.accuracy.max_abs == 0.25 and b.accuracy.max_rel == 0.125
 
 
+def test_tolerances_follow_dtype_and_autocast():
+    from compiler._bench import compare
+
+    e = torch.tensor([1.0, 2.0])  # fp32 out, e.g. a residual add after bf16 matmuls under autocast
+    c = e + torch.tensor([0.0, 0.01])
+    strict, loose = compare(e, c, None, None), compare(e, c, None, None, low_precision=True)
+    assert (strict.ok, strict.atol, strict.rtol) == (False, 1e-3, 1e-3)
+    assert (loose.ok, loose.atol, loose.rtol) == (True, 5e-2, 5e-2)
+    assert compare(e.bfloat16(), c.bfloat16(), None, None).atol == 5e-2  # a bf16 output
+
+
 def test_exception_in_eager_propagates_unchanged():
     err = RuntimeError("boom in eager")
 

@@ -396,3 +396,166 @@ def test_06_reads_the_cpp_and_triton_kernels(run_notebook):
     assert "@triton.jit" in triton and "tl.program_id(0)" in triton and "libdevice.erf(" in triton
     answer = _stdout(_tagged(nb, "answer"))
     assert "cpp_fused_gelu_1: in place ['float* in_out_ptr0']; called as cpp_fused_gelu_1(buf" in answer
+
+
+# ---- 07: modes and speed --------------------------------------------------------------------
+
+H100_MODES = {  # label: the row printed by the "gpu-modes" cell from notebooks/data/h100-modes-mlp.json.gz
+    "default": "default                           0.0561    0.0870 ( 0.0128)    0.65x     1.0s  ok, max abs 0.00011",
+    "reduce-overhead": (
+        "reduce-overhead                   0.0584    0.0659 ( 0.0011)    0.89x     0.6s  ok, max abs 0.00011"
+    ),
+    "max-autotune": (
+        "max-autotune                      0.0565    0.0765 ( 0.0008)    0.74x    36.7s  FINDING, max abs 0.0015"
+    ),
+    "default · dynamic": (
+        "default · dynamic                 0.1143    0.2640 ( 0.3735)    0.43x     1.4s  ok, max abs 0.00011"
+    ),
+    "default · dynamic · bfloat16": (
+        "default · dynamic · bfloat16      0.2439    0.3876 ( 0.0375)    0.63x     1.7s  FINDING, max abs 0.002"
+    ),
+}
+
+
+def _widget_state(nb) -> str:
+    import json
+
+    return json.dumps(nb.metadata.widgets[WIDGET_STATE]["state"], ensure_ascii=False)
+
+
+@pytest.mark.slow
+def test_07_times_the_block_on_cpu(run_notebook):
+    nb, _ = run_notebook("07_modes_and_speed.ipynb")
+    by_hand = _stdout(_tagged(nb, "by-hand")).splitlines()
+    assert len(by_hand[0].split(": ")[1].split()) == 15, by_hand
+    assert re.fullmatch(r"first [\d.]+, then median [\d.]+, min [\d.]+, max [\d.]+", by_hand[1])
+    first = _stdout(_tagged(nb, "first-call")).splitlines()
+    assert re.fullmatch(r"first compiled call: [\d.]+ s, of which torch's compile: [\d.]+ s", first[0])
+    assert re.findall(r"(\w+) [\d.]+ s", first[1]) == ["capture", "decompose", "autograd", "fuse", "codegen"]
+    assert len(first[2].split(": ")[1].split()) == 8
+
+    bench = _stdout(_tagged(nb, "bench"))
+    assert bench.startswith("GPT2MLP on ") and " (cpu, 1 threads)\n" in bench.splitlines(True)[0]
+    assert re.search(
+        r"^eager [\d.]+ ms \(IQR [\d.e-]+\), compiled [\d.]+ ms \(IQR [\d.e-]+\), 20 reps: ", bench, re.M
+    )
+    assert re.search(
+        r"^outputs match: max abs [\d.e+-]+, max rel [\d.e+-]+ \(atol 0.001, rtol 0.001\)$", bench, re.M
+    )
+    assert re.search(r"^aten::addmm +extern +6 ", bench, re.M), bench
+    assert re.search(r"^graph_\d+_cpp_fused_\w*tanh\w* +cpp +0/0 +3 ", bench, re.M), bench
+
+    reading = _stdout(_tagged(nb, "reading"))
+    assert re.match(r"speedup ×[\d.]+ = eager [\d.]+ ms / compiled [\d.]+ ms \(medians\)\n", reading)
+    assert re.search(
+        r"^break-even: (never\. .*|[\d.]+ s compile / [\d.]+ ms saved a call = [\d,]+ calls)$", reading, re.M
+    )
+    assert re.search(
+        r"^accuracy: ok=True, max abs \S+, max rel \S+ \(tolerance 0.001 \+ 0.001·\|eager\|, 1 output tensor\)$",
+        reading,
+        re.M,
+    ), reading
+    assert reading.endswith("threads: 1\n")
+    kernels = _stdout(_tagged(nb, "kernels")).splitlines()
+    assert [ln.split()[1] for ln in kernels].count("extern") == 1 and len(kernels) == 4, kernels
+    assert sum(float(ln.rsplit(None, 1)[1].rstrip("%")) for ln in kernels) == pytest.approx(100, abs=0.3)
+    # the Benchmark tab is there, in both explorers of the notebook
+    assert _widget_state(nb).count('"Benchmark (1)"') == 2
+
+
+@pytest.mark.slow
+def test_07_refuses_a_mutating_function_and_skips_cuda_graphs_on_cpu(run_notebook):
+    nb, _ = run_notebook("07_modes_and_speed.ipynb")
+    assert _stdout(_tagged(nb, "state")) == (
+        "StateMutationError: benchmarking normalise would call it many times, and it changes state in place: "
+        "running_mean. Nothing was changed (restored). Pass mutates=True (%%compile --bench --mutates) to "
+        "benchmark it anyway: that state is snapshotted and restored after the benchmark.\n"
+        "running_mean unchanged: True\n"
+    )
+    modes = _stdout(_tagged(nb, "modes-cpu")).splitlines()
+    assert re.fullmatch(r"default +speedup ×[\d.]+", modes[0]), modes
+    assert modes[1:] == ["reduce-overhead  skipped: CUDA graphs need a CUDA device; the inputs are on CPU"]
+
+
+@pytest.mark.slow
+def test_07_reads_the_h100_recordings(run_notebook):
+    nb, _ = run_notebook("07_modes_and_speed.ipynb")
+    gpu = _stdout(_tagged(nb, "gpu-bench"))
+    modes = _stdout(_tagged(nb, "gpu-modes")).splitlines()[1:]
+    compiled_ms = {ln[:30].rstrip(): float(ln[30:].split()[1]) for ln in modes}
+    assert compiled_ms["reduce-overhead"] < compiled_ms["default"]  # CUDA graphs: less overhead a call
+    if not gpu.startswith("MLPBlock on NVIDIA H100 80GB HBM3 (cuda, 16 threads)\n"):
+        return  # measured live on this machine's GPU: only the above holds for any GPU
+    assert "eager 5.771 ms (IQR 0.0109), compiled 5.758 ms (IQR 0.00758), 50 reps: speedup ×1.00\n" in gpu
+    assert "; pays off after 330,372 calls\n" in gpu
+    assert "peak memory: eager 705.0 MiB, compiled 513.0 MiB\n" in gpu
+    assert re.search(r"^sm80_xmma_gemm_f32f32\w+ +extern +6 +5.462 +95.0%$", gpu, re.M), gpu
+    for name, gbs in (("addmm_gelu_view_1", 3053), ("add_addmm_view_2", 3172), ("native_layer_norm_0", 2933)):
+        assert re.search(rf"^triton_\w+_fused_{name} +triton +0/0 +3 .* {gbs}$", gpu, re.M), name
+    assert modes == list(H100_MODES.values())
+    kernels = _stdout(_tagged(nb, "gpu-modes-kernels"))
+    blocks = dict(b.split("\n", 1) for b in re.split(r"\n(?=\S)", kernels.strip()))
+    assert list(blocks) == list(H100_MODES)
+    assert "multi_tensor_apply_kerne extern  0.0155 ms  28.2%" in blocks["reduce-overhead"]
+    assert "multi_tensor_apply" not in blocks["default"]
+    assert "triton_tem_fused_addmm_gelu_t_view_3" in blocks["max-autotune"]
+    assert blocks["default · dynamic · bfloat16"].startswith("  triton_poi_fused__to_copy_1 ")
+    assert "MLPBlock, 8×32×1024: modes and settings" in _widget_state(nb)  # the modes chart
+    assert _stdout(_tagged(nb, "answer")) == (
+        "Triton kernels: 0.285 ms of a 5.758 ms call (5.0%)\n"
+        "at 3350 GB/s: 0.260 ms, at most 0.025 ms less (0.43% of the call)\n"
+    )
+
+
+def test_07_uses_the_public_api_only():
+    nb = nbformat.read(ROOT / "notebooks" / "07_modes_and_speed.ipynb", as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert not re.search(r"\bexplorer\._|\bcompiler\._", c.source), c.source
+
+
+# ---- 08: transformers -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_08_follows_attention_down_the_stages(run_notebook):
+    nb, _ = run_notebook("08_transformers.ipynb")
+    assert re.fullmatch(r"1 compile, [\d.]+ s, \d+ generated kernels\n", _stdout(_tagged(nb, "whole-model")))
+    assert _stdout(_tagged(nb, "sdpa-ops")) == (
+        "capture  : ['torch._C._nn.scaled_dot_product_attention']\n"
+        "decompose: ['torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default'] x [3]\n"
+    )
+    extern = _stdout(_tagged(nb, "sdpa-extern"))
+    assert extern.startswith("3 extern attention calls in the wrapper, e.g.\n  buf")
+    assert "= torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(" in extern
+    assert _stdout(_tagged(nb, "sdpa-math")) == (
+        "default: {'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default': 1}\n"
+        "MATH   : {'torch.ops.aten.bmm.default': 2, 'torch.ops.aten._safe_softmax.default': 1}\n"
+    )
+    gpu = _stdout(_tagged(nb, "gpu-sdpa"))
+    if gpu.startswith("cuda torch 2.11.0+cu130\n"):  # the shipped H100 recording (no GPU here)
+        assert gpu == (
+            "cuda torch 2.11.0+cu130\n"
+            "0/0 ['torch.ops.aten._scaled_dot_product_cudnn_attention.default']\n"
+            "16 Triton kernels generated\n"
+        )
+    else:
+        assert gpu.startswith("cuda torch ") and "scaled_dot_product" in gpu
+
+
+@pytest.mark.slow
+def test_08_compiles_one_block_for_all_layers(run_notebook):
+    nb, _ = run_notebook("08_transformers.ipynb")
+    regional = _stdout(_tagged(nb, "regional")).splitlines()
+    assert regional[0] == "frame 'forward': compiled 1 time(s) for 3 blocks" and len(regional) == 2
+    assert re.fullmatch(r"compile time: whole model [\d.]+ s, regional [\d.]+ s", regional[1])
+    # the answer: 32 tokens recompile once (Block.forward, for all blocks); 48 reuse it
+    model = _cell(nb, "class Block(nn.Module):")
+    line = _line_of(model, "B, T, C = x.shape") - 1  # Block.forward's def line
+    reason = "0/0: tensor 'x' size mismatch at index 1. expected 16, actual 32"
+    assert _stdout(_tagged(nb, "answer")) == (
+        "1 new compile(s)\n"
+        f"forward  Cell In[{model.execution_count}], line {line}\n"
+        f"  [0/1] ok: {reason}\n\n"
+        f"[0/1] forward: guards of [0/0] failed\n  reason: {reason}\n\n"
+    )
