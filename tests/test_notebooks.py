@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -388,7 +389,7 @@ def test_06_reads_the_cpp_and_triton_kernels(run_notebook):
     assert re.search(r"^ +cpp_fused_gelu_1\(buf\d+\)$", wrapper, re.M), wrapper
     gpu = _stdout(_tagged(nb, "gpu"))
     triton = _stdout(_tagged(nb, "triton-kernel"))
-    if gpu.startswith("cuda report, torch 2.11.0+cu130\n"):  # the shipped recording (no GPU here)
+    if not torch.cuda.is_available():  # the shipped H100 recording, not a live run
         assert "triton_poi_fused_gelu_1: fused h; metadata {'autotune_cache_state': 'miss'," in gpu
         assert (
             " 17 | def triton_poi_fused_gelu_1(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):\n" in triton
@@ -484,7 +485,7 @@ def test_07_reads_the_h100_recordings(run_notebook):
     modes = _stdout(_tagged(nb, "gpu-modes")).splitlines()[1:]
     compiled_ms = {ln[:30].rstrip(): float(ln[30:].split()[1]) for ln in modes}
     assert compiled_ms["reduce-overhead"] < compiled_ms["default"]  # CUDA graphs: less overhead a call
-    if not gpu.startswith("MLPBlock on NVIDIA H100 80GB HBM3 (cuda, 16 threads)\n"):
+    if torch.cuda.is_available():
         return  # measured live on this machine's GPU: only the above holds for any GPU
     assert "eager 5.771 ms (IQR 0.0109), compiled 5.758 ms (IQR 0.00758), 50 reps: speedup ×1.00\n" in gpu
     assert "; pays off after 330,372 calls\n" in gpu
@@ -533,7 +534,7 @@ def test_08_follows_attention_down_the_stages(run_notebook):
         "MATH   : {'torch.ops.aten.bmm.default': 2, 'torch.ops.aten._safe_softmax.default': 1}\n"
     )
     gpu = _stdout(_tagged(nb, "gpu-sdpa"))
-    if gpu.startswith("cuda torch 2.11.0+cu130\n"):  # the shipped H100 recording (no GPU here)
+    if not torch.cuda.is_available():  # the shipped H100 recording, not a live run
         assert gpu == (
             "cuda torch 2.11.0+cu130\n"
             "0/0 ['torch.ops.aten._scaled_dot_product_cudnn_attention.default']\n"
