@@ -202,13 +202,17 @@ export class DiffView {
     const root = el('div', `pt2x-diff pt2x-mod-${this.options.mode}`);
     const header = el('div', 'pt2x-diff-header');
     header.append(el('div', 'pt2x-diff-title', plan.title));
-    const sides = el('div', 'pt2x-diff-labels');
-    sides.append(
-      el('span', 'pt2x-diff-label-a', plan.aLabel),
-      el('span', 'pt2x-diff-vs', 'vs'),
-      el('span', 'pt2x-diff-label-b', plan.bLabel)
-    );
-    header.append(sides, el('span', 'pt2x-diff-spacer'));
+    // the sides' labels, unless the title already says them ("compile 0/0 vs 0/1")
+    if (!plan.title.includes(`${plan.aLabel} vs ${plan.bLabel}`)) {
+      const sides = el('div', 'pt2x-diff-labels');
+      sides.append(
+        el('span', 'pt2x-diff-label-a', plan.aLabel),
+        el('span', 'pt2x-diff-vs', 'vs'),
+        el('span', 'pt2x-diff-label-b', plan.bLabel)
+      );
+      header.append(sides);
+    }
+    header.append(el('span', 'pt2x-diff-spacer'));
     if (this.options.openInMain) {
       const open = this.options.openInMain;
       header.append(
