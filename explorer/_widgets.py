@@ -170,8 +170,8 @@ class Explorer(w.VBox):
     # ---- diffs -----------------------------------------------------------------------------
 
     def _recompiles_widget(self) -> w.Widget:
-        """The recompiles view, then per recompile a button to diff it with the compile whose
-        guards failed (the failing guard marked)."""
+        """Per recompile a button to diff it with the compile whose guards failed (the failing
+        guard marked), then the recompiles view."""
         body = w.HTML(_frag(_html.recompiles_html(self.view)))
         buttons = []
         for r in self.report.recompiles:
@@ -182,7 +182,8 @@ class Explorer(w.VBox):
             btn.tooltip = f"compare compile {before} with {r.compile_id}: guards, graphs, kernels"
             btn.on_click(lambda _b, a=before, b=r.compile_id: self.diff_compiles(a, b))
             buttons.append(btn)
-        return w.VBox([body, w.HBox(buttons, layout=w.Layout(flex_flow="row wrap"))]) if buttons else body
+        # the buttons first: the guard lists below can run long
+        return w.VBox([w.HBox(buttons, layout=w.Layout(flex_flow="row wrap")), body]) if buttons else body
 
     def _compare_controls(self) -> w.Widget:
         from ._diff import STAGE_NAMES

@@ -31,7 +31,7 @@ def _clicked(app, monkeypatch):
 
 def test_recompile_has_a_diff_button_with_the_failing_guard(report, monkeypatch):
     app = Explorer(report)
-    (button,) = [b for b in app.recompiles.children[1].children]
+    (button,) = [b for b in app.recompiles.children[0].children]
     assert button.description == "diff [0/0] → [0/1]"
     calls = _clicked(app, monkeypatch)
     button.click()
