@@ -7,14 +7,18 @@ harness (``triton.testing.do_bench``)? Needs CUDA, timm and transformers. Prints
 Models are built from their configs with random weights (no downloads), in eval mode under
 ``torch.inference_mode()``; bf16 means the model and its inputs cast with ``.to(bfloat16)``
 (not autocast). Each (model, dtype) is compiled once (default mode); in the same process the
-explorer's benchmark and do_bench (median, warm-up 25 ms, 500 ms of repetitions, its own L2
-flush) time the same eager and compiled callables. Agreement: |ours / do_bench - 1| <= 3%.
+explorer's benchmark and do_bench (median, warm-up 25 ms, its own L2 flush; 500 ms of
+repetitions per arm, split into --rounds calls interleaved eager/compiled, see do_bench_pair)
+time the same eager and compiled callables. Agreement: |ours / do_bench - 1| <= 3%.
+The "attention" column is what the compiled graph runs for scaled_dot_product_attention, read
+from the recording's post-grad op census (a fused SDPA op, or "math": bmm + softmax).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -65,10 +69,42 @@ def host_syncs(call) -> int:
             call()
         finally:
             torch.cuda.set_sync_debug_mode("default")
-    return sum("synchroniz" in str(w.message) for w in caught)
+    # only the per-operation warning: torch also warns once that the debug mode is a prototype
+    return sum("called a synchronizing CUDA operation" in str(w.message) for w in caught)
 
 
-def one(name: str, dtype_name: str, reps: int, trial: int = 0, state: dict | None = None) -> dict:
+def do_bench_pair(do_bench, eager_call, compiled_call, rounds: int) -> tuple[float, float]:
+    """do_bench's median of each arm, interleaved: ``rounds`` calls of do_bench per arm (500 ms of
+    repetitions in all per arm) in ABBA order, and the median of each arm's medians. One 500 ms
+    do_bench per arm, one after the other, would time eager and compiled at different moments:
+    a launch-bound arm follows the host CPU's speed, which drifts by 10-20% over seconds on the
+    H100 host, and the ratio would then measure the drift."""
+    rep = max(25, 500 // rounds)
+    out: dict[str, list[float]] = {"eager": [], "compiled": []}
+    calls = {"eager": eager_call, "compiled": compiled_call}
+    for i in range(rounds):
+        for arm in ("eager", "compiled") if i % 2 == 0 else ("compiled", "eager"):
+            out[arm].append(do_bench(calls[arm], warmup=25, rep=rep, return_mode="median"))
+    return statistics.median(out["eager"]), statistics.median(out["compiled"])
+
+
+def attention_ops(report) -> str:
+    """The SDPA ops of the post-grad graphs, or "math" when attention was decomposed into bmm."""
+    ops: dict[str, int] = {}
+    for c in report.compiles:
+        d = c.stages.decompose
+        for op, n in (d.ops_after if d else {}).items():
+            if "scaled_dot_product" in op or op.endswith((".bmm.default", "._safe_softmax.default")):
+                ops[op] = ops.get(op, 0) + n
+    sdpa = sorted({op.split(".")[-2] for op in ops if "scaled_dot_product" in op})
+    if sdpa:
+        return ", ".join(sdpa)
+    return "math (bmm)" if any(op.endswith(".bmm.default") for op in ops) else "-"
+
+
+def one(
+    name: str, dtype_name: str, reps: int, trial: int = 0, state: dict | None = None, rounds: int = 6
+) -> dict:
     """One (model, dtype); ``state`` keeps the compiled model between trials."""
     import triton.testing
 
@@ -95,14 +131,14 @@ def one(name: str, dtype_name: str, reps: int, trial: int = 0, state: dict | Non
         def compiled_call():
             return compiled(*inputs)
 
-        db_e = triton.testing.do_bench(eager_call, warmup=25, rep=500, return_mode="median")
-        db_c = triton.testing.do_bench(compiled_call, warmup=25, rep=500, return_mode="median")
+        db_e, db_c = do_bench_pair(triton.testing.do_bench, eager_call, compiled_call, rounds)
     ours = b.speedup
     theirs = db_e / db_c
     row = {
         "model": name,
         "dtype": dtype_name,
         "trial": trial,
+        "attention": attention_ops(report),
         "host_syncs_eager": state["syncs"][0],
         "host_syncs_compiled": state["syncs"][1],
         "eager_ms": b.eager.median_ms,
@@ -132,14 +168,14 @@ def one(name: str, dtype_name: str, reps: int, trial: int = 0, state: dict | Non
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| model | dtype | trial | host syncs e/c | eager ms (IQR) | compiled ms (IQR) | our speedup | do_bench speedup "
+        "| model | dtype | trial | attention | host syncs e/c | eager ms (IQR) | compiled ms (IQR) | our speedup | do_bench speedup "
         "| rel. diff | within 3% | compile s | break-even calls | peak mem eager/compiled GB | max abs err |"
     )
-    out = [head, "|" + "---|" * 14]
+    out = [head, "|" + "---|" * 15]
     for r in rows:
         be = f"{r['break_even_calls']:.0f}" if r["break_even_calls"] is not None else "never"
         out.append(
-            f"| {r['model']} | {r['dtype']} | {r['trial']} | {r['host_syncs_eager']}/{r['host_syncs_compiled']} "
+            f"| {r['model']} | {r['dtype']} | {r['trial']} | {r['attention']} | {r['host_syncs_eager']}/{r['host_syncs_compiled']} "
             f"| {r['eager_ms']:.2f} ({r['eager_iqr_ms']:.2f}) "
             f"| {r['compiled_ms']:.2f} ({r['compiled_iqr_ms']:.2f}) | {r['speedup']:.3f} "
             f"| {r['do_bench_speedup']:.3f} | {100 * r['rel_diff']:+.1f}% | {'yes' if r['within_3pct'] else 'NO'} "
@@ -157,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--trials", type=int, default=1, help="measure each model this many times, alternating harnesses"
     )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=6,
+        help="do_bench calls per arm, interleaved ABBA (500 ms of reps in all)",
+    )
     p.add_argument("--json", metavar="OUT")
     ns = p.parse_args(argv)
     if not torch.cuda.is_available():
@@ -166,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in ns.models:
         for d in ns.dtypes.split(","):
             state: dict = {}
-            rows += [one(m, d, ns.reps, trial, state) for trial in range(ns.trials)]
+            rows += [one(m, d, ns.reps, trial, state, ns.rounds) for trial in range(ns.trials)]
             state.clear()  # free GPU memory before the next model
             torch.cuda.empty_cache()
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")

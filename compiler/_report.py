@@ -324,6 +324,14 @@ class Benchmark:
     interrupted: bool = False  # KeyboardInterrupt: the samples taken so far
     torch_version: str | None = None
 
+    @property
+    def timing_notes(self) -> tuple[str, ...]:
+        """Cautions on reading the timings: an unstable arm (IQR over 10% of its median), or
+        medians that differ by less than the spread (compiler/_timing.py)."""
+        from ._timing import timing_notes
+
+        return timing_notes(self.eager, self.compiled)
+
 
 @dataclass(frozen=True)
 class Report:

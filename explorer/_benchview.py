@@ -36,6 +36,7 @@ def summary_lines(b: Benchmark) -> list[str]:
             f"eager {_ms(b.eager.median_ms)} (IQR {b.eager.iqr_ms:.3g}), compiled {_ms(b.compiled.median_ms)} "
             f"(IQR {b.compiled.iqr_ms:.3g}), {b.compiled.reps} reps: speedup ×{b.speedup:.2f}"
         )
+        out += [f"caution, {note}" for note in b.timing_notes]
     if b.compile_time_s is not None:
         stages = ", ".join(f"{k} {v:.2f} s" for k, v in b.stage_times_s.items())
         out.append(f"compile {b.compile_time_s:.2f} s ({stages}); pays off after {break_even_text(b)}")
@@ -95,7 +96,7 @@ def modes_table(comparison) -> Table:
     for r in comparison.rows:
         b = r.benchmark
         if r.skipped or r.error or b is None:
-            rows.append((r.label, "", "", "", "", r.skipped or r.error or "no benchmark"))
+            rows.append((r.label, "", "", "", "", r.skipped or r.error or "no benchmark", ""))
             continue
         rows.append(
             (
@@ -105,11 +106,12 @@ def modes_table(comparison) -> Table:
                 f"×{b.speedup:.2f}" if b.speedup else "—",
                 f"{b.compile_time_s:.1f} s" if b.compile_time_s is not None else "—",
                 break_even_text(b),
+                "; ".join(n.split(":", 1)[0] for n in b.timing_notes),  # labels; the summary says why
             )
         )
     return Table(
         f"{comparison.name}: modes",
-        ("configuration", "eager", "compiled", "speedup", "compile", "pays off"),
+        ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution"),
         tuple(rows),
     )
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import compiler
-from compiler._timing import block_size, block_sizes, break_even, schedule, timing
+from compiler._timing import block_size, block_sizes, break_even, schedule, timing, timing_notes
 
 
 def _aot(fn, *args, **kw):
@@ -51,6 +51,44 @@ def test_break_even():
     assert break_even(10.0, 1.0, 1.0) is None  # never
     assert break_even(10.0, 1.0, 2.0) is None
     assert break_even(None, 3.0, 1.0) is None
+
+
+def test_timing_notes_flag_an_unstable_arm_and_no_clear_winner():
+    steady = timing([10.0, 10.1, 10.2, 10.3, 10.4])  # IQR 0.2 on 10.2: 2%
+    # eager BERT bf16 on the H100 (benchmarks/README.md): launch-bound, two speeds
+    launch_bound = timing([4.2, 4.3, 4.4, 8.1, 8.3, 8.4, 8.5])  # p25 4.35, p75 8.35
+    assert timing_notes(launch_bound, steady) == (
+        "eager unstable: its middle half spans 49% of its median (4.35–8.35 ms); a launch-bound or "
+        "synchronising call, or a busy machine: its figure moves between runs",
+        "no clear winner: the medians differ by 2.1 ms, within the wider IQR (4 ms)",
+    )
+    assert timing_notes(steady, timing([10.1, 10.2, 10.3, 10.4, 10.5])) == (
+        "no clear winner: the medians differ by 0.1 ms, within the wider IQR (0.2 ms)",
+    )
+    assert timing_notes(steady, timing([5.0, 5.1, 5.2])) == ()  # ×2, both tight
+    assert timing_notes(steady, None) == ()
+
+
+def test_benchmark_views_say_the_cautions():
+    from explorer._benchview import summary_lines
+
+    b = compiler.Benchmark(
+        name="f",
+        device="cuda",
+        device_name="GPU",
+        method="m",
+        warmup=1,
+        eager=timing([4.2, 4.3, 4.4, 8.1, 8.3, 8.4, 8.5]),
+        compiled=timing([10.0, 10.1, 10.2, 10.3, 10.4]),
+        speedup=8.1 / 10.2,
+    )
+    assert b.timing_notes == timing_notes(b.eager, b.compiled)
+    lines = summary_lines(b)
+    assert lines[2:4] == [
+        "caution, eager unstable: its middle half spans 49% of its median (4.35–8.35 ms); a launch-bound "
+        "or synchronising call, or a busy machine: its figure moves between runs",
+        "caution, no clear winner: the medians differ by 2.1 ms, within the wider IQR (4 ms)",
+    ]
 
 
 # ---- the benchmark ---------------------------------------------------------------------------
