@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any
 import torch
 
 from . import _profile
-from ._report import Accuracy, BenchConfig, Benchmark, Report
+from ._report import Accuracy, BenchConfig, Benchmark, Kernel, Report
 from ._state import Snapshot, StateMutationError, roots
 from ._timing import Timer, break_even, method, timing
 
@@ -168,12 +169,18 @@ def compare(
         if not e.is_floating_point() and not e.is_complex():
             diff = (ef - cf).abs()
         else:
-            diff = torch.where(ef.isnan() & cf.isnan(), torch.zeros_like(ef), (ef - cf).abs())
+            # NaN on both sides agrees; NaN on one side only is an infinite error
+            diff = torch.where(ef.isnan() & cf.isnan(), torch.zeros_like(ef), (ef - cf).abs()).nan_to_num(
+                math.inf, math.inf
+            )
+            lone = int((ef.isnan() ^ cf.isnan()).sum())
+            if lone:
+                note = f"{lone} NaN in one output only (compiled {int(cf.isnan().sum())}, eager {int(ef.isnan().sum())})"
         d = float(diff.max())
-        scale = float(ef.abs().nan_to_num(0.0).max())
+        scale = float(ef.abs().nan_to_num(0.0, 0.0, 0.0).max())
         max_abs = max(max_abs, d)
         max_rel = max(max_rel, d / scale if scale > 0 else (0.0 if d == 0 else math.inf))
-        if not bool((diff <= atol + rtol * ef.abs()).all()) or math.isnan(d):
+        if not bool((diff <= atol + rtol * ef.abs().nan_to_num(0.0, 0.0, 0.0)).all()):
             ok = False
     return Accuracy(ok, max_abs, max_rel, atol, rtol, n, note)
 
@@ -225,6 +232,9 @@ def benchmark_report(
         compiled, compile_kwargs = subject.compiled, subject.compile_kwargs
     show = _progress(progress)
     run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, atol, rtol)
+    # the compile options of the compiled callable are known: it is the one the report
+    # remembers with them, or the benchmark compiles fn itself
+    run.known_options = compiled is None or (subject is not None and compiled is subject.compiled)
     bench = run.go(reps=reps, warmup=warmup, profile=profile, mutates=mutates, name=name, config=config)
     return bench
 
@@ -245,7 +255,9 @@ class _Run:
         return self.compiled(*self.args, **self.kwargs)
 
     def go(self, *, reps, warmup, profile, mutates, name, config) -> Benchmark:
-        snap = Snapshot(roots(self.fn, self.args, self.kwargs))
+        if reps is not None and reps < 1:
+            raise ValueError(f"reps must be at least 1 (timed calls per arm), not {reps}")
+        snap = Snapshot(roots(self.fn, self.args, self.kwargs))  # SnapshotError: nothing run
         self.cuda = _device(self.args, self.kwargs, snap) == "cuda"
         device = "cuda" if self.cuda else "cpu"
         label = name or _name_of(self.fn)
@@ -275,6 +287,10 @@ class _Run:
                     "that state is snapshotted and restored after the benchmark."
                 )
             self.fields.update(state="restored" if mutated else "unchanged", mutated=tuple(mutated))
+            # the outputs and the state eager left, copied before restoring (an output may be
+            # the very tensor the function changes in place)
+            eager_out = _frozen(eager_out)
+            eager_state = snap.values(mutated) if mutated else {}
             snap.restore()
             self.show(f"benchmark {label}: compiled call (accuracy)")
             try:
@@ -287,13 +303,10 @@ class _Run:
                 self._compile_fields()
                 return self._finish()
             autocast = getattr(self.fields.get("config"), "autocast", None)
-            accuracy = compare(
-                eager_out,
-                compiled_out,
-                self.atol,
-                self.rtol,
-                low_precision=autocast in ("bfloat16", "float16"),
-            )
+            low = autocast in ("bfloat16", "float16")
+            accuracy = compare(eager_out, compiled_out, self.atol, self.rtol, low_precision=low)
+            if eager_state:
+                accuracy = _with_state(accuracy, eager_state, snap.values(list(eager_state)), self, low)
             if rng_used:
                 accuracy = dataclasses.replace(
                     accuracy,
@@ -305,7 +318,8 @@ class _Run:
             del eager_out, compiled_out
             snap.restore()
             self._compile_fields()
-            self._measure(reps, warmup, label)
+            if not self._measure(reps, warmup, label):
+                return self._finish()
             if self.cuda:
                 self._peak_memory()
             if profile:
@@ -344,11 +358,38 @@ class _Run:
         self.fields["compile_time_s"] = sum(times) if times else None
         self.fields["stage_times_s"] = stages
 
-    def _measure(self, reps: int | None, warmup: int, label: str) -> None:
-        timer = Timer({"eager": self.eager_call, "compiled": self.compiled_call}, self.cuda, self.show)
+    def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
+        """Warm up and time both arms; False when the compiled arm raised (a finding). A
+        compile while timing (a guard that fails on every call) is recorded and said."""
+        from ._capture import recording
+
+        compiled_fn = self.compiled
+
+        def compiled_call():
+            try:
+                return compiled_fn(*self.args, **self.kwargs)
+            except Exception as e:
+                raise _CompiledRaised(e) from e
+
+        timer = Timer({"eager": self.eager_call, "compiled": compiled_call}, self.cuda, self.show)
         self.samples = timer.samples  # kept on KeyboardInterrupt
-        timer.run(reps, warmup, label)
-        self.fields["method"] += timer.note
+        try:
+            with recording(fusion_logs=False, provenance=False, caches=True) as rec:
+                timer.run(reps, warmup, label)
+        except _CompiledRaised as e:
+            n = len(timer.samples["compiled"])
+            err = e.__cause__
+            self.fields["error"] = f"compiled raised {type(err).__name__} after {n} timed calls: {err}"
+            return False
+        finally:
+            self.fields["method"] += timer.note
+            r = rec.report
+            if r is not None and r.compiles:
+                why = {x.compile_id: "; ".join(x.reasons) for x in r.recompiles}
+                self.fields["compiles_while_timing"] = tuple(
+                    f"[{c.id}] {why.get(c.id) or c.status}" for c in r.compiles
+                )
+        return True
 
     def _peak_memory(self) -> None:
         for arm, call in (("eager", self.eager_call), ("compiled", self.compiled_call)):
@@ -363,17 +404,27 @@ class _Run:
         kernels = list(source.kernels)
         call = self.compiled_call
         note = None
+        by_event: dict[str, Kernel] = {}
         if not self.cuda:
             cpp = any(k.language == "cpp" for k in kernels)
             backend = self.compile_kwargs.get("backend", "inductor")
             if backend == "inductor" and (cpp or not kernels):
-                call, profiled = self._profiling_compile()
-                kernels = profiled + kernels  # the report's own kernel of that name wins
-                note = (
-                    "C++ kernels timed through a second compile with "
-                    "torch._inductor.config.cpp.enable_kernel_profile=True (the kernels' RecordFunction); "
-                    "same graph, same kernel names"
-                )
+                prof_call, by_event, matched = self._profiling_compile(source)
+                if self.known_options or (by_event and matched):
+                    call = prof_call
+                    note = (
+                        "C++ kernels timed through a second compile with "
+                        "torch._inductor.config.cpp.enable_kernel_profile=True (the kernels' RecordFunction); "
+                        "same graphs, matched to the report's kernels by frame and kernel name"
+                    )
+                else:
+                    by_event = {}
+                    note = (
+                        "the compiled callable was passed without its torch.compile options and a default "
+                        "compile of the function makes kernels this report does not hold: profiled as it "
+                        "is, the ATen ops it calls (C++ kernels are invisible to the profiler unless built "
+                        "with cpp.enable_kernel_profile)"
+                    )
             else:
                 note = f"backend {backend!r}: no Inductor kernels; the ATen ops the compiled code calls"
         else:
@@ -383,11 +434,17 @@ class _Run:
         call()
         _sync(self.cuda)
         events = _profile.profile_calls(call, PROFILED_CALLS, self.cuda)
-        self.fields["kernels"] = _profile.kernel_rows(events, kernels, PROFILED_CALLS, cuda=self.cuda)
+        self.fields["kernels"] = _profile.kernel_rows(
+            events, kernels, PROFILED_CALLS, cuda=self.cuda, by_event=by_event
+        )
         self.fields["profiled_calls"] = PROFILED_CALLS
         self.fields["profile_note"] = note
 
-    def _profiling_compile(self):
+    def _profiling_compile(self, source: Report):
+        """Compile fn again with C++ kernel profiling on (same options otherwise); returns the
+        call, ``{profiled event name: kernel}`` and whether every kernel of that compile is
+        one of ``source``'s (same frame, same name). Event names are ``graph_<n>_<kernel>``,
+        written into each kernel's source; the frame tells two graphs' same-named kernels apart."""
         from ._capture import recording
 
         kw = dict(self.compile_kwargs)
@@ -400,7 +457,23 @@ class _Run:
         with recording(fusion_logs=False) as rec:
             compiled(*self.args, **self.kwargs)
         assert rec.report is not None
-        return (lambda: compiled(*self.args, **self.kwargs)), list(rec.report.kernels)
+        prof = rec.report
+
+        def frame_of(r: Report, compile_id: str | None) -> tuple:
+            c = next((c for c in r.compiles if c.id == compile_id), None)
+            return (c.name, c.filename, c.line) if c else (None, None, None)
+
+        theirs: dict[tuple, Kernel] = {}
+        for k in source.kernels:  # the last compile of a frame wins: its code is the one that runs
+            theirs[(frame_of(source, k.compile_id), k.name)] = k
+        by_event: dict[str, Kernel] = {}
+        matched = True
+        for k in prof.kernels:
+            mine = theirs.get((frame_of(prof, k.compile_id), k.name))
+            matched = matched and mine is not None
+            for event in set(re.findall(rf"\bgraph_\d+_{re.escape(k.name)}\b", k.source or "")):
+                by_event[event] = mine or k
+        return (lambda: compiled(*self.args, **self.kwargs)), by_event, matched
 
     def _finish(self) -> Benchmark:
         f = dict(self.fields)
@@ -415,6 +488,38 @@ class _Run:
         bench = Benchmark(**f)
         object.__setattr__(self.report, "benchmarks", (*self.report.benchmarks, bench))
         return bench
+
+
+class _CompiledRaised(Exception):
+    """An exception of the compiled arm while timing (``__cause__``): a finding, not an error."""
+
+
+def _frozen(out: Any) -> list[Any]:
+    """The output's tensors (and plain values), flattened and copied: what ``compare`` reads."""
+    with torch.no_grad():
+        return [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _tensors(out)]
+
+
+def _with_state(acc: Accuracy, eager: dict, compiled: dict, run: _Run, low: bool) -> Accuracy:
+    """Add the state each arm left behind (``mutates=True``): the tensors eager changed, after
+    one eager call and after one compiled call from the same start. A difference is a finding."""
+    names = list(eager)
+    state = compare([eager[n] for n in names], [compiled[n] for n in names], run.atol, run.rtol, low)
+    if state.ok:
+        return dataclasses.replace(acc, tensors=acc.tensors + state.tensors)
+    differ = [n for n in names if not compare(eager[n], compiled[n], run.atol, run.rtol, low).ok]
+    note = (
+        f"the state left by the compiled call differs from eager's: {', '.join(differ[:6])}"
+        f"{' …' if len(differ) > 6 else ''} (max abs {state.max_abs:.3g}, max rel {state.max_rel:.3g})"
+    )
+    return dataclasses.replace(
+        acc,
+        ok=False,
+        max_abs=max(acc.max_abs, state.max_abs),
+        max_rel=max(acc.max_rel, state.max_rel),
+        tensors=acc.tensors + state.tensors,
+        note=f"{acc.note}; {note}" if acc.note else note,
+    )
 
 
 def _name_of(fn) -> str:

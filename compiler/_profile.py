@@ -78,13 +78,24 @@ def _in_compiled_region(evt: Any) -> bool:
 
 
 def kernel_rows(
-    events: Iterable[Any], kernels: Iterable[Kernel], calls: int, *, cuda: bool, top: int | None = None
+    events: Iterable[Any],
+    kernels: Iterable[Kernel],
+    calls: int,
+    *,
+    cuda: bool,
+    top: int | None = None,
+    by_event: dict[str, Kernel] | None = None,
 ) -> tuple[KernelTime, ...]:
-    """Aggregate profiler events by name and map them to ``kernels`` (by name; the last
-    compile that made a kernel of that name wins)."""
+    """Aggregate profiler events by name and map them to ``kernels``: CPU events through
+    ``by_event`` (``graph_<n>_<kernel>`` -> kernel) where given, else by kernel name. A name
+    that kernels of several compiles share (one per graph of a graph break, say; the GPU
+    profiler cannot tell them apart) maps to all of them: ``compile_id`` "0/0, 1/0"."""
     by_name: dict[str, Kernel] = {}
+    ids: dict[str, list[str]] = {}
     for k in kernels:
         by_name[k.name] = k
+        if k.compile_id and k.compile_id not in ids.setdefault(k.name, []):
+            ids[k.name].append(k.compile_id)
     agg: dict[str, list] = {}  # name -> [kind, calls, total_us, kernel]
     for evt in events:
         name = evt.name
@@ -96,7 +107,7 @@ def kernel_rows(
         else:
             m = _CPP_PROFILED.match(name)
             if m:
-                k = by_name.get(m.group(1))
+                k = (by_event or {}).get(name) or (None if by_event else by_name.get(m.group(1)))
                 kind = "cpp"
             elif (
                 name.startswith("aten::")
@@ -123,10 +134,18 @@ def kernel_rows(
                 per_call_ms=us / 1e3 / max(calls, 1),
                 share=us / total,
                 kernel=k.name if k is not None else None,
-                compile_id=k.compile_id if k is not None else None,
+                compile_id=_compile_ids(k, ids, exact=bool(by_event) and not cuda),
                 gb=gb,
                 gb_per_s=gb / per_launch_s if gb is not None and per_launch_s > 0 else None,
             )
         )
     rows.sort(key=lambda r: (-r.total_ms, r.name))
     return tuple(rows[:top] if top else rows)
+
+
+def _compile_ids(k: Kernel | None, ids: dict[str, list[str]], exact: bool) -> str | None:
+    if k is None:
+        return None
+    if exact:
+        return k.compile_id
+    return ", ".join(ids.get(k.name) or [k.compile_id or ""]) or None

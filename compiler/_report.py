@@ -323,14 +323,24 @@ class Benchmark:
     error: str | None = None  # an arm that raised (compiled only: eager errors propagate)
     interrupted: bool = False  # KeyboardInterrupt: the samples taken so far
     torch_version: str | None = None
+    compiles_while_timing: tuple[str, ...] = ()  # "[0/3] <recompile reason>": torch compiled mid-run
 
     @property
     def timing_notes(self) -> tuple[str, ...]:
-        """Cautions on reading the timings: an unstable arm (IQR over 10% of its median), or
-        medians that differ by less than the spread (compiler/_timing.py)."""
+        """Cautions on reading the timings: an unstable arm (IQR over 10% of its median),
+        medians that differ by less than the spread (compiler/_timing.py), compiles during the
+        timed calls."""
         from ._timing import timing_notes
 
-        return timing_notes(self.eager, self.compiled)
+        notes = timing_notes(self.eager, self.compiled)
+        if self.compiles_while_timing:
+            n = len(self.compiles_while_timing)
+            notes += (
+                f"compiled while timing: {n} compile{'s' * (n > 1)} during the warm-up and timed calls "
+                f"({self.compiles_while_timing[0]}{' …' if n > 1 else ''}); the compiled arm's times include "
+                "them: a guard fails from call to call (see the Recompiles view of a recording)",
+            )
+        return notes
 
 
 @dataclass(frozen=True)

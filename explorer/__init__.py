@@ -24,8 +24,19 @@ def show(report: Report, title: str | None = None) -> None:
     display(Explorer(report, title=title))
 
 
+def _is_modes(obj) -> bool:
+    from compiler import ModeComparison
+
+    return isinstance(obj, ModeComparison)
+
+
 def html(report: Report, title: str | None = None) -> str:
-    """The self-contained static HTML report (opens offline)."""
+    """The self-contained static HTML report (opens offline). A ``compiler.compare_modes``
+    result gives its modes page: the chart, the table, each configuration's benchmark."""
+    if _is_modes(report):
+        from explorer._modesview import modes_page
+
+        return modes_page(report)
     from explorer._html import page_html
     from explorer._view import build_view
 
@@ -34,7 +45,12 @@ def html(report: Report, title: str | None = None) -> str:
 
 def text(report: Report, view: str = "summary", title: str | None = None) -> str:
     """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"`` or
-    ``"bench"`` (what ``pt2-explorer report --view`` prints)."""
+    ``"bench"`` (what ``pt2-explorer report --view`` prints). A ``compiler.compare_modes``
+    result: its table and each configuration's benchmark, whatever the view."""
+    if _is_modes(report):
+        from explorer._modesview import modes_text
+
+        return modes_text(report)
     if view == "summary":
         return summary_text(report, title)
     if view == "bench":
@@ -51,15 +67,34 @@ def text(report: Report, view: str = "summary", title: str | None = None) -> str
 
 
 def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
+    """Write the static page; returns ``path``. For a ``compiler.compare_modes`` result it also
+    writes each configuration's recording beside it (``<name>.<i>-<label>.html``), linked from
+    the table and the chart's bars."""
+    if _is_modes(report):
+        from explorer._modesview import save_modes_html
+
+        return save_modes_html(report, path)[0]
     text = html(report, title)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return os.fspath(path)
 
 
+def _in_kernel(ip) -> bool:
+    """A Jupyter kernel (a frontend that draws widgets), not a terminal IPython."""
+    return type(ip).__name__ == "ZMQInteractiveShell" or any(
+        c.__name__ == "ZMQInteractiveShell" for c in type(ip).__mro__
+    )
+
+
 def _register_display(ip) -> None:
     def _display(report: Report) -> None:
-        show(report)
+        if _in_kernel(ip):
+            show(report)
+        else:  # a terminal: the text views (widgets and charts would print as reprs)
+            print(text(report), end="")
+            if report.benchmarks:
+                print(text(report, "bench"), end="")
 
     ip.display_formatter.ipython_display_formatter.for_type(Report, _display)
 
@@ -78,9 +113,9 @@ def __getattr__(name: str):
 
         return reports
     if name in ("show_modes", "modes_widget"):  # compiler.compare_modes results (docs/benchmark.md)
-        from explorer import _benchview
+        from explorer import _modesview
 
-        return getattr(_benchview, name)
+        return getattr(_modesview, name)
     if name == "Explorer":
         from explorer._widgets import Explorer
 

@@ -1,6 +1,5 @@
 """Benchmarks as views: tables (view model), text, static HTML (tables + inline plotly charts)
-and the notebook widget (tables + interactive charts, a modes table whose rows open their
-recording)."""
+and the notebook widget (tables + interactive charts). ``compare_modes`` results: _modesview."""
 
 from __future__ import annotations
 
@@ -39,7 +38,10 @@ def summary_lines(b: Benchmark) -> list[str]:
         out += [f"caution, {note}" for note in b.timing_notes]
     if b.compile_time_s is not None:
         stages = ", ".join(f"{k} {v:.2f} s" for k, v in b.stage_times_s.items())
-        out.append(f"compile {b.compile_time_s:.2f} s ({stages}); pays off after {break_even_text(b)}")
+        pays = f"pays off after {break_even_text(b)}" if b.break_even_calls is not None else "never pays off"
+        if b.break_even_calls is None and b.speedup is not None:
+            pays += " (compiled is not faster)"
+        out.append(f"compile {b.compile_time_s:.2f} s ({stages}); {pays}")
     if b.accuracy:
         a = b.accuracy
         verdict = "outputs match" if a.ok else "FINDING: outputs differ beyond tolerance"
@@ -89,31 +91,6 @@ def kernel_table(b: Benchmark, top: int = 20) -> Table:
     )
     title = f"Kernels of the compiled run ({b.profiled_calls} profiled calls)"
     return Table(title, ("kernel", "kind", "compile", "launches", "ms per call", "share", "GB/s"), rows)
-
-
-def modes_table(comparison) -> Table:
-    rows = []
-    for r in comparison.rows:
-        b = r.benchmark
-        if r.skipped or r.error or b is None:
-            rows.append((r.label, "", "", "", "", r.skipped or r.error or "no benchmark", ""))
-            continue
-        rows.append(
-            (
-                r.label,
-                _ms(b.eager.median_ms if b.eager else None),
-                _ms(b.compiled.median_ms if b.compiled else None),
-                f"×{b.speedup:.2f}" if b.speedup else "—",
-                f"{b.compile_time_s:.1f} s" if b.compile_time_s is not None else "—",
-                break_even_text(b),
-                "; ".join(n.split(":", 1)[0] for n in b.timing_notes),  # labels; the summary says why
-            )
-        )
-    return Table(
-        f"{comparison.name}: modes",
-        ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution"),
-        tuple(rows),
-    )
 
 
 def bench_text(report: Report) -> str:
@@ -170,33 +147,3 @@ def bench_widget(report: Report):
                 display(fig)
         children.append(out)
     return w.VBox(children)
-
-
-def modes_widget(comparison):
-    """The modes chart and a table; each row's button opens that configuration's recording."""
-    import ipywidgets as w
-    from IPython.display import display
-
-    from . import _charts
-    from ._html import table_html
-    from ._widgets import Explorer, _frag
-
-    chart = w.Output()
-    with chart:
-        display(_charts.modes_figure(comparison))
-    opened = w.VBox()
-    buttons = []
-    for r in comparison.rows:
-        if r.report is None:
-            continue
-        btn = w.Button(description=f"open {r.label}", layout=w.Layout(width="auto"))
-        btn.on_click(lambda _b, r=r: setattr(opened, "children", (Explorer(r.report, title=r.label),)))
-        buttons.append(btn)
-    return w.VBox([chart, w.HTML(_frag(table_html(modes_table(comparison)))), w.HBox(buttons), opened])
-
-
-def show_modes(comparison) -> None:
-    """Display a ``compiler.compare_modes`` result in a notebook (``modes_widget`` is the widget)."""
-    from IPython.display import display
-
-    display(modes_widget(comparison))

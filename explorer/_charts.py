@@ -6,11 +6,19 @@ ships in the plotly wheel); inlined into the static page (``figure_html``).
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 from compiler import Benchmark
 
 TOP_KERNELS = 12
+
+
+def _t(text: str) -> str:
+    """User text (function, kernel and configuration names) for plotly, which renders a subset
+    of HTML tags in titles, labels and hover text: escaped, so it reads as written."""
+    return html.escape(str(text), quote=False)
 
 
 def timing_figure(b: Benchmark) -> go.Figure:
@@ -32,7 +40,10 @@ def timing_figure(b: Benchmark) -> go.Figure:
     )
     speed = f" — ×{b.speedup:.2f}" if b.speedup else ""
     fig.update_layout(
-        title=f"{b.name}: time per call{speed}", yaxis_title="ms (median, IQR bars)", height=320, width=480
+        title=f"{_t(b.name)}: time per call{speed}",
+        yaxis_title="ms (median, IQR bars)",
+        height=320,
+        width=480,
     )
     return fig
 
@@ -40,7 +51,7 @@ def timing_figure(b: Benchmark) -> go.Figure:
 def short_name(name: str, width: int = 44) -> str:
     """A kernel name cut to ``width`` characters for an axis label (cuBLAS names run to 100+);
     the whole name stays in the hover text and the table."""
-    return name if len(name) <= width else name[: width - 1] + "…"
+    return _t(name if len(name) <= width else name[: width - 1] + "…")
 
 
 def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
@@ -57,13 +68,13 @@ def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
             x=[k.share for k in rows],
             y=labels,
             orientation="h",
-            customdata=[[k.kind, k.per_call_ms, k.compile_id or "", k.name] for k in rows],
+            customdata=[[k.kind, k.per_call_ms, k.compile_id or "", _t(k.name)] for k in rows],
             hovertemplate="%{customdata[3]}<br>%{customdata[0]} · %{customdata[1]:.4g} ms per call · "
             "%{x:.1%}<extra>%{customdata[2]}</extra>",
         )
     )
     fig.update_layout(
-        title=f"{b.name}: top kernels by share of time",
+        title=f"{_t(b.name)}: top kernels by share of time",
         xaxis_tickformat=".0%",
         height=140 + 30 * len(rows),
         width=760,
@@ -87,14 +98,14 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
             text=[short_name(k.name, 32) for k in rows],
             textposition="top center",
             cliponaxis=False,
-            customdata=[k.name for k in rows],
+            customdata=[_t(k.name) for k in rows],
             hovertemplate="%{customdata}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
         )
     )
     if b.peak_gb_per_s:
         fig.add_hline(y=b.peak_gb_per_s, line_dash="dash", annotation_text=f"peak {b.peak_gb_per_s:.0f} GB/s")
     fig.update_layout(
-        title=f"{b.name}: achieved bandwidth ({b.device_name})",
+        title=f"{_t(b.name)}: achieved bandwidth ({_t(b.device_name)})",
         xaxis_title="ms per launch",
         yaxis_title="GB/s",
         xaxis_type="log",
@@ -111,9 +122,11 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
 
 def modes_figure(comparison) -> go.Figure:
     """One bar per configuration: compiled median with IQR, eager of that row beside it; each
-    bar carries its row label (customdata) so a click/hover names the recording."""
+    bar carries its row's label and index (customdata), which hover shows and a click on the
+    static page follows to the recording."""
+    index = {id(r): i for i, r in enumerate(comparison.rows)}
     rows = [r for r in comparison.rows if r.benchmark is not None and r.benchmark.compiled is not None]
-    labels = [r.label for r in rows]
+    labels = [_t(r.label) for r in rows]
     fig = go.Figure()
     for arm, color in (("eager", "#8c959f"), ("compiled", "#1f6feb")):
         ts = [getattr(r.benchmark, arm) for r in rows]
@@ -128,12 +141,12 @@ def modes_figure(comparison) -> go.Figure:
                 arrayminus=[t.median_ms - t.p25_ms if t else 0 for t in ts],
             ),
             marker_color=color,
-            customdata=[[r.label, r.benchmark.speedup or 0] for r in rows],
+            customdata=[[_t(r.label), r.benchmark.speedup or 0, index[id(r)]] for r in rows],
             hovertemplate="%{customdata[0]} · " + arm + " %{y:.4g} ms · ×%{customdata[1]:.2f}<extra></extra>",
         )
     fig.update_layout(
         barmode="group",
-        title=f"{comparison.name}: modes and settings",
+        title=f"{_t(comparison.name)}: modes and settings",
         yaxis_title="ms per call (median, IQR bars)",
         height=380,
         width=120 + 110 * max(len(rows), 2),
@@ -142,7 +155,8 @@ def modes_figure(comparison) -> go.Figure:
 
 
 def benchmark_figures(b: Benchmark) -> list[go.Figure]:
-    figs = [timing_figure(b)]
+    """The figures that have data: none for a benchmark whose compiled arm raised at once."""
+    figs = [timing_figure(b)] if b.eager or b.compiled else []
     if b.kernels:
         figs.append(kernels_figure(b))
     roof = roofline_figure(b)
@@ -151,8 +165,10 @@ def benchmark_figures(b: Benchmark) -> list[go.Figure]:
     return figs
 
 
-def figure_html(fig: go.Figure, *, include_plotlyjs: bool) -> str:
+def figure_html(fig: go.Figure, *, include_plotlyjs: bool, div_id: str | None = None) -> str:
     """The figure as an HTML fragment; plotly.js inlined when asked (once per page: offline).
     Interactive (hover shows the numbers): staticPlot would drop that, and the page's script
     is the same size either way."""
-    return fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs, config={"displaylogo": False})
+    return fig.to_html(
+        full_html=False, include_plotlyjs=include_plotlyjs, config={"displaylogo": False}, div_id=div_id
+    )

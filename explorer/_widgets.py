@@ -118,7 +118,8 @@ class Explorer(w.VBox):
         else:
             self.bench_button.tooltip = "time eager vs compiled on the same inputs, profile the kernels"
             self.bench_button.on_click(lambda _b: self.run_benchmark())
-        return w.HBox([self.bench_button, self.bench_status])
+        self.bench_row = w.HBox([self.bench_button, self.bench_status])
+        return self.bench_row
 
     def run_benchmark(self, **kwargs) -> None:
         from ._html import esc
@@ -126,16 +127,31 @@ class Explorer(w.VBox):
         def progress(text: str, final: bool = False) -> None:
             self.bench_status.value = f"<i>{esc(text)}</i>"
 
+        from compiler import StateMutationError
+
         self.bench_button.disabled = True
+        self.bench_row.children = (self.bench_button, self.bench_status)
         try:
             self.report.benchmark(progress=progress, **kwargs)
+        except KeyboardInterrupt:  # the kernel's interrupt: keep what was measured, say so
+            self.bench_status.value = "<i>interrupted: the calls timed so far are in the Benchmark tab</i>"
         except Exception as e:  # shown, not lost in the widget's callback
             self.bench_status.value = (
                 f'<span style="color:#cf222e">{esc(type(e).__name__)}: {esc(str(e))}</span>'
             )
+            if isinstance(e, StateMutationError):  # the opt-in, one click away
+                anyway = w.Button(
+                    description="Benchmark anyway (state restored)",
+                    button_style="warning",
+                    layout=w.Layout(width="auto"),
+                    tooltip="report.benchmark(mutates=True): the state is snapshotted and restored afterwards",
+                )
+                anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))
+                self.bench_row.children = (self.bench_button, anyway, self.bench_status)
         finally:
             self.bench_button.disabled = False
-        self._show_benchmarks()
+        if self.report.benchmarks:
+            self._show_benchmarks()
 
     def _show_benchmarks(self) -> None:
         from ._benchview import bench_widget

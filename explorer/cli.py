@@ -202,8 +202,16 @@ def _report(ns, compiler) -> int:
     try:
         report = compiler.load(ns.report)
     except (FileNotFoundError, ValueError) as e:
-        print(f"pt2-explorer: {e}", file=sys.stderr)
-        return 2
+        modes = _modes_file(ns.report, compiler)  # a compare_modes result (ModeComparison.save)
+        if modes is None:
+            print(f"pt2-explorer: {e}", file=sys.stderr)
+            return 2
+        from explorer._modesview import modes_text, save_modes_html
+
+        print(modes_text(modes), end="")
+        if ns.html:
+            print("report: " + ", ".join(save_modes_html(modes, ns.html)))
+        return 0
     if ns.view == "summary":
         print_summary(report, title=ns.report)
     elif ns.view == "bench":
@@ -220,6 +228,14 @@ def _report(ns, compiler) -> int:
         _write_html(report, ns.html, ns.report)
         print(f"report: {ns.html}")
     return 0
+
+
+def _modes_file(path: str, compiler):
+    """The ModeComparison saved at ``path``, or None when it is not one."""
+    try:
+        return compiler.load_modes(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,8 @@ chart data, the profiler mapping on one real C++ compile."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -158,6 +160,160 @@ def test_optimizer_step_with_opt_in_is_restored_with_rng():
     assert "random numbers" in b.accuracy.note
 
 
+def _bench(fn, *args, compiled=None, **kw):
+    kw = {"reps": 2, "warmup": 0, "profile": False, "progress": False, **kw}
+    return compiler.Report("x", "cpu").benchmark(
+        fn, *args, compiled=compiled or torch.compile(fn, backend="eager"), **kw
+    )
+
+
+class _Trainer:
+    def __init__(self):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(4, 2)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.5)
+        self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=1, gamma=0.5)
+        self.losses = []
+
+    def step(self, x):
+        loss = self.model(x).pow(2).sum()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.sched.step()
+        self.losses.append(loss.item())
+        return loss.detach()
+
+
+def test_bound_method_state_refused_then_restored():
+    # a bound method of a plain object: its model, optimizer, scheduler and log are state
+    t, x = _Trainer(), torch.randn(3, 4)
+    weight, lr = t.model.weight.detach().clone(), t.opt.param_groups[0]["lr"]
+    with pytest.raises(compiler.StateMutationError) as info:
+        _bench(t.step, x)
+    for name in ("self.losses (a list of 0 items, now 1)", "self.sched.last_epoch", "self.model.weight"):
+        assert name in str(info.value)
+    b = _bench(t.step, x, mutates=True, reps=3)
+    assert b.state == "restored" and "self.opt.param_groups" in b.mutated
+    assert torch.equal(t.model.weight, weight) and t.losses == [] and t.opt.param_groups[0]["lr"] == lr
+    assert t.sched.last_epoch == 0 and t.sched.get_last_lr() == [lr]
+    assert b.accuracy.ok  # same step, same state left: eager's and compiled's
+
+
+def test_plain_tensor_grad_and_rebound_attribute_and_global_are_state():
+    w = torch.ones(3, requires_grad=True)
+
+    def grad_step(x):
+        (x * w).sum().backward()
+        return x
+
+    with pytest.raises(compiler.StateMutationError, match=r"w\.grad"):
+        _bench(grad_step, torch.ones(3))
+    assert w.grad is None
+
+    class EMA(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ema = torch.zeros(3)  # a plain attribute, not a buffer
+
+        def forward(self, x):
+            self.ema = self.ema * 0.9 + x  # rebinds, nothing changes in place
+            return self.ema
+
+    m = EMA()
+    ema = m.ema
+    with pytest.raises(compiler.StateMutationError, match=r"EMA\.ema"):
+        _bench(m, torch.ones(3))
+    assert m.ema is ema and torch.equal(ema, torch.zeros(3))
+
+    b = _bench(_count, torch.ones(3), mutates=True)
+    assert b.mutated == ("CALLS",) and CALLS == 0
+
+
+CALLS = 0
+
+
+def _count(x):
+    global CALLS
+    CALLS += 1
+    return x * 2
+
+
+def test_output_that_is_the_mutated_tensor_is_compared_and_so_is_the_state_left():
+    w = torch.zeros(2)
+
+    def f(x):
+        w.add_(x)
+        return w
+
+    def wrong(x):  # a compiled arm that updates the state by five times as much
+        w.add_(x * 5)
+        return w
+
+    b = _bench(f, torch.ones(2), compiled=wrong, mutates=True)
+    assert not b.accuracy.ok and b.accuracy.max_abs == 4.0 and b.accuracy.tensors == 2
+    assert (
+        b.accuracy.note
+        == "the state left by the compiled call differs from eager's: w (max abs 4, max rel 4)"
+    )
+    assert torch.equal(w, torch.zeros(2))
+
+
+def test_nan_in_compiled_only_is_an_infinite_error():
+    from compiler._bench import compare
+
+    a = compare(torch.ones(3), torch.tensor([1.0, float("nan"), 1.0]), None, None)
+    assert (a.ok, a.max_abs, a.max_rel) == (False, math.inf, math.inf)
+    assert a.note == "1 NaN in one output only (compiled 1, eager 0)"
+    both = compare(torch.tensor([float("nan")]), torch.tensor([float("nan")]), None, None)
+    assert both.ok and both.max_abs == 0.0
+
+
+def test_compiled_raising_while_timing_is_a_finding():
+    calls = {"n": 0}
+
+    def flaky(x):
+        calls["n"] += 1
+        if calls["n"] > 4:
+            raise RuntimeError("compiled arm fails late")
+        return x * 2
+
+    calls_before = dict(calls)
+    b = _bench(_f, torch.ones(2), compiled=flaky, reps=10, warmup=1)
+    # accuracy call n=1, warm-up n=2, timed C at n=3, 4 (E C C E ...), the 5th call raises
+    assert b.error == "compiled raised RuntimeError after 2 timed calls: compiled arm fails late"
+    assert b.compiled.reps == 2 and b.speedup is not None and calls_before == {"n": 0}
+
+
+def test_recompiles_while_timing_are_said():
+    state = {"k": 0}
+
+    def f(x):
+        state["k"] += 1  # a Python value the graph specialises on: a new compile each call
+        return x * state["k"]
+
+    b = _bench(f, torch.ones(2), compiled=torch.compile(f, backend="eager", dynamic=False), mutates=True)
+    assert len(b.compiles_while_timing) >= 2
+    assert b.compiles_while_timing[0].startswith("[0/")
+    (note,) = [n for n in b.timing_notes if n.startswith("compiled while timing")]
+    assert f"{len(b.compiles_while_timing)} compiles during the warm-up and timed calls" in note
+
+
+def test_bad_reps_and_snapshot_out_of_memory_are_clear(monkeypatch):
+    with pytest.raises(ValueError, match="reps must be at least 1 .timed calls per arm., not 0"):
+        _bench(_f, torch.ones(2), reps=0)
+    from compiler import _state
+
+    def oom(self, name, t):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(_state.Snapshot, "_tensor", oom)
+    with pytest.raises(
+        MemoryError, match=r"not enough memory to snapshot the state .* function was not called"
+    ):
+        _bench(_f, torch.ones(2))
+
+
 def test_outputs_that_differ_are_a_finding():
     def wrong_backend(gm, example_inputs):
         def run(*args):
@@ -227,9 +383,12 @@ def test_keyboard_interrupt_keeps_partial_result_and_restores_state():
             step, torch.ones(3), compiled=step, mutates=True, reps=50, warmup=1, profile=False, progress=False
         )
     (b,) = r.benchmarks
-    assert b.interrupted and torch.equal(w, torch.zeros(3))
-    # calls: state check 1, accuracy 2, warm-up 3-4, then E C C E: the 9th is the 5th timed call
-    assert (b.eager.reps, b.compiled.reps) == (2, 2)
+    # the counter is state too: restored after the state check and after the accuracy call
+    # (each sees n = 1), and at the end
+    assert b.interrupted and torch.equal(w, torch.zeros(3)) and calls == {"n": 0}
+    # then warm-up n = 1, 2, timed E C C E E C C: n = 3 .. 9, the 9th raising
+    assert (b.eager.reps, b.compiled.reps) == (3, 3)
+    assert b.mutated == ("calls['n']", "w")
 
 
 # ---- charts and views --------------------------------------------------------------------------
@@ -276,17 +435,33 @@ def test_modes_on_cpu_skip_cuda_graphs_and_chart_names_each_bar():
 @pytest.mark.slow
 def test_profiled_cpp_kernels_match_report_kernels():
     def g(x, w):
-        return torch.relu(x @ w).sum(-1) * 2 + x.mean()
+        y = torch.relu(x @ w) * 2
+        torch._dynamo.graph_break()  # a second graph, whose kernel has the first one's name
+        return torch.relu(y) * 2
 
     _, report = compiler.record(g, torch.randn(32, 32), torch.randn(32, 32))
+    (c0, c1) = report.compiles
+    assert "cpp_fused_mul_relu_0" in {k.name for k in report.kernels_of(c0.id)} & {
+        k.name for k in report.kernels_of(c1.id)
+    }
     b = report.benchmark(reps=3, warmup=1, progress=False)
     cpp = [k for k in b.kernels if k.kind == "cpp"]
-    assert {k.kernel for k in cpp} == {k.name for k in report.kernels_of("0/0")}
-    assert {k.compile_id for k in cpp} == {"0/0"}
+    for c in (c0, c1):  # each profiled kernel maps to its own graph's compile
+        assert {k.kernel for k in cpp if k.compile_id == c.id} == {k.name for k in report.kernels_of(c.id)}
     assert all(k.name == f"graph_{k.name.split('_')[1]}_{k.kernel}" for k in cpp)
     assert [k.name for k in b.kernels if k.kind == "extern"] == ["aten::mm"]
     assert abs(sum(k.share for k in b.kernels) - 1) < 1e-9
-    assert "enable_kernel_profile" in b.profile_note
+    assert "matched to the report's kernels by frame and kernel name" in b.profile_note
+
+    # a compiled callable of unknown options whose kernels this report does not hold: it is
+    # profiled as it is, not through a compile that would time other code
+    def h(x):
+        return torch.tanh(x) * 3
+
+    other = report.benchmark(h, torch.randn(8), compiled=torch.compile(h, backend="aot_eager"), reps=2,
+                             progress=False)  # fmt: skip
+    assert [k.kind for k in other.kernels] == ["extern"] * len(other.kernels) and other.kernels
+    assert other.profile_note.startswith("the compiled callable was passed without its torch.compile options")
 
 
 # ---- notebook wiring ----------------------------------------------------------------------------

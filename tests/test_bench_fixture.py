@@ -44,3 +44,48 @@ def test_gpu_modes_recording():
     # CUDA graphs cut the launch overhead that dominates at this small batch (README in notebooks/data)
     ms = {r.label: r.benchmark.compiled.median_ms for r in m.rows}
     assert ms["reduce-overhead"] < ms["default"]
+
+
+def test_modes_views_text_page_cli_and_widget(tmp_path):
+    import explorer
+    from explorer import cli
+
+    m = compiler.load_modes(DATA / "h100-modes-mlp.json.gz")
+    text = explorer.text(m)
+    assert text.splitlines()[:3] == [
+        "MLPBlock, 8×32×1024: modes",
+        "configuration                 eager       compiled    speedup  compile  pays off                        caution",
+        "default                       0.05614 ms  0.08701 ms  ×0.65    1.0 s    never (compiled is not faster)  compiled unstable",
+    ]
+    assert "\n[reduce-overhead]\nreduce-overhead on NVIDIA H100 80GB HBM3 (cuda, 16 threads)\n" in text
+    assert "; never pays off (compiled is not faster)\n" in text
+
+    # the static page: every configuration linked to its own recording, written beside it
+    page = tmp_path / "modes.html"
+    assert explorer.save_html(m, page) == str(page)
+    html = page.read_text()
+    for i, label, slug in (
+        (0, "default", "default"),
+        (4, "default · dynamic · bfloat16", "default-dynamic-bfloat16"),
+    ):
+        assert f'<a href="modes.{i}-{slug}.html">{label}</a>' in html
+        assert f"{m.name}: {label}" in (tmp_path / f"modes.{i}-{slug}.html").read_text()
+    assert html.count("plotly.js v") == 1 and "plotly_click" in html
+    assert explorer.html(m).count('<a href="#mode-') == 5  # one page: links to its own sections
+
+    assert cli.main(["report", str(DATA / "h100-modes-mlp.json.gz")]) == 0
+
+    # user text in a configuration's name stays text
+    hostile = compiler.ModeComparison(m.rows[:1], name="<script>alert(1)</script>")
+    assert "<script>alert" not in explorer.html(hostile)
+
+    # the widget: a button in each row opens that configuration's recording
+    from explorer._modesview import modes_widget
+
+    w = modes_widget(m)
+    chart, title, grid, opened = w.children
+    buttons = [c for c in grid.children if hasattr(c, "on_click")]
+    assert [b.description for b in buttons] == [r.label for r in m.rows]
+    buttons[1].click()
+    (shown,) = opened.children
+    assert shown.report is m.rows[1].report
