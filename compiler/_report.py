@@ -396,7 +396,9 @@ class Report:
         compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
         that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
         restored. The report is frozen; the one field this changes is ``benchmarks``,
-        replaced by a longer tuple (``object.__setattr__``). Methodology: docs/benchmark.md.
+        replaced by a longer tuple (``object.__setattr__``). Other keyword arguments go to
+        ``fn``; one named like a parameter here (``name``, ``reps``, …) must be bound with
+        ``functools.partial``. Methodology: docs/benchmark.md.
         """
         from ._bench import benchmark_report
 

@@ -175,9 +175,20 @@ def source_context(filename: str | None, line: int | None, radius: int = 3) -> t
     return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1))
 
 
+def _before(report: Report, b):
+    """The compile whose graph ends at the break: of the compiles that hit it, the one whose
+    frame is the function holding the break line (the innermost: a break inside a call that
+    Dynamo inlined also ends the caller's graph at the call, compile ``b.compile_id``)."""
+    hit = [c for c in report.compiles if c.id in (b.compile_ids or (b.compile_id,))]
+    own = [c for c in hit if c.filename == b.filename and c.line is not None and c.line <= b.line]
+    if own:
+        return max(own, key=lambda c: c.line)
+    return next((c for c in report.compiles if c.id == b.compile_id), None)
+
+
 def _break_view(report: Report, b) -> BreakView:
     after = None
-    c = next((c for c in report.compiles if c.id == b.compile_id), None)
+    c = _before(report, b)
     if c is not None:
         # torch names the code after a break torch_dynamo_resume_in_<fn>_at_<line>
         for other in report.compiles:
@@ -200,7 +211,7 @@ def _break_view(report: Report, b) -> BreakView:
             f"{where(f.filename, f.line)} in {f.name}" for f in b.user_stack if _shown_frame(f.filename)
         ),
         context=source_context(b.filename, b.line),
-        graph_before=b.compile_id if c is not None and c.stages.capture and c.stages.capture.graph else None,
+        graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
         gb_id=b.gb_id,
     )

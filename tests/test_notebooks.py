@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-from nbclient import NotebookClient
+from _nbclient import execute
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -36,13 +36,9 @@ def run_notebook(tmp_path_factory):
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
             env["IPYTHONDIR"] = str(work / ".ipython")  # no profile or history in ~/.ipython
-            client = NotebookClient(
-                nb,
-                kernel_name="python3",  # this venv's ipykernel: jupyter_client runs it with sys.executable
-                timeout=CELL_TIMEOUT_S,
-                resources={"metadata": {"path": str(work)}},  # the kernel's cwd
-            )
-            client.execute(env=env)  # raises CellExecutionError (with the traceback) on any error
+            # this venv's ipykernel ("python3": jupyter_client runs it with sys.executable), in
+            # ``work``; raises CellExecutionError (with the traceback) on any error
+            execute(nb, timeout=CELL_TIMEOUT_S, cwd=str(work), env=env)
             done[name] = (nb, work)
         return done[name]
 
@@ -163,7 +159,8 @@ def test_tour_break_view_names_the_model_cell_line(tour):
     # the break line itself, highlighted in its context
     assert re.search(rf"^  > +{line} \| {re.escape(if_text)}$", text, re.M), text
     assert re.search(r"^  > +3 \| loss\.backward\(\)$", text, re.M), text
-    assert "  graph before: [0/0], graph after: [2/0]\n" in text
+    # the graph that ends at the break is forward's own ([1/0]); the cell's [0/0] ends at the call
+    assert "  graph before: [1/0], graph after: [2/0]\n" in text
     assert "  hint: Use `torch.cond` to express dynamic control flow.\n" in text
 
     data = _stdout(_tagged(nb, "break-data"))
