@@ -95,6 +95,8 @@ def _kind(x) -> str | None:
 
 
 def _a(x) -> str:
+    if x is None:
+        return "None"
     name = type(x).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 

@@ -20,10 +20,16 @@ MINUS = "\u2212"
 # ---- sections ------------------------------------------------------------------------------
 
 
+CUT_CONTEXT = 20  # unchanged lines kept before the first change when a long text is cut
+
+
 class Builder:
     """Collects sections: decodes, normalises and caps each pair of texts."""
 
     def __init__(self, a_label: str, b_label: str, max_lines: int):
+        for label in (a_label, b_label):
+            if not isinstance(label, str):
+                raise TypeError(f"labels must be two strings, got {label!r} ({type(label).__name__})")
         self.labels = (a_label, b_label)
         self.max_lines = max_lines
         self.sections: list[Section] = []
@@ -38,8 +44,11 @@ class Builder:
         a_marks: list[int] = (),
         b_marks: list[int] = (),
         note: str | None = None,
+        keep: tuple[str, ...] = (),
     ) -> Section | None:
-        """A section for texts a and b (None: not there); none when neither is."""
+        """A section for texts a and b (None: not there); none when neither is. ``keep``:
+        normalisation rules not to apply (object ids of two compiles of one process mean
+        something: an ID_MATCH guard fails on a new object)."""
         if a is None and b is None:
             return None
         notes: list[str] = []
@@ -51,19 +60,19 @@ class Builder:
             text, why = to_text(x)
             if why:
                 notes.append(f"{label}: {why}")
-            text, rules = normalize(text)
+            text, rules = normalize(text, skip=keep)
             applied += [r for r in rules if r not in applied]
             texts.append(text)
-        changed = texts[0].splitlines() != texts[1].splitlines()
+        la, lb = texts[0].splitlines(), texts[1].splitlines()
+        changed = la != lb
         if applied:
             notes.append(f"normalised ({', '.join(applied)}): the text shown is normalised")
         marks = [sorted(set(a_marks)), sorted(set(b_marks))]
-        for k, label in enumerate(self.labels):
-            lines = texts[k].splitlines()
-            if len(lines) > self.max_lines:
-                texts[k] = "\n".join(lines[: self.max_lines])
-                marks[k] = [m for m in marks[k] if m <= self.max_lines]
-                notes.append(f"{label}: cut to the first {self.max_lines} lines of {len(lines)}")
+        counts = None
+        if max(len(la), len(lb)) > self.max_lines:
+            counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)
+            texts, marks, cut = self._window(la, lb, marks)
+            notes.append(cut)
         if note:
             notes.append(note)
         s = Section(
@@ -76,9 +85,31 @@ class Builder:
             b_marks=marks[1],
             changed=changed,
             note="; ".join(notes) or None,
+            counts=counts,
         )
         self.sections.append(s)
         return s
+
+    def _window(self, la: list[str], lb: list[str], marks: list[list[int]]):
+        """The same stretch of both sides, ``max_lines`` long, starting CUT_CONTEXT lines before
+        the first line that differs (or the first marked line), after a line saying how many
+        lines were left out above; marks renumbered to it."""
+        first = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+        if la == lb:
+            first = min([m - 1 for m in marks[0] + marks[1]] or [0])
+        start = max(0, first - CUT_CONTEXT)
+        end = start + self.max_lines
+        head = [f"… {start:,} lines before, the same on both sides …"] if start else []
+        texts = ["\n".join(head + x[start:end]) for x in (la, lb)]
+        shift = len(head) - start
+        marks = [[m + shift for m in mk if start < m <= end] for mk in marks]
+        n = max(len(la), len(lb))
+        where = f"from line {start + 1:,}, {CUT_CONTEXT} before the first change" if start else "from the top"
+        return (
+            texts,
+            marks,
+            f"cut to {self.max_lines:,} lines of {n:,} ({where}); counts are of the whole texts",
+        )
 
     def finish(self, title: str, summary: list[str], context: int, limit: int = PAYLOAD_LIMIT) -> Diff:
         if not summary:
@@ -93,7 +124,7 @@ class Builder:
 
 def changes(s: Section, name: str | None = None, unit: str = "line") -> str:
     """``Dynamo graph: 3 lines changed, 1 added`` (``guards: 1 changed`` with unit "")."""
-    c, a, r = line_changes(s.a, s.b)
+    c, a, r = s.counts or line_changes(s.a, s.b)
     parts = [f"{n} {what}" for n, what in ((c, "changed"), (a, "added"), (r, "removed")) if n]
     if unit and parts:
         n, what = parts[0].split(" ", 1)
@@ -331,8 +362,19 @@ def compile_sections(
             lines.append(f"failing guard ({label} line {mk[0]}): {clip(guard, 240)}")
             for rid, why in _reasons(reports, {r for r, _ in fl}):
                 lines.append(f"{rid} recompiled because {why}")
+    # two compiles of one process: an object id in a guard is that object (ID_MATCH fails on a
+    # new one), so ids stay; across processes they are noise
+    same = reports[0] is not None and reports[0] is reports[1]
     guards = bld.add(
-        f"{prefix}guards", f"{tp}Guards", "python", ga, gb, marks[0], marks[1], "; ".join(notes) or None
+        f"{prefix}guards",
+        f"{tp}Guards",
+        "python",
+        ga,
+        gb,
+        marks[0],
+        marks[1],
+        "; ".join(notes) or None,
+        keep=("object ids",) if same else (),
     )
     if guards is not None and guards.changed:
         na, nb = (c.stages.capture.guard_count if c.stages.capture else None for c in (ca, cb))
@@ -362,7 +404,7 @@ def compile_sections(
         s = bld.add(prefix + id, tp + title, language, x, y)
         if s is not None and s.changed:
             lines.append(changes(s, title))
-    tag = f"{ca.id} " if prefix else ""
+    tag = f"{prefix.rstrip(':')} " if prefix else ""
     kernels = kernel_sections(
         bld, compile_kernels(ca, reports[0]), compile_kernels(cb, reports[1]), prefix, tag
     )

@@ -60,8 +60,8 @@ def overview(r: Report) -> str:
     for f in frames:
         limit = ", recompile limit hit" if f.recompile_limit_hit else ""
         lines.append(f"frame {_frame(f)}: {f.compiles} compile{'s' if f.compiles != 1 else ''}{limit}")
-        for c in by_frame.get(f.id, []):
-            bits = [c.id, status(c)]
+        for k, c in enumerate(by_frame.get(f.id, [])):
+            bits = [f"compile {k}", status(c)]  # not the id: its numbering differs between runs
             cap = c.stages.capture
             if cap is not None and cap.guard_count is not None:
                 bits.append(f"{cap.guard_count} guards")
@@ -201,6 +201,10 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
         )
         for mine, theirs in zip(kernels, res.kernels):
             mine += theirs
+        # what changed in this pair besides kernels and op counts (summed over all pairs below)
+        own = [ln for ln in res.lines if not ln.startswith(("kernels:", "Dynamo ops:", "ATen ops:"))]
+        if own:
+            summary.append(f"{label}: {'; '.join(own)}")
     if kernels.phrases():
         summary.append("kernels: " + ", ".join(kernels.phrases()))
     for what, fn in (("Dynamo ops", dynamo_ops), ("ATen ops", aten_ops)):

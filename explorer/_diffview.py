@@ -36,9 +36,13 @@ class Section:
     b_marks: list[int] = field(default_factory=list)
     changed: bool = False  # do the (normalised, uncut) texts differ
     note: str | None = None  # normalisation, cuts, replaced bytes, a missing side
+    # (changed, added, removed) lines of the whole texts, when a or b was cut (not sent)
+    counts: tuple[int, int, int] | None = None
 
     def to_payload(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        del out["counts"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -196,10 +200,26 @@ def rows(a: str, b: str, a_marks: list[int], b_marks: list[int], context: int):
     return out
 
 
+POSITIONAL_LINES = 20_000  # longer differing middles of equal length are counted line by line
+
+
 def line_changes(a: str, b: str) -> tuple[int, int, int]:
-    """(changed, added, removed) lines from a to b."""
+    """(changed, added, removed) lines from a to b. The common head and tail are skipped;
+    what differs between them is matched by difflib, or, when it is over POSITIONAL_LINES
+    lines on both sides and as long on both, compared line by line (difflib takes seconds
+    there; a line that moved then counts as changed twice)."""
+    la, lb = a.splitlines(), b.splitlines()
+    head = 0
+    while head < min(len(la), len(lb)) and la[head] == lb[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(la), len(lb)) - head and la[-1 - tail] == lb[-1 - tail]:
+        tail += 1
+    la, lb = la[head : len(la) - tail], lb[head : len(lb) - tail]
+    if len(la) == len(lb) > POSITIONAL_LINES:
+        return sum(x != y for x, y in zip(la, lb)), 0, 0
     changed = added = removed = 0
-    sm = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
+    sm = difflib.SequenceMatcher(None, la, lb, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "replace":
             common = min(i2 - i1, j2 - j1)
@@ -216,7 +236,8 @@ def line_changes(a: str, b: str) -> tuple[int, int, int]:
 # ---- HTML ----------------------------------------------------------------------------------
 
 CSS = """
-.pt2x-diff{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;line-height:1.4}
+.pt2x-diff{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;background:#fff;line-height:1.4;padding:4px}
+.pt2x-diff td,.pt2x-diff th{text-align:left}
 .pt2x-diff h2{font-size:15px;margin:4px 0}
 .pt2x-diff .labels{color:#57606a;margin:2px 0 6px}
 .pt2x-diff .labels b.a{color:#cf222e}.pt2x-diff .labels b.b{color:#1a7f37}

@@ -10,10 +10,15 @@ rule               what it rewrites
 cache path         any path into Inductor's cache dir (``/tmp/torchinductor_root/xy/cxy….py``,
                    or any ``…/ab/c<hash of 40+ chars>.py`` under another cache dir) →
                    ``<inductor-cache>/<hash>.py`` (``<inductor-cache>`` for the dir itself)
+notebook cell      IPython's file of a cell (``/tmp/ipykernel_2165/1892539066.py``, in a
+                   terminal ``<ipython-input-3-c2ada7628c21>``) → ``<ipykernel cell>``; its name
+                   in tracebacks, ``Cell In[12]`` → ``Cell In[n]``
 hash               hex strings of 32+ digits (Triton's ``backend_hash``, git commits) → ``<hash>``
-object id          CPython object addresses: ``0x7f3a…`` (9–16 hex digits) and decimal
-                   integers of 12–16 digits (``___check_obj_id(L['x'], 140234…)``,
-                   ``# graph id: 1399…``, data pointers) → ``<id>``
+object id          CPython object addresses: ``at 0x7f3a…`` (9–16 hex digits, as ``repr`` writes
+                   them) and, on lines that name an id (``___check_obj_id(L['x'], 140234…)``,
+                   ``___check_type_id``, ``ID_MATCH``, ``# graph id: 1399…``, ``data_ptr``),
+                   decimal integers of 12–16 digits → ``<id>``. Other long numbers are values
+                   and stay.
 aot id             ``# AOT ID: ['3_forward']`` (a process-wide counter) → ``['<n>_forward']``
 timing             ``Guard latency = 82.59 us`` → ``<t>``, ``'compile_time_us': 423642`` → ``<t>``
 timestamp          ISO date-times (``2026-11-22T10:31:02.5Z``, ``2026-11-22 10:31:02``) → ``<time>``
@@ -39,8 +44,12 @@ _PATH_TOKEN = re.compile(r"[^\s'\"(),=\[\]{}<>]+")
 _INDUCTOR_DIR = re.compile(r"torchinductor_[^/]*(?P<tail>/.*)?")
 _HASHED_FILE = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,64}(?P<ext>\.\w+)")
 _HASH = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
-_HEX_ID = re.compile(r"\b0x[0-9a-fA-F]{9,16}\b")
+_HEX_ID = re.compile(r"(?<=\bat )0x[0-9a-f]{9,16}\b")
 _DEC_ID = re.compile(r"(?<![\w.])\d{12,16}(?![\w.])")
+_ID_LINE = re.compile(r"_id\(|\bID_MATCH\b|\bTYPE_MATCH\b|\bid[:=]|\bdata_ptr")
+# also as torch shortens it in guard comments: "mp/ipykernel_25861/3004398281.py"
+_IPYKERNEL_FILE = re.compile(r"[\w./-]*ipykernel_\d+/\d+\.py|<ipython-input-\d+-[0-9a-f]+>")
+_CELL_NAME = re.compile(r"\bCell In\[\d+\]")
 _AOT_ID = re.compile(r"(# AOT ID: \[')\d+(_\w+'\])")
 _TIMING = re.compile(r"(Guard latency = )[\d.]+(?= ?[num]?s\b)|(['\"]compile_time_us['\"]:\s*)\d+(?:\.\d+)?")
 _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
@@ -68,6 +77,21 @@ def _cache_path(text: str) -> str:
         return "<inductor-cache>"
 
     return _PATH_TOKEN.sub(repl, text)
+
+
+def _object_ids(text: str) -> str:
+    text = _HEX_ID.sub("<id>", text)
+    if not _ID_LINE.search(text):
+        return text
+    return "".join(
+        _DEC_ID.sub("<id>", line) if _ID_LINE.search(line) else line for line in text.splitlines(True)
+    )
+
+
+def _cells(text: str) -> str:
+    if "ipykernel_" not in text and "Cell In[" not in text and "<ipython-input-" not in text:
+        return text
+    return _CELL_NAME.sub("Cell In[n]", _IPYKERNEL_FILE.sub("<ipykernel cell>", text))
 
 
 def _timing(text: str) -> str:
@@ -105,8 +129,9 @@ def _buffers(text: str) -> str:
 
 RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("cache paths", _cache_path),
+    ("notebook cells", _cells),
     ("hashes", lambda t: _HASH.sub("<hash>", t)),
-    ("object ids", lambda t: _DEC_ID.sub("<id>", _HEX_ID.sub("<id>", t))),
+    ("object ids", _object_ids),
     ("AOT ids", lambda t: _AOT_ID.sub(r"\1<n>\2", t)),
     ("timings", _timing),
     ("timestamps", lambda t: _TIMESTAMP.sub("<time>", t)),
@@ -115,11 +140,13 @@ RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
 )
 
 
-def normalize(text: str) -> tuple[str, list[str]]:
-    """``text`` with the noise of every rule taken out, and the names of the rules that
-    changed something."""
+def normalize(text: str, skip: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """``text`` with the noise of every rule (but those named in ``skip``) taken out, and the
+    names of the rules that changed something."""
     applied: list[str] = []
     for name, rule in RULES:
+        if name in skip:
+            continue
         new = rule(text)
         if new != text:
             applied.append(name)
@@ -140,10 +167,13 @@ def to_text(value: str | bytes | bytearray) -> tuple[str, str | None]:
     lone surrogates (which no browser or JSON encoder takes) become U+FFFD."""
     note = None
     if isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+        if _binary(data):
+            return hexdump(data), f"binary data ({len(data):,} bytes): shown as a hex dump, 16 bytes a line"
         try:
-            value = bytes(value).decode("utf-8")
+            value = data.decode("utf-8")
         except UnicodeDecodeError:
-            value = bytes(value).decode("utf-8", errors="replace")
+            value = data.decode("utf-8", errors="replace")
             note = "not valid UTF-8: undecodable bytes shown as \ufffd"
     if "\x00" in value:
         value = value.replace("\x00", "\ufffd")
@@ -151,6 +181,28 @@ def to_text(value: str | bytes | bytearray) -> tuple[str, str | None]:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        value = value.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+        value = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
         note = note or "invalid characters (lone surrogates) shown as \ufffd"
     return value, note
+
+
+def _binary(data: bytes) -> bool:
+    """Bytes that are not text: a NUL, or more than 5% control bytes in the first 8 kB (tabs,
+    line ends, form feeds and ESC, which colour terminal logs, do not count; bytes that are not
+    UTF-8 do not either: that is text in another encoding)."""
+    head = data[:8192]
+    if b"\x00" in head:
+        return True
+    odd = sum(b < 32 and b not in b"\t\n\r\f\x1b" or b == 127 for b in head)
+    return odd > 0.05 * max(len(head), 1)
+
+
+def hexdump(data: bytes) -> str:
+    """``00000010  48 65 6c 6c 6f 0a …  |Hello.|``: offset, 16 bytes in hex, printable ASCII."""
+    lines = []
+    for off in range(0, len(data), 16):
+        chunk = data[off : off + 16]
+        hexes = " ".join(f"{b:02x}" for b in chunk)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{off:08x}  {hexes:<47}  |{text}|")
+    return "\n".join(lines)

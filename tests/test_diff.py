@@ -102,6 +102,11 @@ RULE_CASES = [
     ),
     ("object ids", " # graph id: 139932824520560", " # graph id: <id>"),
     ("AOT ids", "# AOT ID: ['3_forward']", "# AOT ID: ['<n>_forward']"),
+    (
+        "notebook cells",
+        'File "/tmp/ipykernel_21655/1892539066.py", line 3 in Cell In[12]  # return x  # mp/ipykernel_2/3.py:6',
+        'File "<ipykernel cell>", line 3 in Cell In[n]  # return x  # <ipykernel cell>:6',
+    ),
     ("timings", "Guard latency = 82.59 us", "Guard latency = <t> us"),
     (
         "timings",
@@ -141,6 +146,8 @@ def test_normalisation_rule(rule, text, expected):
         "xnumel = 2147483647",
         "tmp3 = tmp0 * tmp1; x0 = xindex",
         "s77 <= 9223372036854775807",
+        "x * 123456789012 + 0xFFFFFFFFF",  # long numbers in code are values, not ids
+        "buf = torch.empty_strided((1099511627776,), (1,))",
         "def f(x): return x.view(4, 4)  # file.py:12",
     ],
 )
@@ -261,6 +268,7 @@ def test_report_diff_relu_to_gelu(edited):
     before, after = edited
     d = explorer.diff(before, after, labels=("relu", "gelu"))
     assert d.summary == [
+        "0/0: Dynamo graph: 2 lines changed; Post-grad inference graph: 3 lines changed, 4 added",
         "kernels: 1 changed (0/0 cpp_fused_add_mul_relu_0 → cpp_fused_add_gelu_mul_0)",
         "Dynamo ops: torch.relu −1, torch._C._nn.gelu +1",
         "ATen ops: aten.relu.default −1, aten.add.Tensor +1, aten.erf.default +1, aten.mul.Tensor +3",
@@ -436,8 +444,75 @@ def test_max_lines_cap():
     d = explorer.diff(a, "x\ny", max_lines=10)
     s = d.sections[0]
     assert s.a == "\n".join(f"a{i}" for i in range(10)) and s.b == "x\ny"
-    assert s.note == "A: cut to the first 10 lines of 100"
-    assert s.changed
+    assert s.note == "cut to 10 lines of 100 (from the top); counts are of the whole texts"
+    assert s.changed and d.summary == ["Text: 2 lines changed, 98 removed"]
+
+
+def test_a_cut_text_shows_its_first_change_and_counts_them_all():
+    a = "\n".join(f"line {i}" for i in range(200_000))
+    lines = a.split("\n")
+    lines[150_000] = "CHANGED"
+    for i in range(160_000, 200_000, 1000):
+        lines[i] = f"also {i}"
+    d = explorer.diff(a, "\n".join(lines))
+    s = d.sections[0]
+    assert d.summary == ["Text: 41 lines changed"]  # of the whole texts, not of what is shown
+    shown_a, shown_b = s.a.splitlines(), s.b.splitlines()
+    assert shown_a[0] == shown_b[0] == "… 149,980 lines before, the same on both sides …"
+    assert (shown_a[21], shown_b[21]) == ("line 150000", "CHANGED") and len(shown_b) == 5001
+    assert s.note == (
+        "cut to 5,000 lines of 200,000 (from line 149,981, 20 before the first change); "
+        "counts are of the whole texts"
+    )
+    assert "counts" not in d.to_payload()["sections"][0]
+
+
+def test_binary_bytes_are_a_hex_dump_and_labels_are_checked():
+    d = explorer.diff(bytes(range(20)), bytes(range(1, 21)))
+    s = d.sections[0]
+    assert (
+        s.a.splitlines()[0] == "00000000  00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f  |................|"
+    )
+    assert s.note == (
+        "A: binary data (20 bytes): shown as a hex dump, 16 bytes a line; "
+        "B: binary data (20 bytes): shown as a hex dump, 16 bytes a line"
+    )
+    assert explorer.diff("a\udcffb", "ab").sections[0].a == "a\ufffdb"  # one U+FFFD a surrogate
+    with pytest.raises(TypeError, match=r"labels must be two strings, got 1 \(int\)"):
+        explorer.diff("a", "b", labels=(1, 2))
+
+
+ACT = torch.relu
+
+
+def _uses_act(x):
+    return ACT(x) + 1
+
+
+def test_id_match_recompile_keeps_the_id_that_failed():
+    """Two compiles of one process: the only guard that differs is an object id (ID_MATCH on
+    a global rebound to another function); it is shown, not normalised away."""
+    global ACT
+    torch._dynamo.reset()
+    f = torch.compile(_uses_act, backend="eager")
+    with compiler.recording() as rec:
+        f(torch.ones(2))
+        ACT = torch.sigmoid
+        try:
+            f(torch.ones(2))
+        finally:
+            ACT = torch.relu
+    torch._dynamo.reset()
+    r = rec.report
+    (rc,) = r.recompiles
+    assert "ACT" in rc.failing_guard and "___check_obj_id" in rc.failing_guard
+    d = explorer.diff_compiles(r, "0/0", "0/1")
+    guards = _section(d, "guards")
+    (mark,) = guards.a_marks
+    failed = guards.a.splitlines()[mark - 1]
+    assert f"{id(torch.relu)}" in failed and "<id>" not in failed and guards.changed
+    assert f"{id(torch.sigmoid)}" in guards.b
+    assert guards.note.endswith("; marked in 0/0: the guard whose failure recompiled 0/1")
 
 
 def test_payload_byte_cap():

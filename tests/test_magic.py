@@ -140,7 +140,15 @@ def test_diff_with_a_kept_report(ip, monkeypatch):
     ip.run_cell_magic("compile", "--backend aot_eager --diff-with before --name before", "w = x.cos() + 1")
     (d,) = [s for s in shown if type(s).__name__ == "Diff"]
     assert (d.a_label, d.b_label) == ("before", "this cell")  # against the kept one, not itself
-    assert d.summary == ["Dynamo ops: sin −1, cos +1", "ATen ops: aten.sin.default −1, aten.cos.default +1"]
+    assert d.summary == [
+        # the guards quote the source line they come from: 6 of them, on x, quote the edited line
+        f"{d.sections[3].id.split(':')[0]}: guards: 6 changed; Dynamo graph: 3 lines changed",
+        "Dynamo ops: sin −1, cos +1",
+        "ATen ops: aten.sin.default −1, aten.cos.default +1",
+    ]
+    # the two cells' own names and files are normalised: only what they hold differs
+    assert "at Cell In[n], line 1" in d.sections[0].a and not d.sections[0].changed
+    assert "ipython-input" not in d.sections[4].a + d.sections[4].b
     ip.run_cell_magic("compile", "--backend aot_eager --diff-with nope", "w = x.cos() + 1")
     kept = ", ".join(sorted(explorer.reports))  # "before", and others kept by earlier tests
     assert shown[-1].data == (

@@ -13,10 +13,7 @@ import { Decoration, DecorationSet, EditorView, lineNumbers } from '@codemirror/
 import { IEditorLanguageRegistry, jupyterTheme } from '@jupyterlab/codemirror';
 
 import { lineDiff } from './linediff';
-import { ISectionPlan } from './payload';
-
-/** How the merge view folds unchanged stretches: 3 lines of context, at least 4 folded. */
-export const COLLAPSE = { margin: 3, minSize: 4 };
+import { COLLAPSE, ISectionPlan, marksNearChanges } from './payload';
 
 /** Lines first, then characters in small blocks: large outputs keep their chunks, fast. */
 export const DIFF_CONFIG = { override: lineDiff };
@@ -72,9 +69,17 @@ function side(marks: readonly number[], language: Extension): Extension[] {
   ];
 }
 
-/** Build the merge view of a section into `parent`. */
+/** The lines (1-based, inclusive) each chunk covers on one side. */
+function chunkLines(doc: Text, ranges: readonly { from: number; to: number }[]): [number, number][] {
+  return ranges.map(({ from, to }) => [doc.lineAt(from).number, doc.lineAt(Math.max(from, to - 1)).number]);
+}
+
+/**
+ * Build the merge view of a section into `parent`: unchanged stretches folded, unless that
+ * would fold a marked line.
+ */
 export function createMergeView(parent: HTMLElement, section: ISectionPlan, language: Extension): MergeView {
-  return new MergeView({
+  const view = new MergeView({
     a: { doc: section.a.text, extensions: side(section.aMarks, language) },
     b: { doc: section.b.text, extensions: side(section.bMarks, language) },
     parent,
@@ -83,6 +88,18 @@ export function createMergeView(parent: HTMLElement, section: ISectionPlan, lang
     collapseUnchanged: COLLAPSE,
     diffConfig: DIFF_CONFIG
   });
+  const a = chunkLines(
+    view.a.state.doc,
+    view.chunks.map(c => ({ from: c.fromA, to: c.toA }))
+  );
+  const b = chunkLines(
+    view.b.state.doc,
+    view.chunks.map(c => ({ from: c.fromB, to: c.toB }))
+  );
+  if (!marksNearChanges(section.aMarks, a) || !marksNearChanges(section.bMarks, b)) {
+    view.reconfigure({ collapseUnchanged: undefined });
+  }
+  return view;
 }
 
 /**

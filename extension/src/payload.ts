@@ -25,8 +25,9 @@ export const LIMITS = {
   maxLines: 5000,
   /** characters kept per side of a section */
   maxChars: 500_000,
-  /** sections rendered; the rest are counted, not shown */
-  maxSections: 100,
+  /** sections rendered (a collapsed one is only its header: its editor is built on opening);
+   * the rest are counted, not shown */
+  maxSections: 1000,
   /** changed sections start open only while the lines opened so far stay under this */
   eagerLines: 20_000,
   /** validation errors listed; the rest are counted */
@@ -243,6 +244,23 @@ export function markLines(marks: readonly number[], lineCount: number): number[]
   return [...new Set(marks)].filter(n => n >= 1 && n <= lineCount).sort((x, y) => x - y);
 }
 
+/** How the merge view folds unchanged stretches: 3 lines of context, at least 4 folded. */
+export const COLLAPSE = { margin: 3, minSize: 4 };
+
+/**
+ * Whether folding unchanged stretches keeps every marked line in sight: each within `margin`
+ * lines of a changed chunk (chunks as 1-based, inclusive line ranges of that side). A marked
+ * line far from any change (a failing guard whose only difference was normalised away) would
+ * be folded: the view then does not fold.
+ */
+export function marksNearChanges(
+  marks: readonly number[],
+  chunks: readonly (readonly [number, number])[],
+  margin: number = COLLAPSE.margin
+): boolean {
+  return marks.every(m => chunks.some(([from, to]) => m >= from - margin && m <= to + margin));
+}
+
 /** The MIME type JupyterLab's language registry knows a section's language by. */
 export function languageMime(language: string): string | null {
   switch (language) {
@@ -321,7 +339,11 @@ export function planDiff(payload: IDiffPayload, limits = LIMITS): IDiffPlan {
       notes.push(`language "${section.language}" is not known here: shown as plain text`);
     }
     const lines = Math.max(a.kept, b.kept);
-    let open = section.changed;
+    const aMarks = markLines(section.a_marks, a.kept);
+    const bMarks = markLines(section.b_marks, b.kept);
+    // a marked line (the guard that failed) is news even where the texts are the same after
+    // normalisation: such a section starts open
+    let open = section.changed || aMarks.length > 0 || bMarks.length > 0;
     if (open && openLines > 0 && openLines + lines > limits.eagerLines) {
       open = false;
       notes.push(`${lines} lines: collapsed to keep the page responsive, open it to compare`);
@@ -338,8 +360,8 @@ export function planDiff(payload: IDiffPayload, limits = LIMITS): IDiffPlan {
       mime: languageMime(language),
       a,
       b,
-      aMarks: markLines(section.a_marks, a.kept),
-      bMarks: markLines(section.b_marks, b.kept),
+      aMarks,
+      bMarks,
       notes,
       open
     };
@@ -352,7 +374,8 @@ export function planDiff(payload: IDiffPayload, limits = LIMITS): IDiffPlan {
     sections,
     omitted:
       hidden > 0
-        ? `${hidden} more section${hidden === 1 ? '' : 's'} not shown (at most ${limits.maxSections})`
+        ? `${hidden} more section${hidden === 1 ? '' : 's'} not shown (at most ${limits.maxSections}): ` +
+          'diff two compiles (explorer.diff_compiles) to see theirs'
         : null
   };
 }

@@ -9,6 +9,7 @@ import {
   errorLines,
   languageMime,
   markLines,
+  marksNearChanges,
   planDiff,
   validatePayload
 } from '../src/payload';
@@ -221,7 +222,26 @@ describe('planDiff', () => {
     data.sections = Array.from({ length: 7 }, (_, i) => ({ ...data.sections[0], id: `s${i}` }));
     const plan = planDiff(payload(data), { ...LIMITS, maxSections: 5 });
     expect(plan.sections).toHaveLength(5);
-    expect(plan.omitted).toBe('2 more sections not shown (at most 5)');
+    expect(plan.omitted).toBe(
+      '2 more sections not shown (at most 5): diff two compiles (explorer.diff_compiles) to see theirs'
+    );
+  });
+
+  it('opens a section that marks a line even when its texts are the same, and does not fold it', () => {
+    const data = example();
+    // an ID_MATCH guard that failed: its id is the only difference, normalised away
+    data.sections[1] = { ...data.sections[0], id: 'same', b: data.sections[0].a, changed: false };
+    const plan = planDiff(payload(data));
+    const same = plan.sections[1];
+    expect([same.open, same.badge, same.aMarks]).toEqual([true, 'no change', [1]]);
+  });
+
+  it('folds only while every marked line stays within the margin of a change', () => {
+    expect(marksNearChanges([8], [[8, 8]])).toBe(true); // the failing guard is the changed line
+    expect(marksNearChanges([11], [[8, 8]])).toBe(true); // 3 lines of margin
+    expect(marksNearChanges([12], [[8, 8]])).toBe(false);
+    expect(marksNearChanges([5], [])).toBe(false); // nothing changed: folding would hide it
+    expect(marksNearChanges([], [])).toBe(true);
   });
 
   it('collapses changed sections past the eager line budget, with a note', () => {
