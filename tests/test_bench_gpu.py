@@ -47,3 +47,32 @@ def test_gpu_compare_modes_runs_reduce_overhead():
     assert [r.label for r in cmp.rows] == ["default", "reduce-overhead"]
     assert all(r.skipped is None and r.error is None for r in cmp.rows), cmp.rows
     assert all(r.benchmark.speedup > 0 for r in cmp.rows)
+
+
+def test_gpu_training_step_restored_and_compared():
+    """A CUDA training step (optimizer, grads, a step counter on the module) benchmarked with
+    mutates=True: every tensor back on the GPU as it was, the counter too, and the state each
+    arm leaves compared (Adam's update of the same weights: the same within tolerance)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.steps = 0
+
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        model.steps += 1
+        return loss.detach()
+
+    x = torch.randn(32, 64, device="cuda")
+    params = [p.detach().clone() for p in model.parameters()]
+    b = compiler.Report("x", "cuda").benchmark(
+        step, x, compiled=torch.compile(step), mutates=True, reps=5, warmup=1, profile=False, progress=False
+    )
+    assert b.state == "restored" and "model.steps" in b.mutated and "opt.state" in b.mutated
+    assert all(torch.equal(p, q) and p.is_cuda for p, q in zip(model.parameters(), params))
+    assert model.steps == 0 and opt.state == {} and all(p.grad is None for p in model.parameters())
+    assert b.accuracy.ok, b.accuracy  # outputs and the weights each arm left agree
+    assert b.accuracy.tensors > 1
