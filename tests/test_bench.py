@@ -260,7 +260,7 @@ def test_output_that_is_the_mutated_tensor_is_compared_and_so_is_the_state_left(
 
 
 def test_nan_in_compiled_only_is_an_infinite_error():
-    from compiler._bench import compare
+    from compiler._accuracy import compare
 
     a = compare(torch.ones(3), torch.tensor([1.0, float("nan"), 1.0]), None, None)
     assert (a.ok, a.max_abs, a.max_rel) == (False, math.inf, math.inf)
@@ -336,7 +336,7 @@ def test_outputs_that_differ_are_a_finding():
 
 
 def test_tolerances_follow_dtype_and_autocast():
-    from compiler._bench import compare
+    from compiler._accuracy import compare
 
     e = torch.tensor([1.0, 2.0])  # fp32 out, e.g. a residual add after bf16 matmuls under autocast
     c = e + torch.tensor([0.0, 0.01])
