@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ._report import Accuracy
+from ._benchtypes import Accuracy
 
 _PLAIN = (str, bytes, int, float, bool, complex, type(None))
 

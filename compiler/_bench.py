@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import platform
 import re
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +20,10 @@ import torch
 
 from . import _profile
 from ._accuracy import compare, frozen, tensors, with_state
-from ._report import BenchConfig, Benchmark, Kernel, Report
+from ._benchtypes import BenchConfig, Benchmark
+from ._report import Kernel, Report
 from ._state import Snapshot, StateMutationError, roots
-from ._timing import Timer, break_even, method, timing
+from ._timing import Timer, break_even, method, progress_line, timing
 
 PROFILED_CALLS = 3
 
@@ -51,34 +50,6 @@ def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwar
 
 def subject_of(report: Report) -> Subject | None:
     return getattr(report, "_subject", None)
-
-
-# ---- progress --------------------------------------------------------------------------------
-
-
-class LineProgress:
-    """One line on stderr, rewritten at most 5 times a second."""
-
-    def __init__(self) -> None:
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, text: str, final: bool = False) -> None:
-        now = time.perf_counter()
-        if not final and now - self.last < 0.2:
-            return
-        self.last = now
-        sys.stderr.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
-        sys.stderr.flush()
-        self.shown = not final
-
-
-def _progress(progress) -> Callable[..., None]:
-    if progress is True:
-        return LineProgress()
-    if not progress:
-        return lambda text, final=False: None
-    return progress
 
 
 # ---- the benchmark ----------------------------------------------------------------------------
@@ -142,7 +113,7 @@ def benchmark_report(
         compile_kwargs = subject.compile_kwargs
     elif compiled is None and subject is not None and subject.eager is fn:
         compiled, compile_kwargs = subject.compiled, subject.compile_kwargs
-    show = _progress(progress)
+    show = progress_line(progress)
     run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, atol, rtol)
     # the compile options of the compiled callable are known: it is the one the report
     # remembers with them, or the benchmark compiles fn itself

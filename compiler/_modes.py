@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import torch
 
 from ._bench import benchmark_report, remember
+from ._benchtypes import BenchConfig, Benchmark
 from ._capture import recording
-from ._report import BenchConfig, Benchmark, Report
+from ._report import Report
 
 
 @dataclass(frozen=True)

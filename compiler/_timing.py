@@ -16,12 +16,13 @@ per arm in all.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 
 import torch
 
-from ._report import Timing
+from ._benchtypes import Timing
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 TARGET_S = 1.0  # per arm, when reps is not given
@@ -191,3 +192,32 @@ def method(cuda: bool) -> str:
         f"time.perf_counter per call; eager and compiled interleaved in ABBA order; "
         f"{torch.get_num_threads()} threads (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})"
     )
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+class LineProgress:
+    """One line on stderr, rewritten at most 5 times a second."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, text: str, final: bool = False) -> None:
+        now = time.perf_counter()
+        if not final and now - self.last < 0.2:
+            return
+        self.last = now
+        sys.stderr.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
+        sys.stderr.flush()
+        self.shown = not final
+
+
+def progress_line(progress) -> Callable[..., None]:
+    """``progress=True``: a LineProgress; falsy: silent; else the caller's own callable."""
+    if progress is True:
+        return LineProgress()
+    if not progress:
+        return lambda text, final=False: None
+    return progress
