@@ -42,5 +42,5 @@ def execute(nb, *, timeout: int, cwd: str, env: dict | None = None, kernel_name:
         _chunked(client.kc.shell_channel)
 
     client.on_notebook_start = on_notebook_start
-    client.execute(env=env)
+    client.execute(**({} if env is None else {"env": env}))  # env=None is not "inherit" to jupyter_client
     return nb
