@@ -31,15 +31,13 @@ from compiler._report import (
     RoleGraph,
 )
 
+from ._diffcompiles import compile_sections, failing, graph_code
 from ._diffparts import (
     ROLES,
     Builder,
     census,
     changes,
     codegen_kernels,
-    compile_sections,
-    failing,
-    graph_code,
     kernel_sections,
     op_delta,
 )

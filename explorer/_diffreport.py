@@ -10,18 +10,15 @@ from collections import Counter
 
 from compiler import Compile, Frame, Report
 
+from ._diffcompiles import clip, compile_sections, failing, status
 from ._diffparts import (
     Builder,
     KernelChanges,
     aten_ops,
-    clip,
-    compile_sections,
     dynamo_ops,
-    failing,
     match,
     names,
     op_delta,
-    status,
 )
 from ._diffview import Diff
 from ._summary import display_name, where

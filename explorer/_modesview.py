@@ -9,14 +9,10 @@ import os
 import re
 from pathlib import Path
 
-from ._benchview import break_even_text, summary_lines
+from ._benchview import _ms, break_even_text, summary_lines
 from ._view import Table
 
 COLUMNS = ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution")
-
-
-def _ms(x: float | None) -> str:
-    return "—" if x is None else f"{x:.4g} ms"
 
 
 def modes_table(comparison) -> Table:
