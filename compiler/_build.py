@@ -24,7 +24,10 @@ from ._report import (
     RawEvent,
     Report,
     RoleGraph,
+    Specialization,
+    StackFrame,
     Stages,
+    Symbol,
 )
 from ._stages import FAILURE_PHASE_STAGE, IGNORED, lookup
 
@@ -59,7 +62,8 @@ class _Acc:
     outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
     kernel_info: dict[str, dict] = field(default_factory=dict)
     cache: dict[str, str] = field(default_factory=dict)  # {"fx_graph": "hit", ...}
-    symbols: list[dict] = field(default_factory=list)
+    symbols: list[dict] = field(default_factory=list)  # create_symbol bodies
+    specializations: list[dict] = field(default_factory=list)  # symbolic_shape_specialization
     shape_guards: list[str] = field(default_factory=list)
     recompile_reasons: tuple[str, ...] = ()
     metrics: dict[str, Any] | None = None
@@ -122,7 +126,9 @@ def build(
         _collect(a, slot, ev, breaks)
 
     compiles = [
-        _compile(a, error) for a in sorted(accs.values(), key=lambda a: a.order) if a.compiled_something
+        _compile(a, error, strings)
+        for a in sorted(accs.values(), key=lambda a: a.order)
+        if a.compiled_something
     ]
     by_id = {c.id: c for c in compiles}
     frames = _frames(accs, compiles, strings)
@@ -175,9 +181,9 @@ def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
             breaks.append((f"{a.frame_id}/{a.frame_compile_id}", _text.parse_graph_break(p)))
     elif slot == "recompile_reasons":
         a.recompile_reasons = _text.parse_recompile_payload(p)
-    elif slot == "symbol":
-        body = ev.body or {}
-        a.symbols.append({k: str(body.get(k)) for k in ("symbol", "val", "vr", "source") if k in body})
+    elif slot in ("symbol", "specialization"):
+        if isinstance(ev.body, dict):
+            (a.symbols if slot == "symbol" else a.specializations).append(ev.body)
     elif slot == "shape_guard":
         body = ev.body or {}
         if body.get("expr"):
@@ -231,13 +237,14 @@ def _guess_role(a: _Acc) -> str:
     return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"
 
 
-def _compile(a: _Acc, error: str | None) -> Compile:
+def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
     s = a.slots
     m = a.metrics or {}
     dyn = _graphs.parse_graph(s.get("graph"))
     pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
     fwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
-    bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn)
+    joint = _graphs.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
+    bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
     post = tuple(
         RoleGraph(r or _guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))
         for r, g in a.post_grad
@@ -251,7 +258,8 @@ def _compile(a: _Acc, error: str | None) -> Compile:
             graph=dyn,
             guards=s.get("guards"),
             guard_count=m.get("guard_count"),
-            symbols=tuple(a.symbols),
+            symbols=tuple(_symbol(b, strings) for b in a.symbols if b.get("symbol")),
+            specializations=tuple(_specialization(b, strings) for b in a.specializations),
             shape_guards=tuple(a.shape_guards),
             restarts=tuple(str(r) for r in (m.get("restart_reasons") or ())),
             bytecode_original=s.get("bytecode_original"),
@@ -261,7 +269,7 @@ def _compile(a: _Acc, error: str | None) -> Compile:
     autograd = None
     if any(k in s for k in ("joint", "forward", "backward", "inference")):
         autograd = Autograd(
-            joint=_graphs.parse_graph(s.get("joint")),
+            joint=joint,
             forward=fwd,
             backward=bwd,
             inference=_graphs.with_modules_from(_graphs.parse_graph(s.get("inference")), dyn),
@@ -351,6 +359,47 @@ def _compile(a: _Acc, error: str | None) -> Compile:
         traceback=s.get("error_traceback"),
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
     )
+
+
+def _symbol(body: dict, strings: dict[int, str]) -> Symbol:
+    def opt(k):
+        return None if body.get(k) is None else str(body[k])
+
+    return Symbol(
+        symbol=str(body["symbol"]),
+        source=opt("source"),
+        val=opt("val"),
+        vr=opt("vr"),
+        user_stack=stack_frames(body.get("user_stack"), strings),
+    )
+
+
+def _specialization(body: dict, strings: dict[int, str]) -> Specialization:
+    sources = body.get("sources")
+    return Specialization(
+        symbol=None if body.get("symbol") is None else str(body["symbol"]),
+        sources=tuple(str(x) for x in sources) if isinstance(sources, list) else (),
+        value=None if body.get("value") is None else str(body["value"]),
+        reason=None if body.get("reason") is None else str(body["reason"]),
+        user_stack=stack_frames(body.get("user_stack"), strings),
+    )
+
+
+def stack_frames(stack, strings: dict[int, str]) -> tuple[StackFrame, ...]:
+    """torch's structured stacks ([{filename (interned id or str), line, name, loc}])."""
+    out = []
+    for f in stack if isinstance(stack, list) else ():
+        if not isinstance(f, dict):
+            continue
+        fn = f.get("filename")
+        fname = strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+        try:
+            line = int(f.get("line") or 0)
+        except (TypeError, ValueError):
+            line = 0
+        loc = f.get("loc")
+        out.append(StackFrame(fname, line, str(f.get("name") or "?"), str(loc) if loc else None))
+    return tuple(out)
 
 
 def _parse_kernels(a: _Acc) -> list[Kernel]:

@@ -19,10 +19,10 @@ from typing import Any
 
 import torch
 
-from . import _build
+from . import _build, _torch
 from ._events import Event, from_record
 from ._report import STAGES, Report
-from ._stages import FUSION_LOGGERS, PHASE_STAGE, lookup
+from ._stages import PHASE_STAGE, lookup
 
 
 def stage_of(ev: Event) -> str | None:
@@ -35,10 +35,6 @@ def stage_of(ev: Event) -> str | None:
         return PHASE_STAGE.get(name)
     spec = lookup(ev.name)
     return spec[0] if spec else None
-
-
-def _trace_logger() -> logging.Logger:
-    return logging.getLogger("torch.__trace")
 
 
 class _TraceHandler(logging.Handler):
@@ -86,11 +82,10 @@ class _ArtifactHandler(logging.Handler):
         self.name_ = f"log:{artifact}"
 
     def emit(self, record: logging.LogRecord) -> None:
-        cid = torch._guards.CompileContext.current_compile_id()
+        cid = _torch.current_compile_id()
         meta: dict[str, Any] = {self.name_: {}}
         if cid is not None:
-            meta["frame_id"] = cid.frame_id
-            meta["frame_compile_id"] = cid.frame_compile_id
+            meta["frame_id"], meta["frame_compile_id"] = cid
         self.sink.append(Event(self.name_, meta, record.getMessage()))
 
     def handleError(self, record: logging.LogRecord) -> None:
@@ -134,12 +129,11 @@ class Recording:
         self.report = None
         with _lock:
             self._trace_handler = _TraceHandler(self.events, self.on_stage)
-            _trace_logger().addHandler(self._trace_handler)
+            _torch.trace_logger().addHandler(self._trace_handler)
             if self.fusion_logs:
-                for module, artifact in FUSION_LOGGERS:
-                    try:
-                        log = torch._logging.getArtifactLogger(module, artifact)
-                    except ValueError:  # artifact not registered in this torch version
+                for module, artifact in _torch.FUSION_LOGGERS:
+                    log = _torch.artifact_logger(module, artifact)
+                    if log is None:  # artifact not registered in this torch version
                         continue
                     h = _ArtifactHandler(self.events, artifact)
                     self._artifact.append((log, h, log.level, log.propagate))
@@ -178,7 +172,7 @@ class Recording:
             patch.close()
         with _lock:
             if self._trace_handler is not None:
-                _trace_logger().removeHandler(self._trace_handler)
+                _torch.trace_logger().removeHandler(self._trace_handler)
                 self._trace_handler = None
             while self._artifact:
                 log, h, level, propagate = self._artifact.pop()
@@ -192,7 +186,7 @@ class Recording:
         return _build.build(
             list(self.events),
             torch_version=torch.__version__,
-            interned=_interned_strings(),
+            interned=_torch.interned_strings(),
             error=error,
         )
 
@@ -203,29 +197,18 @@ def _config_patch(*, caches: bool, provenance: bool) -> contextlib.ExitStack:
     no fusion IR), and Inductor's provenance tracking on (which kernel came from which
     graph nodes). Neither changes what the compiled code computes."""
     stack = contextlib.ExitStack()
-    inductor = torch._inductor.config
+    inductor = _torch.inductor_config()
     wanted: dict[str, Any] = {}
     if not caches:
-        wanted["fx_graph_cache"] = False
+        wanted[_torch.INDUCTOR_FX_GRAPH_CACHE] = False
     if provenance and hasattr(inductor.trace, "provenance_tracking_level"):
-        wanted["trace.provenance_tracking_level"] = max(1, inductor.trace.provenance_tracking_level)
+        wanted[_torch.INDUCTOR_PROVENANCE] = max(1, inductor.trace.provenance_tracking_level)
     if wanted:
         stack.enter_context(inductor.patch(wanted))
-    functorch = torch._functorch.config
-    if not caches and hasattr(functorch, "enable_autograd_cache"):
-        stack.enter_context(functorch.patch(enable_autograd_cache=False))
+    functorch = _torch.functorch_config()
+    if not caches and hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
+        stack.enter_context(functorch.patch({_torch.FUNCTORCH_AUTOGRAD_CACHE: False}))
     return stack
-
-
-def _interned_strings() -> dict[int, str]:
-    """torch interns file names once per process; a recording that starts after earlier
-    compiles never sees those ``str`` events, so read the table torch keeps."""
-    try:
-        from torch._logging import structured
-
-        return {v: k for k, v in structured.INTERN_TABLE.items()}
-    except (ImportError, AttributeError):
-        return {}
 
 
 def recording(

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from . import _text
-from ._report import Compile, Frame, GraphBreak, Kernel, Recompile
+from ._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile
 
 if TYPE_CHECKING:
     from ._build import _Acc
@@ -74,17 +74,31 @@ def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recom
         reasons = a.recompile_reasons or (
             (str(c.metrics["recompile_reason"]),) if c.metrics.get("recompile_reason") else ()
         )
-        entry = _text.failed_entry(reasons[0]) if reasons else None
-        guards = None
-        if entry in by_id and by_id[entry].stages.capture:
-            guards = by_id[entry].stages.capture.guards
+        failures = []
+        for reason in reasons:
+            entry = _text.failed_entry(reason)
+            cap = by_id[entry].stages.capture if entry in by_id else None
+            match = _text.match_guard(reason, cap.guards if cap else None)
+            failures.append(
+                GuardFailure(
+                    entry=entry,
+                    reason=reason,
+                    guard=match.line if match else None,
+                    user_stack=match.user_stack if match else _text.reason_user_stack(reason),
+                )
+            )
+        first = failures[0] if failures else None
+        entry_cap = by_id[first.entry].stages.capture if first and first.entry in by_id else None
+        cap = c.stages.capture
         out.append(
             Recompile(
                 compile_id=cid,
                 reasons=reasons,
-                failed_entry=entry,
-                failing_guard=_text.failing_guard(reasons[0], guards) if reasons else None,
-                entry_guards=guards,
+                failed_entry=first.entry if first else None,
+                failing_guard=first.guard if first else None,
+                entry_guards=entry_cap.guards if entry_cap else None,
+                failures=tuple(failures),
+                dynamic=tuple(sym.symbol for sym in cap.symbols) if cap else (),
             )
         )
     return tuple(out)
@@ -97,28 +111,33 @@ def _dedupe_breaks(
     torch (at the caller's frame while inlining, then in the helper's own frame): the
     second report of that same hit is folded into the first."""
     kept: list[tuple[str, _text.BreakEvent]] = []
+    echoes: dict[int, list[str]] = {}  # index in kept -> compile ids of its folded echoes
     skip_next_echo: tuple | None = None
     for cid, b in breaks:
         key = (b.filename, b.line, tuple((f.filename, f.line) for f in b.user_stack))
         if skip_next_echo is not None and key == skip_next_echo and not _inlined(cid, b, by_id):
             skip_next_echo = None
+            echoes.setdefault(len(kept) - 1, []).append(cid)
             continue
         skip_next_echo = key if _inlined(cid, b, by_id) else None
         kept.append((cid, b))
-    lines: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
-    for cid, b in kept:
-        lines.setdefault((b.filename, b.line), []).append((cid, b))
+    logged_in = {i: [kept[i][0], *echoes.get(i, [])] for i in range(len(kept))}
+    lines: dict[tuple, list[tuple[int, str, _text.BreakEvent]]] = {}
+    for i, (cid, b) in enumerate(kept):
+        lines.setdefault((b.filename, b.line), []).append((i, cid, b))
     # one site per line and type (a `.item()` and a `print` on one line are two sites); a hit
     # whose type torch left "Unknown" joins the line's first known type
-    sites: dict[tuple, list[tuple[str, _text.BreakEvent]]] = {}
+    sites: dict[tuple, list[tuple[int, str, _text.BreakEvent]]] = {}
     for (filename, line), hits in lines.items():
-        known = next((b.type for _c, b in hits if b.type != "Unknown"), "Unknown")
-        for cid, b in hits:
-            sites.setdefault((filename, line, known if b.type == "Unknown" else b.type), []).append((cid, b))
+        known = next((b.type for _i, _c, b in hits if b.type != "Unknown"), "Unknown")
+        for i, cid, b in hits:
+            sites.setdefault((filename, line, known if b.type == "Unknown" else b.type), []).append(
+                (i, cid, b)
+            )
     out = []
     for (filename, line, _type), hits in sites.items():
-        cid0, b0 = hits[0]
-        best = next((b for _c, b in hits if b.type != "Unknown"), b0)
+        _i0, cid0, b0 = hits[0]
+        best = next((b for _i, _c, b in hits if b.type != "Unknown"), b0)
         out.append(
             GraphBreak(
                 compile_id=cid0,
@@ -130,7 +149,7 @@ def _dedupe_breaks(
                 hints=best.hints,
                 user_stack=best.user_stack,
                 count=len(hits),
-                compile_ids=tuple(dict.fromkeys(c for c, _b in hits)),
+                compile_ids=tuple(dict.fromkeys(c for i, _c, _b in hits for c in logged_in[i])),
                 gb_id=best.gb_id,
             )
         )

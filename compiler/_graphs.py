@@ -246,41 +246,98 @@ def _replace(n: Node, **kw) -> Node:
     return replace(n, **kw)
 
 
-def with_modules_from(graph: Graph | None, reference: Graph | None) -> Graph | None:
+def with_modules_from(
+    graph: Graph | None, reference: Graph | None, forward: Graph | None = None
+) -> Graph | None:
     """Give nodes of an AOT / post-grad graph nn.Module paths from the Dynamo graph.
 
-    AOTAutograd's forward / inference graph takes the Dynamo graph's inputs in the same
-    order (parameters are lifted inputs), so its placeholders get their modules exactly and
-    its ops are inferred from them as in the Dynamo graph. Nodes still without a path (the
-    backward graph) take the path of the Dynamo nodes of the same user source line, or the
-    common parent when one line serves several modules (a block repeated per layer)."""
+    AOTAutograd traces the Dynamo graph node by node, keeping each node's user source line
+    (the ``# File: …`` comments torch prints). So the graph falls into runs of consecutive
+    nodes of one source line, in the Dynamo graph's order: the k-th run of a line here is
+    the k-th run of that line there, and takes its module (a block repeated per layer gets
+    each layer's own path). Placeholders take the Dynamo graph's inputs in order (parameters
+    are lifted inputs); a backward graph's saved tensors take the ``forward`` graph's nodes
+    of the same name, and its runs (in reverse order) the module of that line whose path
+    best matches the saved tensors they read. Nodes still without a path get one from their
+    neighbours (``module_inferred``)."""
     if graph is None or reference is None:
         return graph
     ref_ph = [n for n in reference.nodes if n.op == "placeholder"]
     ph = [n for n in graph.nodes if n.op == "placeholder" and not n.name.startswith("tangents")]
-    nodes = list(graph.nodes)
-    if ph and len(ph) == len(ref_ph) and any(n.module for n in ref_ph):
-        mod_of = {p.name: r.module for p, r in zip(ph, ref_ph)}
-        nodes = [
-            _replace(n, module=mod_of.get(n.name), module_inferred=False)
-            if n.op == "placeholder"
-            else _replace(n, module=None, module_inferred=False)
-            for n in nodes
-        ]
-        nodes = _infer_modules(nodes)
-    by_source: dict[str, set[str]] = {}
-    for n in reference.nodes:
-        if n.source and n.module:
-            by_source.setdefault(n.source, set()).add(n.module)
-    if by_source:
-        filled = []
-        for n in nodes:
-            common = _common(sorted(by_source[n.source])) if n.source in by_source else None
-            if n.module is None and common and n.op != "placeholder":
-                n = _replace(n, module=common, module_inferred=True)
-            filled.append(n)
-        nodes = filled
-    return Graph(code=graph.code, nodes=tuple(nodes))
+    ph_mod: dict[str, str | None] = {}
+    if forward is not None:
+        ph_mod = {n.name: n.module for n in forward.nodes if n.module}
+    elif ph and len(ph) == len(ref_ph):
+        ph_mod = {p.name: r.module for p, r in zip(ph, ref_ph)}
+    by_line = _run_modules(reference)
+    seen: dict[str, int] = {}
+    mods: dict[str, str | None] = dict(ph_mod)
+    # a joint graph's backward part starts at the first node that reads a tangent
+    backward = forward is not None
+    for source, run in _runs(list(graph.nodes)):
+        backward = backward or any(a.startswith("tangents") for n in run for a in n.args)
+        cands = by_line.get(source, []) if source else []
+        if not cands:
+            continue
+        if not backward:
+            k = seen[source] = seen.get(source, -1) + 1
+            mod = cands[k] if k < len(cands) else _common(sorted(set(filter(None, cands))))
+        else:
+            read = [m for n in run for a in n.args if (m := mods.get(a))]
+            mod = _best_match(cands, read)
+        for n in run:
+            mods[n.name] = mod
+    nodes = []
+    for n in graph.nodes:
+        if n.op == "placeholder":
+            n = _replace(n, module=ph_mod.get(n.name, n.module), module_inferred=False)
+        elif n.op != "output":
+            n = _replace(n, module=mods.get(n.name) if n.name not in ph_mod else None, module_inferred=False)
+        nodes.append(n)
+    return Graph(code=graph.code, nodes=tuple(_infer_modules(nodes)))
+
+
+def _runs(nodes: list[Node]) -> list[tuple[str | None, list[Node]]]:
+    """Consecutive op nodes of one user source line."""
+    runs: list[tuple[str | None, list[Node]]] = []
+    for n in nodes:
+        if n.op in ("placeholder", "output"):
+            continue
+        if runs and runs[-1][0] == n.source:
+            runs[-1][1].append(n)
+        else:
+            runs.append((n.source, [n]))
+    return runs
+
+
+def _run_modules(reference: Graph) -> dict[str, list[str | None]]:
+    """Per source line, the module of each of its runs in the Dynamo graph, in order: the
+    common path of the parameters the run reads, else of what its nodes were inferred."""
+    out: dict[str, list[str | None]] = {}
+    for source, run in _runs(list(reference.nodes)):
+        if source is None:
+            continue
+        direct = sorted({n.module for n in run if n.module and not n.module_inferred})
+        mod = _common(direct) if direct else _common(sorted({n.module for n in run if n.module}))
+        out.setdefault(source, []).append(mod)
+    return out
+
+
+def _best_match(cands: list[str | None], read: list[str]) -> str | None:
+    """The candidate path sharing the longest prefix with the paths a run reads; without
+    such evidence, the common parent of the candidates."""
+    uniq = sorted(set(filter(None, cands)))
+    if not uniq:
+        return None
+    if read:
+
+        def score(c: str) -> int:
+            return max(len(_common([c, r]) or "") for r in read)
+
+        best = max(uniq, key=score)
+        if score(best) > 0:
+            return best
+    return _common(uniq)
 
 
 def saved_tensors(backward: Graph | None) -> tuple[SavedTensor, ...]:

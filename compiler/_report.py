@@ -13,6 +13,7 @@ import gzip
 import importlib
 import json
 import os
+import re
 import types
 import typing
 from collections import Counter
@@ -24,6 +25,23 @@ from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  #
 
 SCHEMA_VERSION = 1
 STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
+
+
+@dataclass(frozen=True)
+class StackFrame:
+    filename: str
+    line: int
+    name: str
+    code: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """ "user" (the program's own files), "library" (installed packages, the standard
+        library) or "torch"."""
+        from ._text import frame_kind
+
+        return frame_kind(self.filename)
 
 
 @dataclass(frozen=True)
@@ -76,11 +94,43 @@ class SavedTensor:
 
 
 @dataclass(frozen=True)
+class Symbol:
+    """A dynamic dimension: a size (or stride) torch compiled as a symbol instead of a
+    constant (``create_symbol``). Field names are torch's."""
+
+    symbol: str  # "s53"
+    source: str | None = None  # what it stands for: "L['kwargs']['past_key_values'].layers[0].keys.size()[2]"
+    val: str | None = None  # the value seen when it was created (torch's hint)
+    vr: str | None = None  # value range, e.g. "[2, int_oo]"
+    user_stack: tuple[StackFrame, ...] = ()  # the user code that made torch create it
+
+    @property
+    def dim(self) -> str | None:
+        """The source without torch's local scope: "kwargs['input_ids'].size()[1]"."""
+        if self.source is None:
+            return None
+        return _LOCAL_SCOPE.sub(r"\1", self.source)
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A dimension torch fixed to a constant although it was marked or guessed dynamic
+    (``symbolic_shape_specialization``), and why."""
+
+    symbol: str | None
+    sources: tuple[str, ...]
+    value: str | None
+    reason: str | None = None
+    user_stack: tuple[StackFrame, ...] = ()
+
+
+@dataclass(frozen=True)
 class Capture:
     graph: Graph | None = None
     guards: str | None = None  # torch's guard tree (dynamo_cpp_guards_str)
     guard_count: int | None = None
-    symbols: tuple[dict[str, str], ...] = ()  # dynamic-shape symbols created
+    symbols: tuple[Symbol, ...] = ()  # dynamic-shape symbols created (dynamic dimensions)
+    specializations: tuple[Specialization, ...] = ()
     shape_guards: tuple[str, ...] = ()
     restarts: tuple[str, ...] = ()  # why Dynamo restarted the analysis
     bytecode_original: str | None = None  # dis of the frame Dynamo rewrote (where torch logs it)
@@ -199,14 +249,6 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class StackFrame:
-    filename: str
-    line: int
-    name: str
-    code: str | None = None
-
-
-@dataclass(frozen=True)
 class GraphBreak:
     compile_id: str  # first compile that broke here
     type: str  # e.g. "Data-dependent branching"
@@ -217,8 +259,32 @@ class GraphBreak:
     hints: tuple[str, ...] = ()
     user_stack: tuple[StackFrame, ...] = ()
     count: int = 1
-    compile_ids: tuple[str, ...] = ()
+    compile_ids: tuple[str, ...] = ()  # every compile torch logged this site in
     gb_id: str | None = None  # torch's graph-break id, e.g. "GB0170"
+
+    @property
+    def user_frame(self) -> StackFrame | None:
+        """The innermost frame of the program's own code (``my_train.py:11``) where the site
+        itself is in a library (``modeling_utils.py:4769``); None when no such frame is known."""
+        return next((f for f in reversed(self.user_stack) if f.kind == "user"), None)
+
+    @property
+    def shown_stack(self) -> tuple[StackFrame, ...]:
+        """From the program's outermost own frame to the break, torch's frames left out: the
+        user's calls and the library frames between them and the break."""
+        frames = [f for f in self.user_stack if f.kind != "torch"]
+        first = next((i for i, f in enumerate(frames) if f.kind == "user"), 0)
+        return tuple(frames[first:])
+
+
+@dataclass(frozen=True)
+class GuardFailure:
+    """One cache entry's failed guard, as a recompile reason names it."""
+
+    entry: str | None  # the compile id whose guards failed, e.g. "0/1"
+    reason: str  # torch's reason text
+    guard: str | None = None  # the guard line in that entry's guard tree
+    user_stack: tuple[StackFrame, ...] = ()  # the user code the guard came from
 
 
 @dataclass(frozen=True)
@@ -228,6 +294,8 @@ class Recompile:
     failed_entry: str | None = None  # the compile id whose guards failed, e.g. "0/0"
     failing_guard: str | None = None  # the guard line in that entry's guard tree
     entry_guards: str | None = None  # the guard tree of that entry
+    failures: tuple[GuardFailure, ...] = ()  # one per reason: every entry tried, newest first
+    dynamic: tuple[str, ...] = ()  # symbols this recompile compiled as dynamic ("s53")
 
 
 @dataclass(frozen=True)

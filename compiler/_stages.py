@@ -20,6 +20,7 @@ EVENTS: dict[str, tuple[str | None, str]] = {
     "artifact:dynamo_graph_break_reason": ("capture", "graph_break"),
     "artifact:recompile_reasons": ("capture", "recompile_reasons"),
     "create_symbol": ("capture", "symbol"),
+    "symbolic_shape_specialization": ("capture", "specialization"),
     "guard_added_fast": ("capture", "shape_guard"),
     "guard_added": ("capture", "shape_guard"),
     # autograd: AOTAutograd
@@ -94,13 +95,6 @@ IGNORED = frozenset(
         "dump_file",
         "link",
     }
-)
-
-# Inductor artifact loggers we attach to in-process: (module qualname, artifact name).
-FUSION_LOGGERS = (
-    ("torch._inductor.debug", "ir_pre_fusion"),
-    ("torch._inductor.debug", "ir_post_fusion"),
-    ("torch._inductor.scheduler", "fusion"),
 )
 
 # torch's timed phases (chromium_event names) that belong to one stage and do not nest

@@ -6,29 +6,37 @@ from __future__ import annotations
 import json
 import os
 import re
+import sysconfig
 from dataclasses import dataclass
 
-from ._report import StackFrame
+from . import _torch
+from ._report import _LOCAL_SCOPE, StackFrame
 
-
-def _torch_dirs() -> tuple[str, ...]:
-    try:
-        import torch
-
-        return (os.path.dirname(torch.__file__) + os.sep,)
-    except Exception:  # pragma: no cover - torch is a hard dependency
-        return ()
-
-
-_TORCH_PREFIXES = _torch_dirs()
+_TORCH_PREFIXES = tuple(p for p in (_torch.torch_dir(),) if p)
 # paths from other machines' logs: anything inside a site-packages/torch tree
 _TORCH_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:torch|functorch)[/\\]")
+# installed packages and the standard library (any machine's layout)
+_LIBRARY_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]")
+_STDLIB = tuple(
+    os.path.join(p, "") for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]} if p
+)
 
 
 def is_user_file(filename: str) -> bool:
+    """Not torch's own code (user code in torch's sense: the libraries a program calls count)."""
     if filename.startswith(_TORCH_PREFIXES) or _TORCH_PATH.search(filename):
         return False
     return not filename.startswith("<frozen ")
+
+
+def frame_kind(filename: str) -> str:
+    """``torch`` (torch's own files), ``library`` (installed packages, the standard library)
+    or ``user`` (the program's own files, notebook cells)."""
+    if not is_user_file(filename):
+        return "library" if filename.startswith("<frozen ") else "torch"
+    if filename.startswith(_STDLIB) or _LIBRARY_PATH.search(filename):
+        return "library"
+    return "user"
 
 
 # ---- graph breaks ------------------------------------------------------------------
@@ -50,11 +58,27 @@ class BreakEvent:
     gb_id: str | None
 
 
+# Texts torch wraps a break in, with the break's own type on the next non-empty line:
+# "... attempting to trace CALL: a function call, e.g. f(x, y):", "... that we cannot resume
+# from. ... Graph break encountered:", "Failed to handle graph break gracefully. ...".
+_WRAPPERS = (
+    "Encountered graph break when attempting to trace",
+    "Encountered graph break that we cannot resume from",
+    "Failed to handle graph break gracefully",
+)
+
+
 def parse_graph_break(text: str) -> BreakEvent:
+    """One ``dynamo_graph_break_reason`` payload. The type is torch's registered type of the
+    break's GB id (torch's graph-break registry) where torch names one; else the text's."""
     lines = text.splitlines()
     reason_idx = next((i for i, ln in enumerate(lines) if ln.startswith("Graph Break Reason:")), None)
     body_end = next(
-        (i for i, ln in enumerate(lines) if ln.startswith(("User code traceback:", "Traceback ("))),
+        (
+            i
+            for i, ln in enumerate(lines)
+            if ln.startswith(("User code traceback:", "Traceback (", "Stack variable source attribution:"))
+        ),
         len(lines),
     )
     btype = "Unknown"
@@ -63,7 +87,7 @@ def parse_graph_break(text: str) -> BreakEvent:
         first = lines[reason_idx][len("Graph Break Reason:") :].strip()
         reason_lines = [first, *lines[reason_idx + 1 : body_end]]
         btype = first
-        if first.startswith("Encountered graph break when attempting to trace"):
+        if first.startswith(_WRAPPERS):
             nxt = next((ln.strip() for ln in lines[reason_idx + 1 : body_end] if ln.strip()), None)
             if nxt and not nxt.startswith(("Explanation:", "Hint:")):
                 btype = nxt
@@ -74,6 +98,15 @@ def parse_graph_break(text: str) -> BreakEvent:
     explanation, hints = _explanation_and_hints(reason_lines)
     stack = _user_stack(lines, body_end)
     gb = _GB_ID.search(text)
+    gb_id = gb.group(1).upper() if gb else None
+    btype = btype.rstrip(":")
+    registered = registered_break(gb_id, btype)
+    if registered is not None:
+        btype = registered["Gb_type"]
+        if explanation is None and registered.get("Explanation"):
+            explanation = str(registered["Explanation"])
+        if not hints:
+            hints = tuple(str(h) for h in registered.get("Hints") or ())
     filename = line = None
     user = [f for f in stack if is_user_file(f.filename)]
     if user:
@@ -83,15 +116,28 @@ def parse_graph_break(text: str) -> BreakEvent:
         if hm:
             filename, line = hm.group("file"), int(hm.group("line"))
     return BreakEvent(
-        type=btype.rstrip(":"),
+        type=btype,
         reason=reason,
         explanation=explanation,
         hints=hints,
         user_stack=tuple(stack),
         filename=filename,
         line=line,
-        gb_id=gb.group(1).upper() if gb else None,
+        gb_id=gb_id,
     )
+
+
+def registered_break(gb_id: str | None, text_type: str | None = None) -> dict | None:
+    """torch's registry entry of a graph-break id: the one whose type is the text's, else
+    the newest wording. None for an unknown id or where no registry is installed."""
+    registry = _torch.graph_break_registry()
+    entries = registry.get(gb_id) if registry and gb_id else None
+    if not entries or not isinstance(entries, list):
+        return None
+    entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("Gb_type"), str)]
+    if not entries:
+        return None
+    return next((e for e in entries if e["Gb_type"] == text_type), entries[-1])
 
 
 def _explanation_and_hints(lines: list[str]) -> tuple[str | None, tuple[str, ...]]:
@@ -115,8 +161,8 @@ def _explanation_and_hints(lines: list[str]) -> tuple[str | None, tuple[str, ...
 
 def _user_stack(lines: list[str], start: int) -> list[StackFrame]:
     stack: list[StackFrame] = []
-    i = start
-    if i < len(lines) and lines[i].startswith("User code traceback:"):
+    i = next((j for j in range(start, len(lines)) if lines[j].startswith("User code traceback:")), len(lines))
+    if i < len(lines):
         i += 1
         while i < len(lines):
             m = _TB_FRAME.match(lines[i])
@@ -134,7 +180,8 @@ def _user_stack(lines: list[str], start: int) -> list[StackFrame]:
 # ---- recompiles and guards -----------------------------------------------------------------
 
 _REASON_ENTRY = re.compile(r"^(?P<entry>\d+/\d+): (?P<text>.*)$", re.S)
-_TENSOR_REASON = re.compile(r"tensor '(?P<src>[^']+)' (?P<what>[\w ]+?) mismatch")
+# "tensor 'kwargs['input_ids']' size mismatch at index 1": the source may hold quotes itself
+_TENSOR_REASON = re.compile(r"^tensor '(?P<src>.+?)' (?P<what>[\w ]+?) mismatch\b")
 
 
 def parse_recompile_payload(payload: str | None) -> tuple[str, ...]:
@@ -160,40 +207,127 @@ def failed_entry(reason: str) -> str | None:
     return m.group("entry") if m else None
 
 
+@dataclass
+class GuardMatch:
+    line: str  # the guard as the tree prints it, without the tree drawing
+    user_stack: tuple[StackFrame, ...]  # where the guard came from, innermost last
+
+
 def failing_guard(reason: str, guards: str | None) -> str | None:
     """The line of the failed entry's guard tree that the reason points at (without the
     tree drawing, e.g. ``TENSOR_MATCH: check_tensor(L['x'], ...)``)."""
+    m = match_guard(reason, guards)
+    return m.line if m else None
+
+
+def match_guard(reason: str, guards: str | None) -> GuardMatch | None:
+    """The guard a recompile reason names, in the failed entry's guard tree, with the user
+    stack it came from: torch's "User stack trace:" under the reason where it writes one, else
+    the ``# code  # file:line in fn`` torch appends to the guard line."""
     line = _failing_guard_line(reason, guards)
-    return line.split("+- ", 1)[1].strip() if line and "+- " in line else line
+    if line is None:
+        return None
+    text = line.split("+- ", 1)[1].strip() if "+- " in line else line.strip()
+    stack = reason_user_stack(reason) or _guard_comment_frame(text)
+    return GuardMatch(text, stack)
+
+
+def reason_user_stack(reason: str) -> tuple[StackFrame, ...]:
+    """The "User stack trace:" torch writes under a guard-failure reason (torch >= 2.13)."""
+    lines = reason.splitlines()
+    i = next((j for j, ln in enumerate(lines) if ln.strip() == "User stack trace:"), None)
+    if i is None:
+        return ()
+    out: list[StackFrame] = []
+    for j in range(i + 1, len(lines)):
+        m = _TB_FRAME.match(lines[j])
+        if m:
+            nxt = lines[j + 1].strip() if j + 1 < len(lines) else None
+            code = None if not nxt or _TB_FRAME.match(lines[j + 1]) else nxt
+            out.append(StackFrame(m.group("file"), int(m.group("line")), m.group("name"), code))
+    return tuple(out)
+
+
+# "  # if not self.is_initialized:  # transformers/cache_utils.py:133 in update (HINT: ...)"
+_GUARD_COMMENT = re.compile(
+    r"  # (?P<code>.*?)  # (?P<file>[^\s#][^#]*?):(?P<line>\d+) in (?P<fn>[\w<>.]+)(?: \(HINT: .*\))?\s*$"
+)
+
+
+def _guard_comment_frame(guard: str) -> tuple[StackFrame, ...]:
+    m = _GUARD_COMMENT.search(guard)
+    if not m:
+        return ()
+    return (
+        StackFrame(m.group("file"), int(m.group("line")), m.group("fn"), m.group("code").strip() or None),
+    )
+
+
+def _reason_head(reason: str) -> str:
+    """The reason's first line without its entry id and torch's trailing ``# code`` comment."""
+    m = _REASON_ENTRY.match(reason)
+    text = (m.group("text") if m else reason).strip()
+    first = text.splitlines()[0] if text else ""
+    return first.split("  #")[0].strip()
 
 
 def _failing_guard_line(reason: str, guards: str | None) -> str | None:
     if not guards:
         return None
-    m = _REASON_ENTRY.match(reason)
-    text = (m.group("text") if m else reason).strip()
+    head = _reason_head(reason)
     lines = [ln for ln in guards.splitlines() if "+-" in ln]
-    tm = _TENSOR_REASON.search(text)
+    tm = _TENSOR_REASON.match(head)
     if tm:
-        src = tm.group("src")
-        # reasons name locals bare ('x'); guards spell them L['x']
-        for needle in (f"L['{src}']", src):
-            for ln in lines:
-                if "TENSOR_MATCH" in ln and needle in ln:
-                    return ln.strip()
-    expr = text.split("  #")[0].strip()
-    if expr:
+        # reasons name sources without the local scope ('x', 'kwargs['ids']'); guards keep L[...]
+        src = _norm(tm.group("src"))
         for ln in lines:
-            body = ln.split("+-", 1)[1]
-            body = body.split(":", 1)[1] if ":" in body.split("(")[0] else body
-            body = body.split("  #")[0]
-            # torch strips L['fn'] to fn in reasons (guards.strip_local_scope); guards keep L[...]
-            if expr in body or expr in _LOCAL_SCOPE.sub(r"\1", body):
-                return ln.strip()
+            body = ln.split("+-", 1)[1].strip()
+            if body.startswith("TENSOR_MATCH:") and "check_tensor(" in body:
+                arg = _first_arg(body.split("check_tensor(", 1)[1])
+                if src in (_norm(arg), _norm(_LOCAL_SCOPE.sub(r"\1", arg))):
+                    return ln.strip()
+    expr = _norm(head)
+    if not expr:
+        return None
+    bodies = []
+    for ln in lines:
+        body = ln.split("+-", 1)[1]
+        kind = body.split("(")[0]
+        body = body.split(":", 1)[1] if ":" in kind else body
+        body = _norm(body.split("  #")[0])
+        bodies.append((ln, body, _norm(_LOCAL_SCOPE.sub(r"\1", body))))
+    # torch strips L['fn'] to fn in reasons (guards.strip_local_scope); guards keep L[...]
+    for ln, body, local in bodies:
+        if expr in (body, local):
+            return ln.strip()
+    for ln, body, local in bodies:
+        if expr in body or expr in local:
+            return ln.strip()
     return None
 
 
-_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")
+def _first_arg(args: str) -> str:
+    """The first argument of a call's argument text (brackets and quotes respected)."""
+    depth, quote = 0, None
+    for i, ch in enumerate(args):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return args[:i].strip()
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return args[:i].strip()
+    return args.strip()
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
 
 
 # ---- output code -> kernels ---------------------------------------------------------------------

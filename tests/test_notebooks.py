@@ -284,7 +284,8 @@ def test_02_explains_each_recompile(run_notebook):
         "predict: 3 compiles, recompile limit hit: True\n"
     )
     marked = _stdout(_tagged(nb, "mark-dynamic"))
-    assert "No recompiles." in marked and "'vr': '[2, int_oo]'" in marked
+    assert "No recompiles." in marked
+    assert re.search(r"^s\d+ = x\.size\(\)\[0\] in \[2, int_oo\]$", marked, re.M), marked
     answer = _stdout(_tagged(nb, "answer")).splitlines()
     assert answer[0] == "an int step: 2 compiles" and answer[-1] == "a tensor step: 1 compile"
     assert answer[1].startswith("0/0: step == 0 ")

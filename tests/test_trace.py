@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import os
 import random
 import re
 import shutil
@@ -146,7 +147,7 @@ def test_gpu_breaks_recompiles():
     assert r.compile("0/1").metrics["recompile_reason"] == rc0.reasons[0]
     # the recompiled frame went dynamic in the batch dimension
     sym = r.compile("0/1").stages.capture.symbols
-    assert [s["symbol"] for s in sym] == ["s77"] and sym[0]["source"] == "L['x'].size()[0]"
+    assert [s.symbol for s in sym] == ["s77"] and sym[0].source == "L['x'].size()[0]"
 
 
 def test_gpu_breaks_kernels():
@@ -410,7 +411,13 @@ def test_cpu_recompiles():
     assert r.recompiles[0].failing_guard.startswith("TENSOR_MATCH: check_tensor(L['x'], Tensor, ")
     assert r.recompiles[1].failing_guard.startswith("TENSOR_MATCH: check_tensor(L['y'], Tensor, ")
     cap = r.compile("0/1").stages.capture
-    assert cap.symbols == ({"symbol": "s77", "val": "12", "vr": "[2, int_oo]", "source": "L['x'].size()[0]"},)
+    (sym,) = cap.symbols
+    assert (sym.symbol, sym.val, sym.vr, sym.source) == ("s77", "12", "[2, int_oo]", "L['x'].size()[0]")
+    # torch's user stack of the symbol: the line of the script that read the dynamic size
+    assert (os.path.basename(sym.user_stack[-1].filename), sym.user_stack[-1].name) == (
+        "make_cpu_trace.py",
+        "f",
+    )
     assert cap.shape_guards == ("16*s77 <= 4096",)
 
 

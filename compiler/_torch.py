@@ -1,0 +1,107 @@
+"""Every torch internal the recorder reads, in one place (tests/test_torch_internals.py checks
+each against the installed torch). Names here are not public API: when a torch release moves
+one, this module is the only one to change.
+
+Imports of torch are lazy, so a module that only reads saved reports or logs can use the
+helpers that do not need torch (``graph_break_registry`` falls back to None).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+from typing import Any
+
+# the structured-trace logger (torch._logging._internal.trace_log): TORCH_TRACE's stream
+TRACE_LOGGER = "torch.__trace"
+
+# Inductor's artifact loggers we attach to: (module qualname, artifact name)
+FUSION_LOGGERS = (
+    ("torch._inductor.debug", "ir_pre_fusion"),
+    ("torch._inductor.debug", "ir_post_fusion"),
+    ("torch._inductor.scheduler", "fusion"),
+)
+
+# config names the recording patches (through torch's own config.patch)
+INDUCTOR_FX_GRAPH_CACHE = "fx_graph_cache"
+INDUCTOR_PROVENANCE = "trace.provenance_tracking_level"
+FUNCTORCH_AUTOGRAD_CACHE = "enable_autograd_cache"
+
+
+def trace_logger() -> logging.Logger:
+    return logging.getLogger(TRACE_LOGGER)
+
+
+def artifact_logger(module: str, artifact: str) -> logging.Logger | None:
+    """Inductor's artifact logger, or None where this torch does not register it."""
+    import torch
+
+    try:
+        return torch._logging.getArtifactLogger(module, artifact)
+    except ValueError:
+        return None
+
+
+def current_compile_id() -> tuple[int, int] | None:
+    """(frame_id, frame_compile_id) of the compile running in this thread, if any."""
+    import torch
+
+    cid = torch._guards.CompileContext.current_compile_id()
+    if cid is None or cid.frame_id is None:
+        return None
+    return cid.frame_id, cid.frame_compile_id
+
+
+def interned_strings() -> dict[int, str]:
+    """torch interns file names once per process (``str`` events); a recording that starts
+    after earlier compiles never sees those events, so read the table torch keeps."""
+    try:
+        from torch._logging import structured
+
+        return {v: k for k, v in structured.INTERN_TABLE.items()}
+    except (ImportError, AttributeError):
+        return {}
+
+
+def inductor_config():
+    import torch._inductor.config
+
+    return torch._inductor.config
+
+
+def functorch_config():
+    import torch._functorch.config
+
+    return torch._functorch.config
+
+
+def torch_dir() -> str | None:
+    """The installed torch package's directory (without importing torch)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "")
+
+
+@functools.lru_cache(maxsize=1)
+def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
+    """torch's graph-break registry (torch/_dynamo/graph_break_registry.json): GB id ->
+    entries of {Gb_type, Context, Explanation, Hints}, one per wording torch has used.
+    None where the installed torch ships none (or no torch is installed)."""
+    base = torch_dir()
+    if base is None:
+        return None
+    path = os.path.join(base, "_dynamo", "graph_break_registry.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
