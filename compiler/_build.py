@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from . import _graphs, _text
+from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics
 from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
-from ._phases import _timing, _union_s
+from ._phases import _union_s
 from ._report import (
     Autograd,
     Capture,
@@ -44,39 +42,6 @@ _METRIC_KEYS = (
 )  # fmt: skip
 
 
-@dataclass
-class _Acc:
-    """Everything seen for one compile id, in arrival order."""
-
-    frame_id: int
-    frame_compile_id: int
-    order: int
-    start_stack: list[dict] | None = None
-    slots: dict[str, Any] = field(default_factory=dict)  # last value per slot
-    post_grad_before: list[tuple[str | None, str]] = field(default_factory=list)
-    post_grad: list[tuple[str | None, str]] = field(default_factory=list)
-    ir_pre: list[str] = field(default_factory=list)
-    ir_post: list[str] = field(default_factory=list)
-    fusion_log: list[str] = field(default_factory=list)
-    provenance: list[str] = field(default_factory=list)
-    outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
-    kernel_info: dict[str, dict] = field(default_factory=dict)
-    cache: dict[str, str] = field(default_factory=dict)  # {"fx_graph": "hit", ...}
-    symbols: list[dict] = field(default_factory=list)  # create_symbol bodies
-    specializations: list[dict] = field(default_factory=list)  # symbolic_shape_specialization
-    shape_guards: list[str] = field(default_factory=list)
-    recompile_reasons: tuple[str, ...] = ()
-    metrics: dict[str, Any] | None = None
-    bwd_metrics: list[dict] = field(default_factory=list)
-    runtime_metrics: list[dict] = field(default_factory=list)
-    kernels: list[Kernel] = field(default_factory=list)  # parsed once, in _compile
-    phase_times: dict[str, float] = field(default_factory=dict)
-    stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    open_phases: dict[str, list[float]] = field(default_factory=dict)
-    last_phase: str | None = None
-    compiled_something: bool = False  # any event beyond a recompile_reasons
-
-
 def build(
     events: list[Event],
     *,
@@ -85,46 +50,26 @@ def build(
     error: str | None = None,
     source: str = "in-process",
 ) -> Report:
-    strings: dict[int, str] = dict(interned or {})
-    accs: dict[str, _Acc] = {}
-    breaks: list[tuple[str, _text.BreakEvent]] = []
-    unknown: list[RawEvent] = []
-
-    def acc_for(cid: str | None, meta: dict) -> _Acc | None:
-        if cid is None:
-            return None
-        a = accs.get(cid)
-        if a is None:
-            fid, k = (int(x) for x in cid.split("/"))
-            a = accs[cid] = _Acc(fid, k, len(accs))
-        return a
-
+    ctx = Context(dict(interned or {}))
     for ev in events:
         if ev.name in IGNORED:
             continue
         spec = lookup(ev.name)
         if spec is None:
-            unknown.append(RawEvent(ev.compile_id, ev.name, _jsonable(ev.metadata), ev.payload))
+            ctx.unknown.append(RawEvent(ev.compile_id, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
-        _stage, slot = spec
-        if slot == "intern":
-            body = ev.body
-            if isinstance(body, list) and len(body) == 2:
-                strings[int(body[1])] = str(body[0])
+        if not spec.per_compile:
+            spec.handler(ctx, ev)
             continue
-        if slot == "timing":
-            _timing(ev, acc_for, accs)
-            continue
-        a = acc_for(ev.compile_id, ev.metadata)
+        a = ctx.acc_for(ev.compile_id, ev.metadata)
         if a is None:
-            unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
+            ctx.unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
-        if slot not in ("recompile_reasons", "cache", "runtime_metrics") and not (
-            slot == "metrics" and _limit_hit(ev.body)
-        ):
+        if spec.compiled and not (spec.handler is on_metrics and limit_hit(ev.body)):
             a.compiled_something = True
-        _collect(a, slot, ev, breaks)
+        spec.handler(a, ev, ctx)
 
+    accs, strings = ctx.accs, ctx.strings
     compiles = [
         _compile(a, error, strings)
         for a in sorted(accs.values(), key=lambda a: a.order)
@@ -139,29 +84,13 @@ def build(
         device=device,
         frames=frames,
         compiles=tuple(compiles),
-        graph_breaks=_dedupe_breaks(breaks, by_id),
+        graph_breaks=_dedupe_breaks(ctx.breaks, by_id),
         recompiles=_recompiles(accs, by_id),
         kernels=kernels,
-        unknown_events=tuple(unknown),
+        unknown_events=tuple(ctx.unknown),
         error=error,
         source=source,
     )
-
-
-_LIMIT_HIT = re.compile(
-    r"(recompile|cache)[ _]?(size )?limit (exceeded|hit)|Limit type: \w*recompile_limit", re.I
-)
-
-
-def _limit_hit(metrics: Any) -> bool:
-    """compilation_metrics of a guard failure that found no room to recompile: torch >= 2.13
-    logs one (fail_type "Unsupported", reason "Dynamo recompile limit exceeded") without
-    compiling anything; it is the frame's recompile_limit_hit, not a compile."""
-    if not isinstance(metrics, dict) or not metrics.get("fail_type"):
-        return False
-    if metrics["fail_type"] in ("RecompileLimitExceeded", "CacheLimitExceeded", "FailOnRecompileLimitHit"):
-        return True
-    return bool(_LIMIT_HIT.search(str(metrics.get("fail_reason") or "")))
 
 
 def _jsonable(meta: dict) -> dict:
@@ -169,72 +98,6 @@ def _jsonable(meta: dict) -> dict:
         return json.loads(json.dumps(meta, default=str))
     except (TypeError, ValueError):
         return {"repr": repr(meta)}
-
-
-def _collect(a: _Acc, slot: str, ev: Event, breaks: list) -> None:
-    p = ev.payload
-    if slot == "start":
-        body = ev.body or {}
-        a.start_stack = body.get("stack") if isinstance(body, dict) else None
-    elif slot == "graph_break":
-        if p:
-            breaks.append((f"{a.frame_id}/{a.frame_compile_id}", _text.parse_graph_break(p)))
-    elif slot == "recompile_reasons":
-        a.recompile_reasons = _text.parse_recompile_payload(p)
-    elif slot in ("symbol", "specialization"):
-        if isinstance(ev.body, dict):
-            (a.symbols if slot == "symbol" else a.specializations).append(ev.body)
-    elif slot == "shape_guard":
-        body = ev.body or {}
-        if body.get("expr"):
-            a.shape_guards.append(str(body["expr"]))
-    elif slot == "post_grad_before":
-        a.post_grad_before.append((None, p or ""))
-    elif slot == "post_grad":
-        a.post_grad.append((None, p or ""))
-    elif slot == "ir_pre_fusion":
-        a.ir_pre.append(p or "")
-    elif slot == "ir_post_fusion":
-        a.ir_post.append(p or "")
-    elif slot == "fusion_log":
-        a.fusion_log.append(p or "")
-    elif slot == "provenance":
-        a.provenance.append(p or "")
-    elif slot == "output_code":
-        body = ev.body or {}
-        code = p or ""
-        role = _text.output_role(code) or _guess_role(a)
-        # post-grad graphs logged since the last output module belong to this one
-        a.post_grad_before = [(r or role, g) for r, g in a.post_grad_before]
-        a.post_grad = [(r or role, g) for r, g in a.post_grad]
-        a.outputs.append((role, body.get("filename") if isinstance(body, dict) else None, code))
-    elif slot == "triton_kernel_info":
-        try:
-            info = json.loads(p or "{}")
-        except json.JSONDecodeError:
-            info = {}
-        if isinstance(info, dict):
-            a.kernel_info.update({str(k): v for k, v in info.items() if isinstance(v, dict)})
-    elif slot == "cache":
-        kind, _, state = ev.name[len("artifact:") :].rpartition("_cache_")
-        a.cache[kind] = state
-    elif slot == "metrics":
-        a.metrics = ev.body if isinstance(ev.body, dict) else {}
-    elif slot == "runtime_metrics":
-        body = ev.body if isinstance(ev.body, dict) else {}
-        a.runtime_metrics.append({"event": ev.name, **{k: v for k, v in body.items() if v is not None}})
-    elif slot == "error_traceback":
-        a.slots["error_traceback"] = p
-    elif slot == "bwd_metrics":
-        a.bwd_metrics.append(ev.body if isinstance(ev.body, dict) else {})
-    else:
-        a.slots[slot] = p
-
-
-def _guess_role(a: _Acc) -> str:
-    if "inference" in a.slots:
-        return "inference"
-    return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"
 
 
 def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
@@ -246,7 +109,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
     joint = _graphs.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
     bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
     post = tuple(
-        RoleGraph(r or _guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))
+        RoleGraph(r or guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))
         for r, g in a.post_grad
         if g
     )
@@ -283,7 +146,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
             pre_grad_before=pre_before,
             pre_grad_after=_graphs.parse_graph(s.get("pre_grad_after")),
             post_grad_before=tuple(
-                RoleGraph(r or _guess_role(a), _graphs.parse_graph(g)) for r, g in a.post_grad_before if g
+                RoleGraph(r or guess_role(a), _graphs.parse_graph(g)) for r, g in a.post_grad_before if g
             ),
             post_grad=post,
             ops_before=_graphs.census([dyn or pre_before]),

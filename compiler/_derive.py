@@ -10,7 +10,7 @@ from . import _text
 from ._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile
 
 if TYPE_CHECKING:
-    from ._build import _Acc
+    from ._collect import _Acc
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
 

@@ -12,7 +12,35 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._stages import event_name
+
+def event_name(metadata: dict) -> str | None:
+    """The event's name: the one key that is not context (``artifact:<name>`` for artifacts)."""
+    for key in metadata:
+        if key in _CONTEXT_KEYS:
+            continue
+        if key == "artifact":
+            art = metadata[key]
+            return f"artifact:{art.get('name')}" if isinstance(art, dict) else "artifact:?"
+        return key
+    return None
+
+
+_CONTEXT_KEYS = frozenset(
+    {
+        "frame_id",
+        "frame_compile_id",
+        "attempt",
+        "has_payload",
+        "compiled_autograd_id",
+        "rank",
+        "stack",
+        "subgraph_name",
+        "severity",
+        "timestamp",
+        "pathname",
+        "thread",
+    }
+)
 
 
 @dataclass

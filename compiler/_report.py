@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import importlib
 import json
 import os
 import re
@@ -332,11 +331,6 @@ class Report:
 
     def kernels_of(self, compile_id: str) -> tuple[Kernel, ...]:
         return tuple(k for k in self.kernels if k.compile_id == compile_id)
-
-    def save_html(self, path: str | os.PathLike[str], title: str | None = None) -> str:
-        """Write the static HTML report (needs the explorer package, imported lazily so the
-        recorder itself runs with torch alone)."""
-        return importlib.import_module("explorer").save_html(self, path, title)
 
     def benchmark(
         self,

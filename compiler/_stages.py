@@ -2,7 +2,8 @@
 
 Keys are structured-trace event names; artifacts are ``artifact:<name>``; records from
 Inductor's artifact loggers (not in the structured trace) are ``log:<artifact>``.
-Value: (stage or None for report-wide events, slot name used by the builder).
+Value: the stage and the handler that turns the event into facts (compiler/_collect.py):
+adding an event is one line here, plus a handler where none of the existing ones fits.
 Names differ between torch versions: anything not here is kept raw in
 ``Report.unknown_events`` (see IGNORED for what we drop on purpose).
 """
@@ -10,65 +11,80 @@ Names differ between torch versions: anything not here is kept raw in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
-EVENTS: dict[str, tuple[str | None, str]] = {
+from . import _collect as c
+
+
+class Spec(NamedTuple):
+    stage: str | None  # our stage, or None for report-wide events
+    handler: Callable  # per compile: handler(acc, event, ctx); else handler(ctx, event)
+    per_compile: bool = True  # belongs to one compile id
+    compiled: bool = True  # shows that the compile ran (not a guard failure, cache or runtime event)
+
+
+def _report_wide(handler: Callable) -> Spec:
+    return Spec(None, handler, per_compile=False, compiled=False)
+
+
+EVENTS: dict[str, Spec] = {
     # capture: TorchDynamo
-    "dynamo_start": ("capture", "start"),
-    "dynamo_output_graph": ("capture", "graph"),
-    "dynamo_cpp_guards_str": ("capture", "guards"),
-    "dynamo_guards": ("capture", "guards_json"),
-    "artifact:dynamo_graph_break_reason": ("capture", "graph_break"),
-    "artifact:recompile_reasons": ("capture", "recompile_reasons"),
-    "create_symbol": ("capture", "symbol"),
-    "symbolic_shape_specialization": ("capture", "specialization"),
-    "guard_added_fast": ("capture", "shape_guard"),
-    "guard_added": ("capture", "shape_guard"),
+    "dynamo_start": Spec("capture", c.on_start),
+    "dynamo_output_graph": Spec("capture", c.keep_payload("graph")),
+    "dynamo_cpp_guards_str": Spec("capture", c.keep_payload("guards")),
+    "dynamo_guards": Spec("capture", c.keep_payload("guards_json")),
+    "artifact:dynamo_graph_break_reason": Spec("capture", c.on_graph_break),
+    "artifact:recompile_reasons": Spec("capture", c.on_recompile_reasons, compiled=False),
+    "create_symbol": Spec("capture", c.on_symbol),
+    "symbolic_shape_specialization": Spec("capture", c.on_specialization),
+    "guard_added_fast": Spec("capture", c.on_shape_guard),
+    "guard_added": Spec("capture", c.on_shape_guard),
     # autograd: AOTAutograd
-    "aot_joint_graph": ("autograd", "joint"),
-    "aot_forward_graph": ("autograd", "forward"),
-    "aot_backward_graph": ("autograd", "backward"),
-    "aot_inference_graph": ("autograd", "inference"),
-    "artifact:aot_forward_graph_fw_metadata": ("autograd", "fw_metadata"),
+    "aot_joint_graph": Spec("autograd", c.keep_payload("joint")),
+    "aot_forward_graph": Spec("autograd", c.keep_payload("forward")),
+    "aot_backward_graph": Spec("autograd", c.keep_payload("backward")),
+    "aot_inference_graph": Spec("autograd", c.keep_payload("inference")),
+    "artifact:aot_forward_graph_fw_metadata": Spec("autograd", c.keep_payload("fw_metadata")),
     # decompose: pre-/post-grad FX passes over the decomposed graph
-    "artifact:before_pre_grad_graph": ("decompose", "pre_grad_before"),
-    "artifact:after_pre_grad_graph": ("decompose", "pre_grad_after"),
-    "artifact:before_post_grad_graph": ("decompose", "post_grad_before"),
-    "artifact:inductor_post_grad_graph": ("decompose", "post_grad"),
-    "inductor_post_grad_graph": ("decompose", "post_grad"),  # top-level on FX-cache hit
+    "artifact:before_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),
+    "artifact:after_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_after")),
+    "artifact:before_post_grad_graph": Spec("decompose", c.on_post_grad_before),
+    "artifact:inductor_post_grad_graph": Spec("decompose", c.on_post_grad),
+    "inductor_post_grad_graph": Spec("decompose", c.on_post_grad),  # top-level on FX-cache hit
     # fuse: Inductor's scheduler (artifact loggers, not the structured trace)
-    "log:ir_pre_fusion": ("fuse", "ir_pre_fusion"),
-    "log:ir_post_fusion": ("fuse", "ir_post_fusion"),
-    "log:fusion": ("fuse", "fusion_log"),
-    "artifact:inductor_provenance_tracking_node_mappings": ("fuse", "provenance"),
-    "artifact:inductor_provenance_tracking_kernel_stack_traces": ("fuse", "provenance"),
+    "log:ir_pre_fusion": Spec("fuse", c.on_ir_pre_fusion),
+    "log:ir_post_fusion": Spec("fuse", c.on_ir_post_fusion),
+    "log:fusion": Spec("fuse", c.on_fusion_log),
+    "artifact:inductor_provenance_tracking_node_mappings": Spec("fuse", c.on_provenance),
+    "artifact:inductor_provenance_tracking_kernel_stack_traces": Spec("fuse", c.on_provenance),
     # codegen: Triton / C++ kernels and the Python wrapper
-    "inductor_output_code": ("codegen", "output_code"),
-    "artifact:triton_kernel_info": ("codegen", "triton_kernel_info"),
-    "artifact:fx_graph_runnable": ("codegen", "fx_graph_runnable"),
-    # report-wide
-    "artifact:fx_graph_cache_hit": (None, "cache"),
-    "artifact:fx_graph_cache_miss": (None, "cache"),
-    "artifact:fx_graph_cache_bypass": (None, "cache"),
-    "artifact:aotautograd_cache_hit": (None, "cache"),
-    "artifact:aotautograd_cache_miss": (None, "cache"),
-    "artifact:aotautograd_cache_bypass": (None, "cache"),
-    "artifact:dynamo_error": (None, "error_traceback"),
-    "compilation_metrics": (None, "metrics"),
-    "bwd_compilation_metrics": (None, "bwd_metrics"),
-    "compilation_metrics_runtime": (None, "runtime_metrics"),  # e.g. cudagraphify time
-    "bwd_compilation_metrics_runtime": (None, "runtime_metrics"),
-    "chromium_event": (None, "timing"),
-    "str": (None, "intern"),
+    "inductor_output_code": Spec("codegen", c.on_output_code),
+    "artifact:triton_kernel_info": Spec("codegen", c.on_triton_kernel_info),
+    "artifact:fx_graph_runnable": Spec("codegen", c.keep_payload("fx_graph_runnable")),
+    # report-wide, or facts about a compile that are not a stage
+    **{
+        f"artifact:{kind}_cache_{state}": Spec(None, c.on_cache, compiled=False)
+        for kind in ("fx_graph", "aotautograd")
+        for state in ("hit", "miss", "bypass")
+    },
+    "artifact:dynamo_error": Spec(None, c.keep_payload("error_traceback")),
+    "compilation_metrics": Spec(None, c.on_metrics),
+    "bwd_compilation_metrics": Spec(None, c.on_bwd_metrics),
+    "compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),  # cudagraphify time
+    "bwd_compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),
+    "chromium_event": _report_wide(c.on_timing),
+    "str": _report_wide(c.on_intern),
 }
 
-# Names with a variable part: (regex over the event name, (stage, slot)).
-PATTERNS: tuple[tuple[str, tuple[str | None, str]], ...] = (
-    (r"^artifact:.+_ORIGINAL_BYTECODE$", ("capture", "bytecode_original")),
-    (r"^artifact:.+_MODIFIED_BYTECODE$", ("capture", "bytecode_modified")),
+# Names with a variable part: (regex over the event name, spec).
+PATTERNS: tuple[tuple[str, Spec], ...] = (
+    (r"^artifact:.+_ORIGINAL_BYTECODE$", Spec("capture", c.keep_payload("bytecode_original"))),
+    (r"^artifact:.+_MODIFIED_BYTECODE$", Spec("capture", c.keep_payload("bytecode_modified"))),
 )
 
 
-def lookup(name: str) -> tuple[str | None, str] | None:
+def lookup(name: str) -> Spec | None:
     spec = EVENTS.get(name)
     if spec is None:
         for pattern, value in PATTERNS:
@@ -132,33 +148,3 @@ FAILURE_PHASE_STAGE = {
     "code_gen": "codegen",
     "compile_file": "codegen",
 }
-
-
-def event_name(metadata: dict) -> str | None:
-    """The event's name: the one key that is not context (``artifact:<name>`` for artifacts)."""
-    for key in metadata:
-        if key in _CONTEXT_KEYS:
-            continue
-        if key == "artifact":
-            art = metadata[key]
-            return f"artifact:{art.get('name')}" if isinstance(art, dict) else "artifact:?"
-        return key
-    return None
-
-
-_CONTEXT_KEYS = frozenset(
-    {
-        "frame_id",
-        "frame_compile_id",
-        "attempt",
-        "has_payload",
-        "compiled_autograd_id",
-        "rank",
-        "stack",
-        "subgraph_name",
-        "severity",
-        "timestamp",
-        "pathname",
-        "thread",
-    }
-)

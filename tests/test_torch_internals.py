@@ -1,0 +1,112 @@
+"""The torch internals the recorder reads (compiler/_torch.py), checked against the installed
+torch: run this file on every supported torch version (2.11 on the GPU machine, 2.13 in CI,
+2.14.1). And the layering: compiler/ imports no viewer code."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import subprocess
+import sys
+
+import torch
+
+import compiler
+from compiler import _torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_trace_logger_is_torchs():
+    from torch._logging._internal import trace_log
+
+    assert _torch.trace_logger() is trace_log
+    assert trace_log.level == logging.DEBUG  # records are built only while it has handlers
+
+
+def test_fusion_artifact_loggers_exist():
+    for module, artifact in _torch.FUSION_LOGGERS:
+        log = _torch.artifact_logger(module, artifact)
+        assert isinstance(log, logging.Logger), (module, artifact)
+    assert _torch.artifact_logger("torch._inductor.debug", "no_such_artifact_xyz") is None
+
+
+def test_config_names_exist():
+    inductor, functorch = _torch.inductor_config(), _torch.functorch_config()
+    with inductor.patch({_torch.INDUCTOR_FX_GRAPH_CACHE: False, _torch.INDUCTOR_PROVENANCE: 1}):
+        assert inductor.fx_graph_cache is False
+        assert inductor.trace.provenance_tracking_level == 1
+    with functorch.patch({_torch.FUNCTORCH_AUTOGRAD_CACHE: False}):
+        assert functorch.enable_autograd_cache is False
+
+
+def test_compile_id_and_interned_strings():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(_torch.current_compile_id())
+        return gm.forward
+
+    assert _torch.current_compile_id() is None
+    torch.compile(lambda x: x.sin() + 1, backend=backend)(torch.randn(3))
+    assert seen == [(0, 0)]
+    assert __file__ in _torch.interned_strings().values()
+
+
+def test_graph_break_registry():
+    reg = _torch.graph_break_registry()
+    assert reg is not None
+    # the ids of the corpus' breaks (logger.warning_once, nonzero, data-dependent branching)
+    assert reg["GB0291"][-1]["Gb_type"] == "logging.Logger method not supported for non-export cases"
+    assert {e["Gb_type"] for e in reg["GB0036"]} == {"Dynamic shape operator"}
+    assert all(isinstance(e.get("Hints"), list) for entries in reg.values() for e in entries)
+
+
+def test_torch_dir():
+    assert _torch.torch_dir() == os.path.join(os.path.dirname(torch.__file__), "")
+
+
+_VIEWER_MODULES = {
+    "explorer",
+    "IPython",
+    "ipywidgets",
+    "plotly",
+    "pygraphviz",
+    "graphviz",
+    "rich",
+    "pygments",
+}
+
+
+def test_compiler_imports_no_viewer_code():
+    """compiler/ never imports explorer/ or a UI library, statically or at run time."""
+    pkg = os.path.join(ROOT, "compiler")
+    for name in sorted(os.listdir(pkg)):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(pkg, name), encoding="utf-8").read())
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods = [node.module]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+                mods = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            for m in mods:
+                assert m.split(".")[0] not in _VIEWER_MODULES, (name, m)
+    code = (
+        "import sys, compiler, torch\n"
+        "with compiler.recording() as rec:\n"
+        "    torch.compile(lambda x: x + 1, backend='eager')(torch.randn(2))\n"
+        "rec.report.to_json()\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(_VIEWER_MODULES)!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_public_surface():
+    assert {"record", "recording", "load", "load_trace", "Report"} <= set(compiler.__all__)
+    assert not hasattr(compiler.Report, "save_html")  # explorer.save_html(report, path)
