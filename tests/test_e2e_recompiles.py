@@ -231,3 +231,34 @@ def test_recompile_limit_hit_with_fullgraph_raises():
     assert report.error.startswith("FailOnRecompileLimitHit: ")
     assert report.compiles == ()
     assert [(f.id, f.recompile_limit_hit) for f in report.frames] == [(0, True)]
+
+
+def branches_on_batch(x):
+    if x.shape[0] == 4:  # LINE:spec
+        return x * 2
+    return x + 1
+
+
+def test_dynamic_symbols_and_a_specialization():
+    """dynamic=True makes both dims symbols; the branch on the batch size specializes it to 4
+    (torch's symbolic_shape_specialization, with the user line that did it)."""
+    x = torch.randn(4, 3)
+    compiled = torch.compile(branches_on_batch, backend="eager", dynamic=True)
+    with compiler.recording() as rec:
+        torch.testing.assert_close(compiled(x), branches_on_batch(x))
+    cap = rec.report.compile("0/0").stages.capture
+    line = marker_line(HERE, "LINE:spec")
+    assert [(s.dim, s.val, s.vr) for s in cap.symbols] == [
+        ("x.size()[0]", "4", "[2, int_oo]"),
+        ("x.size()[1]", "3", "[2, int_oo]"),
+    ]
+    (sp,) = cap.specializations
+    assert (sp.symbol, sp.sources, sp.value, sp.reason) == (
+        cap.symbols[0].symbol,
+        ("L['x'].size()[0]",),
+        "4",
+        "range_refined_to_singleton",
+    )
+    assert [(f.filename, f.line, f.name) for f in sp.user_stack] == [(HERE, line, "branches_on_batch")]
+    assert cap.shape_guards == (f"Eq({cap.symbols[0].symbol}, 4)",)
+    assert rec.report.recompiles == ()

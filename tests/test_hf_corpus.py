@@ -78,7 +78,8 @@ def test_gpt2_train_break_in_library():
     assert os.path.basename(b.filename) == "modeling_utils.py"
     assert (b.type, b.gb_id) == ("logging.Logger method not supported for non-export cases", "GB0291")
     assert b.compile_ids == ("0/0", "1/0", "2/0")
-    assert b.hints == ("Add the logging method to `torch._dynamo.config.ignore_logging_functions`.",)
+    # the break's own hints, not the wrapper's (2.14 words them longer than 2.13)
+    assert "`torch._dynamo.config.ignore_logging_functions`" in b.hints[0]
     # the user's own line that led there, and the library frames between it and the break
     assert (b.user_frame.filename, b.user_frame.name) == (hf_corpus.__file__, "gpt2_train")
     names = [(os.path.basename(f.filename), f.name) for f in b.shown_stack]
