@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from . import _graphs, _text
-from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics
+from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
 from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
 from ._phases import _union_s
@@ -61,6 +61,8 @@ def build(
         if not spec.per_compile:
             spec.handler(ctx, ev)
             continue
+        if spec.handler is on_start:
+            ctx.starts(ev)
         a = ctx.acc_for(ev.compile_id, ev.metadata)
         if a is None:
             ctx.unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
@@ -205,8 +207,8 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         total += sum(b.get("inductor_compile_time_s") or 0.0 for b in a.bwd_metrics)
     name, filename, line = m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno")
     return Compile(
-        id=f"{a.frame_id}/{a.frame_compile_id}",
-        frame=a.frame_id,
+        id=a.key,
+        frame=a.frame,
         name=name,
         filename=filename,
         line=int(line) if line is not None else None,
@@ -269,7 +271,7 @@ def _parse_kernels(a: _Acc) -> list[Kernel]:
     """The kernels of every output module of a compile; fused nodes from torch's comments
     above each kernel (GPU) or Inductor's provenance tracking (CPU)."""
     prov = _text.provenance_map(a.provenance)
-    cid = f"{a.frame_id}/{a.frame_compile_id}"
+    cid = a.key
     return [
         Kernel(
             compile_id=cid,

@@ -10,7 +10,6 @@ Nothing is patched; everything is detached on exit, whatever ends the block.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -37,10 +36,31 @@ def stage_of(ev: Event) -> str | None:
     return spec[0] if spec else None
 
 
+class _Scope:
+    """Which compiles a recording sees: those started in the thread that entered it, and
+    every later event of those compiles in any thread (autograd may run a backward, and
+    so compile it lazily, in a thread of its own). Compile ids are unique per process, so
+    another thread's compiles are told apart by theirs."""
+
+    def __init__(self, thread: int):
+        self.thread = thread
+        self.ids: set[str] = set()
+
+    def accepts(self, thread: int | None, cid: str | None) -> bool:
+        if cid is not None and cid in self.ids:
+            return True
+        if thread != self.thread:
+            return False
+        if cid is not None:
+            self.ids.add(cid)
+        return True
+
+
 class _TraceHandler(logging.Handler):
-    def __init__(self, sink: list[Event], on_stage: Callable[[str, str], None] | None = None):
+    def __init__(self, sink: list[Event], scope: _Scope, on_stage: Callable[[str, str], None] | None = None):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
+        self.scope = scope
         self.on_stage = on_stage
         self._last: tuple[str, str] | None = None
 
@@ -49,7 +69,7 @@ class _TraceHandler(logging.Handler):
         if not isinstance(meta, dict):
             return
         ev = from_record(dict(meta), getattr(record, "payload", None))
-        if ev is not None:
+        if ev is not None and self.scope.accepts(record.thread, ev.compile_id):
             self.sink.append(ev)
             if self.on_stage is not None:
                 self._progress(ev)
@@ -76,9 +96,10 @@ class _TraceHandler(logging.Handler):
 class _ArtifactHandler(logging.Handler):
     """Records one Inductor artifact logger's messages under ``log:<artifact>``."""
 
-    def __init__(self, sink: list[Event], artifact: str):
+    def __init__(self, sink: list[Event], scope: _Scope, artifact: str):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
+        self.scope = scope
         self.name_ = f"log:{artifact}"
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -86,21 +107,25 @@ class _ArtifactHandler(logging.Handler):
         meta: dict[str, Any] = {self.name_: {}}
         if cid is not None:
             meta["frame_id"], meta["frame_compile_id"] = cid
-        self.sink.append(Event(self.name_, meta, record.getMessage()))
+        ev = Event(self.name_, meta)
+        if self.scope.accepts(record.thread, ev.compile_id):
+            ev.payload = record.getMessage()
+            self.sink.append(ev)
 
     def handleError(self, record: logging.LogRecord) -> None:
         pass
 
 
-_lock = threading.Lock()
-
-
 class Recording:
     """Context manager: ``with compiler.recording() as rec: ...`` then ``rec.report``.
 
-    Records every compile that happens inside the block, whatever backend or mode the
-    user chose. Exceptions (including KeyboardInterrupt) pass through unchanged; the
-    partial report is still available on ``rec.report``.
+    Records every compile started inside the block by the thread that entered it (and
+    their backward graphs, compiled lazily wherever autograd runs them), whatever backend or
+    mode the user chose; compiles of other threads are not this recording's. Exceptions
+    (including KeyboardInterrupt) pass through unchanged; the partial report is still
+    available on ``rec.report``. Recordings may overlap, in one thread or several, and end
+    in any order: torch's loggers are restored when the last one ends. Config the user sets
+    inside the block is the user's: only values still as the recording set them are undone.
     """
 
     def __init__(
@@ -115,35 +140,40 @@ class Recording:
         self.provenance = provenance
         self.on_stage = on_stage
         self.caches = caches
-        self._config_patch: contextlib.ExitStack | None = None
         self.events: list[Event] = []
         self.report: Report | None = None
         self._trace_handler: _TraceHandler | None = None
-        self._artifact: list[tuple[logging.Logger, logging.Handler, int, bool]] = []
+        self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
+        self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
         self._active = False
 
     def __enter__(self) -> Recording:
         if self._active:
             raise RuntimeError("this recording is already active; use a new compiler.recording()")
+        # the slow part first (importing Inductor takes ~1 s): Ctrl-C here leaves nothing attached
+        wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
+        loggers = [_torch.artifact_logger(m, a) for m, a in _torch.FUSION_LOGGERS] if self.fusion_logs else []
         self.events = []
         self.report = None
-        with _lock:
-            self._trace_handler = _TraceHandler(self.events, self.on_stage)
+        scope = _Scope(threading.get_ident())
+        try:
+            self._active = True
+            for module, name, value in wanted:
+                patch = module.patch({name: value})
+                patch.__enter__()
+                self._config.append((patch, name, value, module))
+            self._trace_handler = _TraceHandler(self.events, scope, self.on_stage)
             _torch.trace_logger().addHandler(self._trace_handler)
-            if self.fusion_logs:
-                for module, artifact in _torch.FUSION_LOGGERS:
-                    log = _torch.artifact_logger(module, artifact)
-                    if log is None:  # artifact not registered in this torch version
-                        continue
-                    h = _ArtifactHandler(self.events, artifact)
-                    self._artifact.append((log, h, log.level, log.propagate))
-                    log.addHandler(h)
-                    if log.getEffectiveLevel() > logging.DEBUG:
-                        log.setLevel(logging.DEBUG)
-                    log.propagate = False
-        self._config_patch = _config_patch(caches=self.caches, provenance=self.provenance)
-        self._config_patch.__enter__()
-        self._active = True
+            for (_module, artifact), log in zip(_torch.FUSION_LOGGERS, loggers):
+                if log is None:  # artifact not registered in this torch version
+                    continue
+                h = _ArtifactHandler(self.events, scope, artifact)
+                _listen(log, h)
+                self._artifact.append((log, h))
+        except BaseException:
+            self._detach()
+            self._active = False
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -167,20 +197,18 @@ class Recording:
         return False
 
     def _detach(self) -> None:
-        if self._config_patch is not None:
-            patch, self._config_patch = self._config_patch, None
-            patch.close()
-        with _lock:
-            if self._trace_handler is not None:
-                _torch.trace_logger().removeHandler(self._trace_handler)
-                self._trace_handler = None
-            while self._artifact:
-                log, h, level, propagate = self._artifact.pop()
-                log.removeHandler(h)
-                # restore only if nobody else (another recording) still listens
-                if not any(isinstance(x, _ArtifactHandler) for x in log.handlers):
-                    log.setLevel(level)
-                    log.propagate = propagate
+        """Undo what __enter__ did, whatever part of it ran; safe to call twice."""
+        if self._trace_handler is not None:
+            _torch.trace_logger().removeHandler(self._trace_handler)
+            self._trace_handler = None
+        while self._artifact:
+            log, h = self._artifact.pop()
+            _unlisten(log, h)
+        while self._config:
+            patch, name, value, module = self._config.pop()
+            # a value the user changed inside the block is theirs: leave it
+            if _get(module, name) == value:
+                patch.__exit__(None, None, None)
 
     def _build(self, error: str | None) -> Report:
         return _build.build(
@@ -191,24 +219,59 @@ class Recording:
         )
 
 
-def _config_patch(*, caches: bool, provenance: bool) -> contextlib.ExitStack:
-    """Config for the recorded block, through torch's own config.patch (restored on exit):
-    compile caches off unless asked (a cache hit skips the stages we show: no AOT graphs,
-    no fusion IR), and Inductor's provenance tracking on (which kernel came from which
-    graph nodes). Neither changes what the compiled code computes."""
-    stack = contextlib.ExitStack()
+# torch's loggers are process-wide: the first recording to listen saves their state, the
+# last one to stop restores it, in whatever order recordings end
+_lock = threading.Lock()
+_listening: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate]
+
+
+def _listen(log: logging.Logger, handler: logging.Handler) -> None:
+    with _lock:
+        state = _listening.get(log.name)
+        if state is None:
+            state = _listening[log.name] = [0, log.level, log.propagate]
+            if log.getEffectiveLevel() > logging.DEBUG:
+                log.setLevel(logging.DEBUG)
+            log.propagate = False
+        state[0] += 1
+        log.addHandler(handler)
+
+
+def _unlisten(log: logging.Logger, handler: logging.Handler) -> None:
+    with _lock:
+        log.removeHandler(handler)
+        state = _listening.get(log.name)
+        if state is None:
+            return
+        state[0] -= 1
+        if state[0] <= 0:
+            del _listening[log.name]
+            log.setLevel(state[1])
+            log.propagate = state[2]
+
+
+def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, Any]]:
+    """Config for the recorded block, set through torch's own config.patch: compile caches
+    off unless asked (a cache hit skips the stages we show: no AOT graphs, no fusion IR),
+    and Inductor's provenance tracking on (which kernel came from which graph nodes).
+    Neither changes what the compiled code computes. torch keeps these per thread."""
     inductor = _torch.inductor_config()
-    wanted: dict[str, Any] = {}
-    if not caches:
-        wanted[_torch.INDUCTOR_FX_GRAPH_CACHE] = False
-    if provenance and hasattr(inductor.trace, "provenance_tracking_level"):
-        wanted[_torch.INDUCTOR_PROVENANCE] = max(1, inductor.trace.provenance_tracking_level)
-    if wanted:
-        stack.enter_context(inductor.patch(wanted))
     functorch = _torch.functorch_config()
-    if not caches and hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
-        stack.enter_context(functorch.patch({_torch.FUNCTORCH_AUTOGRAD_CACHE: False}))
-    return stack
+    out: list[tuple[Any, str, Any]] = []
+    if not caches:
+        out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
+        if hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
+            out.append((functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE, False))
+    if provenance and hasattr(inductor.trace, "provenance_tracking_level"):
+        out.append((inductor, _torch.INDUCTOR_PROVENANCE, max(1, inductor.trace.provenance_tracking_level)))
+    return out
+
+
+def _get(module: Any, dotted: str) -> Any:
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def recording(

@@ -17,9 +17,13 @@ from ._report import Kernel, RawEvent
 class _Acc:
     """Everything seen for one compile id, in arrival order."""
 
-    frame_id: int
+    frame_id: int  # torch's
     frame_compile_id: int
     order: int
+    key: str = ""  # our compile id: torch's "0/1", or "1:0/1" after the first torch._dynamo.reset()
+    frame: int = 0  # our frame id: torch's, offset past earlier generations' frames
+    generation: int = 0  # how many torch._dynamo.reset()s came before it in the recording
+    started: bool = False  # dynamo_start seen
     start_stack: list[dict] | None = None
     slots: dict[str, Any] = field(default_factory=dict)  # last value per slot
     post_grad_before: list[tuple[str | None, str]] = field(default_factory=list)
@@ -55,14 +59,35 @@ class Context:
     breaks: list[tuple[str, _text.BreakEvent]] = field(default_factory=list)
     unknown: list[RawEvent] = field(default_factory=list)
 
+    generation: int = 0
+    frame_offset: int = 0
+    next_frame: int = 0  # one past the highest frame id so far (ours)
+
+    def key(self, cid: str) -> str:
+        return cid if self.generation == 0 else f"{self.generation}:{cid}"
+
     def acc_for(self, cid: str | None, meta: dict | None = None) -> _Acc | None:
         if cid is None:
             return None
-        a = self.accs.get(cid)
+        key = self.key(cid)
+        a = self.accs.get(key)
         if a is None:
             fid, k = (int(x) for x in cid.split("/"))
-            a = self.accs[cid] = _Acc(fid, k, len(self.accs))
+            a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
+            self.accs[key] = a
+            self.next_frame = max(self.next_frame, a.frame + 1)
         return a
+
+    def starts(self, ev: Event) -> None:
+        """torch._dynamo.reset() restarts torch's numbering at 0/0: a compile id that starts
+        a second time (not a restart attempt of the same compile) opens a new generation."""
+        cid = ev.compile_id
+        if cid is None or ev.metadata.get("attempt", 0):
+            return
+        known = self.accs.get(self.key(cid))
+        if known is not None and known.started:
+            self.generation += 1
+            self.frame_offset = self.next_frame
 
 
 # ---- report-wide events (no compile of their own) ----
@@ -84,13 +109,14 @@ def on_timing(ctx: Context, ev: Event) -> None:
 
 
 def on_start(a: _Acc, ev: Event, ctx: Context) -> None:
+    a.started = True
     body = ev.body or {}
     a.start_stack = body.get("stack") if isinstance(body, dict) else None
 
 
 def on_graph_break(a: _Acc, ev: Event, ctx: Context) -> None:
     if ev.payload:
-        ctx.breaks.append((f"{a.frame_id}/{a.frame_compile_id}", _text.parse_graph_break(ev.payload)))
+        ctx.breaks.append((a.key, _text.parse_graph_break(ev.payload)))
 
 
 def on_recompile_reasons(a: _Acc, ev: Event, ctx: Context) -> None:

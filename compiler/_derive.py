@@ -24,14 +24,14 @@ def _frame_name(c: Compile) -> str | None:
 
 def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, str]) -> tuple[Frame, ...]:
     out = []
-    fids = sorted({a.frame_id for a in accs.values()})
+    fids = sorted({a.frame for a in accs.values()})
     for fid in fids:
         mine = [c for c in compiles if c.frame == fid]
         name = filename = line = None
         if mine and mine[0].name:
             name, filename, line = mine[0].name, mine[0].filename, mine[0].line
         else:
-            a = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+            a = min((a for a in accs.values() if a.frame == fid), key=lambda a: a.order)
             top = (a.start_stack or [None])[-1]
             if isinstance(top, dict):
                 name, line = top.get("name"), top.get("line")
@@ -39,11 +39,11 @@ def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, s
                 filename = strings.get(fn, str(fn)) if isinstance(fn, int) else fn
         # a guard failure that found no room to recompile: torch logs reasons, compiles nothing
         limit_hit = any(
-            a.frame_id == fid and a.recompile_reasons and not a.compiled_something for a in accs.values()
+            a.frame == fid and a.recompile_reasons and not a.compiled_something for a in accs.values()
         )
         if not mine and not limit_hit:
             continue
-        first = min((a for a in accs.values() if a.frame_id == fid), key=lambda a: a.order)
+        first = min((a for a in accs.values() if a.frame == fid), key=lambda a: a.order)
         out.append(
             Frame(
                 fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
@@ -77,6 +77,8 @@ def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recom
         failures = []
         for reason in reasons:
             entry = _text.failed_entry(reason)
+            if entry is not None and a.generation:  # torch's numbering restarted at the reset
+                entry = f"{a.generation}:{entry}"
             cap = by_id[entry].stages.capture if entry in by_id else None
             match = _text.match_guard(reason, cap.guards if cap else None)
             failures.append(
