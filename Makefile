@@ -46,7 +46,7 @@ demo: install
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 else
 demo: install
-	$(BIN)/pt2-explorer record examples/tiny_model.py --json out/demo-report.json --html out/demo-report.html
+	$(BIN)/pt2-explorer record --json out/demo-report.json --html out/demo-report.html examples/tiny_model.py
 	@echo "open out/demo-report.html in a browser (view the summary again: $(BIN)/pt2-explorer report out/demo-report.json)"
 endif
 

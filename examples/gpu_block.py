@@ -1,7 +1,7 @@
 """A small GPU example (a Linear+GELU block with a graph break, trained one step, then a new
 batch size): what the GPU recording in tests/fixtures/reports was made from.
 
-    pt2-explorer record examples/gpu_block.py --json gpu-report.json   # needs CUDA
+    pt2-explorer record --json gpu-report.json examples/gpu_block.py   # needs CUDA
 """
 
 import torch

@@ -1,6 +1,6 @@
 """A small model that graph-breaks and recompiles: the example `make demo` records.
 
-pt2-explorer record examples/tiny_model.py --json out/report.json
+pt2-explorer record --json out/report.json examples/tiny_model.py
 """
 
 import torch

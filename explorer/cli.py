@@ -1,6 +1,9 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record SCRIPT [ARGS...] --json OUT   run SCRIPT as __main__, record every compile
+pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] SCRIPT [ARGS...]
+pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
+        run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
+        the tool's options come before SCRIPT: everything after it is the script's own
 pt2-explorer load TRACE --json OUT [--rank N]     read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
 """
@@ -10,10 +13,13 @@ from __future__ import annotations
 import argparse
 import os
 import runpy
+import signal
 import sys
-import traceback
 
 USAGE = __doc__
+RECORD_USAGE = (
+    "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] (SCRIPT | -m MODULE) [ARGS...]"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,17 +30,15 @@ def _parser() -> argparse.ArgumentParser:
         epilog=USAGE,
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report}")
-    r = sub.add_parser("record", help="run a script as __main__ and record every torch.compile in it")
-    r.add_argument("--json", metavar="OUT", help="write the report JSON here")
-    r.add_argument("--html", metavar="OUT", help="write the static HTML report here")
-    r.add_argument(
-        "--keep-caches",
-        action="store_true",
-        help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
+    r = sub.add_parser(
+        "record",
+        help="run a script as __main__ and record every torch.compile in it",
+        usage=RECORD_USAGE,
     )
-    r.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
-    r.add_argument("script", help="the Python script to run")
-    r.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    _record_options(r)
+    r.add_argument("script", nargs="?", help="the Python script to run (as `python SCRIPT ARGS...`)")
+    r.add_argument("-m", dest="module", metavar="MODULE", help="run a module (as `python -m MODULE ARGS...`)")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments, passed untouched")
     lo = sub.add_parser("load", help="read TORCH_TRACE logs into a report")
     lo.add_argument("trace", help="a TORCH_TRACE log file or directory")
     lo.add_argument("--json", metavar="OUT", help="write the report JSON here")
@@ -53,9 +57,53 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _record_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="OUT", help="write the report JSON here")
+    p.add_argument("--html", metavar="OUT", help="write the static HTML report here")
+    p.add_argument(
+        "--keep-caches",
+        action="store_true",
+        help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
+
+
+def _split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
+    """``record``'s own options, then SCRIPT or ``-m MODULE``; what follows is the script's,
+    untouched (as with python, torchrun and py-spy)."""
+    ours: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--json", "--html") and i + 1 < len(argv):
+            ours += argv[i : i + 2]
+            i += 2
+        elif a == "-m" and i + 1 < len(argv):
+            return ours, None, argv[i + 1], argv[i + 2 :]
+        elif a.startswith("-m") and len(a) > 2:  # python's -mMODULE
+            return ours, None, a[2:], argv[i + 1 :]
+        elif a == "--" and i + 1 < len(argv):
+            return ours, argv[i + 1], None, argv[i + 2 :]
+        elif a.startswith("-"):
+            ours.append(a)  # argparse names an unknown option
+            i += 1
+        else:
+            return ours, a, None, argv[i + 1 :]
+    return ours, None, None, []
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    ns = _parser().parse_args(argv)
+    if argv and argv[0] == "record":
+        ours, script, module, script_args = _split_record(argv[1:])
+        p = argparse.ArgumentParser(prog="pt2-explorer record", usage=RECORD_USAGE)
+        _record_options(p)
+        ns = p.parse_args(ours)
+        if script is None and module is None:
+            p.error("give the script to run (SCRIPT, or -m MODULE) after the options")
+        ns.command, ns.script, ns.module, ns.args = "record", script, module, script_args
+    else:
+        ns = _parser().parse_args(argv)
     try:
         import compiler
     except Exception as e:  # UnsupportedTorchVersion, broken torch install
@@ -68,83 +116,98 @@ def main(argv: list[str] | None = None) -> int:
     return _report(ns, compiler)
 
 
+_OWN_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d, "")
+    for d in ("explorer", "compiler")
+)
+
+
+def _ours(filename: str) -> bool:
+    return filename.startswith(_OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
+
+
+def _run_script(path: str) -> None:
+    """Run a file as ``python FILE`` does: a fresh ``__main__`` module whose ``__file__`` is
+    the absolute path, ``sys.path[0]`` its directory (sys.argv is set by the caller)."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    with open(path, "rb") as f:  # bytes: compile() honours a coding cookie
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __builtins__=builtins,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+    )
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
 def _record(ns) -> int:
     import compiler
     from explorer._summary import print_summary
 
-    script_args, trailing = _trailing(ns.args)
-    json_out = trailing.get("json", ns.json)
-    html_out = trailing.get("html", ns.html)
-    quiet = ns.quiet or bool(trailing.get("quiet"))
-    keep = ns.keep_caches or bool(trailing.get("keep_caches"))
-    script = ns.script
-    if not os.path.isfile(script):
-        print(f"pt2-explorer: script not found: {script}", file=sys.stderr)
+    if ns.script is not None and not os.path.isfile(ns.script):
+        print(f"pt2-explorer: can't open file {ns.script!r}: no such file", file=sys.stderr)
         return 2
-    exit_code = 0
-    rec = compiler.recording(caches=keep)
-    old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
-    sys.argv = [script, *script_args]
-    script_dir = os.path.dirname(os.path.abspath(script))
-    sys.path.insert(0, script_dir)
+    title = ns.script or ns.module
+    exit_code, interrupted = 0, False
+    rec = compiler.recording(caches=ns.keep_caches)
+    saved_argv, saved_path = sys.argv, list(sys.path)
     try:
         with rec:
-            runpy.run_path(script, run_name="__main__")
+            if ns.script is not None:
+                # as `python SCRIPT`: argv[0] as given, __file__ and sys.path[0] absolute
+                sys.argv = [ns.script, *ns.args]
+                _run_script(os.path.abspath(ns.script))
+            else:  # as `python -m MODULE`: sys.path[0] the current directory
+                sys.argv = [ns.module, *ns.args]
+                sys.path.insert(0, os.getcwd())
+                runpy.run_module(ns.module, run_name="__main__", alter_sys=True)
     except SystemExit as e:
         exit_code = _exit_code(e.code)
-    except KeyboardInterrupt:
-        print("pt2-explorer: interrupted; writing the partial report", file=sys.stderr)
-        exit_code = 130
-    except BaseException:
-        # the script's own traceback, as python would print it (without our frames)
-        etype, value, tb = sys.exc_info()
-        while tb is not None and tb.tb_frame.f_code.co_filename != os.path.abspath(script):
+    except BaseException as e:
+        # the program's traceback as python prints it: through sys.excepthook, our frames
+        # and runpy's left out
+        tb = e.__traceback__
+        while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
             tb = tb.tb_next
-        traceback.print_exception(etype, value, tb or value.__traceback__)
+        if tb is not None:
+            e.with_traceback(tb)  # the default hook prints the exception's own traceback
+        sys.excepthook(type(e), e, e.__traceback__)
+        interrupted = isinstance(e, KeyboardInterrupt)
         exit_code = 1
     finally:
-        sys.argv = old_argv
-        if sys.path and sys.path[0] == script_dir:
-            sys.path.pop(0)
-        elif old_path0 is not None and script_dir in sys.path:
-            sys.path.remove(script_dir)
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
     report = rec.report
     if report is None:  # pragma: no cover - recording always leaves a report
         print("pt2-explorer: no report was produced", file=sys.stderr)
         return exit_code or 1
-    if json_out:
-        _write(report, json_out)
-    if html_out:
-        _write_html(report, html_out, script)
-    if not quiet:
-        print_summary(report, title=script)
-    for out in (json_out, html_out):
-        if out:
-            print(f"report: {out}")
+    if ns.json:
+        _write(report, ns.json)
+    if ns.html:
+        _write_html(report, ns.html, title)
+    if not ns.quiet:  # -q: the program's own output alone
+        print_summary(report, title=title)
+        for out in (ns.json, ns.html):
+            if out:
+                print(f"report: {out}")
+    if interrupted:  # die by SIGINT, as python does on an uncaught KeyboardInterrupt
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return exit_code
-
-
-def _trailing(args: list[str]) -> tuple[list[str], dict[str, str | bool]]:
-    ours: dict[str, str | bool] = {}
-    out = list(args)
-    if out and out[0] == "--":
-        out = out[1:]
-    while out:
-        if len(out) >= 2 and out[-2] in ("--json", "--html"):
-            ours[out[-2][2:]] = out[-1]
-            del out[-2:]
-        elif out[-1].startswith(("--json=", "--html=")):
-            key, _, value = out.pop()[2:].partition("=")
-            ours[key] = value
-        elif out[-1] == "--keep-caches":
-            out.pop()
-            ours["keep_caches"] = True
-        elif out[-1] in ("-q", "--quiet"):
-            out.pop()
-            ours["quiet"] = True
-        else:
-            break
-    return out, ours
 
 
 def _exit_code(code) -> int:

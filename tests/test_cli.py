@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,10 +49,10 @@ def _break_line(body: str) -> int:
 def test_record_runs_script_as_main_with_args_and_writes_report(tmp_path, capsys):
     script = _script(tmp_path, BREAKING_SCRIPT)
     out = tmp_path / "r.json"
-    rc = cli.main(["record", str(script), "a", "--flag", "--json", str(out)])
+    rc = cli.main(["record", "--json", str(out), str(script), "a", "--flag"])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "seen ['a', '--flag']" in printed  # the script's own args, ours removed
+    assert "seen ['a', '--flag']" in printed  # the script's own args
     report = compiler.load(out)
     (b,) = report.graph_breaks
     assert (b.filename, b.line, b.type) == (
@@ -73,9 +74,9 @@ def test_options_before_script_and_quiet(tmp_path, capsys):
 
 
 def test_script_not_found(tmp_path, capsys):
-    rc = cli.main(["record", str(tmp_path / "nope.py"), "--json", str(tmp_path / "r.json")])
+    rc = cli.main(["record", "--json", str(tmp_path / "r.json"), str(tmp_path / "nope.py")])
     assert rc == 2
-    assert f"script not found: {tmp_path / 'nope.py'}" in capsys.readouterr().err
+    assert f"can't open file '{tmp_path / 'nope.py'}'" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
 
 
@@ -91,7 +92,7 @@ def test_script_exception_passes_through_and_partial_report_is_written(tmp_path,
         """,
     )
     out = tmp_path / "r.json"
-    rc = cli.main(["record", str(script), "--json", str(out)])
+    rc = cli.main(["record", "--json", str(out), str(script)])
     assert rc == 1
     err = capsys.readouterr().err
     assert "ValueError: boom from the script" in err
@@ -103,11 +104,22 @@ def test_script_exception_passes_through_and_partial_report_is_written(tmp_path,
 
 def test_script_exit_code_passes_through(tmp_path):
     script = _script(tmp_path, "import sys\nsys.exit(3)\n")
-    assert cli.main(["record", str(script), "--json", str(tmp_path / "r.json")]) == 3
+    assert cli.main(["record", "--json", str(tmp_path / "r.json"), str(script)]) == 3
     assert compiler.load(tmp_path / "r.json").compiles == ()
 
 
-def test_keyboard_interrupt_writes_partial_report(tmp_path, capsys):
+def _run(*argv, cwd=None):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def _traceback_of(stderr: str) -> list[str]:
+    """The traceback lines python printed (our own lines after it left out)."""
+    lines = stderr.splitlines()
+    start = lines.index("Traceback (most recent call last):")
+    return [ln for ln in lines[start:] if not ln.startswith(("pt2-explorer", "report:"))]
+
+
+def test_keyboard_interrupt_dies_by_sigint_like_python_and_writes_partial_report(tmp_path):
     script = _script(
         tmp_path,
         """
@@ -119,17 +131,102 @@ def test_keyboard_interrupt_writes_partial_report(tmp_path, capsys):
         """,
     )
     out = tmp_path / "r.json"
-    assert cli.main(["record", str(script), "--json", str(out)]) == 130
-    assert "interrupted" in capsys.readouterr().err
+    plain = _run(sys.executable, str(script))
+    ours = _run(sys.executable, "-m", "explorer", "record", "-q", "--json", str(out), str(script))
+    assert plain.returncode == ours.returncode == -signal.SIGINT
+    assert _traceback_of(ours.stderr) == _traceback_of(plain.stderr)
     report = compiler.load(out)
     assert report.error == "KeyboardInterrupt"
     assert len(report.compiles) == 1
 
 
+def test_the_scripts_arguments_are_its_own(tmp_path):
+    """--json, --html, -q, --keep-caches and -- after SCRIPT belong to the script: the user's
+    config.json is read by the script, not overwritten by our report."""
+    script = _script(
+        tmp_path,
+        """
+        import argparse, json, sys
+        p = argparse.ArgumentParser()
+        p.add_argument("--json")
+        p.add_argument("--html")
+        p.add_argument("-q", action="store_true")
+        p.add_argument("--keep-caches", action="store_true")
+        p.add_argument("rest", nargs="*")
+        ns = p.parse_args()
+        print("argv", sys.argv[1:])
+        print("config", json.load(open(ns.json)))
+        """,
+    )
+    config = tmp_path / "config.json"
+    config.write_text('{"lr": 0.1}')
+    args = ["--json", str(config), "--html", "x.html", "-q", "--keep-caches", "--", "a"]
+    out = tmp_path / "report.json"
+    plain = _run(sys.executable, str(script), *args, cwd=tmp_path)
+    ours = _run(
+        sys.executable, "-m", "explorer", "record", "-q", "--json", str(out), str(script), *args, cwd=tmp_path
+    )
+    assert ours.returncode == plain.returncode == 0, ours.stderr
+    assert ours.stdout == plain.stdout
+    assert f"argv {args!r}" in ours.stdout
+    assert json.loads(config.read_text()) == {"lr": 0.1}  # not overwritten
+    assert not (tmp_path / "x.html").exists()
+    assert compiler.load(out).compiles == ()
+
+
+def test_file_argv_path_and_traceback_as_python_gives_them(tmp_path):
+    (tmp_path / "sub").mkdir()
+    script = _script(
+        tmp_path,
+        """
+        import sys
+        print(__file__, sys.argv, sys.path[0])
+        def fail():
+            raise ValueError("boom")
+        fail()
+        """,
+        name="sub/prog.py",
+    )
+    plain = _run(sys.executable, "sub/prog.py", "x", cwd=tmp_path)
+    ours = _run(sys.executable, "-m", "explorer", "record", "-q", "sub/prog.py", "x", cwd=tmp_path)
+    assert plain.returncode == ours.returncode == 1
+    assert ours.stdout == plain.stdout == f"{script} ['sub/prog.py', 'x'] {script.parent}\n"
+    assert _traceback_of(ours.stderr) == _traceback_of(plain.stderr)
+    assert len(_traceback_of(ours.stderr)) == 6  # the script's two frames, no frame of ours
+
+
+def test_dash_m_module(tmp_path):
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    _script(
+        pkg,
+        """
+        import sys, torch
+        print(__name__, sys.argv[1:])
+        torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
+        """,
+        name="run.py",
+    )
+    out = tmp_path / "r.json"
+    plain = _run(sys.executable, "-m", "mypkg.run", "--json", "a", cwd=tmp_path)
+    ours = _run(sys.executable, "-m", "explorer", "record", "-q", "--json", str(out), "-m", "mypkg.run", "--json", "a", cwd=tmp_path)  # fmt: skip
+    assert ours.returncode == plain.returncode == 0, ours.stderr
+    assert ours.stdout == plain.stdout == "__main__ ['--json', 'a']\n"
+    assert len(compiler.load(out).compiles) == 1
+
+
+def test_record_needs_a_script(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["record", "--json", "x.json"])
+    assert e.value.code == 2
+    assert "give the script to run" in capsys.readouterr().err
+
+
 def test_report_and_load_commands(tmp_path, capsys):
     script = _script(tmp_path, BREAKING_SCRIPT)
     out = tmp_path / "r.json"
-    cli.main(["record", "-q", str(script), "--json", str(out)])
+    cli.main(["record", "-q", "--json", str(out), str(script)])
     capsys.readouterr()
     assert cli.main(["report", str(out)]) == 0
     text = capsys.readouterr().out
@@ -153,7 +250,7 @@ def test_python_dash_m_explorer(tmp_path):
     script = _script(tmp_path, BREAKING_SCRIPT)
     out = tmp_path / "r.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "explorer", "record", str(script), "--json", str(out)],
+        [sys.executable, "-m", "explorer", "record", "--json", str(out), str(script)],
         capture_output=True,
         text=True,
         timeout=300,
