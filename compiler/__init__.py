@@ -9,6 +9,7 @@ from ._version import SUPPORTED, UnsupportedTorchVersion
 from ._version import check as _check
 
 _check()
+__pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
 from ._capture import Recording, record, recording  # noqa: E402
 from ._events import TraceFormatError  # noqa: E402

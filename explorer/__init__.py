@@ -10,8 +10,18 @@ from __future__ import annotations
 
 import os
 
-from compiler import Report
-from explorer._summary import print_summary, summary_text
+import compiler as _compiler
+
+if not getattr(_compiler, "__pt2_explorer__", False):  # a user's compiler.py, another package
+    raise ImportError(
+        f"`import compiler` found {getattr(_compiler, '__file__', None) or repr(_compiler)}, not PT2 Explorer's "
+        f"recorder (expected {os.path.join(os.path.dirname(os.path.dirname(__file__)), 'compiler')}): "
+        "a file or package named `compiler` earlier on sys.path shadows it; rename it or run from "
+        "another directory"
+    )
+
+from compiler import Report  # noqa: E402
+from explorer._summary import print_summary, summary_text  # noqa: E402
 
 
 def show(report: Report, title: str | None = None) -> None:

@@ -122,6 +122,21 @@ _OWN_DIRS = tuple(
 )
 
 
+def _warn_shadowing(directory: str) -> None:
+    """The program's directory comes first on its sys.path: a compiler.py or explorer.py (or
+    package) there is what the program means by `import compiler`, but PT2 Explorer's is
+    already imported under that name. Say so: the program would get ours."""
+    for name in ("compiler", "explorer"):
+        for cand in (os.path.join(directory, name + ".py"), os.path.join(directory, name, "__init__.py")):
+            if os.path.exists(cand) and not os.path.abspath(cand).startswith(_OWN_DIRS):
+                print(
+                    f"pt2-explorer: warning: {cand} has the name of PT2 Explorer's `{name}` package, "
+                    f"already imported: inside the program `import {name}` gives PT2 Explorer's, not "
+                    "this file; rename the file to record this program unchanged",
+                    file=sys.stderr,
+                )
+
+
 def _ours(filename: str) -> bool:
     return filename.startswith(_OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
 
@@ -160,6 +175,7 @@ def _record(ns) -> int:
         print(f"pt2-explorer: can't open file {ns.script!r}: no such file", file=sys.stderr)
         return 2
     title = ns.script or ns.module
+    _warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
     exit_code, interrupted = 0, False
     rec = compiler.recording(caches=ns.keep_caches)
     saved_argv, saved_path = sys.argv, list(sys.path)

@@ -267,3 +267,22 @@ def test_unsupported_torch_version_is_named():
     ):
         _version.check("2.5.1")
     assert _version.check("2.11.0+cu130") == (2, 11)
+
+
+def test_a_users_compiler_module_is_named(tmp_path):
+    """A compiler.py of the user's shadows PT2 Explorer's `compiler`: importing explorer says
+    so in one line, and `record` warns about a program that has one beside it."""
+    (tmp_path / "compiler.py").write_text("VALUE = 1\n")
+    proc = _run(sys.executable, "-c", "import explorer", cwd=tmp_path)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"ImportError: `import compiler` found {tmp_path / 'compiler.py'}, not PT2 Explorer's"
+    )
+    script = _script(tmp_path, "print('ran')\n")
+    ours = _run(sys.executable, "-m", "explorer", "record", "-q", str(script))
+    assert ours.returncode == 0 and ours.stdout == "ran\n"
+    assert (
+        f"pt2-explorer: warning: {tmp_path / 'compiler.py'} has the name of PT2 Explorer's `compiler`"
+        in ours.stderr
+    )
