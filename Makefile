@@ -25,7 +25,8 @@ $(VENV)/.installed: pyproject.toml $(EXTENSION)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	echo "$(TORCH_SPEC)" > $(VENV)/torch-constraint.txt  # nothing below may replace torch
+	$(BIN)/python -m pip install -q -c $(VENV)/torch-constraint.txt -e '.[dev]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -8,15 +8,12 @@ from __future__ import annotations
 import os
 import re
 
+import _torch_trace as tt
+import hf_corpus
 import pytest
 import torch
 
-pytest.importorskip("transformers")
-
-import _torch_trace as tt  # noqa: E402
-import hf_corpus  # noqa: E402
-
-import compiler  # noqa: E402
+import compiler
 
 pytestmark = pytest.mark.slow
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "traces")
