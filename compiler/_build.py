@@ -87,7 +87,7 @@ def build(
         frames=frames,
         compiles=tuple(compiles),
         graph_breaks=_dedupe_breaks(ctx.breaks, by_id),
-        recompiles=_recompiles(accs, by_id),
+        recompiles=_recompiles(accs, by_id, strings),
         kernels=kernels,
         unknown_events=tuple(ctx.unknown),
         error=error,

@@ -3,11 +3,13 @@ sites (deduplicated), kernels, device."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 from typing import TYPE_CHECKING
 
 from . import _text
-from ._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile
+from ._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
 
 if TYPE_CHECKING:
     from ._collect import _Acc
@@ -65,7 +67,10 @@ def _called_from(stack: list[dict] | None, strings: dict[int, str]) -> str | Non
     return None
 
 
-def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recompile, ...]:
+def _recompiles(
+    accs: dict[str, _Acc], by_id: dict[str, Compile], strings: dict[int, str] | None = None
+) -> tuple[Recompile, ...]:
+    known = sorted(set((strings or {}).values()), key=len)
     out = []
     for cid, c in by_id.items():
         a = accs[cid]
@@ -86,7 +91,9 @@ def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recom
                     entry=entry,
                     reason=reason,
                     guard=match.line if match else None,
-                    user_stack=match.user_stack if match else _text.reason_user_stack(reason),
+                    user_stack=_full_paths(match.user_stack, known)
+                    if match
+                    else _text.reason_user_stack(reason),
                 )
             )
         first = failures[0] if failures else None
@@ -103,6 +110,19 @@ def _recompiles(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Recom
                 dynamic=tuple(sym.symbol for sym in cap.symbols) if cap else (),
             )
         )
+    return tuple(out)
+
+
+def _full_paths(stack: tuple[StackFrame, ...], known: list[str]) -> tuple[StackFrame, ...]:
+    """torch shortens the file names in guard comments (``transformers/cache_utils.py``):
+    the full name is the shortest file torch named elsewhere that ends with it."""
+    out = []
+    for f in stack:
+        if not os.path.isabs(f.filename):
+            full = next((k for k in known if k.endswith(f.filename)), None)
+            if full is not None:
+                f = dataclasses.replace(f, filename=full)
+        out.append(f)
     return tuple(out)
 
 

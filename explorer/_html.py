@@ -16,7 +16,19 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
 from ._graphviz import RenderedGraph
-from ._view import Block, BreakView, CodeBlock, CompileView, ExplorerView, GraphBlock, StageView, Table
+from ._view import (
+    Block,
+    BreakView,
+    CodeBlock,
+    CompileView,
+    DynamicDim,
+    ExplorerView,
+    GraphBlock,
+    RecompileView,
+    StackLine,
+    StageView,
+    Table,
+)
 
 esc = functools.partial(html.escape, quote=True)
 _LEXERS = {"python": PythonLexer, "triton": PythonLexer, "cpp": CppLexer}
@@ -47,6 +59,9 @@ CSS = """
 .pt2x .tl li.failed{color:#cf222e}
 .pt2x .why{white-space:pre-wrap}
 .pt2x a.cid{cursor:pointer}
+.pt2x .stack{font-size:12px}.pt2x .stack .lib{color:#8c959f}.pt2x .stack .yours{font-weight:700}
+.pt2x .gb{color:#57606a;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.pt2x .dynamic{font-weight:700;margin:2px 0}
 """
 
 
@@ -133,7 +148,7 @@ def summary_html(view: ExplorerView) -> str:
     s = view.summary
     items = [f'<li class="brk">{esc(x)}</li>' for x in s.break_lines]
     items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
-    err = f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
+    err = error_html(view)
     glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
     return (
         f'<h2>PT2 Explorer — {esc(s.title)}</h2><div class="meta">{esc(s.meta)}</div>'
@@ -146,17 +161,21 @@ def break_html(b: BreakView) -> str:
         f'<div class="{"hl" if ln.highlight else ""}"><span class="no">{ln.number}</span>{esc(ln.text)}</div>'
         for ln in b.context
     )
+    gb = f' <span class="gb">{esc(b.gb_id)}</span>' if b.gb_id else ""
     parts = [
         f'<div class="break" id="break-{esc(b.site)}"><div><b>{esc(b.site)}</b>  '
-        f'<span class="type">{esc(b.type)}</span>  hit {b.count}× ({esc(", ".join(b.compile_ids))})</div>'
+        f'<span class="type">{esc(b.type)}</span>{gb}  hit {b.count}×; logged in {esc(", ".join(b.compile_ids))}</div>'
     ]
+    if b.your_code:
+        parts.append(f"<div><b>your code:</b> {esc(b.your_code)}</div>")
     if src:
         parts.append(f'<pre class="src">{src}</pre>')
     if b.explanation:
         parts.append(f'<div class="why"><b>why:</b> {esc(b.explanation)}</div>')
     parts += [f"<div><b>hint:</b> {esc(h)}</div>" for h in b.hints]
     if b.user_stack:
-        parts.append(f'<div class="meta">stack: {esc(" → ".join(b.user_stack))}</div>')
+        frames = " → ".join(_stack_frame_html(f) for f in b.user_stack)
+        parts.append(f'<div class="stack">stack: {frames}</div>')
     graphs = []
     if b.graph_before:
         graphs.append(f"graph before the break: compile {_cid_link(b.graph_before)}")
@@ -168,6 +187,19 @@ def break_html(b: BreakView) -> str:
     return "".join(parts)
 
 
+def _stack_frame_html(f: StackLine) -> str:
+    """The program's own innermost frame bold, library frames dimmed."""
+    cls = "yours" if f.yours else "lib" if f.library else ""
+    title = ' title="library code"' if f.library else ' title="your code"' if f.yours else ""
+    return f'<span class="{cls}"{title}>{esc(f.text)}</span>' if cls else esc(f.text)
+
+
+def error_html(view: ExplorerView) -> str:
+    """How the recorded program ended, when it raised."""
+    s = view.summary
+    return f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
+
+
 def _cid_link(cid: str) -> str:
     """A compile id; on the static page a click opens that compile (inert in widgets)."""
     return f'<a class="cid" data-compile="{esc(cid)}">[{esc(cid)}]</a>'
@@ -175,8 +207,8 @@ def _cid_link(cid: str) -> str:
 
 def breaks_html(view: ExplorerView) -> str:
     if not view.breaks:
-        return '<div class="note">No graph breaks: each compiled frame is one graph.</div>'
-    return "".join(break_html(b) for b in view.breaks)
+        return error_html(view) + '<div class="note">No graph breaks: each compiled frame is one graph.</div>'
+    return error_html(view) + "".join(break_html(b) for b in view.breaks)
 
 
 def recompiles_html(view: ExplorerView) -> str:
@@ -206,6 +238,7 @@ def recompiles_html(view: ExplorerView) -> str:
                 if r.failing_guard
                 else ""
             )
+            + _recompile_facts_html(r)
             + (
                 f'<details open><summary>guards of [{esc(r.failed_entry or "?")}]</summary><pre class="guards">{guards}</pre></details>'
                 if guards
@@ -213,7 +246,42 @@ def recompiles_html(view: ExplorerView) -> str:
             )
             + "</div>"
         )
+    if view.dynamic_dims:
+        parts.append(dynamic_dims_html(view.dynamic_dims))
     return "".join(parts)
+
+
+def _recompile_facts_html(r: RecompileView) -> str:
+    """Under the failing guard: where it came from, the other entries that failed, and what
+    the recompile compiled as dynamic (bold)."""
+    out = []
+    if r.guard_from:
+        out.append(f"<div><b>guard from:</b> {esc(r.guard_from)}</div>")
+    for x in r.also_failed:
+        guard = f'<div class="meta">guard: <code>{esc(x.guard)}</code></div>' if x.guard else ""
+        out.append(f"<div><b>also failed:</b> [{esc(x.entry or '?')}] {esc(x.reason)}{guard}</div>")
+    if r.dynamic_note:
+        out.append(f'<div class="dynamic">{esc(r.dynamic_note)}</div>')
+    return "".join(out)
+
+
+def dynamic_dims_html(dims: tuple[DynamicDim, ...]) -> str:
+    """Every compile's symbols and specializations, one row each."""
+    rows = []
+    for d in dims:
+        if d.specialized is None and d.reason is None:
+            cells = (d.symbol or "", d.dim, d.range or "", d.seen or "", "")
+        else:
+            at = f" at {d.at}" if d.at else ""
+            cells = (d.symbol or "", d.dim, "", "", f"= {d.specialized}: {d.reason or '?'}{at}")
+        rows.append((f"[{d.compile_id}]", *cells))
+    return table_html(
+        Table(
+            "Dynamic dimensions",
+            ("compile", "symbol", "dimension", "range", "seen", "specialized"),
+            tuple(rows),
+        )
+    )
 
 
 def stage_html(sv: StageView, *, static: bool = False) -> str:

@@ -42,10 +42,16 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         why = "did not run"
         if c.status != "ok" and c.failed_stage == stage:
             why = f"failed here: {c.error}"
+        elif c.status != "ok" and c.failed_stage:
+            why = f"not reached: the compile failed in {c.failed_stage}"
         elif c.cache.get("fx_graph") == "hit" and stage in ("fuse", "autograd"):
             why = "skipped: Inductor's FX graph cache hit"
+        elif stage != "capture" and captured_nothing(c):
+            why = "Dynamo captured no operations in this frame: nothing to compile"
         elif stage != "capture" and c.stages.capture is not None and c.stages.autograd is None:
             why = "not run by this backend (Inductor runs autograd→codegen)"
+        elif stage != "autograd" and c.stages.autograd is not None and _no_inductor(c):
+            why = "not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)"
         return StageView(stage, (), note=why)
     blocks: list[Block] = []
     if stage == "capture":
@@ -115,6 +121,21 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
     return StageView(stage, tuple(blocks))
+
+
+def captured_nothing(c: Compile) -> bool:
+    """Dynamo's graph of an ok compile has no call (torch logs no graph then, or one of only
+    inputs and outputs): e.g. a resume function that only returns. Nothing went to the backend."""
+    cap = c.stages.capture
+    if c.status != "ok" or cap is None or c.stages.autograd is not None:
+        return False
+    return cap.graph is None or not any(n.op.startswith("call") for n in cap.graph.nodes)
+
+
+def _no_inductor(c: Compile) -> bool:
+    """AOTAutograd ran and nothing of Inductor's did (``aot_eager``)."""
+    s = c.stages
+    return c.status == "ok" and s.decompose is None and s.fuse is None and s.codegen is None
 
 
 def _fuse_graph(c: Compile, names: set[str]) -> Graph | None:

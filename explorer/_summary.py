@@ -26,17 +26,25 @@ def cell_label(filename: str) -> str | None:
     return f"Cell In[{number}]" if number is not None else None
 
 
+_INSTALLED = re.compile(r"^.*[/\\](?:site|dist)-packages[/\\]")
+
+
 def where(filename: str | None, line: int | None) -> str:
+    """``file:line`` as a user reads it: relative to the working directory; an installed
+    package's file from its package (``transformers/modeling_utils.py:4769``, as torch's
+    guard comments name it); a notebook cell as IPython names it (``Cell In[3], line 2``)."""
     if not filename:
         return "?"
     cell = cell_label(filename)
     if cell is not None:
         return f"{cell}, line {line}" if line is not None else cell
-    try:
-        rel = os.path.relpath(filename)
-        name = rel if not rel.startswith("..") else filename
-    except ValueError:
-        name = filename
+    name = _INSTALLED.sub("", filename)
+    if name == filename:
+        try:
+            rel = os.path.relpath(filename)
+            name = rel if not rel.startswith("..") else filename
+        except ValueError:
+            name = filename
     return f"{name}:{line}" if line is not None else name
 
 
@@ -46,7 +54,12 @@ _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 def reasons_line(reasons) -> str:
     """A recompile's reasons on one line: the first line of each (torch appends a "User stack
     trace:" block to some), joined by "; "."""
-    return "; ".join(r.strip().splitlines()[0] for r in reasons if r.strip())
+    return "; ".join(_squeeze(r.strip().splitlines()[0]) for r in reasons if r.strip())
+
+
+def _squeeze(reason: str) -> str:
+    """torch pads a guard's code to a column before its ``# source`` comment: one gap."""
+    return re.sub(r" {3,}#", "  #", reason)
 
 
 def display_name(name: str | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._view import ExplorerView, Table
+from ._view import DynamicDim, ExplorerView, Table
 
 
 def summary_lines(view: ExplorerView) -> list[str]:
@@ -16,11 +16,16 @@ def summary_lines(view: ExplorerView) -> list[str]:
 
 
 def breaks_text(view: ExplorerView) -> str:
-    if not view.breaks:
-        return "No graph breaks: each compiled frame is one graph."
     out: list[str] = []
+    if view.summary.error:  # users land on this view: say first how the program ended
+        out += [f"The recorded program ended with: {view.summary.error}", ""]
+    if not view.breaks:
+        return "\n".join(out + ["No graph breaks: each compiled frame is one graph."])
     for b in view.breaks:
-        out.append(f"{b.site}  {b.type}  (hit {b.count}×: {', '.join(b.compile_ids)})")
+        gb = f"  {b.gb_id}" if b.gb_id else ""
+        out.append(f"{b.site}  {b.type}{gb}  (hit {b.count}×; logged in {', '.join(b.compile_ids)})")
+        if b.your_code:
+            out.append(f"  your code: {b.your_code}")
         width = len(str(b.context[-1].number)) if b.context else 0
         for ln in b.context:
             mark = ">" if ln.highlight else " "
@@ -29,7 +34,8 @@ def breaks_text(view: ExplorerView) -> str:
             out.append(f"  why: {' '.join(b.explanation.split())}")
         out += [f"  hint: {h}" for h in b.hints]
         if b.user_stack:
-            out.append(f"  stack: {' -> '.join(b.user_stack)}")
+            frames = (f"{f.text} [lib]" if f.library else f.text for f in b.user_stack)
+            out.append(f"  stack: {' -> '.join(frames)}")
         graphs = []
         if b.graph_before:
             graphs.append(f"graph before: [{b.graph_before}]")
@@ -57,7 +63,30 @@ def recompiles_text(view: ExplorerView) -> str:
             out.append("  reason: " + "\n          ".join(x.strip().splitlines()))
         if r.failing_guard:
             out.append(f"  failing guard: {r.failing_guard}")
+        if r.guard_from:
+            out.append(f"  guard from: {r.guard_from}")
+        for x in r.also_failed:
+            out.append(f"  also failed: [{x.entry}] {x.reason}")
+            if x.guard:
+                out.append(f"    guard: {x.guard}")
+        if r.dynamic_note:
+            out.append(f"  {r.dynamic_note}")
+    if view.dynamic_dims:
+        out += ["", "Dynamic dimensions:"]
+        out += [f"  {dynamic_dim_text(d)}" for d in view.dynamic_dims]
     return "\n".join(out).rstrip() + "\n"
+
+
+def dynamic_dim_text(d: DynamicDim) -> str:
+    """``[0/1] s27 = kwargs['input_ids'].size()[1] in [2, int_oo] (seen 24)`` or
+    ``[0/0] specialized x.size()[0] = 8: range_refined_to_singleton at f.py:4``."""
+    if d.specialized is None and d.reason is None:
+        vr = f" in {d.range}" if d.range else ""
+        seen = f" (seen {d.seen})" if d.seen is not None else ""
+        return f"[{d.compile_id}] {d.symbol} = {d.dim}{vr}{seen}"
+    reason = f": {d.reason}" if d.reason else ""
+    at = f" at {d.at}" if d.at else ""
+    return f"[{d.compile_id}] specialized {d.dim} = {d.specialized}{reason}{at}"
 
 
 def table_text(t: Table) -> str:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import linecache
 import os
-import sys
 from dataclasses import dataclass, field
 
 from compiler import STAGES, Benchmark, Compile, Graph, Report
-from compiler._text import is_user_file
+from compiler._report import StackFrame
 
 from ._summary import display_name, headline, reasons_line, where
 
@@ -26,6 +25,15 @@ class SourceLine:
 
 
 @dataclass(frozen=True)
+class StackLine:
+    """One frame of a break's stack: the program's own code or a library it called."""
+
+    text: str  # "file.py:12 in fn"
+    library: bool = False  # an installed package or the standard library (shown dimmed, "[lib]")
+    yours: bool = False  # the innermost frame of the program's own code (shown bold)
+
+
+@dataclass(frozen=True)
 class BreakView:
     site: str  # "file.py:12"
     type: str
@@ -34,17 +42,27 @@ class BreakView:
     hints: tuple[str, ...]
     count: int
     compile_ids: tuple[str, ...]
-    user_stack: tuple[str, ...]  # "file.py:12 in fn"
+    user_stack: tuple[StackLine, ...]  # outermost first; torch's and this package's frames left out
     context: tuple[SourceLine, ...]
     graph_before: str | None  # compile whose graph ends at the break
     graph_after: str | None  # compile of the code after it (torch's resume function)
     gb_id: str | None = None
+    your_code: str | None = None  # "train.py:11 in step" when the site itself is in a library
 
 
 @dataclass(frozen=True)
 class GuardLine:
     text: str
     failing: bool = False
+
+
+@dataclass(frozen=True)
+class OtherFailure:
+    """A further cache entry whose guards also failed (torch tries every entry, newest first)."""
+
+    entry: str | None
+    reason: str  # first line, without torch's "0/0: " prefix
+    guard: str | None
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,26 @@ class RecompileView:
     failed_entry: str | None
     failing_guard: str | None
     guards: tuple[GuardLine, ...]
+    guard_from: str | None = None  # "file.py:12 in fn": the user code the failing guard came from
+    also_failed: tuple[OtherFailure, ...] = ()
+    dynamic: tuple[tuple[str, str], ...] = ()  # (dimension, symbol) this recompile made dynamic
+    failed_later_in: str | None = None  # the later recompile whose failure names this compile
+    dynamic_note: str | None = None  # "compiled with dynamic … (s27); later calls reuse it"
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """A row of the "Dynamic dimensions" section: a symbol a compile created for a size (or
+    stride), or a dimension it specialized to a constant."""
+
+    compile_id: str
+    symbol: str | None  # "s27" (for a specialization: the symbol it replaced)
+    dim: str  # "kwargs['input_ids'].size()[1]" (a specialization's sources joined by ", ")
+    range: str | None = None  # torch's value range, "[2, int_oo]"
+    seen: str | None = None  # the value seen when the symbol was created
+    specialized: str | None = None  # the constant it was fixed to (a specialization)
+    reason: str | None = None  # torch's reason for the specialization
+    at: str | None = None  # "file.py:4": the user line that specialized it
 
 
 @dataclass(frozen=True)
@@ -130,6 +168,7 @@ class ExplorerView:
     recompiles: tuple[RecompileView, ...]
     compiles: tuple[CompileView, ...]
     benchmarks: tuple[Benchmark, ...] = ()  # report.benchmarks (explorer/_benchview.py)
+    dynamic_dims: tuple[DynamicDim, ...] = ()  # every compile's symbols and specializations
 
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
@@ -152,13 +191,16 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
         ),
         error=report.error,
     )
+    from ._recompileview import dynamic_dims, recompile_view, timelines  # built on these types
+
     return ExplorerView(
         summary=summary,
         breaks=tuple(_break_view(report, b) for b in report.graph_breaks),
-        timelines=_timelines(report),
-        recompiles=tuple(_recompile_view(report, r, names) for r in report.recompiles),
+        timelines=timelines(report),
+        recompiles=tuple(recompile_view(report, r, names) for r in report.recompiles),
         compiles=tuple(_compile_view(report, c) for c in report.compiles),
         benchmarks=report.benchmarks,
+        dynamic_dims=dynamic_dims(report),
     )
 
 
@@ -182,8 +224,20 @@ def _before(report: Report, b):
     hit = [c for c in report.compiles if c.id in (b.compile_ids or (b.compile_id,))]
     own = [c for c in hit if c.filename == b.filename and c.line is not None and c.line <= b.line]
     if own:
-        return max(own, key=lambda c: c.line)
+        c = max(own, key=lambda c: c.line)
+        if _has_graph(c):
+            return c
+        # the function holding the break captured nothing before it (the break is its first
+        # operation, e.g. a library's logger call): the graph that ends there is its caller's,
+        # the innermost compile that hit the site and has a graph (Dynamo compiles callers first)
+        order = {cid: i for i, cid in enumerate(b.compile_ids)}
+        with_graph = sorted((x for x in hit if _has_graph(x)), key=lambda x: order.get(x.id, -1))
+        return with_graph[-1] if with_graph else c
     return next((c for c in report.compiles if c.id == b.compile_id), None)
+
+
+def _has_graph(c: Compile) -> bool:
+    return bool(c.stages.capture and c.stages.capture.graph)
 
 
 def _break_view(report: Report, b) -> BreakView:
@@ -199,6 +253,11 @@ def _break_view(report: Report, b) -> BreakView:
             ):
                 after = other.id
                 break
+    stack, mine = _stack(b)
+    # the program's own line that led to a site in a library
+    your_code = None
+    if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
+        your_code = f"{where(mine.filename, mine.line)} in {mine.name}"
     return BreakView(
         site=where(b.filename, b.line),
         type=b.type,
@@ -207,70 +266,37 @@ def _break_view(report: Report, b) -> BreakView:
         hints=b.hints,
         count=b.count,
         compile_ids=b.compile_ids,
-        user_stack=tuple(
-            f"{where(f.filename, f.line)} in {f.name}" for f in b.user_stack if _shown_frame(f.filename)
-        ),
+        user_stack=stack,
         context=source_context(b.filename, b.line),
         graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
         gb_id=b.gb_id,
+        your_code=your_code,
     )
 
 
-_HIDDEN_PREFIXES = tuple(
-    {
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
-        for d in ("compiler", "explorer")
-    }
-    | {p + os.sep for p in {sys.prefix, sys.exec_prefix, sys.base_prefix}}
+def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
+    """The stack shown under a break: ``GraphBreak.shown_stack`` (the program's frames and the
+    library frames between them and the break) less this package's own frames (the CLI or
+    ``compiler.record`` that called the program), from the program's outermost own frame on;
+    and the innermost frame of the program's own code."""
+    frames = [f for f in b.shown_stack if not f.filename.startswith(_OWN_PREFIXES)]
+    first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
+    if first is None:  # no frame of the program's own: what torch gave, libraries included
+        return tuple(StackLine(f"{where(f.filename, f.line)} in {f.name}", True) for f in frames), None
+    frames = frames[first:]
+    mine = max((i for i, f in enumerate(frames) if f.kind == "user"), default=None)
+    lines = tuple(
+        StackLine(f"{where(f.filename, f.line)} in {f.name}", f.kind != "user", i == mine)
+        for i, f in enumerate(frames)
+    )
+    return lines, frames[mine]
+
+
+_OWN_PREFIXES = tuple(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
+    for d in ("compiler", "explorer")
 )
-
-
-def _shown_frame(filename: str) -> bool:
-    """User code only: not torch, not the interpreter's or the venv's files (runpy, IPython,
-    ipykernel), not this package's own frames (the CLI that ran the script)."""
-    if filename.startswith("<frozen ") or not is_user_file(filename):
-        return False
-    return not os.path.abspath(filename).startswith(_HIDDEN_PREFIXES)
-
-
-def _timelines(report: Report) -> tuple[FrameTimeline, ...]:
-    reasons = {r.compile_id: reasons_line(r.reasons) for r in report.recompiles}
-    out = []
-    for f in report.frames:
-        entries = []
-        for c in report.compiles:
-            if c.frame != f.id:
-                continue
-            if c.status != "ok":
-                label = f"failed in {c.failed_stage}: {(c.error or '').splitlines()[0] if c.error else ''}"
-            elif c.id.endswith("/0"):
-                label = "first compile"
-            else:
-                label = reasons.get(c.id, "recompile")
-            entries.append(TimelineEntry(c.id, c.status, label))
-        out.append(
-            FrameTimeline(
-                display_name(f.name), where(f.filename, f.line), tuple(entries), f.recompile_limit_hit
-            )
-        )
-    return tuple(out)
-
-
-def _recompile_view(report: Report, r, names: dict[str, str]) -> RecompileView:
-    guards = ()
-    if r.entry_guards:
-        lines = [ln for ln in r.entry_guards.splitlines() if ln.strip()]
-        failing = r.failing_guard
-        guards = tuple(GuardLine(ln, bool(failing) and ln.rstrip().endswith(failing)) for ln in lines)
-    return RecompileView(
-        compile_id=r.compile_id,
-        frame=names.get(r.compile_id, "?"),
-        reasons=r.reasons,
-        failed_entry=r.failed_entry,
-        failing_guard=r.failing_guard,
-        guards=guards,
-    )
 
 
 def _compile_view(report: Report, c: Compile) -> CompileView:

@@ -171,6 +171,8 @@ class Explorer(w.VBox):
         if not self.view.breaks:
             return w.HTML(_frag(_html.breaks_html(self.view)))
         rows: list[w.Widget] = []
+        if self.view.summary.error:  # users land on this tab: how the program ended comes first
+            rows.append(w.HTML(_frag(_html.error_html(self.view))))
         for b in self.view.breaks:
             rows.append(w.HTML(_frag(_html.break_html(b))))
             buttons = []

@@ -13,7 +13,7 @@ from _e2e import marker_line
 import compiler
 import explorer
 from compiler._report import GraphBreak, Recompile, Report, StackFrame
-from explorer._html import page_html
+from explorer._html import breaks_html, page_html
 from explorer._textview import breaks_text, recompiles_text, summary_lines
 from explorer._view import build_view
 from explorer._widgets import Explorer
@@ -56,7 +56,7 @@ def test_breaks_view_text(recorded):
         for n in range(line - 3, line + 4)
     )
     expected = (
-        f"{rel}  Data-dependent branching  (hit 2×: 0/0, 0/1)\n"
+        f"{rel}  Data-dependent branching  GB0170  (hit 2×; logged in 0/0, 0/1)\n"
         f"{context}\n"
         f"  why: {' '.join(b.explanation.split())}\n"
         + "".join(f"  hint: {h}\n" for h in b.hints)
@@ -71,10 +71,16 @@ def test_recompiles_view_text(recorded):
     first = branchy.__code__.co_firstlineno
     rel = explorer._summary.where(HERE, first)
     brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
-    guard0 = recorded.recompiles[0].failing_guard
-    guard1 = recorded.recompiles[1].failing_guard
+    r0, r1 = recorded.recompiles
+    guard0, guard1 = r0.failing_guard, r1.failing_guard
     assert guard0.startswith("TENSOR_MATCH: check_tensor(L['x'], Tensor")
     assert guard1.startswith("TENSOR_MATCH: check_tensor(L['y'], Tensor")
+    # where each guard came from: the user line that read the input (y = x.cos(); y = y + 1)
+    from0, from1 = (r.failures[0].user_stack[-1] for r in (r0, r1))
+    assert (from0.line, from0.name) == (first + 1, "branchy")
+    assert (from1.line, from1.name) == (first + 3, f"torch_dynamo_resume_in_branchy_at_{first + 2}")
+    # the second shape made the size dynamic: one symbol per recompile
+    ((s0,), (s1,)) = r0.dynamic, r1.dynamic
     assert recompiles_text(build_view(recorded)) == (
         f"branchy  {rel}\n"
         "  [0/0] ok: first compile\n"
@@ -86,10 +92,18 @@ def test_recompiles_view_text(recorded):
         "[0/1] branchy: guards of [0/0] failed\n"
         "  reason: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
         f"  failing guard: {guard0}\n"
+        f"  guard from: {explorer._summary.where(from0.filename, from0.line)} in branchy\n"
+        f"  compiled with dynamic x.size()[0] ({s0}); later calls reuse it\n"
         "\n"
         f"[1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): guards of [1/0] failed\n"
         "  reason: 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
         f"  failing guard: {guard1}\n"
+        f"  guard from: {explorer._summary.where(from1.filename, from1.line)} in {from1.name}\n"
+        f"  compiled with dynamic y.size()[0] ({s1}); later calls reuse it\n"
+        "\n"
+        "Dynamic dimensions:\n"
+        f"  [0/1] {s0} = x.size()[0] in [2, int_oo] (seen 6)\n"
+        f"  [1/1] {s1} = y.size()[0] in [2, int_oo] (seen 6)\n"
     )
 
 
@@ -118,7 +132,7 @@ def test_failing_guard_is_highlighted_in_the_guard_list(recorded):
 
 
 def test_static_html_is_self_contained_and_shows_the_same_facts(recorded, tmp_path):
-    path = recorded.save_html(tmp_path / "r.html", title="views test")
+    path = explorer.save_html(recorded, tmp_path / "r.html", title="views test")
     text = open(path, encoding="utf-8").read()
     brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
     assert brk in text and "Data-dependent branching" in text
@@ -238,3 +252,264 @@ def test_static_page_of_a_collapsed_graph_carries_its_modules_expanded():
     assert "collapsed by nn.Module into" in text
     assert re.search(r"<summary>expand transformer\.h\.[01](\.attn)? \(\d+ nodes\)</summary>", text)
     assert len(text) < 5_000_000
+
+
+# ---- recompiles: where the guard came from, every entry torch tried, what became dynamic -----
+
+
+def scaled(x, k):
+    return x * k  # VIEW-SCALED
+
+
+def test_recompile_names_every_failed_entry_and_when_its_dynamic_compile_failed():
+    with compiler.recording() as rec:
+        f = torch.compile(scaled, backend="eager")
+        f(torch.zeros(4), 1)
+        f(torch.zeros(6), 1)  # [0/1]: the size becomes dynamic
+        f(torch.zeros(6), 2)  # [0/2]: k == 1 of [0/1] fails, then the size guard of [0/0]
+        f(torch.zeros(7), 3)  # [0/2] compiled k dynamic too: reused
+    r = rec.report
+    r1, r2 = r.recompiles
+    line = marker_line(HERE, "VIEW-SCALED")
+    # the guard comes from the line that read the input (torch shortens the path in its comment)
+    assert [(f.user_stack[-1].line, f.user_stack[-1].name) for f in r2.failures] == [
+        (line, "scaled"),
+        (line, "scaled"),
+    ]
+    ((sx,), (sx2, sk)) = r1.dynamic, r2.dynamic
+    frame = explorer._summary.where
+
+    def origin(failure) -> str:
+        return frame(failure.user_stack[-1].filename, line)
+
+    text = recompiles_text(build_view(r))
+    blocks = text.split("\n\n")
+    assert blocks[1].splitlines()[2:] == [
+        f"  failing guard: {r1.failing_guard}",
+        f"  guard from: {origin(r1.failures[0])} in scaled",
+        f"  compiled with dynamic x.size()[0] ({sx}); its guards failed later in [0/2]",
+    ]
+    assert r2.failing_guard.startswith("EQUALS_MATCH: L['k'] == 1 ")
+    assert r2.failures[1].guard.startswith("TENSOR_MATCH: check_tensor(L['x'], Tensor, ")
+    assert blocks[2].splitlines()[-5:] == [
+        f"  failing guard: {r2.failing_guard}",
+        f"  guard from: {origin(r2.failures[0])} in scaled",
+        "  also failed: [0/0] tensor 'x' size mismatch at index 0. expected 4, actual 6",
+        f"    guard: {r2.failures[1].guard}",
+        f"  compiled with dynamic x.size()[0] ({sx2}), k ({sk}); later calls reuse it",
+    ]
+    assert blocks[3] == (
+        "Dynamic dimensions:\n"
+        f"  [0/1] {sx} = x.size()[0] in [2, int_oo] (seen 6)\n"
+        f"  [0/2] {sx2} = x.size()[0] in [2, int_oo] (seen 6)\n"
+        f"  [0/2] {sk} = k in [-int_oo, int_oo] (seen 2)\n"
+    )
+    # the page and the widget say the same: the dynamic line bold, the section a table
+    page = page_html(build_view(r))
+    later = f'<div class="dynamic">compiled with dynamic x.size()[0] ({sx}); its guards failed later in [0/2]</div>'
+    assert later in page
+    assert "<div><b>also failed:</b> [0/0] tensor &#x27;x&#x27; size mismatch at index 0." in page
+    assert "<h3>Dynamic dimensions</h3>" in page
+    assert (
+        f"<tr><td>[0/2]</td><td>{sk}</td><td>k</td><td>[-int_oo, int_oo]</td><td>2</td><td></td></tr>" in page
+    )
+    widget = "".join(c.value for c in _leaves(Explorer(r).recompiles) if hasattr(c, "value"))
+    assert later in widget and "<h3>Dynamic dimensions</h3>" in widget
+
+
+def sized(x):
+    y = x * 2
+    if x.shape[0] == 8:  # VIEW-SPECIALIZED
+        y = y + 1
+    return y.sum()
+
+
+def marked(x):
+    return x.cos() + 1
+
+
+def test_dynamic_dimensions_without_recompiles():
+    with compiler.recording() as rec:
+        torch.compile(sized, backend="eager", dynamic=True)(torch.randn(8, 3))
+        x = torch.randn(5, 3)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.compile(marked, backend="eager")(x)
+    r = rec.report
+    (s0, s1), (s2,) = (tuple(s.symbol for s in c.stages.capture.symbols) for c in r.compiles)
+    where = explorer._summary.where
+    text = recompiles_text(build_view(r))
+    assert text.endswith(
+        "No recompiles.\n"
+        "\n"
+        "Dynamic dimensions:\n"
+        f"  [0/0] {s0} = x.size()[0] in [2, int_oo] (seen 8)\n"
+        f"  [0/0] {s1} = x.size()[1] in [2, int_oo] (seen 3)\n"
+        f"  [0/0] specialized x.size()[0] = 8: range_refined_to_singleton at {where(HERE, marker_line(HERE, 'VIEW-SPECIALIZED'))}\n"
+        f"  [1/0] {s2} = x.size()[0] in [2, int_oo] (seen 5)\n"
+    ), text
+    page = page_html(build_view(r))
+    assert "<td>= 8: range_refined_to_singleton at " in page
+
+
+# ---- breaks: library frames, the user's own line, the program's exception ------------------
+
+_FAKE_LIB = """import logging
+
+log = logging.getLogger("pt2x_fakelib")
+
+
+def helper(x):
+    log.warning("pt2x_fakelib: a library logs")
+    return x + 1
+"""
+
+
+def calls_a_library(x, lib):
+    y = x.sin()
+    y = lib.helper(y)  # VIEW-LIB-CALL
+    return y.cos()
+
+
+@pytest.fixture
+def fake_lib(tmp_path, monkeypatch):
+    """A module installed the way libraries are (under a site-packages folder)."""
+    import importlib
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "pt2x_fakelib.py").write_text(_FAKE_LIB)
+    monkeypatch.syspath_prepend(str(site))
+    return importlib.import_module("pt2x_fakelib")
+
+
+def test_break_in_a_library_names_your_line_and_marks_library_frames(fake_lib):
+    with pytest.raises(RuntimeError, match="stopped after the break"):
+        with compiler.recording() as rec:
+            torch.compile(calls_a_library, backend="eager")(torch.zeros(3), fake_lib)
+            raise RuntimeError("stopped after the break")  # VIEW-RAISE
+    r = rec.report
+    (b,) = r.graph_breaks
+    assert b.user_frame.line == marker_line(HERE, "VIEW-LIB-CALL")
+    where = explorer._summary.where
+    me = where(HERE, marker_line(HERE, "VIEW-RAISE") - 1)
+    call = where(HERE, marker_line(HERE, "VIEW-LIB-CALL"))
+    lib_lines = _FAKE_LIB.splitlines()
+    assert breaks_text(build_view(r)) == (
+        "The recorded program ended with: RuntimeError: stopped after the break\n"
+        "\n"
+        "pt2x_fakelib.py:7  logging.Logger method not supported for non-export cases  GB0291  (hit 1×; logged in 0/0, 1/0)\n"
+        f"  your code: {call} in calls_a_library\n"
+        + "".join(f"  {'>' if n == 7 else ' '} {n} | {lib_lines[n - 1]}\n" for n in range(4, 9))
+        + f"  why: {b.explanation}\n"
+        + "".join(f"  hint: {h}\n" for h in b.hints)
+        + f"  stack: {me} in test_break_in_a_library_names_your_line_and_marks_library_frames"
+        f" -> {call} in calls_a_library -> pt2x_fakelib.py:7 in helper [lib]\n"
+        # helper captured nothing before its logger call: the graph that ends there is the caller's
+        "  graph before: [0/0], graph after: [2/0]\n"
+    )
+    page = page_html(build_view(r))
+    assert (
+        '<section class="pt2x-tab" id="tab-breaks"><div class="error">The recorded program ended with: RuntimeError: stopped after the break</div>'
+        in page
+    )
+    assert f'<span class="yours" title="your code">{call} in calls_a_library</span>' in page
+    assert '<span class="lib" title="library code">pt2x_fakelib.py:7 in helper</span>' in page
+    assert (
+        '<span class="gb">GB0291</span>' in page
+        and f"<div><b>your code:</b> {call} in calls_a_library</div>" in page
+    )
+    rows = [c.value for c in Explorer(r).breaks.children if hasattr(c, "value")]
+    assert "The recorded program ended with: RuntimeError: stopped after the break" in rows[0]
+
+
+def test_breaks_view_says_how_the_program_ended_without_breaks():
+    view = build_view(Report(torch_version="2.13.0", device="cpu", error="KeyboardInterrupt"))
+    assert breaks_text(view) == (
+        "The recorded program ended with: KeyboardInterrupt\n\nNo graph breaks: each compiled frame is one graph."
+    )
+    assert breaks_html(view).startswith(
+        '<div class="error">The recorded program ended with: KeyboardInterrupt</div>'
+    )
+
+
+# ---- compile stages: nothing captured is not "not run by this backend" -----------------------
+
+
+def returns_after_a_break(x):
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y  # the resume function only returns: Dynamo captures no operation
+
+
+def test_a_frame_that_captured_nothing_says_so_for_every_later_stage():
+    with compiler.recording() as rec:
+        torch.compile(returns_after_a_break, backend="aot_eager")(torch.zeros(3))
+        torch.compile(marked, backend="eager")(torch.zeros(3))
+    notes = {c.compile_id: [sv.note for sv in c.stages[1:]] for c in build_view(rec.report).compiles}
+    nothing = "Dynamo captured no operations in this frame: nothing to compile"
+    aot = "not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)"
+    eager = "not run by this backend (Inductor runs autograd→codegen)"
+    assert notes == {"0/0": [None, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
+
+
+# ---- the README's Hugging Face walkthrough runs and prints what the README shows ----------
+
+
+def _readme_walkthrough() -> tuple[str, str]:
+    """The README's ``# readme: hf-walkthrough`` code block and the output printed under it."""
+    from pathlib import Path
+
+    text = (Path(HERE).parent.parent / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"```python\n(# readme: hf-walkthrough\n.*?)```.*?```text\n(.*?)```", text, re.S)
+    assert m, "README.md has no '# readme: hf-walkthrough' block followed by its output"
+    return m.group(1), m.group(2)
+
+
+def _comparable(out: str) -> list[str]:
+    """Output lines without the library's source lines and with line numbers and symbol
+    names normalised: what stays the same across transformers releases."""
+    lines = [ln for ln in out.rstrip("\n").splitlines() if not re.match(r"^  [> ] +\d+ \|", ln)]
+    return [re.sub(r"\bs\d+\b", "sN", re.sub(r"(\.py):\d+", r"\1:N", ln)) for ln in lines]
+
+
+@pytest.mark.slow
+def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("transformers")
+    code, shown = _readme_walkthrough()
+    script = tmp_path / "hf_walkthrough.py"
+    script.write_text(code, encoding="utf-8")
+    root = str(Path(HERE).parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.splitlines()
+    call = 1 + code.splitlines().index("    loss = model(input_ids=ids, labels=ids).loss")
+    # the break: transformers' logger.warning_once, reached from the program's own line
+    assert re.fullmatch(
+        r"transformers/modeling_utils\.py:\d+  logging\.Logger method not supported for non-export cases"
+        r"  GB0291  \(hit \d+×; logged in [\d/, ]+\)",
+        out[0],
+    ), out[0]
+    assert out[1] == f"  your code: hf_walkthrough.py:{call} in <module>"
+    stack = next(ln for ln in out if ln.startswith("  stack: "))
+    assert stack.startswith(f"  stack: hf_walkthrough.py:{call} in <module> -> transformers/")
+    assert re.search(r" -> transformers/modeling_utils\.py:\d+ in loss_function \[lib\]$", stack), stack
+    # the recompile: the length of input_ids, then compiled dynamic and reused
+    guard = next(ln for ln in out if ln.startswith("  failing guard: "))
+    assert guard.startswith("  failing guard: TENSOR_MATCH: check_tensor(L['kwargs']['input_ids'], Tensor, ")
+    assert "size=[2, 16]" in guard
+    dynamic = [ln for ln in out if ln.startswith("  compiled with dynamic ")]
+    assert len(dynamic) == 1 and re.fullmatch(
+        r"  compiled with dynamic kwargs\['input_ids'\]\.size\(\)\[1\] \(s\d+\); later calls reuse it",
+        dynamic[0],
+    ), dynamic
+    assert "[0/2]" not in run.stdout  # the third length reused [0/1]
+    # and the README shows this output
+    assert _comparable(shown) == _comparable(run.stdout)
