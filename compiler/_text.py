@@ -286,6 +286,11 @@ def _failing_guard_line(reason: str, guards: str | None) -> str | None:
                 arg = _first_arg(body.split("check_tensor(", 1)[1])
                 if src in (_norm(arg), _norm(_LOCAL_SCOPE.sub(r"\1", arg))):
                     return ln.strip()
+    sm = _STATE_CHANGED.match(head)
+    if sm:  # "GLOBAL_STATE changed: grad_mode": the guard of that kind
+        for ln in lines:
+            if ln.split("+-", 1)[1].strip().startswith(sm.group("kind") + ":"):
+                return ln.strip()
     expr = _norm(head)
     if not expr:
         return None
@@ -304,6 +309,10 @@ def _failing_guard_line(reason: str, guards: str | None) -> str | None:
         if expr in body or expr in local:
             return ln.strip()
     return None
+
+
+# "GLOBAL_STATE changed: grad_mode", "DEFAULT_DEVICE changed: ..."
+_STATE_CHANGED = re.compile(r"^(?P<kind>[A-Z][A-Z_]+) changed\b")
 
 
 def _first_arg(args: str) -> str:

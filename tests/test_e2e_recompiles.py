@@ -262,3 +262,54 @@ def test_dynamic_symbols_and_a_specialization():
     assert [(f.filename, f.line, f.name) for f in sp.user_stack] == [(HERE, line, "branches_on_batch")]
     assert cap.shape_guards == (f"Eq({cap.symbols[0].symbol}, 4)",)
     assert rec.report.recompiles == ()
+
+
+def with_options(x, n=1, opts=None):
+    y = x * n
+    if opts is not None and opts.get("relu"):
+        y = y.relu()
+    return y.sin()
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reason_head", "guard_head"),
+    [
+        (
+            {},
+            {"grad": False},
+            "0/0: GLOBAL_STATE changed: grad_mode",
+            "GLOBAL_STATE: ___check_global_state()",
+        ),
+        ({"n": 2}, {"n": 3}, "0/0: n == 2", "EQUALS_MATCH: L['n'] == 2"),
+        (
+            {"opts": {"relu": True}},
+            {"opts": {"relu": False}},
+            "0/0: opts['relu'] == True",
+            "TRUE_MATCH: L['opts']['relu'] == True",
+        ),  # fmt: skip
+        ({}, {"opts": {"relu": True}}, "0/0: opts is None", "NONE_MATCH: L['opts'] is None"),
+        (
+            {},
+            {"dtype": torch.float64},
+            "0/0: tensor 'x' dtype mismatch. expected Float, actual Double",
+            "TENSOR_MATCH: check_tensor(L['x'], Tensor, ",
+        ),  # fmt: skip
+    ],
+)
+def test_failing_guard_of_each_kind(first, second, reason_head, guard_head):
+    """Every recompile names its failing guard: global state, constants, dict items, None
+    checks and tensor properties."""
+    compiled = torch.compile(with_options, backend="eager")
+
+    def call(grad=True, dtype=torch.float32, **kw):
+        with torch.set_grad_enabled(grad):
+            x = torch.randn(3, dtype=dtype)
+            torch.testing.assert_close(compiled(x, **kw), with_options(x, **kw))
+
+    with compiler.recording() as rec:
+        call(**first)
+        call(**second)
+    (rc,) = rec.report.recompiles
+    assert rc.reasons[0].split("  #")[0].rstrip() == reason_head
+    assert rc.failing_guard.startswith(guard_head), rc.failing_guard
+    assert rc.failing_guard in rc.entry_guards
