@@ -3,117 +3,64 @@
     %%compile [--mode M] [--dynamic] [--fullgraph] [--backend B]
     <cell>
 
-expands to (the cell keeps its own line numbers, and its globals are the notebook's)::
+expands to (the cell as IPython transforms it — ``%magic``, ``!shell`` — keeping its own line
+numbers; its globals are the notebook's)::
 
-    def __pt2_cell__(<names the cell assigns that the notebook already has>, *, __pt2_unset__):
-        <every other name the cell assigns> = __pt2_unset__
-        <cell>
+    def __pt2_cell__(<names the cell assigns that the notebook already has>, *, __pt2_unset__,
+                     __pt2_builtins__):
+        global <names that functions defined in the cell use>
+        <every other name the cell assigns> = __pt2_unset__  # or __pt2_builtins__["input"]
+        <cell>          # top-level `global x` dropped; `del x` is `x = __pt2_unset__`
         return <the cell's last expression, or None>, {"name": name, ...}
 
     with compiler.recording() as rec:
         result, names = torch.compile(__pt2_cell__, mode=M, dynamic=..., fullgraph=..., backend=B)(...)
     <the names the cell assigned are written back to the notebook>
-    explorer.show(rec.report); result
+    explorer.show(rec.report); result   # nothing shown if the cell ends with ";"
 
-(Local names, not ``global`` statements: Dynamo cannot resume after a graph break with
-pending global writes. The names are returned explicitly, which keeps them alive across
-graph breaks; a name still unset on the path the cell took is not written back. If the cell
-raises, nothing is written back.)
+so that the cell means what it means as a plain cell:
 
-``%%compile --record`` runs the cell as written inside ``compiler.recording()``: for code that
-already calls torch.compile itself. Errors in the cell propagate unchanged, after the
-partial recording is shown. ``--name NAME`` keeps the report as ``explorer.reports[NAME]``.
+- Before anything runs, the cell is parsed and compiled as a plain cell is: a SyntaxError
+  (``return`` or ``yield`` outside a function too) is shown as IPython shows it. A cell that
+  cannot mean the same inside a function is refused with one line (``await``, ``import *``,
+  ``from __future__``, ``locals()``, ``%magics`` at its top level).
+- Names are the function's locals, not globals: Dynamo compiles a frame's locals best (after a
+  graph break it resumes only in frames holding tensors). The names are returned explicitly,
+  which keeps them alive across graph breaks; a name unset on the path the cell took, or
+  deleted, is not in the notebook afterwards. Names a function, lambda or method defined in
+  the cell reads are the notebook's globals, as in a plain cell: later rebinding them changes
+  what those functions see.
+- Functions and classes defined in the cell get plain qualnames (``g``, not
+  ``__pt2_cell__.<locals>.g``) and module ``__main__``: they pickle.
+- If the cell raises, the names it assigned so far are written back (read from the cell's
+  frame in the traceback), and the error shows the cell's frames as a plain cell's does.
+
+``%%compile --record`` runs the cell as written (as module code, like a plain cell) inside
+``compiler.recording()``: for code that already calls torch.compile itself. Errors in the cell
+propagate, after the partial recording is shown. ``--name NAME`` keeps the report as
+``explorer.reports[NAME]``. More, and what is not the same as a plain cell: docs/magic.md.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import html
+import re
 import sys
 import time
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import HTML, display
 
 import compiler
 
+from . import _cell, _celltb
+from ._cell import CELL_FUNCTION, UNSET, UNSET_ARG, assigned_names  # noqa: F401 - re-exported
+
 reports: dict[str, compiler.Report] = {}
-CELL_FUNCTION = "__pt2_cell__"
-
-
-def assigned_names(tree: ast.Module) -> list[str]:
-    """Names a cell binds at its own level (not inside functions, classes, comprehensions)."""
-    names: dict[str, None] = {}
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names[node.name] = None
-            return  # their bodies have their own scope
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names[node.id] = None
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                names[(a.asname or a.name).split(".")[0]] = None
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(dict.fromkeys(node.names))
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    for stmt in tree.body:
-        visit(stmt)
-    return list(names)
-
-
-UNSET_ARG = "__pt2_unset__"
-
-
-class _Unset:
-    def __repr__(self) -> str:
-        return "<not assigned by the cell>"
-
-
-UNSET = _Unset()
-
-
-def cell_function_source_tree(cell: str, filename: str, params: list[str], names: list[str]) -> ast.Module:
-    """The module defining ``__pt2_cell__`` (see the module docstring), line numbers kept."""
-    tree = ast.parse(cell, filename=filename)
-    body = list(tree.body)
-    value: ast.expr = ast.Constant(None)
-    if body and isinstance(body[-1], ast.Expr):
-        value = body.pop().value
-    deleted = _deleted_names(tree)
-    returned = [n for n in names if n not in deleted]
-    init = [
-        ast.Assign(targets=[ast.Name(n, ast.Store())], value=ast.Name(UNSET_ARG, ast.Load()))
-        for n in returned
-        if n not in params
-    ]
-    values = ast.Dict(
-        keys=[ast.Constant(n) for n in returned], values=[ast.Name(n, ast.Load()) for n in returned]
-    )
-    ret = ast.Return(value=ast.Tuple(elts=[value, values], ctx=ast.Load()))
-    stmts: list[ast.stmt] = [*init, *body, ret]
-    fn = ast.FunctionDef(
-        name=CELL_FUNCTION,
-        args=ast.arguments(
-            posonlyargs=[],
-            args=[ast.arg(p) for p in params],
-            kwonlyargs=[ast.arg(UNSET_ARG)],
-            kw_defaults=[None],
-            defaults=[],
-        ),
-        body=stmts,
-        decorator_list=[],
-        returns=None,
-        type_params=[],
-    )
-    mod = ast.Module(body=[fn], type_ignores=[])
-    ast.fix_missing_locations(mod)
-    return mod
 
 
 class _Progress:
@@ -163,8 +110,14 @@ class CompileMagics(Magics):
         from ._widgets import Explorer
 
         shell = self.shell
+        if args.bench and args.record:
+            raise UsageError("%%compile --bench needs the compiled cell: it does not work with --record")
+        # what a plain cell would be, or its SyntaxError, or a refusal: before anything runs;
         # linecache knows the cell (break context lines work), named like IPython's: Cell In[n]
-        filename = shell.compile.cache(cell, _running_cell_number(shell))
+        source = _cell.parse(shell, cell, _running_cell_number(shell))
+        reason = None if args.record else _cell.refusal(source, shell.user_ns)
+        if reason:
+            raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
         rec = compiler.recording(caches=args.keep_caches, on_stage=progress)
         result = None
@@ -172,18 +125,14 @@ class CompileMagics(Magics):
         try:
             with rec:
                 if args.record:
-                    result = _run_as_written(cell, filename, shell.user_ns)
+                    result = _run_as_written(source, shell)
                 else:
-                    result = _run_compiled(cell, filename, shell.user_ns, args, subject)
+                    result = _run_compiled(source, shell, args, subject)
             if subject and rec.report is not None:
                 from compiler._bench import remember
 
                 remember(rec.report, **subject)
             if args.bench:
-                if not subject:
-                    raise ValueError(
-                        "%%compile --bench needs the compiled cell: it does not work with --record"
-                    )
                 rec.report.benchmark(reps=args.reps, mutates=args.mutates, progress=progress.bench)
         finally:
             report = rec.report
@@ -195,7 +144,7 @@ class CompileMagics(Magics):
                 progress.done(Explorer(report, title=f"%%compile {line}".strip()))
                 if args.diff_with:
                     _show_diff_with(args.diff_with, base, report)
-        return result
+        return None if source.quiet else result
 
 
 def _show_diff_with(name: str, base, report) -> None:
@@ -217,45 +166,48 @@ def _show_diff_with(name: str, base, report) -> None:
     display(diff(base, report, labels=(name, "this cell")))
 
 
-def _deleted_names(tree: ast.Module) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Del)}
-
-
-def _run_compiled(cell: str, filename: str, ns: dict, args, subject: dict | None = None):
+def _run_compiled(cell: _cell.Cell, shell, args, subject: dict | None = None):
     import torch
 
-    tree = ast.parse(cell, filename=filename)
-    names = assigned_names(tree)
-    params = [n for n in names if n in ns]  # `x = x + 1` reads the notebook's x
-    code = compile(cell_function_source_tree(cell, filename, params, names), filename, "exec")
-    scratch: dict = {}
-    exec(code, ns, scratch)  # noqa: S102 - defining the cell's function, globals = the namespace
-    fn = scratch[CELL_FUNCTION]
+    ns = shell.user_ns
+    cf = _cell.cell_function(cell, ns, shell.compile.flags)
     kwargs = {"backend": args.backend, "fullgraph": args.fullgraph, "dynamic": args.dynamic}
     if args.mode:
         kwargs["mode"] = args.mode
-    compiled = torch.compile(fn, **kwargs)
-    call_args = tuple(ns[p] for p in params)
+    compiled = torch.compile(cf.fn, **kwargs)
+    call_args = cf.args(ns)
     if subject is not None:  # what report.benchmark() will time (the Benchmark button, --bench)
         subject.update(
-            eager=fn, compiled=compiled, args=call_args, kwargs={UNSET_ARG: UNSET}, compile_kwargs=kwargs
+            eager=cf.fn, compiled=compiled, args=call_args, kwargs=cf.kwargs, compile_kwargs=kwargs
         )
-    result, values = compiled(*call_args, **{UNSET_ARG: UNSET})
-    for n, v in values.items():  # names not assigned on the path the cell took stay as they were
-        if v is not UNSET:
-            ns[n] = v
-    for n in _deleted_names(tree):
-        ns.pop(n, None)
+    ns.update(cf.seeded)
+    try:
+        result, values = compiled(*call_args, **cf.kwargs)
+    except BaseException as e:
+        # as a plain cell: what the cell assigned before it raised stays assigned
+        frame = _celltb.innermost_cell_frame(e.__traceback__, cell.filename)
+        if frame is not None:
+            held = frame.tb_frame.f_locals
+            _cell.write_back(ns, {n: held[n] for n in cf.names if n in held})
+        start = frame if frame is not None else _celltb.while_compiling(e.__traceback__)
+        raise _celltb.as_plain_cell(e, shell, start)  # noqa: B904 - the same exception, re-raised
+    finally:
+        _cell.clear_seeded(ns, cf)
+    _cell.write_back(ns, values)
     return result
 
 
-def _run_as_written(cell: str, filename: str, ns: dict):
-    tree = ast.parse(cell, filename=filename)
+def _run_as_written(cell: _cell.Cell, shell):
+    tree = copy.deepcopy(cell.tree)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user's cell, as IPython would
-    return eval(compile(last, filename, "eval"), ns) if last is not None else None  # noqa: S307
+    ns = shell.user_ns
+    try:  # shell.compile: keeps the notebook's `from __future__` imports, as a plain cell does
+        exec(shell.compile(tree, cell.filename, "exec"), ns)  # noqa: S102 - the user's cell, as IPython would
+        return eval(shell.compile(last, cell.filename, "eval"), ns) if last is not None else None  # noqa: S307
+    except BaseException as e:  # shown from the cell's frame, as a plain cell's
+        raise _celltb.as_plain_cell(e, shell, _celltb.after_ours(e.__traceback__))  # noqa: B904
 
 
 def _running_cell_number(shell) -> int:
@@ -270,5 +222,26 @@ def _running_cell_number(shell) -> int:
     return shell.execution_count
 
 
+_MAGIC_LINE = re.compile(r"%%compile(\s|$)")
+
+
+def _check_compile_cells(shell):
+    """An input transformer: a ``%%compile`` cell that is not valid Python fails while IPython
+    transforms it, before anything runs, and IPython shows its SyntaxError as for a plain cell
+    (an error the magic raised would come with the magic's frames)."""
+
+    def check(lines: list[str]) -> list[str]:
+        if lines and _MAGIC_LINE.match(lines[0]):
+            _cell.parse(shell, "".join(lines[1:]), shell.execution_count)
+        return lines
+
+    check.has_side_effects = True  # not while IPython only asks whether the input is complete
+    check.pt2_explorer = True
+    return check
+
+
 def load_ipython_extension(ip) -> None:
     ip.register_magics(CompileMagics)
+    transforms = ip.input_transformers_cleanup
+    transforms[:] = [t for t in transforms if not getattr(t, "pt2_explorer", False)]
+    transforms.append(_check_compile_cells(ip))

@@ -1,6 +1,11 @@
-"""%%compile through IPython's run_cell_magic: write-back, results, errors, --record, progress."""
+"""%%compile through IPython's run_cell_magic and run_cell: write-back, results, errors, --record,
+progress; and the cell meaning what it means as a plain cell (compared with one, in the same shell)."""
 
 from __future__ import annotations
+
+import pickle
+import re
+import sys
 
 import pytest
 import torch
@@ -28,7 +33,7 @@ def ip():
 def _namespace(ip):
     ip.run_cell("import torch\nx = torch.linspace(-1, 1, 16).reshape(4, 4)")
     yield
-    for n in ("y", "z", "w", "q", "_pt2_report"):
+    for n in ("y", "z", "w", "q", "e", "g", "C", "f", "scale", "count", "inc", "input", "_pt2_report"):
         ip.user_ns.pop(n, None)
 
 
@@ -155,3 +160,216 @@ def test_diff_with_a_kept_report(ip, monkeypatch):
         f"<b>--diff-with nope</b>: no report kept under that name (kept: {kept}; keep one with %%compile --name NAME)"
     )
     torch.testing.assert_close(ip.user_ns["w"], ip.user_ns["x"].cos() + 1)  # the cell still ran
+
+
+# ---- the cell means what it means as a plain cell ------------------------------------------------
+
+
+@pytest.fixture
+def run(ip, capsys, monkeypatch):
+    """Runs a cell as IPython does (run_cell), returning its result and what it printed, with
+    cell numbers and file hashes normalised; the magic's progress line and explorer not shown."""
+    import explorer._magic as m
+
+    class Handle:
+        def update(self, obj):
+            pass
+
+    monkeypatch.setattr(m, "display", lambda *a, **k: Handle())
+
+    def run(cell: str):
+        capsys.readouterr()
+        result = ip.run_cell(cell, store_history=True)
+        captured = capsys.readouterr()
+        out = captured.out + captured.err  # tracebacks go to stdout, UsageErrors to stderr
+        out = re.sub(r"In\[\d+\]", "In[n]", out)
+        out = re.sub(r"Out\[\d+\]", "Out[n]", out)
+        return result, re.sub(r"<ipython-input-\d+-\w+>", "<ipython-input>", out)
+
+    return run
+
+
+COMPILE = "%%compile --backend eager\n"
+
+
+@pytest.mark.parametrize(
+    "body", ["w = (", "w = 1\nreturn w", "w = 1\nyield w", "nonlocal w", "def f():\n  w = 1\n    q = 2"]
+)
+def test_syntax_errors_show_as_in_a_plain_cell_before_anything_runs(ip, run, body):
+    result, shown = run(COMPILE + body)
+    assert isinstance(result.error_before_exec, SyntaxError)
+    assert "w" not in ip.user_ns and "_pt2_report" not in ip.user_ns  # nothing ran, nothing recorded
+    plain_result, plain = run(body)  # (a plain cell runs `w = 1` before failing on `return w`)
+    assert type(plain_result.error_before_exec) is type(result.error_before_exec)
+    assert shown == plain and "Traceback" not in shown and "_magic" not in shown, shown
+    with pytest.raises(SyntaxError):  # called directly, the magic raises it
+        ip.run_cell_magic("compile", "--backend eager", body)
+
+
+def test_await_is_refused_before_anything_runs(ip, run):
+    body = "import asyncio\nw = 1\nawait asyncio.sleep(0)\nw"
+    result, shown = run(COMPILE + body)
+    assert shown == (
+        "UsageError: %%compile: this cell uses await; torch.compile cannot compile a coroutine — run it "
+        "as a plain cell, or move the model call into a function\n"
+    )
+    assert "w" not in ip.user_ns and not result.success
+    result, shown = run(body)  # IPython's autoawait runs it as a plain cell
+    assert result.result == 1 and shown == "Out[n]: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("from math import *", "`from … import *` only works at a notebook's top level"),
+        ("from __future__ import annotations", "`from __future__ import …` only works in a plain cell"),
+        ("w = x.sin()\nprint(locals())", "locals() at the cell's top level would see the function's names"),
+        ("exec('w = 1')", "exec() at the cell's top level would see the function's names"),
+        ("w = x.sin()\n%time q = w + 1", "%magics run in the notebook's namespace"),
+    ],
+)
+def test_cells_a_function_cannot_mean_are_refused(ip, run, body, why):
+    result, shown = run(COMPILE + body)
+    assert shown.startswith(f"UsageError: %%compile: {why}") and shown.count("\n") == 1, shown
+    assert not result.success and "w" not in ip.user_ns and "_pt2_report" not in ip.user_ns
+    ip.run_cell_magic("compile", "--record", body)  # as written, it runs
+    ip.user_ns.pop("w", None)
+
+
+def test_top_level_global_is_a_no_op_as_in_a_plain_cell(ip):
+    ip.run_cell_magic("compile", "--backend eager --fullgraph", "global w\nw = x.cos()")
+    torch.testing.assert_close(ip.user_ns["w"], ip.user_ns["x"].cos())
+
+
+def test_functions_and_classes_defined_in_the_cell_are_plain_and_pickle(ip, run, monkeypatch):
+    monkeypatch.setitem(sys.modules, "__main__", ip.user_module)  # as in a kernel
+    body = "def g(t):\n    return t + 1\nclass C:\n    def m(self):\n        return g\n    class Inner:\n        pass\n"
+    seen = {}
+    for cell in (body, COMPILE + body):
+        assert run(cell)[0].success
+        g, C = ip.user_ns["g"], ip.user_ns["C"]
+        seen[cell] = (g.__qualname__, g.__module__, C.__qualname__, C.m.__qualname__, C.Inner.__qualname__)
+        assert pickle.loads(pickle.dumps(g)) is g
+        assert (
+            type(pickle.loads(pickle.dumps(C()))) is C and pickle.loads(pickle.dumps(C.Inner())) is not None
+        )
+    assert seen[COMPILE + body] == seen[body] == ("g", "__main__", "C", "C.m", "C.Inner")
+
+
+def test_a_trailing_semicolon_hides_the_result_as_in_a_plain_cell(ip, run):
+    for hidden in ("w = x.sin()\nw.sum();", "w = x.sin()\nw.sum();  # comment"):
+        result, shown = run(COMPILE + hidden)
+        plain_result, plain = run(hidden)
+        assert result.result is plain_result.result is None and shown == plain == ""
+    result, shown = run(COMPILE + "w = x.sin()\nw.shape")
+    assert result.result == torch.Size([4, 4]) and shown == "Out[n]: torch.Size([4, 4])\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "w = x.sin()\nq = 1 / 0",
+        "def f(t):\n    raise ValueError('bad')\nw = x.sin()\nq = f(w)",
+        "w = x.sin()\nprint('graph break')\nq = w + 1\nq = q + undefined_name",  # in Dynamo's resume function
+        "w = x.sin()\nif w.sum() > 0:\n    q = 1 / 0",  # after a data-dependent break
+    ],
+)
+def test_errors_show_the_cells_frames_as_a_plain_cell_does(ip, run, body):
+    result, shown = run(COMPILE + body)
+    plain_result, plain = run(body)
+    assert type(result.error_in_exec) is type(plain_result.error_in_exec)
+    assert shown == plain, shown
+    assert shown.count("Cell In[n]") == plain.count("Cell In[n]")  # the same frames, the cell's first
+    assert re.search(r"Traceback \(most recent call last\)\nCell In\[n\], line \d+\n", shown)
+    assert "__pt2_cell__" not in shown and "_magic" not in shown and "torch" not in shown
+
+
+def test_errors_dynamo_raises_while_compiling_show_its_message_not_its_frames(ip, run):
+    # nothing of the cell ran (Dynamo raises while tracing it): torch's ~30 frames left out, as
+    # Dynamo leaves them out of its own errors unless TORCHDYNAMO_VERBOSE; its message says where
+    result, shown = run(COMPILE + "w = x.sin()\nq = x[10]")
+    assert isinstance(result.error_in_exec, IndexError)
+    assert re.match(
+        r"-+\nIndexError +Traceback \(most recent call last\)\nIndexError: index 10 is out", shown
+    )
+    assert 'File "<ipython-input>", line 2, in __pt2_cell__\n    q = x[10]' in shown  # from user code:
+    assert "File " not in shown.replace('File "<ipython-input>"', "")
+    result, shown = run("%%compile --backend eager --fullgraph\nw = x.sin()\nprint(w)")
+    assert type(result.error_in_exec).__name__ == "Unsupported" and "\nFile " not in shown
+
+
+def test_errors_the_shells_formatter_cannot_show_fall_back_to_its_plain_mode(ip, run):
+    # a graph break inside a function the cell calls: Dynamo's code for the cell then holds a
+    # dict constant, which IPython's Context formatter (stack_data) fails to hash
+    result, shown = run(COMPILE + "def f(t):\n    return t / undefined_name\nw = x.sin()\nq = f(w)")
+    assert isinstance(result.error_in_exec, NameError)
+    assert shown == (
+        "Traceback (most recent call last):\n"
+        "  Cell In[n], line 4\n    q = f(w)\n"
+        "  Cell In[n], line 2 in f\n    return t / undefined_name\n"
+        "NameError: name 'undefined_name' is not defined\n\n"
+    )
+
+
+def test_a_cell_that_raises_keeps_what_it_assigned_before(ip):
+    x = ip.user_ns["x"]
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell_magic("compile", "--backend eager", "w = x.sin()\nq = 1 / 0")
+    torch.testing.assert_close(ip.user_ns["w"], x.sin())
+    assert "q" not in ip.user_ns
+    ip.user_ns.pop("w")
+    with pytest.raises(NameError):  # after a graph break: the names are in Dynamo's resume frame
+        ip.run_cell_magic(
+            "compile", "--backend eager", "w = x.sin()\nprint('break')\nq = w * 2\nz = undefined_name"
+        )
+    torch.testing.assert_close(ip.user_ns["q"], x.sin() * 2)
+    assert "z" not in ip.user_ns
+    ip.user_ns["y"] = "notebook's y"
+    with pytest.raises(KeyError):  # raised in a function the cell calls; y rebound first
+        ip.run_cell_magic("compile", "--backend eager", "y = x.cos()\nz = {}['missing']")
+    torch.testing.assert_close(ip.user_ns["y"], x.cos())
+
+
+def test_functions_defined_in_the_cell_see_the_notebooks_names(ip):
+    cell = (
+        "scale = 2\n"
+        "def f(t):\n    return t * scale\n"
+        "count = 0\n"
+        "def inc():\n    global count\n    count += 1\n"
+        "inc()\ninc()\n"
+        "w = f(x)"
+    )
+    ip.run_cell_magic("compile", "--backend eager", cell)
+    ns, x = ip.user_ns, ip.user_ns["x"]
+    assert ns["count"] == 2  # the nested `global count` wrote the same count the cell reads
+    torch.testing.assert_close(ns["w"], x * 2)
+    ns["scale"] = 3  # a later cell rebinding a name: the function sees it, as in a plain cell
+    torch.testing.assert_close(ns["f"](x), x * 3)
+    assert [c.status for c in ns["_pt2_report"].compiles] == ["ok"]
+
+
+def test_names_like_builtins_del_and_except_as_in_a_plain_cell(ip, run):
+    body = (
+        "w = list(range(3))\n"  # the builtin, though the cell assigns `list` below
+        "list = None\n"
+        "del list\n"
+        "q = 1\ndel q\nq = 2\n"
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    z = str(e)\n"
+        "del y\n"
+    )
+    seen = []
+    for cell in (body, COMPILE + body):
+        ip.user_ns.update(y=1, e="notebook's e")
+        assert run(cell)[0].success
+        seen.append({n: ip.user_ns.get(n, "-") for n in ("w", "list", "q", "e", "z", "y")})
+    assert (
+        seen[1]
+        == seen[0]
+        == {"w": [0, 1, 2], "list": "-", "q": 2, "e": "-", "z": "division by zero", "y": "-"}
+    )
+
+
+@pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace")  # IPython's getoutput: a break
+def test_ipython_syntax_in_the_cell_is_transformed_as_in_a_plain_cell(ip):
+    ip.run_cell_magic("compile", "--backend eager", "w = !echo hi\nq = x.sin()")
+    assert list(ip.user_ns["w"]) == ["hi"]

@@ -154,7 +154,8 @@ def test_tour_break_view_names_the_model_cell_line(tour):
         "(hit 4×; logged in 0/0, 1/0, 4/0, 1/1)"
     )
     assert re.fullmatch(
-        r"Cell In\[\d+\], line 3  Unsupported Tensor\.backward\(\) call  GB0123  \(hit 1×; logged in 3/0\)", heads[1]
+        r"Cell In\[\d+\], line 3  Unsupported Tensor\.backward\(\) call  GB0123  \(hit 1×; logged in 3/0\)",
+        heads[1],
     )
     # the break line itself, highlighted in its context
     assert re.search(rf"^  > +{line} \| {re.escape(if_text)}$", text, re.M), text
@@ -552,9 +553,15 @@ def test_08_compiles_one_block_for_all_layers(run_notebook):
     model = _cell(nb, "class Block(nn.Module):")
     line = _line_of(model, "B, T, C = x.shape") - 1  # Block.forward's def line
     reason = "0/0: tensor 'x' size mismatch at index 1. expected 16, actual 32"
-    assert _stdout(_tagged(nb, "answer")) == (
+    answer = _stdout(_tagged(nb, "answer"))
+    sym = re.search(r"\(s(\d+)\); later calls reuse it", answer)
+    assert sym is not None, answer
+    s = f"s{sym.group(1)}"
+    assert answer == (
         "1 new compile(s)\n"
         f"forward  Cell In[{model.execution_count}], line {line}\n"
         f"  [0/1] ok: {reason}\n\n"
-        f"[0/1] forward: guards of [0/0] failed\n  reason: {reason}\n\n"
+        f"[0/1] forward: guards of [0/0] failed\n  reason: {reason}\n"
+        f"  compiled with dynamic x.size()[1] ({s}); later calls reuse it\n\n"
+        f"Dynamic dimensions:\n  [0/1] {s} = x.size()[1] in [2, int_oo] (seen 32)\n\n"
     )
