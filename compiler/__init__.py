@@ -14,6 +14,7 @@ __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not
 from ._capture import Recording, record, recording  # noqa: E402
 from ._events import TraceFormatError  # noqa: E402
 from ._modes import ModeComparison, ModeRow, compare_modes, load_modes  # noqa: E402
+from ._ranks import load_ranks  # noqa: E402
 from ._report import (  # noqa: E402
     SCHEMA_VERSION,
     STAGES,
@@ -34,6 +35,7 @@ from ._report import (  # noqa: E402
     Node,
     Recompile,
     Report,
+    ReportFormatError,
     Timing,
     load,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "Recompile",
     "Recording",
     "Report",
+    "ReportFormatError",
     "StateMutationError",
     "Timing",
     "TraceFormatError",
@@ -71,6 +74,7 @@ __all__ = [
     "compare_modes",
     "load",
     "load_modes",
+    "load_ranks",
     "load_trace",
     "record",
     "recording",

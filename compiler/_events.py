@@ -49,6 +49,7 @@ class Event:
     metadata: dict[str, Any]
     payload: str | None = None
     line: int | None = None  # where it came from in a TORCH_TRACE file
+    file: str | None = None  # that file
 
     @property
     def compile_id(self) -> str | None:
@@ -74,10 +75,18 @@ def from_record(metadata: dict[str, Any], payload: str | None) -> Event | None:
 
 # "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
 _GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
+_MD5 = re.compile(r"[0-9a-f]{32}")
+# The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
+# real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
+# (``/dev/zero``-like input), and reading it whole would exhaust memory.
+MAX_LINE_BYTES = 512 * 2**20
+# context keys torch writes as ints (torch/_logging/_internal.py: trace_structured)
+_INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
 
 
 class TraceFormatError(ValueError):
-    """A TORCH_TRACE file that cannot be read; names the file and line."""
+    """A TORCH_TRACE file that cannot be read; the message starts with ``<file>:<line>:``
+    (``<file>:`` alone where the whole file is wrong: empty, or not a regular file)."""
 
 
 class TraceTruncatedError(TraceFormatError):
@@ -91,12 +100,43 @@ class TraceTruncatedError(TraceFormatError):
 
 
 def _open(path: str):
+    """The file as bytes (gunzipped when it is gzip). Lines are split on b"\n" only: a
+    "\r" inside a payload is payload text."""
     with open(path, "rb") as f:
         magic = f.read(2)
-    # newline="\n": only "\n" ends a record; a "\r" inside a payload is payload text
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="\n")
-    return open(path, encoding="utf-8", errors="replace", newline="\n")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+class _Pending:
+    """The event being read and its payload lines so far (bytes, tab stripped)."""
+
+    __slots__ = ("event", "parts", "md5", "hashed", "held")
+
+    def __init__(self, event: Event):
+        self.event = event
+        self.parts: list[bytes] = []
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.hashed = 0  # parts[:hashed] are in md5 (hashed when asked: once per part)
+        self.held: list[bytes] = []  # blank lines after a `has_payload: true` event (see below)
+
+    def status(self) -> bool | None:
+        """Is the payload what the event announced? torch puts the payload's MD5 in
+        ``has_payload``; None when that cannot be told (older torch wrote ``true``)."""
+        announced = self.event.metadata.get("has_payload")
+        if not announced:
+            return None if self.parts else True
+        if not self.parts:
+            return False
+        if announced is True:
+            return None
+        parts, md5 = self.parts, self.md5
+        if self.hashed == 0:
+            md5.update(parts[0])
+            self.hashed = 1
+        if self.hashed < len(parts):
+            md5.update(b"\n" + b"\n".join(parts[self.hashed :]))
+            self.hashed = len(parts)
+        return md5.hexdigest() == announced
 
 
 def read_trace_file(path: str) -> Iterator[Event]:
@@ -106,70 +146,155 @@ def read_trace_file(path: str) -> Iterator[Event]:
     every complete event, then raises ``TraceTruncatedError`` naming the line where the
     incomplete event starts; that event itself is not yielded. torch ends every record
     with a newline and puts the MD5 of the payload in ``has_payload``: that is how a cut
-    between two payload lines is told from a complete event.
+    between two payload lines is told from a complete event, and an edited payload from a
+    good one. Payload lines start with a tab; an empty line with none (torch.export of torch
+    2.6-2.7 writes them) is part of the payload while the payload's MD5 is not yet met or,
+    with no MD5 (``has_payload: true``), when a tab line follows it.
     """
-    pending: Event | None = None
-    payload_lines: list[str] = []
+    pending: _Pending | None = None
     lineno = 0
     seen = 0  # events started so far
-    complete_last_line = True  # did the last line read end with a newline?
-
-    def finish(ev: Event) -> Event:
-        ev.payload = "\n".join(payload_lines) if payload_lines else None
-        return ev
+    complete = True  # did the last line read end with a newline?
 
     with _open(path) as f:
         try:
-            for lineno, raw in enumerate(f, start=1):
-                complete_last_line = raw.endswith("\n")
-                line = raw[:-1] if complete_last_line else raw
-                if line.startswith("\t"):
+            while raw := f.readline(MAX_LINE_BYTES):
+                lineno += 1
+                complete = raw.endswith(b"\n")
+                if not complete and len(raw) >= MAX_LINE_BYTES:
+                    raise TraceFormatError(
+                        f"{path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
+                    )
+                line = raw[:-1] if complete else raw
+                if line.startswith(b"\t"):
                     if pending is None:
                         raise TraceFormatError(f"{path}:{lineno}: payload line outside an event")
-                    payload_lines.append(line[1:])
+                    if pending.held:  # a tab line follows: they were payload
+                        pending.parts += pending.held
+                        pending.held = []
+                    pending.parts.append(line[1:])
                     continue
-                if pending is not None:
-                    finish(pending)
-                    if pending.metadata.get("has_payload") and pending.payload is None:
-                        raise TraceFormatError(
-                            f"{path}:{pending.line}: event {pending.name!r} announces a payload "
-                            "but none follows"
-                        )
-                    yield pending
-                    pending, payload_lines = None, []
                 if not line.strip():
+                    if pending is not None:
+                        announced = pending.event.metadata.get("has_payload")
+                        if announced is True:
+                            pending.held.append(line)
+                            continue
+                        if announced and pending.status() is not True:
+                            pending.parts.append(line)  # the MD5 is not met yet: still the payload
+                            continue
+                        yield _finish(path, pending)
+                        pending = None
                     continue
-                m = _GLOG.match(line)
-                try:
-                    metadata = json.loads(line[m.end() :]) if m else None
-                except json.JSONDecodeError as e:
-                    if not complete_last_line and seen:
-                        raise _truncated(path, lineno, lineno, "its last line is cut off") from None
-                    raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
-                if not m:
-                    if not complete_last_line and seen:
-                        raise _truncated(path, lineno, lineno, "its last line is cut off")
-                    raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
-                if not isinstance(metadata, dict):
-                    raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
-                name = event_name(metadata)
-                if name is None:
-                    raise TraceFormatError(f"{path}:{lineno}: event has no name: {line[:80]!r}")
-                pending = Event(name, metadata, None, lineno)
+                try:  # this line first: where it is not an event, it is the line to name
+                    ev = _event(path, lineno, line, complete, seen)
+                except TraceTruncatedError:
+                    if pending is not None:
+                        yield _finish(path, pending)
+                    raise
+                if pending is not None:
+                    yield _finish(path, pending)
+                pending = _Pending(ev)
                 seen += 1
         except EOFError:  # gzip stream cut off: what followed line `lineno` is lost
-            if pending is not None and _payload_ok(finish(pending)) is True:
-                yield pending
+            if pending is not None and pending.status() is True:
+                yield _finish(path, pending)
                 pending = None
-            start = pending.line if pending is not None else lineno + 1
+            start = pending.event.line if pending is not None else lineno + 1
             raise _truncated(path, start, lineno + 1, "the gzip stream ends early") from None
         except (gzip.BadGzipFile, zlib.error) as e:
             raise TraceFormatError(f"{path}:{lineno + 1}: corrupt gzip data: {e}") from None
     if pending is not None:
-        ok = _payload_ok(finish(pending))
-        if ok is False or (ok is None and not complete_last_line):
-            raise _truncated(path, pending.line, lineno, f"event {pending.name!r} is incomplete")
-        yield pending
+        ok = pending.status()
+        if ok is False or (ok is None and not complete):
+            raise _truncated(path, pending.event.line, lineno, f"event {pending.event.name!r} is incomplete")
+        yield _finish(path, pending)
+
+
+def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
+    """The event a metadata line starts. A bad last line of a log with events before it
+    (``complete`` False: no newline) is a cut, not damage."""
+    cut = not complete and seen > 0
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise _not_utf8(path, lineno, raw, e.start) from None
+    m = _GLOG.match(line)
+    if not m:
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off")
+        raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
+    try:
+        metadata = json.loads(line[m.end() :])
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, int too long, nesting too deep
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
+    if not isinstance(metadata, dict):
+        raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
+    name = event_name(metadata)
+    if name is None:
+        raise TraceFormatError(f"{path}:{lineno}: event has no name: {line[:80]!r}")
+    for key in _INT_KEYS:
+        if key in metadata:
+            v = metadata[key]
+            if type(v) is not int or v < 0:  # bool is not an id
+                raise TraceFormatError(
+                    f"{path}:{lineno}: {key} of event {name!r} must be a non-negative integer, "
+                    f"got {_shown(v)}"
+                )
+    hp = metadata.get("has_payload")
+    if not (hp is None or hp is True or hp is False or (isinstance(hp, str) and _MD5.fullmatch(hp))):
+        raise TraceFormatError(
+            f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
+            f"got {_shown(hp)}"
+        )
+    return Event(name, metadata, None, lineno, path)
+
+
+def _finish(path: str, p: _Pending) -> Event:
+    """The event with its payload, checked against its MD5."""
+    ev = p.event
+    if p.parts:
+        data = b"\n".join(p.parts)
+        try:
+            ev.payload = data.decode("utf-8")
+        except UnicodeDecodeError as e:  # named at its own line (the MD5 fails too)
+            n = data.count(b"\n", 0, e.start)  # payload line n is file line ev.line + 1 + n
+            start = data.rfind(b"\n", 0, e.start) + 1
+            raise _not_utf8(path, ev.line + 1 + n, b"\t" + data[start:], e.start - start + 1) from None
+    if p.status() is False:
+        if not p.parts:
+            raise TraceFormatError(
+                f"{path}:{ev.line}: event {ev.name!r} announces a payload but none follows"
+            )
+        raise TraceFormatError(
+            f"{path}:{ev.line}: payload of event {ev.name!r} at line {ev.line} does not match its "
+            "MD5: the log was edited or damaged"
+        )
+    return ev
+
+
+def _not_utf8(path: str, lineno: int, line: bytes, col: int) -> TraceFormatError:
+    """``line[col]`` (0-based) is where decoding failed; the message counts from 1."""
+    return TraceFormatError(
+        f"{path}:{lineno}: byte 0x{line[col]:02x} at column {col + 1} is not UTF-8 text: "
+        "the log was damaged, or is not a TORCH_TRACE log"
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _truncated(path: str, start: int, end: int, what: str) -> TraceTruncatedError:
@@ -180,19 +305,6 @@ def _truncated(path: str, start: int, end: int, what: str) -> TraceTruncatedErro
         path,
         start,
     )
-
-
-def _payload_ok(ev: Event) -> bool | None:
-    """Is the payload what the event announced? torch puts the payload's MD5 in
-    ``has_payload``; None when that cannot be checked (older torch wrote ``true``)."""
-    announced = ev.metadata.get("has_payload")
-    if not announced:
-        return ev.payload is None
-    if ev.payload is None:
-        return False
-    if isinstance(announced, str) and re.fullmatch(r"[0-9a-f]{32}", announced):
-        return hashlib.md5(ev.payload.encode("utf-8")).hexdigest() == announced
-    return None
 
 
 def trace_files(path: str) -> list[str]:
@@ -208,6 +320,10 @@ def trace_files(path: str) -> list[str]:
         return files
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file or directory")
+    if not os.path.isfile(path):  # /dev/zero, a FIFO, a socket: refused, never read
+        raise TraceFormatError(
+            f"{path}: not a regular file or directory (a device, FIFO or socket is not read)"
+        )
     return [path]
 
 

@@ -13,13 +13,14 @@ import gzip
 import json
 import os
 import re
-import types
-import typing
+import stat
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
+from . import _schema
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 
 SCHEMA_VERSION = 1
@@ -321,6 +322,13 @@ class Report:
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
     benchmarks: tuple[Benchmark, ...] = ()  # appended by Report.benchmark() (see there)
+    # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
+    rank: int | None = None
+    world_size: int | None = None
+    ranks: tuple[Report, ...] = ()  # a multi-rank report: one report per rank, lowest first
+    # DDP's split graphs (optimize_ddp_split_graph / _child) and Inductor's collective
+    # schedules (artifact:inductor_collective_schedule), torch's events kept whole
+    distributed: tuple[RawEvent, ...] = ()
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:
@@ -395,24 +403,59 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
-        version = data.get("schema_version")
+        """The report from its JSON form (``to_dict``), checked against the schema the
+        dataclasses' type hints make (compiler/_schema.py): a value of the wrong type, a
+        missing required key or a different ``schema_version`` raises ReportFormatError
+        naming the JSON path (``$.compiles[3].stages.capture.guard_count``). Unknown keys
+        are ignored."""
+        version = data.get("schema_version") if isinstance(data, dict) else None
         if version != SCHEMA_VERSION:
-            raise ValueError(f"report schema_version {version!r} is not supported (this is {SCHEMA_VERSION})")
-        return _from_jsonable(cls, data)
+            raise ReportFormatError(
+                f"report schema_version {version!r} is not supported (this is {SCHEMA_VERSION})"
+            )
+        try:
+            return _schema.decode(cls, data)
+        except _schema.SchemaError as e:
+            raise ReportFormatError(str(e)) from None
+
+
+class ReportFormatError(ValueError):
+    """A report JSON file (or dict) that does not fit the report schema. The message names
+    the file and the JSON path of the first problem:
+    ``r.json: $.compiles[3].stages.capture.guard_count: expected int or null, got "x"``."""
 
 
 def load(path: str | os.PathLike[str]) -> Report:
-    """Read a report written by ``Report.to_json(path)`` (plain or gzipped JSON)."""
-    with open(path, "rb") as raw:
-        gz = raw.read(2) == b"\x1f\x8b"
-    with gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8") as f:
-        try:
-            data = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{os.fspath(path)} is not a report JSON file: {e}") from None
+    """Read a report written by ``Report.to_json(path)`` (plain or gzipped JSON).
+
+    Raises ReportFormatError (a ValueError) naming the file, and the JSON path of the first
+    value that does not fit the schema (docs/report-schema.md); OSError where the file
+    cannot be read."""
+    name = os.fspath(path)
+    if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):  # a directory: open says so
+        raise ReportFormatError(f"{name}: not a regular file (a device, FIFO or socket is not read)")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, EOFError, zlib.error) as e:
+        raise ReportFormatError(f"{name}: corrupt gzip data: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ReportFormatError(
+            f"{name}: not a report JSON file: byte 0x{raw[e.start]:02x} at offset {e.start} is not UTF-8"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise ReportFormatError(f"{name}: not a report JSON file: {e}") from None
+    except (ValueError, RecursionError) as e:  # an int of 5000 digits, nesting 100k deep
+        raise ReportFormatError(f"{name}: not a report JSON file: {str(e) or type(e).__name__}") from None
     if not isinstance(data, dict) or "schema_version" not in data:
-        raise ValueError(f"{os.fspath(path)} is not a PT2 Explorer report (no schema_version)")
-    return Report.from_dict(data)
+        raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
+    try:
+        return Report.from_dict(data)
+    except ReportFormatError as e:
+        raise ReportFormatError(f"{name}: {e}") from None
 
 
 # ---- generic (de)serialisation over type hints -----------------------------------
@@ -428,28 +471,3 @@ def _to_jsonable(obj: Any) -> Any:
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return repr(obj)
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _from_jsonable(tp: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _from_jsonable(args[0], value) if len(args) == 1 else value
-    if dataclasses.is_dataclass(tp):
-        hints = _HINTS.get(tp)
-        if hints is None:
-            hints = _HINTS[tp] = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _from_jsonable(hints[k], v) for k, v in value.items() if k in names})
-    if origin is tuple:
-        (elem, *_rest) = typing.get_args(tp)
-        return tuple(_from_jsonable(elem, v) for v in value)
-    if origin is dict:
-        _k, vt = typing.get_args(tp)
-        return {k: _from_jsonable(vt, v) for k, v in value.items()}
-    return value

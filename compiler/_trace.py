@@ -10,19 +10,29 @@ import warnings
 
 import torch
 
-from . import _build
-from ._events import TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
+from . import _build, _schema
+from ._events import Event, TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
 from ._report import Report
 
 
 def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict: bool = False) -> Report:
     """Read one TORCH_TRACE log file (plain or gzipped), or a directory of them (one per rank).
 
-    With several ranks, ``rank`` picks one (default: the lowest); only that rank's files
-    are read when torch put the rank in their names (``dedicated_log_torch_trace_rank_N_*``).
+    A directory of several ranks' logs (``dedicated_log_torch_trace_rank_N[_suffix].log``)
+    gives one multi-rank report: the lowest rank's, with every rank's in ``report.ranks``
+    (``compiler.load_ranks``). ``rank`` picks one rank; only that rank's files are read.
 
-    A file that is not a TORCH_TRACE log, or is damaged in its middle, raises
-    ``TraceFormatError`` naming the file and line. A log cut off at its end (the process
+    A file that is not a TORCH_TRACE log, or is damaged or edited in its middle, raises
+    ``TraceFormatError`` whose message starts with ``<file>:<line>:``, naming the bad line
+    (``<file>:`` alone for an empty file, or a path that is not a regular file or directory:
+    ``/dev/zero``, a FIFO). That covers ids that are not non-negative integers
+    (``frame_id``, ``frame_compile_id``, ``attempt``, ``rank``, ``compiled_autograd_id``),
+    a payload that does not match the MD5 torch put in ``has_payload`` (checked for every
+    event), bytes that are not UTF-8, a line longer than ``MAX_LINE_BYTES`` (512 MiB), and
+    a value the report cannot be built from or that gives the report a value of the wrong
+    type (the event is named); nothing else is raised for a bad log (a path that cannot be
+    opened raises OSError). The report returned fits the report schema (``compiler.load``
+    reads back what ``to_json`` writes of it). A log cut off at its end (the process
     was killed or crashed, or the copy is incomplete) keeps every complete event before the
     cut: the report's ``error`` names the file and line of the cut, a compile that was still
     running shows as failed ("did not finish"), and a warning is issued. ``strict=True``
@@ -32,6 +42,10 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     files = trace_files(path)
     by_name = {f: _rank_in_name(f) for f in files}
     named = {r for r in by_name.values() if r is not None}
+    if rank is None and len(named) > 1:  # every rank: one multi-rank report (report.ranks)
+        from ._ranks import load_ranks
+
+        return load_ranks(path)
     want = rank if rank is not None else (min(named) if named else None)
     per_rank: dict[int | None, tuple[str, list, list[str]]] = {}
     for f in files:
@@ -62,16 +76,74 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     else:
         chosen = sorted(per_rank, key=lambda r: (r is not None, r or 0))[0]
     src_file, events, cuts = per_rank[chosen]
-    version = _version_of(events)
-    report = _build.build(events, torch_version=version, source=f"torch-trace:{src_file}")
+    report = _build_checked(events, f"torch-trace:{src_file}")
     if cuts:  # the compile that was running shows as failed ("did not finish")
         report = dataclasses.replace(report, error="; ".join(cuts))
         warnings.warn(report.error, stacklevel=2)
     return report
 
 
+# what a value of the wrong type or range makes the builder raise (a bug of ours on a log
+# torch wrote unchanged: the TraceFormatError keeps it as its __cause__), and a report that
+# does not fit the report schema
+_BAD = (ArithmeticError, AssertionError, AttributeError, LookupError, RecursionError, TypeError, ValueError)
+_BAD += (_schema.SchemaError,)
+
+
+class _Tracked(list):
+    """The events, remembering the one a pass over them is at (the builder reads them once,
+    in order, then works on what it gathered)."""
+
+    at: Event | None = None
+
+    def __iter__(self):
+        for ev in super().__iter__():
+            self.at = ev
+            yield ev
+        self.at = None
+
+
+def _build_checked(events: list[Event], source: str) -> Report:
+    """The report, checked against the report schema (what load_trace returns, compiler.load
+    reads back). A value the builder cannot read, or one that gives the report a value of the
+    wrong type (a damaged log, an edited one whose MD5s were fixed, one of older torch without
+    MD5s), raises TraceFormatError naming its event."""
+    tracked = _Tracked(events)
+    try:
+        return _build_report(tracked, source)
+    except _BAD as e:
+        bad = tracked.at or _culprit(events, source)
+        what = "holds a value the report cannot be built from"
+        if isinstance(e, _schema.SchemaError):
+            what = "gives the report a value of the wrong type"
+        raise TraceFormatError(
+            f"{bad.file}:{bad.line}: event {bad.name!r} {what} ({type(e).__name__}: {str(e)[:200]}): "
+            "the log was edited or damaged"
+        ) from e
+
+
+def _build_report(events: list[Event], source: str) -> Report:
+    report = _build.build(events, torch_version=_version_of(events), source=source)
+    _schema.decode(Report, report)  # checked as compiler.load checks the JSON
+    return report
+
+
+def _culprit(events: list[Event], source: str) -> Event:
+    """The event whose arrival makes building fail, for a failure after the builder's pass
+    over the events: the shortest failing prefix, by bisection (on this error path only)."""
+    lo, hi = 0, len(events)  # events[:lo] builds, events[:hi] does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            _build_report(events[:mid], source)
+            lo = mid
+        except _BAD:
+            hi = mid
+    return events[hi - 1]
+
+
 def _rank_in_name(path: str) -> int | None:
-    m = re.search(r"rank_(\d+)_", os.path.basename(path))
+    m = re.search(r"rank_(\d+)(?:_|\.|$)", os.path.basename(path))
     return int(m.group(1)) if m else None
 
 

@@ -657,11 +657,15 @@ def _rank_dir(tmp_path: Path) -> Path:
 
 def test_rank_directory(tmp_path):
     d = _rank_dir(tmp_path)
-    r0 = compiler.load_trace(d)  # default: the lowest rank
+    both = compiler.load_trace(d)  # default: every rank, one multi-rank report
+    assert [(r.rank, r.world_size) for r in both.ranks] == [(0, 2), (1, 2)]
+    assert (both.rank, both.compiles) == (0, both.ranks[0].compiles)  # the lowest rank's own
+    r0 = compiler.load_trace(d, rank=0)
     assert r0.source == f"torch-trace:{d / 'dedicated_log_torch_trace_rank_0_k3j2x1.log'}"
     assert (r0.torch_version, len(r0.compiles)) == ("2.13.0+cpu", 4)
-    assert compiler.load_trace(d, rank=0) == r0
+    assert r0.compiles == both.ranks[0].compiles
     r1 = compiler.load_trace(d, rank=1)
+    assert r1.compiles == both.ranks[1].compiles
     assert r1.source.endswith("dedicated_log_torch_trace_rank_1_p9q8r7.log")
     assert (r1.torch_version, [k.name for k in r1.kernels]) == (
         "2.11.0+cu130",
@@ -675,9 +679,10 @@ def test_a_damaged_rank_does_not_stop_another(tmp_path):
     d = _rank_dir(tmp_path)
     bad = d / "dedicated_log_torch_trace_rank_1_p9q8r7.log"
     bad.write_bytes(b"garbage\n")
-    assert len(compiler.load_trace(d).compiles) == 4
-    with pytest.raises(compiler.TraceFormatError, match=re.escape(f"{bad}:1: not a TORCH_TRACE line")):
-        compiler.load_trace(d, rank=1)
+    assert len(compiler.load_trace(d, rank=0).compiles) == 4
+    for which in ({"rank": 1}, {}):  # that rank alone, or every rank: the bad line is named
+        with pytest.raises(compiler.TraceFormatError, match=re.escape(f"{bad}:1: not a TORCH_TRACE line")):
+            compiler.load_trace(d, **which)
 
 
 def test_single_log_directory(tmp_path):
