@@ -52,6 +52,8 @@ def build(
 ) -> Report:
     ctx = Context(dict(interned or {}))
     for ev in events:
+        if ctx.rank is None and isinstance(ev.metadata.get("rank"), int):
+            ctx.rank = ev.metadata["rank"]
         if ev.name in IGNORED:
             continue
         spec = lookup(ev.name)
@@ -92,6 +94,8 @@ def build(
         unknown_events=tuple(ctx.unknown),
         error=error,
         source=source,
+        rank=ctx.rank,
+        distributed=tuple(ctx.distributed),
     )
 
 

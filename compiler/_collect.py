@@ -58,6 +58,8 @@ class Context:
     accs: dict[str, _Acc] = field(default_factory=dict)
     breaks: list[tuple[str, _text.BreakEvent]] = field(default_factory=list)
     unknown: list[RawEvent] = field(default_factory=list)
+    distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
+    rank: int | None = None  # torch puts the rank in every event once the process group exists
 
     generation: int = 0
     frame_offset: int = 0
@@ -198,6 +200,12 @@ def on_bwd_metrics(a: _Acc, ev: Event, ctx: Context) -> None:
 def on_runtime_metrics(a: _Acc, ev: Event, ctx: Context) -> None:
     body = ev.body if isinstance(ev.body, dict) else {}
     a.runtime_metrics.append({"event": ev.name, **{k: v for k, v in body.items() if v is not None}})
+
+
+def on_distributed(a: _Acc, ev: Event, ctx: Context) -> None:
+    """DDP's split graphs and Inductor's collective schedules, kept whole (Report.distributed)."""
+    meta = {k: v for k, v in ev.metadata.items() if k not in ("has_payload", "attempt")}
+    ctx.distributed.append(RawEvent(a.key, ev.name, json.loads(json.dumps(meta, default=str)), ev.payload))
 
 
 def keep_payload(slot: str):

@@ -69,6 +69,10 @@ EVENTS: dict[str, Spec] = {
         for state in ("hit", "miss", "bypass")
     },
     "artifact:dynamo_error": Spec(None, c.keep_payload("error_traceback")),
+    # torch.distributed: DDP's graph split at bucket borders, Inductor's collective schedule
+    "optimize_ddp_split_graph": Spec(None, c.on_distributed),
+    "optimize_ddp_split_child": Spec(None, c.on_distributed),
+    "artifact:inductor_collective_schedule": Spec(None, c.on_distributed),
     "compilation_metrics": Spec(None, c.on_metrics),
     "bwd_compilation_metrics": Spec(None, c.on_bwd_metrics),
     "compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),  # cudagraphify time

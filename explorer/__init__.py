@@ -31,6 +31,10 @@ def show(report: Report, title: str | None = None) -> None:
 
     from explorer._widgets import Explorer
 
+    if report.ranks:  # a distributed job: where the ranks diverge first, then rank 0's explorer
+        from explorer._ranksview import ranks_widget
+
+        display(ranks_widget(report, title or "ranks"))
     display(Explorer(report, title=title))
 
 
@@ -50,17 +54,33 @@ def html(report: Report, title: str | None = None) -> str:
     from explorer._html import page_html
     from explorer._view import build_view
 
-    return page_html(build_view(report, title))
+    first: tuple[tuple[str, str, str], ...] = ()
+    if report.ranks:  # a distributed job: the ranks view opens first, then rank 0's views
+        from explorer._ranksview import build_ranks_view, ranks_html
+
+        first = (
+            ("ranks", f"Ranks ({len(report.ranks)})", ranks_html(build_ranks_view(report, title or "ranks"))),
+        )
+    return page_html(build_view(report, title), first)
 
 
 def text(report: Report, view: str = "summary", title: str | None = None) -> str:
     """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"`` or
-    ``"bench"`` (what ``pt2-explorer report --view`` prints). A ``compiler.compare_modes``
+    ``"bench"`` or ``"ranks"`` (what ``pt2-explorer report --view`` prints); the summary of a
+    multi-rank report (``compiler.load_trace`` of a TORCH_TRACE directory of several ranks)
+    starts with where the ranks diverge. A ``compiler.compare_modes``
     result: its table and each configuration's benchmark, whatever the view."""
     if _is_modes(report):
         from explorer._modesview import modes_text
 
         return modes_text(report)
+    if view == "ranks" or (view == "summary" and report.ranks):
+        from explorer._ranksview import build_ranks_view, ranks_text
+
+        ranks = ranks_text(build_ranks_view(report, title or "ranks"))
+        if view == "ranks":
+            return ranks
+        return ranks + "\n" + f"Rank {report.rank}:\n" + summary_text(report, title)
     if view == "summary":
         return summary_text(report, title)
     if view == "bench":
@@ -72,7 +92,7 @@ def text(report: Report, view: str = "summary", title: str | None = None) -> str
 
     views = {"breaks": breaks_text, "recompiles": recompiles_text}
     if view not in views:
-        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench")
+        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks")
     return views[view](build_view(report, title))
 
 

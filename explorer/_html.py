@@ -311,14 +311,15 @@ document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
 """
 
 
-def page_html(view: ExplorerView) -> str:
-    """A self-contained page: no network, no external files."""
+def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] = ()) -> str:
+    """A self-contained page: no network, no external files. ``first_tabs`` ((key, label,
+    html), ...) come before the others, the first of them open (a multi-rank report's ranks)."""
     options = "".join(f'<option value="{esc(c.compile_id)}">{esc(c.label)}</option>' for c in view.compiles)
     compiles = "".join(
         f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
         for c in view.compiles
     )
-    tabs = [
+    tabs = [(k, label) for k, label, _html in first_tabs] + [
         ("breaks", f"Graph breaks ({len(view.breaks)})"),
         ("recompiles", f"Recompiles ({len(view.recompiles)})"),
         ("compiles", f"Compiles ({len(view.compiles)})"),
@@ -335,7 +336,8 @@ def page_html(view: ExplorerView) -> str:
     )
     body = (
         f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>'
-        f'<section class="pt2x-tab" id="tab-breaks">{breaks_html(view)}</section>'
+        + "".join(f'<section class="pt2x-tab" id="tab-{k}">{h}</section>' for k, _label, h in first_tabs)
+        + f'<section class="pt2x-tab" id="tab-breaks"{" hidden" if first_tabs else ""}>{breaks_html(view)}</section>'
         f'<section class="pt2x-tab" id="tab-recompiles" hidden>{recompiles_html(view)}</section>'
         f'<section class="pt2x-tab" id="tab-compiles" hidden><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
         f"{bench}</div>"

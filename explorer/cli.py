@@ -6,6 +6,7 @@ pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         the tool's options come before SCRIPT: everything after it is the script's own
 pt2-explorer load TRACE --json OUT [--rank N]     read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
+pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--rank", type=int, help="which rank's log (default: the lowest)")
     lo.add_argument("-q", "--quiet", action="store_true")
     rep = sub.add_parser("report", help="print the summary of a saved report")
-    rep.add_argument("report", help="a report JSON file")
+    rep.add_argument("report", help="a report JSON file (--view ranks: also a directory of rank reports)")
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles", "bench"),
+        choices=("summary", "breaks", "recompiles", "bench", "ranks"),
         default="summary",
         help="what to print (default: the summary)",
     )
@@ -176,9 +177,11 @@ def _record(ns) -> int:
         return 2
     title = ns.script or ns.module
     _warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
-    exit_code, interrupted = 0, False
+    exit_code, interrupted, terminated = 0, False, False
+    rank, world_size = _torchrun_rank()
     rec = compiler.recording(caches=ns.keep_caches)
     saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_term = _catch_sigterm()
     try:
         with rec:
             if ns.script is not None:
@@ -191,6 +194,8 @@ def _record(ns) -> int:
                 runpy.run_module(ns.module, run_name="__main__", alter_sys=True)
     except SystemExit as e:
         exit_code = _exit_code(e.code)
+    except _Terminated:  # torchrun stops the other ranks when one fails: keep what was recorded
+        terminated, exit_code = True, 128 + signal.SIGTERM
     except BaseException as e:
         # the program's traceback as python prints it: through sys.excepthook, our frames
         # and runpy's left out
@@ -205,10 +210,19 @@ def _record(ns) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
+        if saved_term is not None:
+            signal.signal(signal.SIGTERM, saved_term)
     report = rec.report
     if report is None:  # pragma: no cover - recording always leaves a report
         print("pt2-explorer: no report was produced", file=sys.stderr)
         return exit_code or 1
+    if rank is not None:  # under torchrun: one report per rank, its rank in the file name
+        import dataclasses
+
+        report = dataclasses.replace(report, rank=rank, world_size=world_size)
+        title = f"{title} (rank {rank} of {world_size})"
+        ns.json = ns.json and rank_path(ns.json, rank)
+        ns.html = ns.html and rank_path(ns.html, rank)
     if ns.json:
         _write(report, ns.json)
     if ns.html:
@@ -223,7 +237,53 @@ def _record(ns) -> int:
         sys.stderr.flush()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
+    if terminated:  # die by SIGTERM, as the program would have
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
     return exit_code
+
+
+class _Terminated(BaseException):
+    """SIGTERM turned into an exception, so that the recording ends and its report is
+    written (torchrun sends SIGTERM to every rank when one of them fails)."""
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into _Terminated while the program runs; only where SIGTERM has its
+    default action (the program did not install a handler) and in the main thread. Returns
+    the handler to restore, or None when none was installed."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        raise _Terminated(f"signal {signum} (SIGTERM)")
+
+    signal.signal(signal.SIGTERM, on_term)
+    return signal.SIG_DFL
+
+
+def _torchrun_rank() -> tuple[int | None, int | None]:
+    """(rank, world size) from the environment torchrun sets, or (None, None)."""
+    try:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    except (KeyError, ValueError):
+        return None, None
+
+
+def rank_path(path: str, rank: int) -> str:
+    """``out/run.json`` -> ``out/run.rank1.json``: each rank's report under its own name."""
+    root, ext = os.path.splitext(path)
+    if ext == ".gz":  # run.json.gz -> run.rank1.json.gz
+        root, inner = os.path.splitext(root)
+        ext = inner + ext
+    return f"{root}.rank{rank}{ext}"
 
 
 def _exit_code(code) -> int:
@@ -249,10 +309,20 @@ def _write_html(report, path: str, title: str) -> None:
     save_html(report, path, title=title)
 
 
+def _print_summary(report, title: str) -> None:
+    """The summary; for a distributed job, where the ranks diverge first."""
+    if report.ranks:
+        from explorer import text
+
+        print(text(report, title=title), end="")
+    else:
+        from explorer._summary import print_summary
+
+        print_summary(report, title=title)
+
+
 def _load(ns, compiler) -> int:
     import warnings
-
-    from explorer._summary import print_summary
 
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -260,15 +330,14 @@ def _load(ns, compiler) -> int:
             report = compiler.load_trace(ns.trace, rank=ns.rank)
         for w in caught:
             print(f"pt2-explorer: warning: {w.message}", file=sys.stderr)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"pt2-explorer: {e}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as e:  # TraceFormatError, missing, unreadable, a directory
+        return _error(e)
     if ns.json:
         _write(report, ns.json)
     if ns.html:
         _write_html(report, ns.html, ns.trace)
     if not ns.quiet:
-        print_summary(report, title=ns.trace)
+        _print_summary(report, ns.trace)
     for out in (ns.json, ns.html):
         if out:
             print(f"report: {out}")
@@ -276,15 +345,16 @@ def _load(ns, compiler) -> int:
 
 
 def _report(ns, compiler) -> int:
-    from explorer._summary import print_summary
 
+    if ns.view == "ranks":  # a directory of per-rank reports (or TORCH_TRACE logs), or one report
+        return _ranks_report(ns)
     try:
         report = compiler.load(ns.report)
-    except (FileNotFoundError, ValueError) as e:
-        modes = _modes_file(ns.report, compiler)  # a compare_modes result (ModeComparison.save)
+    except (OSError, ValueError) as e:  # ReportFormatError, missing, unreadable, a directory
+        # a compare_modes result (ModeComparison.save)? only a regular file is read again
+        modes = _modes_file(ns.report, compiler) if os.path.isfile(ns.report) else None
         if modes is None:
-            print(f"pt2-explorer: {e}", file=sys.stderr)
-            return 2
+            return _error(e)
         from explorer._modesview import modes_text, save_modes_html
 
         print(modes_text(modes), end="")
@@ -292,7 +362,7 @@ def _report(ns, compiler) -> int:
             print("report: " + ", ".join(save_modes_html(modes, ns.html)))
         return 0
     if ns.view == "summary":
-        print_summary(report, title=ns.report)
+        _print_summary(report, ns.report)
     elif ns.view == "bench":
         from explorer._benchview import bench_text
 
@@ -309,11 +379,39 @@ def _report(ns, compiler) -> int:
     return 0
 
 
+def _ranks_report(ns) -> int:
+    from compiler._ranks import load_ranks
+    from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
+
+    try:
+        report = load_ranks(ns.report)
+    except (OSError, ValueError) as e:
+        return _error(e)
+    print(ranks_text(build_ranks_view(report, ns.report)), end="")
+    if ns.html:
+        _write_text(ranks_page(report, ns.report), ns.html)
+        print(f"report: {ns.html}")
+    return 0
+
+
+def _write_text(text: str, path: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _error(e: Exception) -> int:
+    """A file that cannot be read: one line on stderr, exit status 2, no traceback."""
+    msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
+    print(f"pt2-explorer: error: {' '.join(msg.splitlines())}", file=sys.stderr)
+    return 2
+
+
 def _modes_file(path: str, compiler):
     """The ModeComparison saved at ``path``, or None when it is not one."""
     try:
         return compiler.load_modes(path)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -565,3 +565,30 @@ def test_08_compiles_one_block_for_all_layers(run_notebook):
         f"  compiled with dynamic x.size()[1] ({s}); later calls reuse it\n\n"
         f"Dynamic dimensions:\n  [0/1] {s} = x.size()[1] in [2, int_oo] (seen 32)\n\n"
     )
+
+
+# ---- 09: distributed ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_09_finds_the_planted_divergence(run_notebook):
+    nb, work = run_notebook("09_distributed.ipynb")
+    assert _stdout(_tagged(nb, "run")).splitlines() == [
+        "done: DDP, 2 steps, world size 2",
+        "['run.rank0.json', 'run.rank1.json']",
+    ]
+    ranks = _stdout(_tagged(nb, "ranks"))
+    assert "Where the ranks diverge:" in ranks
+    assert (
+        "rank 1 recompiled [4/1] — 4/0: tensor 'x' size mismatch at index 0. expected 8, actual 6 — rank 0 did not"
+        in ranks
+    )
+    assert _stdout(_tagged(nb, "splits")).startswith("[4/0] on rank 0: submod_0, submod_1\n")
+    assert _stdout(_tagged(nb, "diff")).startswith("no differences")
+    gpu = _stdout(_tagged(nb, "gpu"))
+    assert "rank 1 recompiled [4/1]" in gpu and "cuda" in gpu
+    assert _stdout(_tagged(nb, "answer")).splitlines() == [
+        "divergence: none",
+        "graphs per rank: [3, 3]",
+        "DDP splits: 0",
+    ]
