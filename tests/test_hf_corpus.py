@@ -173,7 +173,13 @@ def _answers(report) -> tuple:
     return (
         sorted((base(b.filename), b.line, b.type, b.gb_id, b.compile_ids) for b in report.graph_breaks),
         [
-            (r.compile_id, r.reasons, [(f.entry, f.guard) for f in r.failures], r.dynamic)
+            # a reason's "User stack trace:" names the checkout's paths: its first line only
+            (
+                r.compile_id,
+                [x.splitlines()[0] for x in r.reasons],
+                [(f.entry, f.guard) for f in r.failures],
+                r.dynamic,
+            )
             for r in report.recompiles
         ],
         [(c.id, [(s.symbol, s.source, s.vr) for s in c.stages.capture.symbols]) for c in report.compiles],
