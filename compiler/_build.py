@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from . import _graphs, _text
+from . import _graphs, _outputcode
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
 from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
@@ -274,7 +274,7 @@ def stack_frames(stack, strings: dict[int, str]) -> tuple[StackFrame, ...]:
 def _parse_kernels(a: _Acc) -> list[Kernel]:
     """The kernels of every output module of a compile; fused nodes from torch's comments
     above each kernel (GPU) or Inductor's provenance tracking (CPU)."""
-    prov = _text.provenance_map(a.provenance)
+    prov = _outputcode.provenance_map(a.provenance)
     cid = a.key
     return [
         Kernel(
@@ -288,7 +288,7 @@ def _parse_kernels(a: _Acc) -> list[Kernel]:
             metadata=a.kernel_info.get(k.name, {}),
         )
         for role, _path, code in a.outputs
-        for k in _text.split_kernels(code)
+        for k in _outputcode.split_kernels(code)
     ]
 
 

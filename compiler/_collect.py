@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _text
+from . import _outputcode, _text
 from ._events import Event
 from ._report import Kernel, RawEvent
 
@@ -168,7 +168,7 @@ def on_provenance(a: _Acc, ev: Event, ctx: Context) -> None:
 def on_output_code(a: _Acc, ev: Event, ctx: Context) -> None:
     body = ev.body or {}
     code = ev.payload or ""
-    role = _text.output_role(code) or guess_role(a)
+    role = _outputcode.output_role(code) or guess_role(a)
     # post-grad graphs logged since the last output module belong to this one
     a.post_grad_before = [(r or role, g) for r, g in a.post_grad_before]
     a.post_grad = [(r or role, g) for r, g in a.post_grad]

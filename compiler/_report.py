@@ -12,207 +12,36 @@ import dataclasses
 import gzip
 import json
 import os
-import re
 import stat
 import zlib
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
 from . import _schema
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
+    _LOCAL_SCOPE,
+    Autograd,
+    Capture,
+    Codegen,
+    Decompose,
+    Fuse,
+    Graph,
+    Kernel,
+    KernelNodes,
+    Node,
+    OutputCode,
+    RoleGraph,
+    SavedTensor,
+    Specialization,
+    StackFrame,
+    Stages,
+    Symbol,
+)
 
 SCHEMA_VERSION = 1
 STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
-_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
-
-
-@dataclass(frozen=True)
-class StackFrame:
-    filename: str
-    line: int
-    name: str
-    code: str | None = None
-
-    @property
-    def kind(self) -> str:
-        """ "user" (the program's own files), "library" (installed packages, the standard
-        library) or "torch"."""
-        from ._text import frame_kind
-
-        return frame_kind(self.filename)
-
-
-@dataclass(frozen=True)
-class Node:
-    """One FX node, parsed from torch's readable graph code."""
-
-    name: str
-    op: str  # placeholder | call_function | call_method | call_module | get_attr | output
-    target: str  # e.g. "torch.ops.aten.mm.default", "torch.relu", "operator.matmul"
-    args: tuple[str, ...] = ()  # names of the nodes this one reads
-    dtype: str | None = None  # torch's short name: f32, bf16, i64, b8 ...
-    shape: str | None = None  # "[4, 8]" or symbolic "[s77, 8]"
-    stride: str | None = None
-    device: str | None = None
-    source: str | None = None  # "file.py:16" of the user line that made it
-    code: str | None = None  # that user line's code
-    module: str | None = None  # nn.Module path, e.g. "layers.0.fc1"
-    module_inferred: bool = False  # True when the path came from neighbours, not params
-
-
-@dataclass(frozen=True)
-class Graph:
-    """An FX graph as torch printed it (``code``) and as parsed nodes."""
-
-    code: str
-    nodes: tuple[Node, ...] = ()
-
-    def op_census(self) -> dict[str, int]:
-        """Count of call targets (ATen ops in AOT/post-grad graphs)."""
-        c = Counter(n.target for n in self.nodes if n.op in ("call_function", "call_method"))
-        return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-@dataclass(frozen=True)
-class RoleGraph:
-    """A graph of one compiled role: forward, backward or inference."""
-
-    role: str
-    graph: Graph
-
-
-@dataclass(frozen=True)
-class SavedTensor:
-    """A tensor the forward saves for the backward (an input of the backward graph)."""
-
-    name: str
-    dtype: str | None
-    shape: str | None
-    bytes: int | None  # None when the shape is symbolic
-
-
-@dataclass(frozen=True)
-class Symbol:
-    """A dynamic dimension: a size (or stride) torch compiled as a symbol instead of a
-    constant (``create_symbol``). Field names are torch's."""
-
-    symbol: str  # "s53"
-    source: str | None = None  # what it stands for: "L['kwargs']['past_key_values'].layers[0].keys.size()[2]"
-    val: str | None = None  # the value seen when it was created (torch's hint)
-    vr: str | None = None  # value range, e.g. "[2, int_oo]"
-    user_stack: tuple[StackFrame, ...] = ()  # the user code that made torch create it
-
-    @property
-    def dim(self) -> str | None:
-        """The source without torch's local scope: "kwargs['input_ids'].size()[1]"."""
-        if self.source is None:
-            return None
-        return _LOCAL_SCOPE.sub(r"\1", self.source)
-
-
-@dataclass(frozen=True)
-class Specialization:
-    """A dimension torch fixed to a constant although it was marked or guessed dynamic
-    (``symbolic_shape_specialization``), and why."""
-
-    symbol: str | None
-    sources: tuple[str, ...]
-    value: str | None
-    reason: str | None = None
-    user_stack: tuple[StackFrame, ...] = ()
-
-
-@dataclass(frozen=True)
-class Capture:
-    graph: Graph | None = None
-    guards: str | None = None  # torch's guard tree (dynamo_cpp_guards_str)
-    guard_count: int | None = None
-    symbols: tuple[Symbol, ...] = ()  # dynamic-shape symbols created (dynamic dimensions)
-    specializations: tuple[Specialization, ...] = ()
-    shape_guards: tuple[str, ...] = ()
-    restarts: tuple[str, ...] = ()  # why Dynamo restarted the analysis
-    bytecode_original: str | None = None  # dis of the frame Dynamo rewrote (where torch logs it)
-    bytecode_modified: str | None = None
-    time_s: float | None = None
-
-
-@dataclass(frozen=True)
-class Autograd:
-    joint: Graph | None = None
-    forward: Graph | None = None
-    backward: Graph | None = None
-    inference: Graph | None = None
-    saved_tensors: tuple[SavedTensor, ...] = ()
-    fw_metadata: str | None = None
-    time_s: float | None = None
-
-
-@dataclass(frozen=True)
-class Decompose:
-    pre_grad_before: Graph | None = None
-    pre_grad_after: Graph | None = None
-    post_grad_before: tuple[RoleGraph, ...] = ()
-    post_grad: tuple[RoleGraph, ...] = ()
-    ops_before: dict[str, int] = field(default_factory=dict)  # Dynamo graph (torch level)
-    ops_after: dict[str, int] = field(default_factory=dict)  # post-grad graphs (core ATen)
-    time_s: float | None = None
-
-
-@dataclass(frozen=True)
-class KernelNodes:
-    """Which graph nodes Inductor fused into one kernel (from torch's own comments)."""
-
-    kernel: str
-    nodes: tuple[str, ...]
-    aten_ops: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Fuse:
-    ir_pre_fusion: tuple[str, ...] = ()
-    ir_post_fusion: tuple[str, ...] = ()
-    fusion_log: tuple[str, ...] = ()
-    kernel_nodes: tuple[KernelNodes, ...] = ()
-    provenance: str | None = None  # inductor_provenance_tracking_* where emitted
-    time_s: float | None = None
-
-
-@dataclass(frozen=True)
-class OutputCode:
-    role: str  # forward | backward | inference
-    path: str | None
-    code: str
-
-
-@dataclass(frozen=True)
-class Kernel:
-    compile_id: str
-    name: str
-    language: str  # triton | cpp
-    source: str
-    role: str = "forward"
-    nodes: tuple[str, ...] = ()  # source FX nodes fused into it, where torch says
-    aten_ops: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)  # triton_kernel_info
-
-
-@dataclass(frozen=True)
-class Codegen:
-    output_code: tuple[OutputCode, ...] = ()
-    kernel_names: tuple[str, ...] = ()
-    fx_graph_runnable: str | None = None
-    time_s: float | None = None
-
-
-@dataclass(frozen=True)
-class Stages:
-    capture: Capture | None = None
-    autograd: Autograd | None = None
-    decompose: Decompose | None = None
-    fuse: Fuse | None = None
-    codegen: Codegen | None = None
 
 
 @dataclass(frozen=True)

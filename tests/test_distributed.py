@@ -13,7 +13,7 @@ import pytest
 
 import compiler
 from compiler._ranks import combine, load_ranks
-from explorer import cli
+from explorer import _program, cli
 from explorer._ranksview import build_ranks_view, diff_ranks, ranks_page, ranks_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,9 +24,9 @@ RECOMPILED = "rank 1 recompiled [4/1] — 4/0: tensor 'x' size mismatch at index
 
 
 def test_rank_path_puts_the_rank_in_the_file_name():
-    assert cli.rank_path("out/run.json", 1) == "out/run.rank1.json"
-    assert cli.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
-    assert cli.rank_path("report.html", 3) == "report.rank3.html"
+    assert _program.rank_path("out/run.json", 1) == "out/run.rank1.json"
+    assert _program.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
+    assert _program.rank_path("report.html", 3) == "report.rank3.html"
 
 
 def test_load_ranks_reads_every_rank_of_a_trace_directory():

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from compiler import _graphs, _text
+from compiler import _graphs, _outputcode, _text
 
 # torch 2.13: a print() inside an inlined helper (dynamo_graph_break_reason payload)
 GRAPH_BREAK_213 = """\
@@ -425,8 +425,8 @@ def test_failing_guard_in_a_guard_tree():
 
 
 def test_split_kernels_triton_module():
-    assert _text.output_role(TRITON_MODULE) == "inference"
-    (k,) = _text.split_kernels(TRITON_MODULE)  # extern_kernels.mm is not a kernel
+    assert _outputcode.output_role(TRITON_MODULE) == "inference"
+    (k,) = _outputcode.split_kernels(TRITON_MODULE)  # extern_kernels.mm is not a kernel
     assert (k.name, k.language) == ("triton_per_fused_gelu_sum_0", "triton")
     assert (k.nodes, k.aten_ops) == (("gelu", "sum_1"), ("aten.gelu", "aten.sum"))
     assert k.source.startswith("import triton\nimport triton.language as tl\n")
@@ -436,8 +436,8 @@ def test_split_kernels_triton_module():
 
 
 def test_split_kernels_cpp_module():
-    assert _text.output_role(CPP_MODULE) == "forward"
-    (k,) = _text.split_kernels(CPP_MODULE)
+    assert _outputcode.output_role(CPP_MODULE) == "forward"
+    (k,) = _outputcode.split_kernels(CPP_MODULE)
     assert (k.name, k.language) == ("cpp_fused_gt_relu_sum_threshold_backward_0", "cpp")
     assert k.source.startswith('#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C"  void  kernel(')
     assert k.source.endswith("inductor_cpu_throw_if_integer_div_error(inductor_cpu_integer_div_error);\n}")

@@ -1,0 +1,161 @@
+"""Running the user's program under ``pt2-explorer record`` exactly as ``python`` (or
+torchrun) would: ``__main__``, ``__file__``, ``sys.argv``, ``sys.path[0]``, tracebacks, exit
+codes and deaths by signal are the program's own."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import signal
+import sys
+
+
+def run(rec, script: str | None, module: str | None, args: list[str]) -> tuple[int, bool, bool]:
+    """Run the program inside the recording ``rec``. Returns (exit code, interrupted by
+    Ctrl-C, terminated by SIGTERM); the program's exception is printed as python prints it."""
+    exit_code, interrupted, terminated = 0, False, False
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_term = _catch_sigterm()
+    try:
+        with rec:
+            if script is not None:
+                # as `python SCRIPT`: argv[0] as given, __file__ and sys.path[0] absolute
+                sys.argv = [script, *args]
+                _run_script(os.path.abspath(script))
+            else:  # as `python -m MODULE`: sys.path[0] the current directory
+                sys.argv = [module, *args]
+                sys.path.insert(0, os.getcwd())
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        exit_code = _exit_code(e.code)
+    except _Terminated:  # torchrun stops the other ranks when one fails: keep what was recorded
+        terminated, exit_code = True, 128 + signal.SIGTERM
+    except BaseException as e:
+        # the program's traceback as python prints it: through sys.excepthook, our frames
+        # and runpy's left out
+        tb = e.__traceback__
+        while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        if tb is not None:
+            e.with_traceback(tb)  # the default hook prints the exception's own traceback
+        sys.excepthook(type(e), e, e.__traceback__)
+        interrupted = isinstance(e, KeyboardInterrupt)
+        exit_code = 1
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        if saved_term is not None:
+            signal.signal(signal.SIGTERM, saved_term)
+    return exit_code, interrupted, terminated
+
+
+def die_as_the_program_would(interrupted: bool, terminated: bool) -> None:
+    """After the report is written: die by SIGINT (python's way on an uncaught
+    KeyboardInterrupt) or SIGTERM, as the program itself would have."""
+    for happened, sig in ((interrupted, signal.SIGINT), (terminated, signal.SIGTERM)):
+        if happened:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+
+
+_OWN_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d, "")
+    for d in ("explorer", "compiler")
+)
+
+
+def warn_shadowing(directory: str) -> None:
+    """The program's directory comes first on its sys.path: a compiler.py or explorer.py (or
+    package) there is what the program means by `import compiler`, but PT2 Explorer's is
+    already imported under that name. Say so: the program would get ours."""
+    for name in ("compiler", "explorer"):
+        for cand in (os.path.join(directory, name + ".py"), os.path.join(directory, name, "__init__.py")):
+            if os.path.exists(cand) and not os.path.abspath(cand).startswith(_OWN_DIRS):
+                print(
+                    f"pt2-explorer: warning: {cand} has the name of PT2 Explorer's `{name}` package, "
+                    f"already imported: inside the program `import {name}` gives PT2 Explorer's, not "
+                    "this file; rename the file to record this program unchanged",
+                    file=sys.stderr,
+                )
+
+
+def _ours(filename: str) -> bool:
+    return filename.startswith(_OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
+
+
+def _run_script(path: str) -> None:
+    """Run a file as ``python FILE`` does: a fresh ``__main__`` module whose ``__file__`` is
+    the absolute path, ``sys.path[0]`` its directory (sys.argv is set by the caller)."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    with open(path, "rb") as f:  # bytes: compile() honours a coding cookie
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __builtins__=builtins,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+    )
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+class _Terminated(BaseException):
+    """SIGTERM turned into an exception, so that the recording ends and its report is
+    written (torchrun sends SIGTERM to every rank when one of them fails)."""
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into _Terminated while the program runs; only where SIGTERM has its
+    default action (the program did not install a handler) and in the main thread. Returns
+    the handler to restore, or None when none was installed."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        raise _Terminated(f"signal {signum} (SIGTERM)")
+
+    signal.signal(signal.SIGTERM, on_term)
+    return signal.SIG_DFL
+
+
+def torchrun_rank() -> tuple[int | None, int | None]:
+    """(rank, world size) from the environment torchrun sets, or (None, None)."""
+    try:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    except (KeyError, ValueError):
+        return None, None
+
+
+def rank_path(path: str, rank: int) -> str:
+    """``out/run.json`` -> ``out/run.rank1.json``: each rank's report under its own name."""
+    root, ext = os.path.splitext(path)
+    if ext == ".gz":  # run.json.gz -> run.rank1.json.gz
+        root, inner = os.path.splitext(root)
+        ext = inner + ext
+    return f"{root}.rank{rank}{ext}"
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
