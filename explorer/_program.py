@@ -60,7 +60,8 @@ def die_as_the_program_would(interrupted: bool, terminated: bool) -> None:
             os.kill(os.getpid(), sig)
 
 
-_OWN_DIRS = tuple(
+# this package's own files (compiler/, explorer/): never shown as the program's frames
+OWN_DIRS = tuple(
     os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d, "")
     for d in ("explorer", "compiler")
 )
@@ -72,7 +73,7 @@ def warn_shadowing(directory: str) -> None:
     already imported under that name. Say so: the program would get ours."""
     for name in ("compiler", "explorer"):
         for cand in (os.path.join(directory, name + ".py"), os.path.join(directory, name, "__init__.py")):
-            if os.path.exists(cand) and not os.path.abspath(cand).startswith(_OWN_DIRS):
+            if os.path.exists(cand) and not os.path.abspath(cand).startswith(OWN_DIRS):
                 print(
                     f"pt2-explorer: warning: {cand} has the name of PT2 Explorer's `{name}` package, "
                     f"already imported: inside the program `import {name}` gives PT2 Explorer's, not "
@@ -82,7 +83,7 @@ def warn_shadowing(directory: str) -> None:
 
 
 def _ours(filename: str) -> bool:
-    return filename.startswith(_OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
+    return filename.startswith(OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
 
 
 def _run_script(path: str) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from compiler import STAGES, Benchmark, Compile, Graph, Report
 from compiler._report import StackFrame
 
+from ._program import OWN_DIRS
 from ._summary import display_name, headline, reasons_line, where
 
 
@@ -280,7 +281,7 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
     library frames between them and the break) less this package's own frames (the CLI or
     ``compiler.record`` that called the program), from the program's outermost own frame on;
     and the innermost frame of the program's own code."""
-    frames = [f for f in b.shown_stack if not f.filename.startswith(_OWN_PREFIXES)]
+    frames = [f for f in b.shown_stack if not f.filename.startswith(OWN_DIRS)]
     first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
     if first is None:  # no frame of the program's own: what torch gave, libraries included
         return tuple(StackLine(f"{where(f.filename, f.line)} in {f.name}", True) for f in frames), None
@@ -291,12 +292,6 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
         for i, f in enumerate(frames)
     )
     return lines, frames[mine]
-
-
-_OWN_PREFIXES = tuple(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + d + os.sep
-    for d in ("compiler", "explorer")
-)
 
 
 def _compile_view(report: Report, c: Compile) -> CompileView:
