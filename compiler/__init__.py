@@ -1,21 +1,18 @@
-"""PT2 Explorer's recorder: what torch.compile did, taken in-process. Needs torch only.
+"""PT2 Explorer's recorder: what torch.compile did, taken in-process.
 
 with compiler.recording() as rec:
     torch.compile(model)(x)
 rec.report.graph_breaks, rec.report.to_json("report.json")
+
+Recording needs torch; reading does not: ``compiler.load`` (saved reports) and
+``compiler.load_trace`` (TORCH_TRACE logs) import no torch, so reports open where torch is not
+installed. The recording names below (``record``, ``recording``, ``compare_modes``, …) import
+torch, and check its version, when first used.
 """
 
-from ._version import SUPPORTED, UnsupportedTorchVersion
-from ._version import check as _check
-
-_check()
-__pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
-
-from ._capture import Recording, record, recording  # noqa: E402
-from ._events import TraceFormatError  # noqa: E402
-from ._modes import ModeComparison, ModeRow, compare_modes, load_modes  # noqa: E402
-from ._ranks import load_ranks  # noqa: E402
-from ._report import (  # noqa: E402
+from ._events import TraceFormatError
+from ._ranks import load_ranks
+from ._report import (
     SCHEMA_VERSION,
     STAGES,
     Accuracy,
@@ -39,8 +36,39 @@ from ._report import (  # noqa: E402
     Timing,
     load,
 )
-from ._state import StateMutationError  # noqa: E402
-from ._trace import load_trace  # noqa: E402
+from ._trace import load_trace
+
+__pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
+
+# name -> the module that defines it; these import torch (first use checks its version)
+_NEEDS_TORCH = {
+    "Recording": "_capture",
+    "record": "_capture",
+    "recording": "_capture",
+    "ModeComparison": "_modes",
+    "ModeRow": "_modes",
+    "compare_modes": "_modes",
+    "load_modes": "_modes",
+    "StateMutationError": "_state",
+    "SUPPORTED": "_version",
+    "UnsupportedTorchVersion": "_version",
+}
+
+
+def __getattr__(name: str):
+    module = _NEEDS_TORCH.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compiler' has no attribute {name!r}")
+    import importlib
+
+    if module != "_version":
+        from ._version import check
+
+        check()
+    value = getattr(importlib.import_module(f"compiler.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SCHEMA_VERSION",

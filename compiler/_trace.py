@@ -8,8 +8,6 @@ import os
 import re
 import warnings
 
-import torch
-
 from . import _build, _schema
 from ._events import Event, TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
 from ._report import Report
@@ -161,7 +159,7 @@ def _version_of(events) -> str:
                 continue
             if v:
                 return str(v)
-    return f"unknown (read with {torch.__version__})"
+    return "unknown"  # torch before 2.13 logs its version only in compilation_metrics
 
 
 __all__ = ["load_trace", "TraceFormatError"]

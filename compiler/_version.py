@@ -1,10 +1,8 @@
-"""Which torch versions we support, checked once at import."""
+"""Which torch versions we support, checked when recording is first used."""
 
 from __future__ import annotations
 
 import re
-
-import torch
 
 # Tested on 2.11 (GPU machine) and 2.13 (CPU). 2.8 is the oldest whose graph-break
 # text ("Graph Break Reason: ...") and structured-trace events we parse.
@@ -25,9 +23,12 @@ def parse(version: str) -> tuple[int, int]:
 
 
 def check(version: str | None = None) -> tuple[int, int]:
-    v = parse(version or torch.__version__)
+    """The installed torch's (major, minor), or ``version``'s; UnsupportedTorchVersion below 2.8."""
+    if version is None:
+        import torch
+
+        version = torch.__version__
+    v = parse(version)
     if v < MIN_SUPPORTED:
-        raise UnsupportedTorchVersion(
-            f"PT2 Explorer needs {SUPPORTED}; this is torch {version or torch.__version__}"
-        )
+        raise UnsupportedTorchVersion(f"PT2 Explorer needs {SUPPORTED}; this is torch {version}")
     return v

@@ -39,9 +39,10 @@ def show(report: Report, title: str | None = None) -> None:
 
 
 def _is_modes(obj) -> bool:
-    from compiler import ModeComparison
+    import sys
 
-    return isinstance(obj, ModeComparison)
+    modes = sys.modules.get("compiler._modes")  # not imported: no ModeComparison exists (nor torch)
+    return modes is not None and isinstance(obj, modes.ModeComparison)
 
 
 def html(report: Report, title: str | None = None) -> str:

@@ -105,11 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         ns.command, ns.script, ns.module, ns.args = "record", script, module, script_args
     else:
         ns = _parser().parse_args(argv)
-    try:
-        import compiler
-    except Exception as e:  # UnsupportedTorchVersion, broken torch install
-        print(f"pt2-explorer: {e}", file=sys.stderr)
-        return 2
+    import compiler  # reading (load, report) imports no torch
+
+    if ns.command == "record":
+        try:
+            compiler.recording  # noqa: B018 - imports torch and checks its version
+        except Exception as e:  # UnsupportedTorchVersion, no or broken torch install
+            print(f"pt2-explorer: {e}", file=sys.stderr)
+            return 2
     if ns.command == "record":
         return _record(ns)
     if ns.command == "load":
@@ -269,7 +272,7 @@ def _modes_file(path: str, compiler):
     """The ModeComparison saved at ``path``, or None when it is not one."""
     try:
         return compiler.load_modes(path)
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, ImportError):  # no torch here
         return None
 
 
