@@ -40,7 +40,8 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Symbol,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the file form (compiler/_compact.py); 1: the full form, still read
+READABLE_VERSIONS = (1, 2)
 STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
 
 
@@ -222,28 +223,43 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return _to_jsonable(self)
 
-    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int = 1) -> str:
-        """The report as JSON text; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=indent)
+    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = None) -> str:
+        """The report's file form as JSON text (each text once, defaults left out:
+        compiler/_compact.py; ``compiler.load`` reads it back whole); also written to ``path``
+        when given, gzipped where ``path`` ends in ``.gz``."""
+        from . import _compact
+
+        sep = (",", ":") if indent is None else None
+        text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+            if os.fspath(path).endswith(".gz"):
+                with gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) as f:
+                    f.write(text.encode("utf-8"))
+            else:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
         return text
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
-        """The report from its JSON form (``to_dict``), checked against the schema the
-        dataclasses' type hints make (compiler/_schema.py): a value of the wrong type, a
-        missing required key or a different ``schema_version`` raises ReportFormatError
-        naming the JSON path (``$.compiles[3].stages.capture.guard_count``). Unknown keys
-        are ignored."""
+        """The report from its JSON form (``to_dict``, or the file form ``to_json`` writes),
+        checked against the schema the dataclasses' type hints make (compiler/_schema.py): a
+        value of the wrong type, a missing required key or an unknown ``schema_version``
+        raises ReportFormatError naming the JSON path
+        (``$.compiles[3].stages.capture.guard_count``). Unknown keys are ignored. Reports of
+        schema_version 1 (the full form) load as they always did."""
+        from . import _compact
+
         version = data.get("schema_version") if isinstance(data, dict) else None
-        if version != SCHEMA_VERSION:
+        if type(version) is not int or version not in READABLE_VERSIONS:
             raise ReportFormatError(
-                f"report schema_version {version!r} is not supported (this is {SCHEMA_VERSION})"
+                f"report schema_version {version!r} is not supported (this reads {list(READABLE_VERSIONS)})"
             )
         try:
+            data = {**_compact.decode(data), "schema_version": SCHEMA_VERSION}
             return _schema.decode(cls, data)
+        except _compact.FileFormError as e:
+            raise ReportFormatError(str(e)) from None
         except _schema.SchemaError as e:
             raise ReportFormatError(str(e)) from None
 

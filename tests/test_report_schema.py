@@ -22,12 +22,13 @@ _cache: dict[str, dict] = {}
 
 
 def _data() -> dict:
-    """A report's JSON: the CPU trace fixture (4 compiles: 0/0, 1/0, 0/1, 1/1)."""
+    """A report's full JSON form (``to_dict``; ``compiler.load`` reads it as it reads the file
+    form): the CPU trace fixture (4 compiles: 0/0, 1/0, 0/1, 1/1)."""
     if "cpu" not in _cache:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             report = compiler.load_trace(TRACES / "cpu-torch213-breaks.log.gz")
-        _cache["cpu"] = json.loads(report.to_json())
+        _cache["cpu"] = json.loads(json.dumps(report.to_dict()))
     return json.loads(json.dumps(_cache["cpu"]))  # a fresh copy to edit
 
 
@@ -163,7 +164,7 @@ def test_benchmark_records_are_checked(tmp_path):
 
 def test_files_that_are_not_reports(tmp_path):
     p = _save(tmp_path, {"schema_version": 99})
-    assert _error(p) == f"{p}: report schema_version 99 is not supported (this is 1)"
+    assert _error(p) == f"{p}: report schema_version 99 is not supported (this reads [1, 2])"
     p = _save(tmp_path, [1, 2])
     assert _error(p) == f"{p}: not a PT2 Explorer report (no schema_version)"
     p = tmp_path / "cut.json"

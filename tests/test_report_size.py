@@ -1,0 +1,104 @@
+"""The report's file form (schema_version 2, compiler/_compact.py): each text once, kernel
+sources as pieces of their output code, repeated graphs once, defaults left out, gzipped where
+the path ends in .gz; reports of schema_version 1 still load to the same answers."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+import compiler
+from explorer import cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CPU_BREAKS = FIXTURES / "traces" / "cpu-torch213-breaks.log.gz"
+V1_REPORT = FIXTURES / "reports" / "h100-torch211-gpu-block.json.gz"
+
+
+@pytest.fixture(scope="module")
+def report() -> compiler.Report:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compiler.load_trace(CPU_BREAKS)
+
+
+def test_round_trip_plain_and_gzipped(report, tmp_path):
+    plain, packed = tmp_path / "r.json", tmp_path / "r.json.gz"
+    text = report.to_json(plain)
+    report.to_json(packed)
+    assert plain.read_text(encoding="utf-8") == text
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed.read_bytes()).decode("utf-8") == text
+    assert compiler.load(plain) == report
+    assert compiler.load(packed) == report
+    # the CLI takes .json.gz wherever it takes a report path
+    out = tmp_path / "cli.json.gz"
+    assert cli.main(["load", str(CPU_BREAKS), "--json", str(out), "-q"]) == 0
+    assert compiler.load(out) == report
+    assert cli.main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 0
+
+
+def test_each_text_once(report):
+    data = json.loads(report.to_json())
+    strings = data["strings"]
+    assert len(strings) == len(set(strings))
+    assert data["schema_version"] == compiler.SCHEMA_VERSION == 2
+    # a kernel's source is a piece of its compile's output code, not a copy
+    codes = {c.id: [o.code for o in c.stages.codegen.output_code] for c in report.compiles}
+    for k, stored in zip(report.kernels, data["kernels"]):
+        ref = stored["source"]
+        whole = strings[ref["$s"]]
+        assert whole in codes[k.compile_id]
+        assert whole[ref["at"][0] : ref["at"][1]] == k.source
+        assert "role" not in stored or stored["role"] != "forward"  # defaults left out
+    # the guard tree of a recompile's failed entry is that entry's own guard tree, stored once
+    r = report.recompiles[0]
+    entry = report.compile(r.failed_entry)
+    assert r.entry_guards == entry.stages.capture.guards
+    assert strings.count(entry.stages.capture.guards) == 1
+    full = json.dumps(report.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    assert len(report.to_json()) < len(full)
+
+
+def test_schema_version_1_loads_to_the_same_answers(tmp_path):
+    raw = json.loads(gzip.decompress(V1_REPORT.read_bytes()))
+    assert raw["schema_version"] == 1 and "strings" not in raw
+    old = compiler.load(V1_REPORT)
+    assert old.schema_version == compiler.SCHEMA_VERSION
+    # the answers, read from the version-1 JSON directly
+    assert [c.id for c in old.compiles] == [c["id"] for c in raw["compiles"]]
+    assert [(k.compile_id, k.name, k.language, k.source) for k in old.kernels] == [
+        (k["compile_id"], k["name"], k["language"], k["source"]) for k in raw["kernels"]
+    ]
+    assert [(b.type, b.filename, b.line, b.count) for b in old.graph_breaks] == [
+        (b["type"], b["filename"], b["line"], b["count"]) for b in raw["graph_breaks"]
+    ]
+    assert [r.reasons for r in old.recompiles] == [tuple(r["reasons"]) for r in raw["recompiles"]]
+    assert old.compiles[0].stages.capture.guards == raw["compiles"][0]["stages"]["capture"]["guards"]
+    # saved again in the file form: equal, and smaller than the version-1 file (both gzipped)
+    again = tmp_path / "again.json.gz"
+    old.to_json(again)
+    assert compiler.load(again) == old
+    assert again.stat().st_size < V1_REPORT.stat().st_size
+
+
+def test_a_reference_outside_its_table_is_named(report, tmp_path):
+    data = json.loads(report.to_json())
+    data["frames"][0]["filename"] = {"$s": len(data["strings"])}
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(p)
+    assert (
+        str(e.value)
+        == f"{p}: string reference {len(data['strings'])} outside the {len(data['strings'])} strings"
+    )
+    data["frames"][0]["filename"] = {"$g": 99}
+    p.write_text(json.dumps(data))
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(p)
+    assert str(e.value) == f"{p}: graph reference 99 outside the {len(data['graphs'])} graphs"
