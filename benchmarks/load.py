@@ -1,0 +1,141 @@
+"""Reading TORCH_TRACE logs: `pt2-explorer load` against tlparse on the same log, side by side.
+
+    .venv/bin/python benchmarks/load.py [--big-mb 200] [--rounds 3] [--html] [--keep DIR]
+
+Each tool runs as a fresh process on the same file, in turn (A B A B ...); per run: the process's
+own CPU time (user + sys, from os.wait4: the loader is single-threaded Python, tlparse Rust),
+wall time and peak RSS. Medians are printed with our/tlparse ratios. Logs:
+
+* small: tests/fixtures/traces/h100-torch211-breaks.log.gz, unzipped (3.3 MB; a real H100
+  recording: a graph break, backward, a recompile; torch 2.11);
+* big: the same recording repeated to ``--big-mb`` MB, each copy's frame ids moved past the
+  previous copy's (so every copy is compiles of its own, as in a long job that compiles many
+  frames); generated under the temp directory, never committed.
+
+``--html`` also times ``pt2-explorer load --html`` of the big log (not compared: tlparse's
+HTML is per compile, in many files). Both tools write their output under the temp directory.
+tlparse comes from PyPI (``pip install tlparse``); without it the tlparse column is empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "tests" / "fixtures" / "traces" / "h100-torch211-breaks.log.gz"
+_FRAME = re.compile(rb'"frame_id": (\d+)')
+
+
+def make_logs(work: Path, big_mb: float) -> tuple[Path, Path]:
+    small = work / "small.log"
+    data = gzip.decompress(SMALL.read_bytes())
+    small.write_bytes(data)
+    big = work / f"big-{big_mb:g}mb.log"
+    frames = max(int(m) for m in _FRAME.findall(data)) + 1
+    copies = max(1, round(big_mb * 2**20 / len(data)))
+    with open(big, "wb") as out:
+        for k in range(copies):
+            out.write(data if k == 0 else _FRAME.sub(functools.partial(_shifted, k * frames), data))
+    return small, big
+
+
+def _shifted(shift: int, m: re.Match) -> bytes:
+    return b'"frame_id": %d' % (int(m[1]) + shift)
+
+
+def run(cmd: list[str]) -> dict[str, float]:
+    """One fresh process: its own CPU seconds, wall seconds, peak RSS in MB."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _pid, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err[-2000:]}")
+    return {"cpu": ru.ru_utime + ru.ru_stime, "wall": wall, "rss": ru.ru_maxrss / 1024}
+
+
+def ours(log: Path, out: Path, html: bool = False) -> list[str]:
+    cmd = [sys.executable, "-m", "explorer", "load", str(log), "--json", str(out / "r.json.gz")]
+    return cmd + (["--html", str(out / "r.html")] if html else [])
+
+
+def tlparse(log: Path, out: Path) -> list[str] | None:
+    exe = shutil.which(
+        "tlparse", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    )
+    return None if exe is None else [exe, str(log), "-o", str(out / "tl"), "--overwrite", "--no-browser"]
+
+
+def median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def compare(name: str, log: Path, work: Path, rounds: int) -> None:
+    arms = {"pt2-explorer load": ours(log, work)}
+    tl = tlparse(log, work)
+    if tl is not None:
+        arms["tlparse"] = tl
+    runs: dict[str, list] = {a: [] for a in arms}
+    for _ in range(rounds):
+        for arm, cmd in arms.items():
+            runs[arm].append(run(cmd))
+    size = log.stat().st_size / 2**20
+    print(f"\n{name}: {log.name}, {size:.1f} MB, {rounds} rounds (median; CPU s of the process itself)")
+    print(f"{'':20} {'CPU s':>8} {'wall s':>8} {'peak RSS MB':>12} {'RSS / file':>11}")
+    med = {arm: median(r) for arm, r in runs.items()}
+    for arm, m in med.items():
+        cpus = "/".join(f"{r['cpu']:.2f}" for r in runs[arm])
+        print(
+            f"{arm:20} {m['cpu']:8.2f} {m['wall']:8.2f} {m['rss']:12.0f} {m['rss'] / size:11.2f}   ({cpus})"
+        )
+    if "tlparse" in med:
+        a, b = med["pt2-explorer load"], med["tlparse"]
+        print(
+            f"{'ratio ours/tlparse':20} {a['cpu'] / b['cpu']:8.2f} {a['wall'] / b['wall']:8.2f} {a['rss'] / b['rss']:12.2f}"
+        )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--big-mb", type=float, default=200)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--html", action="store_true", help="also time load --html of the big log")
+    p.add_argument("--keep", metavar="DIR", help="write the logs and outputs here (kept)")
+    ns = p.parse_args()
+    work = Path(ns.keep or tempfile.mkdtemp(prefix="pt2x-load-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        small, big = make_logs(work, ns.big_mb)
+        compare("small log", small, work, ns.rounds)
+        compare("big log", big, work, ns.rounds)
+        if ns.html:
+            m = run(ours(big, work, html=True))
+            page = (work / "r.html").stat().st_size / 2**20
+            print(
+                f"\nload --html of the big log: {m['cpu']:.2f} CPU s, {m['wall']:.2f} s wall, "
+                f"{m['rss']:.0f} MB peak RSS, page {page:.1f} MB"
+            )
+        report = work / "r.json.gz"
+        print(f"\nreport of the big log: {report.stat().st_size / 2**20:.1f} MB (.json.gz)")
+        print(json.dumps({"python": sys.version.split()[0], "work": str(work)}))
+    finally:
+        if not ns.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
