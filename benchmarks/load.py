@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/load.py [--big-mb 200] [--rounds 3] [--html] [--keep DIR]
 
-Each tool runs as a fresh process on the same file, in turn (A B A B ...); per run: the process's
+Each tool runs as a fresh process on the same file, in turn (A B A B ...) after one warm-up run
+each (Python's byte-code written, the log in the page cache); per run: the process's
 own CPU time (user + sys, from os.wait4: the loader is single-threaded Python, tlparse Rust),
 wall time and peak RSS. Medians are printed with our/tlparse ratios. Logs:
 
@@ -51,6 +52,11 @@ def make_logs(work: Path, big_mb: float) -> tuple[Path, Path]:
     return small, big
 
 
+# Python as installed packages run it: from byte-code (a warm-up run writes it), whatever
+# PYTHONDONTWRITEBYTECODE says here
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _shifted(shift: int, m: re.Match) -> bytes:
     return b'"frame_id": %d' % (int(m[1]) + shift)
 
@@ -58,7 +64,7 @@ def _shifted(shift: int, m: re.Match) -> bytes:
 def run(cmd: list[str]) -> dict[str, float]:
     """One fresh process: its own CPU seconds, wall seconds, peak RSS in MB."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV)
     _pid, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -90,6 +96,8 @@ def compare(name: str, log: Path, work: Path, rounds: int) -> None:
     if tl is not None:
         arms["tlparse"] = tl
     runs: dict[str, list] = {a: [] for a in arms}
+    for cmd in arms.values():  # warm-up, not counted: byte-code written, the file in the page cache
+        run(cmd)
     for _ in range(rounds):
         for arm, cmd in arms.items():
             runs[arm].append(run(cmd))
