@@ -10,6 +10,8 @@ the schema (docs/report-schema.md, "File form"):
   ``{"$s": i, "at": [start, end]}``: ``strings[i][start:end]``.
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
+* a dict of torch's (event metadata, metrics) that has one of these keys itself is written
+  ``{"$d": {...}}``, so it is never taken for a reference;
 * a field whose value is its default (``None``, ``()``, ``False``, ``{}``, ``"forward"``...)
   is left out; ``compiler.load`` fills the default in, as for any optional key.
 
@@ -106,6 +108,7 @@ def _fields(tp: type) -> list[tuple[str, Any]]:
 
 
 _REQUIRED = object()
+_MARKS = frozenset({"$s", "$g", "$d"})  # keys that mark a reference
 
 
 class _Encoder:
@@ -147,7 +150,8 @@ class _Encoder:
         if isinstance(obj, (list, tuple)):
             return [self.value(x) for x in obj]
         if isinstance(obj, dict):
-            return {str(k): self.value(v) for k, v in obj.items()}
+            out = {str(k): self.value(v) for k, v in obj.items()}
+            return {"$d": out} if _MARKS.intersection(out) else out  # torch's own "$s" key: kept as is
         return repr(obj)
 
     def fields(self, obj: Any) -> dict[str, Any]:
@@ -195,6 +199,8 @@ class _Resolver:
                 return self.string(v)
             if "$g" in v and len(v) == 1:
                 return self.graph(v["$g"])
+            if "$d" in v and len(v) == 1 and isinstance(v["$d"], dict):  # a dict with a "$" key of its own
+                v = v["$d"]
             return {k: self.value(x) for k, x in v.items()}
         if isinstance(v, list):
             return [self.value(x) for x in v]

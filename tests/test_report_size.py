@@ -102,3 +102,14 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
     with pytest.raises(compiler.ReportFormatError) as e:
         compiler.load(p)
     assert str(e.value) == f"{p}: graph reference 99 outside the {len(data['graphs'])} graphs"
+
+
+def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):
+    import dataclasses
+
+    from compiler._report import RawEvent
+
+    odd = RawEvent(compile_id="0/0", name="x", metadata={"$s": 0, "$d": {"$g": 1}}, payload="p")
+    r = dataclasses.replace(report, unknown_events=(odd,))
+    r.to_json(tmp_path / "odd.json")
+    assert compiler.load(tmp_path / "odd.json").unknown_events == (odd,)
