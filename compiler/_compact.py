@@ -4,13 +4,18 @@
 smaller, losslessly, and ``compiler.load`` makes it whole again before checking it against
 the schema (docs/report-schema.md, "File form"):
 
-* ``"strings"``: texts that occur more than once, or are long (graph code, guard trees,
-  output code, fusion logs), are kept once in this list; where they were stands
-  ``{"$s": i}``. A kernel's source, a piece of its compile's output code, is
-  ``{"$s": i, "at": [start, end]}``: ``strings[i][start:end]``.
+* ``"strings"``: texts that occur more than once, or are 64 characters or longer, are kept
+  once in this list; where they were stands ``{"$s": i}``.
+* ``"texts"``: a text of 1024 characters or more (graph code, guard trees, output code,
+  kernel sources, fusion logs) is cut after each newline and each ``", "``; its pieces go
+  into ``strings`` (each distinct piece once: the lines a guard tree, a graph or a kernel
+  shares with another text are stored once) and the text is the list of its pieces'
+  indices, kept once in this list; where it was stands ``{"$t": i}``:
+  ``"".join(strings[j] for j in texts[i])``.
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
-* a dict of torch's (event metadata, metrics) that has one of these keys itself is written
+* a dict of torch's (event metadata, metrics) that has one of these keys ("$s", "$t", "$g",
+  "$d") itself is written
   ``{"$d": {...}}``, so it is never taken for a reference;
 * a field whose value is its default (``None``, ``()``, ``False``, ``{}``, ``"forward"``...)
   is left out; ``compiler.load`` fills the default in, as for any optional key.
@@ -24,10 +29,11 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from ._stagetypes import Graph, Kernel
+from ._stagetypes import Graph
 
 _LONG = 64  # a text this long is kept in the string table even when it occurs once
 _SHORT = 12  # a text shorter than this stays where it is (a reference is ~10 characters)
+_PIECES = 1024  # a text this long is stored as pieces
 
 
 def encode(report) -> dict[str, Any]:
@@ -36,12 +42,10 @@ def encode(report) -> dict[str, Any]:
     graphs: dict[Graph, int] = {}
     _count(report, counts, graphs)
     enc = _Encoder(counts, {g for g, n in graphs.items() if n > 1})
-    for c in report.compiles:
-        if c.stages.codegen is not None:
-            enc.output_code[c.id] = [oc.code for oc in c.stages.codegen.output_code]
     body = enc.value(report)
     out = {"schema_version": body.pop("schema_version", 2)}
     out["strings"] = enc.strings
+    out["texts"] = enc.text_list
     out["graphs"] = enc.graph_list
     out.update(body)
     return out
@@ -54,9 +58,9 @@ def decode(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(strings, list):
         return data
     graphs = data.get("graphs") if isinstance(data.get("graphs"), list) else []
-    body = {k: v for k, v in data.items() if k not in ("strings", "graphs")}
-    resolved_graphs: list[Any] = [None] * len(graphs)
-    return _Resolver(strings, graphs, resolved_graphs).value(body)
+    texts = data.get("texts") if isinstance(data.get("texts"), list) else []
+    body = {k: v for k, v in data.items() if k not in ("strings", "texts", "graphs")}
+    return _Resolver(strings, texts, graphs).value(body)
 
 
 class FileFormError(ValueError):
@@ -108,7 +112,7 @@ def _fields(tp: type) -> list[tuple[str, Any]]:
 
 
 _REQUIRED = object()
-_MARKS = frozenset({"$s", "$g", "$d"})  # keys that mark a reference
+_MARKS = frozenset({"$s", "$t", "$g", "$d"})  # keys that mark a reference
 
 
 class _Encoder:
@@ -117,19 +121,29 @@ class _Encoder:
         self.shared = shared_graphs
         self.strings: list[str] = []
         self.index: dict[str, int] = {}
+        self.text_list: list[list[int]] = []
+        self.text_index: dict[str, int] = {}
         self.graph_list: list[Any] = []
         self.graph_index: dict[Graph, int] = {}
-        self.output_code: dict[str, list[str]] = {}  # compile id -> its output code texts
+
+    def string(self, s: str) -> int:
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.strings)
+            self.strings.append(s)
+        return i
 
     def text(self, s: str) -> Any:
         n = len(s)
         if n < _SHORT or (n < _LONG and self.counts[s] < 2):
             return s
-        i = self.index.get(s)
+        if n < _PIECES:
+            return {"$s": self.string(s)}
+        i = self.text_index.get(s)
         if i is None:
-            i = self.index[s] = len(self.strings)
-            self.strings.append(s)
-        return {"$s": i}
+            i = self.text_index[s] = len(self.text_list)
+            self.text_list.append([self.string(p) for p in _pieces(s)])
+        return {"$t": i}
 
     def value(self, obj: Any) -> Any:
         if isinstance(obj, str):
@@ -143,8 +157,6 @@ class _Encoder:
                 self.graph_list.append(None)
                 self.graph_list[i] = self.fields(obj)
             return {"$g": i}
-        if isinstance(obj, Kernel):
-            return self.kernel(obj)
         if dataclasses.is_dataclass(obj):
             return self.fields(obj)
         if isinstance(obj, (list, tuple)):
@@ -163,19 +175,19 @@ class _Encoder:
             out[name] = self.value(v)
         return out
 
-    def kernel(self, k: Kernel) -> dict[str, Any]:
-        out = self.fields(dataclasses.replace(k, source=""))
-        out["source"] = self.slice(k.source, self.output_code.get(k.compile_id, ()))
-        return out
 
-    def slice(self, s: str, wholes) -> Any:
-        """``s`` as a piece of one of ``wholes`` (a kernel inside its compile's output code)."""
-        if len(s) >= _LONG and s not in self.index:
-            for whole in wholes:
-                at = whole.find(s)
-                if at >= 0:
-                    return {"$s": self.text(whole)["$s"], "at": [at, at + len(s)]}
-        return self.text(s)
+def _pieces(s: str) -> list[str]:
+    """``s`` cut after each newline and each ", " (the pieces join to ``s``)."""
+    out: list[str] = []
+    lines = s.split("\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        parts = line.split(", ")
+        out += [p + ", " for p in parts[:-1]]
+        tail = parts[-1] + "\n" if i < last else parts[-1]
+        if tail:
+            out.append(tail)
+    return out
 
 
 def _same(v: Any, default: Any) -> bool:
@@ -188,34 +200,45 @@ def _same(v: Any, default: Any) -> bool:
 
 
 class _Resolver:
-    def __init__(self, strings: list, graphs: list, resolved: list):
+    def __init__(self, strings: list, texts: list, graphs: list):
         self.strings = strings
+        self.texts = texts
+        self.joined: list[str | None] = [None] * len(texts)
         self.graphs = graphs
-        self.resolved = resolved
+        self.resolved: list[Any] = [None] * len(graphs)
 
     def value(self, v: Any) -> Any:
         if isinstance(v, dict):
-            if "$s" in v and len(v) <= 2:
-                return self.string(v)
-            if "$g" in v and len(v) == 1:
-                return self.graph(v["$g"])
-            if "$d" in v and len(v) == 1 and isinstance(v["$d"], dict):  # a dict with a "$" key of its own
-                v = v["$d"]
+            if len(v) == 1:
+                if "$s" in v:
+                    return self.string(v["$s"])
+                if "$t" in v:
+                    return self.text(v["$t"])
+                if "$g" in v:
+                    return self.graph(v["$g"])
+                if "$d" in v and isinstance(v["$d"], dict):  # a dict with a "$" key of its own
+                    v = v["$d"]
             return {k: self.value(x) for k, x in v.items()}
         if isinstance(v, list):
             return [self.value(x) for x in v]
         return v
 
-    def string(self, ref: dict) -> str:
-        i = ref["$s"]
+    def string(self, i: Any) -> str:
         if type(i) is not int or not 0 <= i < len(self.strings) or not isinstance(self.strings[i], str):
             raise FileFormError(f"string reference {i!r} outside the {len(self.strings)} strings")
-        at = ref.get("at")
-        if at is None:
-            return self.strings[i]
-        if not (isinstance(at, list) and len(at) == 2 and all(type(x) is int for x in at)):
-            raise FileFormError(f"string slice {at!r} is not [start, end]")
-        return self.strings[i][at[0] : at[1]]
+        return self.strings[i]
+
+    def text(self, i: Any) -> str:
+        if type(i) is not int or not 0 <= i < len(self.texts) or not isinstance(self.texts[i], list):
+            raise FileFormError(f"text reference {i!r} outside the {len(self.texts)} texts")
+        joined = self.joined[i]
+        if joined is None:
+            strings = self.strings
+            try:
+                joined = self.joined[i] = "".join([strings[j] for j in self.texts[i]])
+            except (IndexError, TypeError):
+                raise FileFormError(f"text {i} names a piece outside the {len(strings)} strings") from None
+        return joined
 
     def graph(self, i: Any) -> Any:
         if type(i) is not int or not 0 <= i < len(self.graphs):

@@ -44,22 +44,34 @@ def test_round_trip_plain_and_gzipped(report, tmp_path):
 
 def test_each_text_once(report):
     data = json.loads(report.to_json())
-    strings = data["strings"]
+    strings, texts = data["strings"], data["texts"]
     assert len(strings) == len(set(strings))
+    assert len(texts) == len({tuple(t) for t in texts})
     assert data["schema_version"] == compiler.SCHEMA_VERSION == 2
-    # a kernel's source is a piece of its compile's output code, not a copy
-    codes = {c.id: [o.code for o in c.stages.codegen.output_code] for c in report.compiles}
+
+    def text(ref):
+        return "".join(strings[j] for j in texts[ref["$t"]])
+
+    # a kernel's source is stored as pieces (lines) that its compile's output code has too
+    pieces = {
+        c.id: {
+            p
+            for ref in data["compiles"][i]["stages"]["codegen"]["output_code"]
+            for p in texts[ref["code"]["$t"]]
+        }
+        for i, c in enumerate(report.compiles)
+    }
     for k, stored in zip(report.kernels, data["kernels"]):
-        ref = stored["source"]
-        whole = strings[ref["$s"]]
-        assert whole in codes[k.compile_id]
-        assert whole[ref["at"][0] : ref["at"][1]] == k.source
+        assert text(stored["source"]) == k.source
+        own = [p for p in texts[stored["source"]["$t"]] if p not in pieces[k.compile_id]]
+        assert len(own) <= 2, [strings[p] for p in own]  # at most its first and last line differ
         assert "role" not in stored or stored["role"] != "forward"  # defaults left out
-    # the guard tree of a recompile's failed entry is that entry's own guard tree, stored once
+    # the guard tree of a recompile's failed entry is that entry's own guard tree: one text
     r = report.recompiles[0]
-    entry = report.compile(r.failed_entry)
-    assert r.entry_guards == entry.stages.capture.guards
-    assert strings.count(entry.stages.capture.guards) == 1
+    i = next(i for i, c in enumerate(report.compiles) if c.id == r.failed_entry)
+    stored = data["compiles"][i]["stages"]["capture"]["guards"]
+    assert text(stored) == report.compiles[i].stages.capture.guards == r.entry_guards
+    assert data["recompiles"][0]["entry_guards"] == stored
     full = json.dumps(report.to_dict(), separators=(",", ":"), ensure_ascii=False)
     assert len(report.to_json()) < len(full)
 
@@ -97,6 +109,12 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
         str(e.value)
         == f"{p}: string reference {len(data['strings'])} outside the {len(data['strings'])} strings"
     )
+    data = json.loads(report.to_json())
+    data["compiles"][0]["stages"]["capture"]["guards"] = {"$t": 9999}
+    p.write_text(json.dumps(data))
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(p)
+    assert str(e.value) == f"{p}: text reference 9999 outside the {len(data['texts'])} texts"
     data["frames"][0]["filename"] = {"$g": 99}
     p.write_text(json.dumps(data))
     with pytest.raises(compiler.ReportFormatError) as e:
