@@ -14,7 +14,7 @@ import compiler
 import explorer
 from compiler._report import GraphBreak, Recompile, Report, StackFrame
 from explorer._html import breaks_html, page_html
-from explorer._textview import breaks_text, recompiles_text, summary_lines
+from explorer._textview import breaks_text, recompiles_text
 from explorer._view import build_view
 from explorer._widgets import Explorer
 
@@ -107,12 +107,34 @@ def test_recompiles_view_text(recorded):
     )
 
 
-def test_summary_names_every_break_and_recompile(recorded):
-    lines = summary_lines(build_view(recorded, "t"))
+def test_summary_text_is_one_wording_in_every_lowering(recorded):
+    """The summary's exact text, and the same break / recompile lines in the widget header and
+    the static page (one view model, three lowerings)."""
     brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
-    assert lines[1] == recorded_headline(recorded)
-    assert f"break: {brk}  Data-dependent branching  (×2)" in lines
-    assert "recompile: [0/1] branchy: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6" in lines
+    first = explorer._summary.where(HERE, branchy.__code__.co_firstlineno)
+    b = recorded.graph_breaks[0]
+    head = explorer.text(recorded, "summary", title="t").split("\nFrames\n")[0]
+    hint = f"      hint: {b.hints[0]}"  # one line, cut at the 120 columns of the text form
+    hint = hint if len(hint) <= 120 else hint[:119] + "…"
+    assert head == (
+        f"PT2 Explorer — t  (torch {torch.__version__} · cpu)\n"
+        f"{recorded_headline(recorded)}\n"
+        "\n"
+        "Graph breaks\n"
+        f"  {brk}  Data-dependent branching  (hit 2×, first in [0/0])\n"
+        "      if y.sum() > 0:  # VIEW-BREAK\n"
+        f"{hint}\n"
+        "\n"
+        "Recompiles\n"
+        "  [0/1] branchy: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
+        f"  [1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
+    )
+    assert f"  0: branchy  {first}  2 compiles" in explorer.text(recorded, title="t")
+    line = f"{brk}  Data-dependent branching  (hit 2×, first in [0/0])"
+    view = build_view(recorded, "t")
+    assert view.summary.break_lines == (line,)
+    assert f'<li class="brk">{line}</li>' in Explorer(recorded).header.value
+    assert f'<li class="brk">{line}</li>' in page_html(view)
 
 
 def recorded_headline(r: Report) -> str:
@@ -199,6 +221,40 @@ def test_widget_app_structure(recorded):
     app.select("0/1", "codegen")  # eager backend: no codegen stage, a note says why
     note = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
     assert "not run by this backend" in note
+
+
+def test_explorer_opens_on_the_most_informative_tab(recorded):
+    assert Explorer(recorded).tabs.selected_index == 0  # a graph break: the breaks tab
+    calm = dataclasses.replace(recorded, graph_breaks=())
+    assert Explorer(calm).tabs.selected_index == 1  # none, but recompiles
+    # neither: the compiles tab, on the compile with the most kernels (here 1/0: 2, 0/0: 1)
+    from pathlib import Path
+
+    r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
+    kernels = tuple(k for k in r.kernels if k.compile_id == "1/0") + r.kernels_of("0/0")[:1]
+    r = dataclasses.replace(r, graph_breaks=(), recompiles=(), kernels=kernels)
+    app = Explorer(r)
+    assert (app.tabs.selected_index, app.view.compiles[app.selector.value].compile_id) == (2, "1/0")
+    assert len(r.kernels_of("1/0")) == 2 and len(r.kernels_of("0/0")) == 1
+    page = page_html(build_view(r))
+    assert '<section class="pt2x-tab" id="tab-compiles">' in page  # the static page too
+    assert '<option value="1/0" selected>' in page
+
+
+def test_one_stylesheet_per_explorer_every_rule_scoped(recorded):
+    app = Explorer(recorded)
+    app.select("0/1", "capture")
+    html = [str(c.value) for c in _leaves(app) if hasattr(c, "value") and isinstance(c.value, str)]
+    assert sum(h.count("<style>") for h in html) == 1
+    css = re.sub(r"/\*.*?\*/", "", re.search(r"<style>(.*)</style>", app.header.value, re.S).group(1))
+    selectors = [
+        sel.strip() for rule in css.split("}") if "{" in rule for sel in rule.split("{")[0].split(",")
+    ]
+    assert len(selectors) > 50 and all(sel.startswith(".pt2x") for sel in selectors), [
+        sel for sel in selectors if not sel.startswith(".pt2x")
+    ]
+    page = page_html(build_view(recorded))
+    assert page.count("<style>") == 1 and "\npre {" not in page and "pre { line-height" not in page
 
 
 def _leaves(widget):
