@@ -291,16 +291,26 @@ def print_summary(report: Report, title: str | None = None, console: Console | N
     console = console or terminal()
     if console.is_terminal:
         console.print(renderable(build_summary(report, title)))
-        return
-    with console.capture() as cap:  # piped: whole lines, without the table's padding
-        console.print(renderable(build_summary(report, title)))
-    console.file.write("".join(ln.rstrip() + "\n" for ln in cap.get().splitlines()))
+    else:  # piped: whole lines, without the table's padding
+        console.file.write(_plain(console, build_summary(report, title)))
 
 
-def summary_text(report: Report, title: str | None = None, width: int = 120) -> str:
+def summary_text(report: Report, title: str | None = None, width: int | None = None) -> str:
+    """The summary as plain text: whole lines (as piped), or wrapped at ``width``."""
     buf = io.StringIO()
     console = Console(
-        file=buf, width=width, no_color=True, color_system=None, highlight=False, force_jupyter=False
+        file=buf,
+        width=width or UNWRAPPED,
+        soft_wrap=width is None,
+        no_color=True,
+        color_system=None,
+        highlight=False,
+        force_jupyter=False,
     )
-    console.print(renderable(build_summary(report, title)))
-    return buf.getvalue()
+    return _plain(console, build_summary(report, title))
+
+
+def _plain(console: Console, summary: Summary) -> str:
+    with console.capture() as cap:
+        console.print(renderable(summary))
+    return "".join(ln.rstrip() + "\n" for ln in cap.get().splitlines())

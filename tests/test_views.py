@@ -114,8 +114,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
     first = explorer._summary.where(HERE, branchy.__code__.co_firstlineno)
     b = recorded.graph_breaks[0]
     head = explorer.text(recorded, "summary", title="t").split("\nFrames\n")[0]
-    hint = f"      hint: {b.hints[0]}"  # one line, cut at the 120 columns of the text form
-    hint = hint if len(hint) <= 120 else hint[:119] + "…"
+    hint = f"      hint: {b.hints[0]}"  # one line, whole: the text form does not wrap
     assert head == (
         f"PT2 Explorer — t  (torch {torch.__version__} · cpu)\n"
         f"{recorded_headline(recorded)}\n"
@@ -569,3 +568,57 @@ def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
     assert "[0/2]" not in run.stdout  # the third length reused [0/1]
     # and the README shows this output
     assert _comparable(shown) == _comparable(run.stdout)
+
+
+def _stage_model(x):
+    y = torch.relu(x)  # STAGE-RELU
+    return y * 2  # STAGE-MUL
+
+
+def _indented(title: str, code: str) -> str:
+    lines = code.rstrip("\n").splitlines()
+    return f"{title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
+
+
+def test_stage_views_as_text_against_torchs_trace():
+    """``explorer.text(report, STAGE, compile=ID)``: each stage's exact text, the graphs'
+    code and guards as torch logged them, node sources as the breaks name them."""
+    from _torch_trace import RawTrace
+
+    torch._dynamo.reset()
+    with RawTrace() as raw, compiler.recording() as rec:
+        torch.compile(_stage_model, backend="aot_eager")(torch.randn(4))
+    torch._dynamo.reset()
+    logged = {next(iter(m)): p for m, p in raw.records if m.get("frame_id") == 0}
+    graph, guards, inference = (
+        logged["dynamo_output_graph"],
+        logged["dynamo_cpp_guards_str"],
+        logged["aot_inference_graph"],
+    )
+    relu, mul = (explorer._summary.where(HERE, marker_line(HERE, m)) for m in ("STAGE-RELU", "STAGE-MUL"))
+    # torch's graph names its nodes and where each came from
+    assert f"# File: {HERE}:{marker_line(HERE, 'STAGE-RELU')} in _stage_model" in graph
+    assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
+    w = max(len(relu), len(mul))
+    n_guards = rec.report.compiles[0].stages.capture.guard_count
+    assert explorer.text(rec.report, "capture", compile="0/0") == (
+        "[0/0] _stage_model — ok · capture\n\n"
+        "Dynamo graph: 3 nodes, 3 edges\n\n"
+        + _indented("Dynamo graph (code)", graph)
+        + "\nnodes\n"
+        + f"node  op             target        dtype/shape  {'source'.ljust(w)}  module\n"
+        "L_x_  placeholder    L_x_          f32[4]\n"
+        f"y     call_function  torch.relu    f32[4]       {relu}\n"
+        f"mul   call_function  operator.mul  f32[4]       {mul}\n"
+        "\n" + _indented(f"guards ({n_guards})", guards)
+    )
+    assert explorer.text(rec.report, "autograd") == (  # default: the compile with the most kernels
+        "[0/0] _stage_model — ok · autograd\n\n"
+        "inference graph: 3 nodes, 3 edges\n\n" + _indented("inference graph (code)", inference)
+    )
+    assert explorer.text(rec.report, "codegen", compile="0/0") == (
+        "[0/0] _stage_model — ok · codegen\n\n"
+        "codegen: not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)\n"
+    )
+    with pytest.raises(ValueError, match=r"no compile '3/0' in this report \(compiles: 0/0\)"):
+        explorer.text(rec.report, "fuse", compile="3/0")
