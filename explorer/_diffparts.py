@@ -68,9 +68,8 @@ class Builder:
         if applied:
             notes.append(f"normalised ({', '.join(applied)}): the text shown is normalised")
         marks = [sorted(set(a_marks)), sorted(set(b_marks))]
-        counts = None
+        counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)  # once, whole texts
         if max(len(la), len(lb)) > self.max_lines:
-            counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)
             texts, marks, cut = self._window(la, lb, marks)
             notes.append(cut)
         if note:
