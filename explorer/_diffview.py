@@ -309,7 +309,11 @@ def _cell(no: int | None, body: str, cls: str, marks: set[int]) -> str:
 
 
 def section_html(s: Section, a_label: str, b_label: str, context: int) -> str:
-    tag = f'<span class="tag chg">{esc(s.changes)}</span>' if s.changed else '<span class="tag">unchanged</span>'
+    tag = (
+        f'<span class="tag chg">{esc(s.changes)}</span>'
+        if s.changed
+        else '<span class="tag">unchanged</span>'
+    )
     note = f'<div class="note">{esc(s.note)}</div>' if s.note else ""
     am, bm = set(s.a_marks), set(s.b_marks)
     body = []
