@@ -622,3 +622,33 @@ def test_stage_views_as_text_against_torchs_trace():
     )
     with pytest.raises(ValueError, match=r"no compile '3/0' in this report \(compiles: 0/0\)"):
         explorer.text(rec.report, "fuse", compile="3/0")
+
+
+def test_bandwidth_labels_stay_clear_of_the_peak_line():
+    """The H100 recording (notebooks/data): kernels at 2933–3172 GB/s under a 3350 GB/s peak.
+    A label above its point takes its marker's radius (3 px), a gap and a line of 12 px text
+    (about 15 px): it must end below the dashed line; near the line it goes below its point."""
+    pytest.importorskip("plotly")
+    from pathlib import Path
+
+    from explorer import _charts
+
+    r = compiler.load(Path(__file__).parent.parent / "notebooks/data/h100-bench-mlp.json.gz")
+    (b,) = r.benchmarks
+    fig = _charts.roofline_figure(b)
+    (points,) = fig.data
+    lo, hi = fig.layout.yaxis.range
+    m = fig.layout.margin
+    px = (fig.layout.height - m.t - m.b) / (hi - lo)  # pixels per GB/s
+    (line,) = fig.layout.shapes
+    assert line.y0 == b.peak_gb_per_s == 3350.0
+    positions = dict(zip(points.y, points.textposition))
+    assert sorted(positions) == sorted(k.gb_per_s for k in b.kernels if k.gb_per_s is not None)
+    for y, pos in positions.items():
+        if pos == "top center":
+            assert (b.peak_gb_per_s - y) * px > 3 + 2 + 15, (y, pos)
+        else:
+            assert pos == "bottom center" and y < b.peak_gb_per_s
+    assert sorted(positions.values()) == ["bottom center", "bottom center", "top center"]
+    (note,) = fig.layout.annotations
+    assert note.text == "peak 3350 GB/s" and note.xanchor == "left"  # in the right margin
