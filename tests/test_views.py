@@ -652,3 +652,27 @@ def test_bandwidth_labels_stay_clear_of_the_peak_line():
     assert sorted(positions.values()) == ["bottom center", "bottom center", "top center"]
     (note,) = fig.layout.annotations
     assert note.text == "peak 3350 GB/s" and note.xanchor == "left"  # in the right margin
+
+
+def test_benchmark_profiling_leaves_stderr_to_the_program(tmp_path):
+    """The profiler's own ``USDT: … profiler_start`` lines (kineto, on stderr) are gone; what
+    the benchmarked function writes to stderr stays; the environment is left as it was."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "b.py"
+    script.write_text(
+        "import os, sys, torch, compiler\n"
+        "def f(x):\n"
+        "    print('mine', file=sys.stderr)\n"
+        "    return x.sin() + 1\n"
+        "_, r = compiler.record(f, torch.randn(8))\n"
+        "b = r.benchmark(reps=2, warmup=0, progress=False)\n"
+        "assert b.kernels, 'profiled'\n"
+        "print('KINETO_LOG_LEVEL' in os.environ)\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "KINETO_LOG_LEVEL"}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout == "False\n"
+    assert "USDT" not in run.stderr and "profiler_start" not in run.stderr
+    assert run.stderr.count("mine\n") >= 4  # record, state check, accuracy, timed and profiled calls
