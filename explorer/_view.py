@@ -79,6 +79,7 @@ class RecompileView:
     dynamic: tuple[tuple[str, str], ...] = ()  # (dimension, symbol) this recompile made dynamic
     failed_later_in: str | None = None  # the later recompile whose failure names this compile
     dynamic_note: str | None = None  # "compiled with dynamic … (s27); later calls reuse it"
+    diff_from: str | None = None  # the compile its "diff" button compares it with
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class CompileView:
     error: str | None
     stages: tuple[StageView, ...]
     kernels: int = 0  # how many kernels it generated
+    previous: str | None = None  # the compile before it of the same frame ("diff with previous")
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,16 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         error=c.error,
         stages=tuple(stage_view(report, c, s) for s in STAGES),
         kernels=len(report.kernels_of(c.id)),
+        previous=previous_compile(report, c.id),
     )
+
+
+def previous_compile(report: Report, compile_id: str) -> str | None:
+    """The compile before ``compile_id`` of the same frame, if any."""
+    frame = report.compile(compile_id).frame
+    ids = [c.id for c in report.compiles if c.frame == frame]
+    i = ids.index(compile_id)
+    return ids[i - 1] if i > 0 else None
 
 
 def opening_compile(view: ExplorerView) -> CompileView | None:

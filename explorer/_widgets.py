@@ -214,8 +214,8 @@ class Explorer(w.VBox):
         guard marked), then the recompiles view."""
         body = w.HTML(_frag(_html.recompiles_html(self.view)))
         buttons = []
-        for r in self.report.recompiles:
-            before = r.failed_entry or self._previous(r.compile_id)
+        for r in self.view.recompiles:
+            before = r.diff_from
             if before is None:
                 continue
             btn = w.Button(description=f"diff [{before}] → [{r.compile_id}]", layout=w.Layout(width="auto"))
@@ -248,15 +248,8 @@ class Explorer(w.VBox):
     def _selected_id(self) -> str:
         return self.view.compiles[self.selector.value or 0].compile_id
 
-    def _previous(self, compile_id: str) -> str | None:
-        """The compile before ``compile_id`` of the same frame, if any."""
-        frame = self.report.compile(compile_id).frame
-        ids = [c.id for c in self.report.compiles if c.frame == frame]
-        i = ids.index(compile_id)
-        return ids[i - 1] if i > 0 else None
-
     def _update_previous(self) -> None:
-        prev = self._previous(self._selected_id()) if self.view.compiles else None
+        prev = self.view.compiles[self.selector.value or 0].previous if self.view.compiles else None
         self.previous_button.disabled = prev is None
         self.previous_button.tooltip = (
             f"compare [{prev}] with this compile"
@@ -266,7 +259,7 @@ class Explorer(w.VBox):
 
     def _diff_previous(self) -> None:
         cid = self._selected_id()
-        prev = self._previous(cid)
+        prev = self.view.compiles[self.selector.value or 0].previous
         if prev is not None:
             self.diff_compiles(prev, cid)
 
