@@ -23,12 +23,6 @@ def _frag(body: str) -> str:
     return f'<div class="pt2x">{body}</div>'
 
 
-def style_widget() -> w.HTML:
-    """The explorer's stylesheet, once per output: the first child of a widget tree whose
-    fragments are ``_frag``s."""
-    return w.HTML(_html.fragment_css(), layout=w.Layout(display="none"))
-
-
 def _graph_widget(block: GraphBlock) -> w.Widget:
     try:
         from ._graphviz import render_graph

@@ -676,3 +676,24 @@ def test_benchmark_profiling_leaves_stderr_to_the_program(tmp_path):
     assert run.stdout == "False\n"
     assert "USDT" not in run.stderr and "profiler_start" not in run.stderr
     assert run.stderr.count("mine\n") >= 4  # record, state check, accuracy, timed and profiled calls
+
+
+def test_benchmark_button_selects_its_tab_and_says_done_once_shown():
+    torch._dynamo.reset()
+    _, r = compiler.record(_stage_model, torch.randn(16), compile_kwargs={"backend": "eager"})
+    app = Explorer(r)
+    assert app._bench_tab is None and app.tabs.selected_index == 2  # no breaks, no recompiles
+    seen = []
+    show = app._show_benchmarks
+
+    def showing(select=False):  # the status as the result tab is built
+        seen.append(app.bench_status.value)
+        show(select)
+
+    app._show_benchmarks = showing
+    app.run_benchmark(reps=2, warmup=0, profile=False)
+    torch._dynamo.reset()
+    assert seen == ["<i>benchmark _stage_model: showing the result</i>"]
+    assert app.tabs.selected_index == app._bench_tab == 3
+    assert app.tabs.get_title(3) == "Benchmark (1)"
+    assert app.bench_status.value == "<i>benchmark done: the result is in the Benchmark tab (open)</i>"
