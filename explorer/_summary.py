@@ -254,14 +254,12 @@ def renderable(s: Summary):
 
 
 def terminal(file=None) -> Console:
-    """A console at the terminal's width (rich reads it, and COLUMNS); piped or redirected:
-    COLUMNS if set, else no wrapping at all (a log or ``grep`` gets whole lines)."""
+    """A console at the terminal's width (rich reads it, or COLUMNS when set); piped or
+    redirected: no wrapping at all, whatever COLUMNS says (a log or ``grep`` gets whole lines;
+    GNU readline exports COLUMNS to every child of a process that used it, a Python shell's)."""
     out = file or sys.stdout
     if out.isatty():
         return Console(file=out)
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return Console(file=out, width=int(columns), color_system=None)
     return Console(file=out, width=UNWRAPPED, soft_wrap=True, color_system=None)
 
 

@@ -254,7 +254,7 @@ def test_python_dash_m_explorer(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
-    )
+    )  # piped: whole lines (whatever COLUMNS the test process's readline exported)
     assert proc.returncode == 0, proc.stderr
     assert "Failed to trace builtin operator" in proc.stdout
     assert len(compiler.load(out).graph_breaks) == 1
@@ -323,11 +323,6 @@ def _run_report(args, **kw):
 
 def test_terminal_views_take_the_terminals_width_and_pipes_get_whole_lines(breaks_json):
     import os
-    import pty
-    import re
-    import struct
-    from fcntl import ioctl
-    from termios import TIOCSWINSZ
 
     import explorer
 
@@ -339,14 +334,29 @@ def test_terminal_views_take_the_terminals_width_and_pipes_get_whole_lines(break
     assert _run_report([str(breaks_json), "--view", "breaks"], env=env) == text
     summary = _run_report([str(breaks_json)], env=env)
     assert f"      hint: {r.graph_breaks[0].hints[0]}\n" in summary
-    # COLUMNS: that width, not 120
-    wide = _run_report([str(breaks_json), "--view", "breaks"], env={**env, "COLUMNS": "300"})
+    # piped, COLUMNS (which readline exports to children) changes nothing
+    assert _run_report([str(breaks_json), "--view", "breaks"], env={**env, "COLUMNS": "300"}) == text
+    # a terminal of 70 columns (a pty): wrapped at 70, nothing lost; COLUMNS=300: at 300, not 120
+    shown = _in_pty([str(breaks_json), "--view", "breaks"], 70, env)
+    assert max(len(ln) for ln in shown.splitlines()) <= 70
+    assert " ".join(shown.split()) == " ".join(text.split())
+    wide = _in_pty([str(breaks_json), "--view", "breaks"], 70, {**env, "COLUMNS": "300"})
     assert 120 < max(len(ln) for ln in wide.splitlines()) <= 300
     assert " ".join(wide.split()) == " ".join(text.split())
-    # a terminal of 70 columns (a pty): the breaks view wrapped at 70, nothing lost
+
+
+def _in_pty(args, columns: int, env) -> str:
+    """``pt2-explorer report ARGS`` with its stdout on a pseudo-terminal ``columns`` wide."""
+    import os
+    import pty
+    import re
+    import struct
+    from fcntl import ioctl
+    from termios import TIOCSWINSZ
+
     leader, follower = pty.openpty()
-    ioctl(follower, TIOCSWINSZ, struct.pack("HHHH", 30, 70, 0, 0))
-    cmd = [sys.executable, "-m", "explorer", "report", str(breaks_json), "--view", "breaks"]
+    ioctl(follower, TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+    cmd = [sys.executable, "-m", "explorer", "report", *args]
     proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.PIPE, env=env)
     os.close(follower)
     chunks = []
@@ -360,6 +370,4 @@ def test_terminal_views_take_the_terminals_width_and_pipes_get_whole_lines(break
         chunks.append(data)
     proc.wait()
     os.close(leader)
-    shown = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).replace("\r\n", "\n")
-    assert max(len(ln) for ln in shown.splitlines()) <= 70
-    assert " ".join(shown.split()) == " ".join(text.split())
+    return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).replace("\r\n", "\n")
