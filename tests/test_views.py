@@ -697,3 +697,60 @@ def test_benchmark_button_selects_its_tab_and_says_done_once_shown():
     assert app.tabs.selected_index == app._bench_tab == 3
     assert app.tabs.get_title(3) == "Benchmark (1)"
     assert app.bench_status.value == "<i>benchmark done: the result is in the Benchmark tab (open)</i>"
+
+
+def test_inductor_stage_views_as_text_gpu_recording():
+    """decompose / fuse / codegen of a recorded H100 compile (tests/fixtures/reports): the
+    block headings in order, each code block the recorded text, indented, in full."""
+    from pathlib import Path
+
+    r = compiler.load(Path(__file__).parent / "fixtures/reports/h100-torch211-gpu-block.json.gz")
+
+    def headings(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if ln and not ln.startswith("    ")]
+
+    fuse = explorer.text(r, "fuse", compile="0/0")
+    assert (
+        headings(fuse)
+        == [
+            "[0/0] forward — ok · fuse",
+            "kernels and the graph nodes fused into them",
+            headings(fuse)[2],  # the table's header and six rows, checked below
+            *[ln for ln in headings(fuse)[3:9]],
+            "forward graph coloured by kernel: 10 nodes, 11 edges",
+            "backward graph coloured by kernel: 30 nodes, 35 edges",
+            "IR before fusion #1 (280 lines)",
+            "IR before fusion #2 (179 lines)",
+            "IR after fusion #1 (324 lines)",
+            "IR after fusion #2 (214 lines)",
+        ]
+    )
+    assert headings(fuse)[2].split() == ["role", "kernel", "nodes", "colour"]
+    assert [ln.split()[:2] for ln in headings(fuse)[3:9]] == [[k.role, k.name] for k in r.kernels_of("0/0")]
+    assert headings(fuse)[3].split() == [
+        "forward", "triton_per_fused_native_layer_norm_0", "layer_norm", "#4e79a7",
+    ]  # fmt: skip
+    codegen = explorer.text(r, "codegen", compile="0/0")
+    kernels = r.kernels_of("0/0")
+    assert [h.split(" (triton)")[0] for h in headings(codegen)[1:-2]] == [
+        f"{k.role} kernel {k.name}" for k in kernels
+    ]
+    first = kernels[0].source.rstrip("\n").splitlines()
+    assert "".join(f"    {ln}".rstrip() + "\n" for ln in first) in codegen
+    assert headings(codegen)[-2:] == [
+        "forward wrapper module (355 lines)",
+        "backward wrapper module (276 lines)",
+    ]
+    decompose = headings(explorer.text(r, "decompose", compile="0/0"))
+    assert decompose[:3] == [
+        "[0/0] forward — ok · decompose",
+        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        "op                                  before  after",
+    ]
+    assert decompose[-5:] == [
+        "post-grad graph (forward): 23 nodes, 33 edges",
+        "post-grad (forward, code) (24 lines)",
+        "post-grad graph (backward): 30 nodes, 35 edges",
+        "post-grad (backward, code) (27 lines)",
+        "pre-grad graph (20 lines)",
+    ]
