@@ -1,4 +1,7 @@
-"""The terminal summary of a report (rich): frames, compiles, breaks, recompiles, kernels."""
+"""The summary view of a report — frames, compiles, breaks, recompiles, kernels — built once
+(``build_summary``, part of the view model) and lowered here to rich: the terminal at its width
+(``print_summary``), plain text (``summary_text``); ``_html.summary_html`` lowers the same
+``Summary``. Also ``where``: every source location in one style."""
 
 from __future__ import annotations
 
