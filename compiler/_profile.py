@@ -12,6 +12,8 @@ when the kernel was generated with ``torch._inductor.config.benchmark_kernel`` o
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -61,12 +63,30 @@ def profile_calls(call: Callable[[], Any], calls: int, cuda: bool) -> list[Any]:
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities) as prof:
+    with _kineto_quiet(), profile(activities=activities) as prof:
         for _ in range(calls):
             call()
         if cuda:
             torch.cuda.synchronize()
     return list(prof.events())
+
+
+@contextlib.contextmanager
+def _kineto_quiet():
+    """Kineto (the profiler's C++ side) writes ``USDT: … profiler_start`` / ``profiler_stop``
+    lines to stderr at every profile; its log level is read once, from ``KINETO_LOG_LEVEL``,
+    when the first profile starts. Its highest level (USDT) sits above ERROR, so only "6" (the
+    end of its levels) silences them. Set for that first start and removed again (the user's
+    own value, if any, is kept, and child processes see the environment as it was); the
+    program's own stderr is untouched."""
+    if "KINETO_LOG_LEVEL" in os.environ:
+        yield
+        return
+    os.environ["KINETO_LOG_LEVEL"] = "6"
+    try:
+        yield
+    finally:
+        os.environ.pop("KINETO_LOG_LEVEL", None)
 
 
 def _in_compiled_region(evt: Any) -> bool:

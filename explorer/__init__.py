@@ -65,9 +65,11 @@ def html(report: Report, title: str | None = None) -> str:
     return page_html(build_view(report, title), first)
 
 
-def text(report: Report, view: str = "summary", title: str | None = None) -> str:
-    """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"`` or
-    ``"bench"`` or ``"ranks"`` (what ``pt2-explorer report --view`` prints); the summary of a
+def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
+    """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"``,
+    ``"bench"``, ``"ranks"``, or a stage of one compile (``"capture"`` … ``"codegen"``,
+    ``compile="1/0"``; default: the compile with the most kernels), what
+    ``pt2-explorer report --view`` prints; the summary of a
     multi-rank report (``compiler.load_trace`` of a TORCH_TRACE directory of several ranks)
     starts with where the ranks diverge. A ``compiler.compare_modes``
     result: its table and each configuration's benchmark, whatever the view."""
@@ -88,12 +90,17 @@ def text(report: Report, view: str = "summary", title: str | None = None) -> str
         from explorer._benchview import bench_text
 
         return bench_text(report)
-    from explorer._textview import breaks_text, recompiles_text
+    from compiler import STAGES
+    from explorer._textview import breaks_text, compile_of, recompiles_text, stage_text
     from explorer._view import build_view
 
     views = {"breaks": breaks_text, "recompiles": recompiles_text}
+    if view in STAGES:
+        return stage_text(compile_of(build_view(report, title), compile), view)
     if view not in views:
-        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks")
+        raise ValueError(
+            f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks, {', '.join(STAGES)}"
+        )
     return views[view](build_view(report, title))
 
 

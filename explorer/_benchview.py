@@ -133,7 +133,6 @@ def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
 def bench_widget(report: Report):
     """Tables as HTML plus the charts, interactive, in Output widgets."""
     import ipywidgets as w
-    from IPython.display import display
 
     from . import _charts
     from ._widgets import _frag
@@ -144,6 +143,6 @@ def bench_widget(report: Report):
         out = w.Output()
         with out:
             for fig in _charts.benchmark_figures(b):
-                display(fig)
+                _charts.show(fig)
         children.append(out)
     return w.VBox(children)

@@ -13,6 +13,22 @@ import plotly.graph_objects as go
 from compiler import Benchmark
 
 TOP_KERNELS = 12
+MIME = "application/vnd.plotly.v1+json"  # rendered by plotly's JupyterLab extension
+
+
+def show(fig: go.Figure) -> None:
+    """Display ``fig`` in a notebook as plotly's MIME bundle alone. ``display(fig)`` goes through
+    plotly's default renderer in a kernel, "plotly_mimetype+notebook": its first use imports
+    nbformat (jsonschema: ~3 s here) and pushes the whole plotly.js (4.6 MB) into the output,
+    which the browser then parses: the Benchmark tab came ~14 s after its timing was done."""
+    import json
+
+    import plotly.io as pio
+    from IPython.display import display
+
+    data = json.loads(pio.to_json(fig, validate=False))
+    data["config"] = {"displaylogo": False}
+    display({MIME: data}, raw=True)
 
 
 def _t(text: str) -> str:
@@ -90,34 +106,50 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
     rows = [k for k in b.kernels if k.gb_per_s is not None]
     if not rows:
         return None
+    top = 1.1 * max([b.peak_gb_per_s or 0] + [k.gb_per_s for k in rows])
     fig = go.Figure(
         go.Scatter(
             x=[k.per_call_ms / max(k.calls / max(b.profiled_calls, 1), 1) for k in rows],
             y=[k.gb_per_s for k in rows],
             mode="markers+text" if len(rows) <= 8 else "markers",  # names on the points when few
             text=[short_name(k.name, 32) for k in rows],
-            textposition="top center",
+            textposition=[label_position(k.gb_per_s, b.peak_gb_per_s, top) for k in rows],
             cliponaxis=False,
             customdata=[_t(k.name) for k in rows],
             hovertemplate="%{customdata}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
         )
     )
     if b.peak_gb_per_s:
-        fig.add_hline(y=b.peak_gb_per_s, line_dash="dash", annotation_text=f"peak {b.peak_gb_per_s:.0f} GB/s")
+        fig.add_hline(
+            y=b.peak_gb_per_s,
+            line_dash="dash",
+            annotation_text=f"peak {b.peak_gb_per_s:.0f} GB/s",
+            annotation_position="right",  # in the right margin, beside the line: no point there
+        )
     fig.update_layout(
         title=f"{_t(b.name)}: achieved bandwidth ({_t(b.device_name)})",
         xaxis_title="ms per launch",
         yaxis_title="GB/s",
         xaxis_type="log",
-        height=380,
+        height=ROOFLINE_HEIGHT,
         width=720,
-        margin=dict(l=80, r=120, t=60),
-        yaxis_range=[
-            0,
-            1.1 * max([b.peak_gb_per_s or 0] + [k.gb_per_s for k in rows]),
-        ],  # from 0: vs the peak
+        margin=ROOFLINE_MARGIN,
+        yaxis_range=[0, top],  # from 0: vs the peak
     )
     return fig
+
+
+ROOFLINE_HEIGHT = 380
+ROOFLINE_MARGIN = dict(l=80, r=120, t=60, b=60)
+LABEL_PX = 22  # a point's label above it: marker radius, gap and one 12 px line of text
+
+
+def label_position(y: float, peak: float | None, top: float) -> str:
+    """A point's label above it, or below where above would reach the peak line."""
+    if not peak or y >= peak:
+        return "top center"
+    plot_px = ROOFLINE_HEIGHT - ROOFLINE_MARGIN["t"] - ROOFLINE_MARGIN["b"]
+    return "top center" if (peak - y) * plot_px / top > LABEL_PX else "bottom center"
 
 
 def modes_figure(comparison) -> go.Figure:

@@ -68,9 +68,8 @@ class Builder:
         if applied:
             notes.append(f"normalised ({', '.join(applied)}): the text shown is normalised")
         marks = [sorted(set(a_marks)), sorted(set(b_marks))]
-        counts = None
+        counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)  # once, whole texts
         if max(len(la), len(lb)) > self.max_lines:
-            counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)
             texts, marks, cut = self._window(la, lb, marks)
             notes.append(cut)
         if note:
@@ -123,12 +122,12 @@ class Builder:
 
 
 def changes(s: Section, name: str | None = None, unit: str = "line") -> str:
-    """``Dynamo graph: 3 lines changed, 1 added`` (``guards: 1 changed`` with unit "")."""
+    """``Dynamo graph: 3 lines changed, 1 added`` (``Section.changes``, the count every view
+    shows); ``guards: 1 changed`` with unit ""."""
+    if unit:
+        return f"{name or s.title}: {s.changes if s.changed else 'changed'}"
     c, a, r = s.counts or line_changes(s.a, s.b)
     parts = [f"{n} {what}" for n, what in ((c, "changed"), (a, "added"), (r, "removed")) if n]
-    if unit and parts:
-        n, what = parts[0].split(" ", 1)
-        parts[0] = f"{n} {unit}{'s' if int(n) != 1 else ''} {what}"
     return f"{name or s.title}: {', '.join(parts) or 'changed'}"
 
 

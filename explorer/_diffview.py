@@ -36,12 +36,19 @@ class Section:
     b_marks: list[int] = field(default_factory=list)
     changed: bool = False  # do the (normalised, uncut) texts differ
     note: str | None = None  # normalisation, cuts, replaced bytes, a missing side
-    # (changed, added, removed) lines of the whole texts, when a or b was cut (not sent)
+    # (changed, added, removed) lines of the whole (normalised, uncut) texts: counted once,
+    # here; the payload sends them as ``changes`` text, which the extension shows as it is
     counts: tuple[int, int, int] | None = None
+
+    @property
+    def changes(self) -> str:
+        """``3 lines changed, 1 added`` (``no differing lines``): what every lowering shows."""
+        return changes_text(self.counts or line_changes(self.a, self.b))
 
     def to_payload(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         del out["counts"]
+        out["changes"] = self.changes
         return out
 
 
@@ -200,6 +207,16 @@ def rows(a: str, b: str, a_marks: list[int], b_marks: list[int], context: int):
     return out
 
 
+def changes_text(counts: tuple[int, int, int]) -> str:
+    c, a, r = counts
+    parts = [f"{n} {what}" for n, what in ((c, "changed"), (a, "added"), (r, "removed")) if n]
+    if not parts:
+        return "no differing lines"
+    n, what = parts[0].split(" ", 1)
+    parts[0] = f"{n} line{'s' if int(n) != 1 else ''} {what}"
+    return ", ".join(parts)
+
+
 POSITIONAL_LINES = 20_000  # longer differing middles of equal length are counted line by line
 
 
@@ -292,7 +309,11 @@ def _cell(no: int | None, body: str, cls: str, marks: set[int]) -> str:
 
 
 def section_html(s: Section, a_label: str, b_label: str, context: int) -> str:
-    tag = '<span class="tag chg">changed</span>' if s.changed else '<span class="tag">unchanged</span>'
+    tag = (
+        f'<span class="tag chg">{esc(s.changes)}</span>'
+        if s.changed
+        else '<span class="tag">unchanged</span>'
+    )
     note = f'<div class="note">{esc(s.note)}</div>' if s.note else ""
     am, bm = set(s.a_marks), set(s.b_marks)
     body = []
@@ -343,7 +364,7 @@ def diff_text(d: Diff) -> str:
         if not (s.changed or s.a_marks or s.b_marks):
             out.append(f"= {s.title}: unchanged")
             continue
-        out.append(f"== {s.title}" + (" (changed)" if s.changed else ""))
+        out.append(f"== {s.title}" + (f" ({s.changes})" if s.changed else ""))
         if s.note:
             out.append(f"   note: {s.note}")
         for side, text, marks in (("A", s.a, s.a_marks), ("B", s.b, s.b_marks)):

@@ -28,6 +28,7 @@ from ._view import (
     StackLine,
     StageView,
     Table,
+    opening,
 )
 
 esc = functools.partial(html.escape, quote=True)
@@ -66,7 +67,11 @@ CSS = """
 
 
 def _pygments_css() -> str:
-    return HtmlFormatter(style="default").get_style_defs(".pt2x .highlight")
+    """Pygments' token colours, scoped to the explorer (its full ``get_style_defs`` also
+    emits unscoped rules, ``pre { line-height: 125% }``, that would restyle the whole page)."""
+    fmt = HtmlFormatter(style="default")
+    scope = ".pt2x .highlight"
+    return "\n".join(fmt.get_background_style_defs(scope) + fmt.get_token_style_defs(scope))
 
 
 def code_html(code: str, language: str) -> str:
@@ -314,7 +319,13 @@ document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
 def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] = ()) -> str:
     """A self-contained page: no network, no external files. ``first_tabs`` ((key, label,
     html), ...) come before the others, the first of them open (a multi-rank report's ranks)."""
-    options = "".join(f'<option value="{esc(c.compile_id)}">{esc(c.label)}</option>' for c in view.compiles)
+    tab, cid = opening(view)
+    if first_tabs:
+        tab = first_tabs[0][0]
+    options = "".join(
+        f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == cid else ""}>{esc(c.label)}</option>'
+        for c in view.compiles
+    )
     compiles = "".join(
         f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
         for c in view.compiles
@@ -331,19 +342,27 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
         tabs.append(("bench", f"Benchmark ({len(view.benchmarks)})"))
         bench = f'<section class="pt2x-tab" id="tab-bench" hidden>{bench_html(view.benchmarks, static=True)}</section>'
     buttons = "".join(
-        f'<button data-tab="tab-{k}" class="{"on" if i == 0 else ""}">{esc(label)}</button>'
-        for i, (k, label) in enumerate(tabs)
+        f'<button data-tab="tab-{k}" class="{"on" if k == tab else ""}">{esc(label)}</button>'
+        for k, label in tabs
     )
+
+    def hidden(k: str) -> str:
+        return "" if k == tab else " hidden"
+
     body = (
         f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>'
-        + "".join(f'<section class="pt2x-tab" id="tab-{k}">{h}</section>' for k, _label, h in first_tabs)
-        + f'<section class="pt2x-tab" id="tab-breaks"{" hidden" if first_tabs else ""}>{breaks_html(view)}</section>'
-        f'<section class="pt2x-tab" id="tab-recompiles" hidden>{recompiles_html(view)}</section>'
-        f'<section class="pt2x-tab" id="tab-compiles" hidden><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
+        + "".join(
+            f'<section class="pt2x-tab" id="tab-{k}"{hidden(k)}>{h}</section>' for k, _label, h in first_tabs
+        )
+        + f'<section class="pt2x-tab" id="tab-breaks"{hidden("breaks")}>{breaks_html(view)}</section>'
+        f'<section class="pt2x-tab" id="tab-recompiles"{hidden("recompiles")}>{recompiles_html(view)}</section>'
+        f'<section class="pt2x-tab" id="tab-compiles"{hidden("compiles")}><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
         f"{bench}</div>"
     )
     css = (
-        CSS + _pygments_css() + ".pt2x-tabs button{margin:6px 4px 6px 0}.pt2x-tabs button.on{font-weight:700}"
+        CSS
+        + _pygments_css()
+        + ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
     )
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
@@ -352,4 +371,6 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
 
 
 def fragment_css() -> str:
+    """The explorer's stylesheet, every rule under ``.pt2x``: once per output (the widget's
+    first child), the fragments themselves carry none."""
     return f"<style>{CSS}{_pygments_css()}</style>"

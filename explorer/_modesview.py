@@ -116,15 +116,14 @@ def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
 def modes_widget(comparison):
     """The modes chart and the table, each row with a button that opens its recording."""
     import ipywidgets as w
-    from IPython.display import display
 
     from . import _charts
-    from ._html import esc
+    from ._html import esc, fragment_css
     from ._widgets import Explorer, _frag
 
     chart = w.Output()
     with chart:
-        display(_charts.modes_figure(comparison))
+        _charts.show(_charts.modes_figure(comparison))
     opened = w.VBox()
     table = modes_table(comparison)
     cell = "padding:2px 6px;border-bottom:1px solid #d0d7de;font-size:12px"
@@ -140,7 +139,7 @@ def modes_widget(comparison):
             cells.append(w.HTML(f'<span style="{cell}">{esc(row[0])}</span>'))
         cells += [w.HTML(f'<span style="{cell}">{esc(v)}</span>') for v in row[1:]]
     grid = w.GridBox(cells, layout=w.Layout(grid_template_columns=f"repeat({len(table.columns)}, auto)"))
-    title = w.HTML(_frag(f"<h3>{esc(table.title)}</h3>"))
+    title = w.HTML(fragment_css() + _frag(f"<h3>{esc(table.title)}</h3>"))  # the stylesheet, once
     return w.VBox([chart, title, grid, opened])
 
 

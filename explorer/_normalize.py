@@ -27,6 +27,12 @@ kernel name        Inductor's kernel counter: ``triton_poi_fused_add_3``, ``cpp_
                    (by first appearance)
 buffer number      ``buf3``, ``buf12``, IR nodes ``op7`` renumbered by first appearance
                    (``buf0``, ``buf1``, … / ``op0``, …)
+FX node name       in an FX graph's code (``class …(torch.nn.Module):``), the nodes it assigns
+                   renumbered per name in the order they are defined, as FX numbers a graph
+                   built from scratch: ``mul``, ``mul_5``, ``mul_8`` → ``mul``, ``mul_1``,
+                   ``mul_2`` (``sum_1`` stays ``sum_1``: FX starts there for a builtin's name).
+                   FX numbers names process-wide per graph it traces, so a graph with a few more
+                   nodes (a dynamic-shape compile's size arithmetic) renames every later node
 =================  ======================================================================
 
 Also here: ``to_text``, which turns bytes / text with NUL characters into clean text and
@@ -127,6 +133,31 @@ def _buffers(text: str) -> str:
     return _BUFFER.sub(repl, text)
 
 
+_FX_CLASS = re.compile(r"^class [\w<>]+\(torch\.nn\.Module\):", re.M)
+_FX_ASSIGN = re.compile(r'^[ \t]+([A-Za-z_]\w*)(?:: "[^"\n]*")? = ', re.M)
+_FX_NUMBERED = re.compile(r"(?P<base>[A-Za-z_]\w*?)_(?P<n>\d+)")
+
+
+def _fx_names(text: str) -> str:
+    if not _FX_CLASS.search(text):
+        return text
+    groups: dict[str, list[str]] = {}
+    for name in dict.fromkeys(m.group(1) for m in _FX_ASSIGN.finditer(text)):
+        m = _FX_NUMBERED.fullmatch(name)
+        groups.setdefault(m.group("base") if m else name, []).append(name)
+    rename = {}
+    for base, names in groups.items():
+        start = 0 if names[0] == base else 1  # `mul`, `mul_1`, … or `sum_1`, `sum_2`, …
+        for i, name in enumerate(names):
+            new = base if i + start == 0 else f"{base}_{i + start}"
+            if new != name:
+                rename[name] = new
+    if not rename:
+        return text
+    names = "|".join(map(re.escape, sorted(rename, key=len, reverse=True)))
+    return re.sub(rf"(?<![\w.])({names})(?!\w)", lambda m: rename[m.group(1)], text)
+
+
 RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("cache paths", _cache_path),
     ("notebook cells", _cells),
@@ -137,6 +168,7 @@ RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("timestamps", lambda t: _TIMESTAMP.sub("<time>", t)),
     ("kernel names", _kernel_names),
     ("buffer numbers", _buffers),
+    ("FX node names", _fx_names),
 )
 
 

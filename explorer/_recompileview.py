@@ -10,7 +10,15 @@ from compiler import Report
 from compiler._report import _LOCAL_SCOPE, Recompile
 
 from ._summary import display_name, reasons_line, where
-from ._view import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
+from ._view import (
+    DynamicDim,
+    FrameTimeline,
+    GuardLine,
+    OtherFailure,
+    RecompileView,
+    TimelineEntry,
+    previous_compile,
+)
 
 _ENTRY_PREFIX = re.compile(r"^\s*!?\d+(?:/\d+)+:\s*")  # torch's "0/0: " before a reason
 
@@ -96,6 +104,7 @@ def recompile_view(report: Report, r: Recompile, names: dict[str, str]) -> Recom
         dynamic=dynamic,
         failed_later_in=later,
         dynamic_note=note,
+        diff_from=r.failed_entry or previous_compile(report, r.compile_id),
     )
 
 

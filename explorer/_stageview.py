@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from compiler import Compile, Graph, Report
 
+from ._summary import where_source
 from ._view import Block, CodeBlock, GraphBlock, StageView, Table
 
 KERNEL_COLORS = (
@@ -21,7 +22,7 @@ def _nodes_table(title: str, g: Graph) -> Table:
     if len(nodes) > TABLE_ROWS:
         title = f"{title} (first {TABLE_ROWS} of {len(nodes)})"
     rows = tuple(
-        (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", n.source or "", n.module or "")
+        (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", where_source(n.source), n.module or "")
         for n in nodes[:TABLE_ROWS]
     )
     return Table(title, ("node", "op", "target", "dtype/shape", "source", "module"), rows)

@@ -1,4 +1,7 @@
-"""The terminal summary of a report (rich): frames, compiles, breaks, recompiles, kernels."""
+"""The summary view of a report — frames, compiles, breaks, recompiles, kernels — built once
+(``build_summary``, part of the view model) and lowered here to rich: the terminal at its width
+(``print_summary``), plain text (``summary_text``); ``_html.summary_html`` lowers the same
+``Summary``. Also ``where``: every source location in one style."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import io
 import os
 import re
 import sys
+from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -48,6 +52,15 @@ def where(filename: str | None, line: int | None) -> str:
     return f"{name}:{line}" if line is not None else name
 
 
+def where_source(source: str | None) -> str:
+    """A graph node's ``file:line`` (as torch's graph code comments name it) in ``where``'s
+    style: ``Cell In[2], line 8`` for a notebook cell."""
+    if not source:
+        return ""
+    filename, sep, line = source.rpartition(":")
+    return where(filename, int(line)) if sep and line.isdigit() else source
+
+
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
@@ -87,117 +100,218 @@ def headline(report: Report) -> str:
     )
 
 
-def renderable(report: Report, title: str | None = None):
-    parts: list = []
-    parts.append(
-        Text.assemble(
-            ("PT2 Explorer", "bold"),
-            f" — {title or report.source}  (torch {report.torch_version}, {report.device})",
-        )
-    )
-    parts.append(Text(headline(report)))
-    if report.error:
-        parts.append(Text(f"The recorded program ended with: {report.error}", style="bold red"))
+@dataclass(frozen=True)
+class BreakLine:
+    site: str  # where(): "model.py:12" or "Cell In[2], line 9"
+    type: str
+    count: int
+    first: str  # the compile it was first logged in
+    code: str | None = None  # the site's line of code
+    hint: str | None = None  # torch's first hint
 
-    if report.graph_breaks:
+    def text(self) -> str:
+        return f"{self.site}  {self.type}  (hit {self.count}×, first in [{self.first}])"
+
+
+@dataclass(frozen=True)
+class CompileRow:
+    compile_id: str
+    frame: str
+    status: str  # "ok" or "FAILED in fuse"
+    stages: str  # "CADFG" with "·" for a stage that did not run
+    kernels: str  # "3 cpp"
+    time: str
+    stage_times: str  # "0.12/-/0.30/-/0.50"
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary view: what every lowering (terminal, text, widget header, static page)
+    shows at the top, in one wording."""
+
+    title: str
+    meta: str  # torch version, device
+    headline: str
+    error: str | None = None
+    breaks: tuple[BreakLine, ...] = ()
+    recompile_lines: tuple[str, ...] = ()  # "[0/1] fn: reason", then frames at the limit
+    frame_lines: tuple[str, ...] = ()
+    compiles: tuple[CompileRow, ...] = ()
+    unknown: str | None = None  # the events kept raw
+
+    @property
+    def break_lines(self) -> tuple[str, ...]:
+        return tuple(b.text() for b in self.breaks)
+
+
+def build_summary(report: Report, title: str | None = None) -> Summary:
+    names = {c.id: display_name(c.name) for c in report.compiles}
+    breaks = tuple(
+        BreakLine(
+            where(b.filename, b.line),
+            b.type,
+            b.count,
+            b.compile_id,
+            b.user_stack[-1].code if b.user_stack and b.user_stack[-1].code else None,
+            b.hints[0] if b.hints else None,
+        )
+        for b in report.graph_breaks
+    )
+    recompiles = tuple(
+        f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r.reasons) or '(reason not recorded)'}"
+        for r in report.recompiles
+    ) + tuple(
+        f"{display_name(f.name)} ({where(f.filename, f.line)}) hit the recompile limit: later calls run uncompiled"
+        for f in report.frames
+        if f.recompile_limit_hit
+    )
+    frames = tuple(
+        f"{f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
+        f"{f.compiles} compile{'s' * (f.compiles != 1)}"
+        + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
+        for f in report.frames
+    )
+    rows = []
+    for c in report.compiles:
+        ks = report.kernels_of(c.id)
+        rows.append(
+            CompileRow(
+                c.id,
+                display_name(c.name),
+                "ok" if c.status == "ok" else f"FAILED in {c.failed_stage}",
+                "".join(_LETTER[s] if getattr(c.stages, s) else "·" for s in STAGES),
+                f"{len(ks)} {'/'.join(sorted({k.language for k in ks}))}".strip(),
+                _secs(c.compile_time_s),
+                "/".join(f"{c.stage_times_s[s]:.2f}" if s in c.stage_times_s else "-" for s in STAGES),
+                c.error if c.status != "ok" else None,
+            )
+        )
+    unknown = None
+    if report.unknown_events:
+        kinds = sorted({e.name for e in report.unknown_events})
+        unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
+            " …" if len(kinds) > 8 else ""
+        )
+    return Summary(
+        title=title or report.source,
+        meta=f"torch {report.torch_version} · {report.device}",
+        headline=headline(report),
+        error=report.error,
+        breaks=breaks,
+        recompile_lines=recompiles,
+        frame_lines=frames,
+        compiles=tuple(rows),
+        unknown=unknown,
+    )
+
+
+def renderable(s: Summary):
+    """The summary lowered to rich (the terminal and the text form)."""
+    parts: list = [
+        Text.assemble(("PT2 Explorer", "bold"), f" — {s.title}  ({s.meta})"),
+        Text(s.headline),
+    ]
+    if s.error:
+        parts.append(Text(f"The recorded program ended with: {s.error}", style="bold red"))
+    if s.breaks:
         parts.append(Text("\nGraph breaks", style="bold"))
-        for b in report.graph_breaks:
+        for b in s.breaks:
             parts.append(
                 Text.assemble(
-                    ("  " + where(b.filename, b.line), "cyan"),
+                    ("  " + b.site, "cyan"),
                     "  ",
                     (b.type, "yellow"),
-                    f"  (hit {b.count}×, first in [{b.compile_id}])",
+                    f"  (hit {b.count}×, first in [{b.first}])",
                 )
             )
-            if b.user_stack and b.user_stack[-1].code:
-                parts.append(
-                    Text(f"      {b.user_stack[-1].code}", style="dim", no_wrap=True, overflow="ellipsis")
-                )
-            if b.hints:
-                parts.append(Text(f"      hint: {b.hints[0]}", no_wrap=True, overflow="ellipsis"))
-
-    if report.recompiles or any(f.recompile_limit_hit for f in report.frames):
+            if b.code:
+                parts.append(Text(f"      {b.code}", style="dim", no_wrap=True, overflow="ellipsis"))
+            if b.hint:
+                parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
+    if s.recompile_lines:
         parts.append(Text("\nRecompiles", style="bold"))
-        names = {c.id: c.name for c in report.compiles}
-        for r in report.recompiles:
-            reason = reasons_line(r.reasons) or "(reason not recorded)"
-            parts.append(
-                Text.assemble(
-                    ("  [" + r.compile_id + "] ", "cyan"),
-                    f"{display_name(names.get(r.compile_id))}: ",
-                    reason,
-                )
-            )
-        for f in report.frames:
-            if f.recompile_limit_hit:
-                parts.append(
-                    Text(
-                        f"  {f.name} ({where(f.filename, f.line)}) hit the recompile limit: "
-                        "later calls run uncompiled",
-                        style="bold red",
-                    )
-                )
-
-    if report.frames:
+        parts += [
+            Text(f"  {ln}", style="bold red" if ln.endswith("run uncompiled") else "")
+            for ln in s.recompile_lines
+        ]
+    if s.frame_lines:
         parts.append(Text("\nFrames", style="bold"))
-        for f in report.frames:
-            limit = "  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else ""
-            parts.append(
-                Text(
-                    f"  {f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
-                    f"{f.compiles} compile{'s' * (f.compiles != 1)}{limit}"
-                )
-            )
+        parts += [Text(f"  {ln}") for ln in s.frame_lines]
     table = Table(box=None, pad_edge=False, show_edge=False)
     for col in ("compile", "frame", "status", "stages", "kernels", "time", "C/A/D/F/G s"):
         table.add_column(col, no_wrap=col != "frame", min_width=len(col) if col != "frame" else 8)
-    for c in report.compiles:
-        stages = "".join(_LETTER[s] if getattr(c.stages, s) else "·" for s in STAGES)
-        ks = report.kernels_of(c.id)
-        langs = sorted({k.language for k in ks})
-        status = "ok" if c.status == "ok" else f"FAILED in {c.failed_stage}"
+    for c in s.compiles:
+        status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
         table.add_row(
-            f"[{c.id}]",
-            escape(display_name(c.name)),
-            status if c.status == "ok" else f"[red]{escape(status)}[/red]",
-            stages,
-            f"{len(ks)} {'/'.join(langs)}".strip(),
-            _secs(c.compile_time_s),
-            "/".join(f"{c.stage_times_s[s]:.2f}" if s in c.stage_times_s else "-" for s in STAGES),
+            f"[{c.compile_id}]", escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times
         )
     parts.append(
         Text("\nCompiles  (stages: C capture, A autograd, D decompose, F fuse, G codegen)", style="bold")
     )
     parts.append(table)
-    for c in report.compiles:
-        if c.status != "ok":
-            parts.append(Text(f"  [{c.id}] {c.error}", style="red"))
-    if report.unknown_events:
-        names = sorted({e.name for e in report.unknown_events})
-        parts.append(
-            Text(
-                f"\n{len(report.unknown_events)} events kept raw (not mapped): {', '.join(names[:8])}"
-                + (" …" if len(names) > 8 else ""),
-                style="dim",
-            )
-        )
+    parts += [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
+    if s.unknown:
+        parts.append(Text(f"\n{s.unknown}", style="dim"))
     return Group(*parts)
 
 
+def terminal(file=None) -> Console:
+    """A console at the terminal's width (rich reads it, or COLUMNS when set); piped or
+    redirected: no wrapping at all, whatever COLUMNS says (a log or ``grep`` gets whole lines;
+    GNU readline exports COLUMNS to every child of a process that used it, a Python shell's)."""
+    out = file or sys.stdout
+    if out.isatty():
+        return Console(file=out)
+    return Console(file=out, width=UNWRAPPED, soft_wrap=True, color_system=None)
+
+
+UNWRAPPED = 10_000  # a pipe's "width": the table's columns take what their cells need
+
+
+def echo(text: str, file=None) -> None:
+    """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
+    indented line's continuation keeps the indent), whole lines when piped."""
+    out = file or sys.stdout
+    console = terminal(out)
+    if console.width >= UNWRAPPED or console.soft_wrap:
+        out.write(text)
+        return
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        wrapped = Text(line).wrap(
+            console, console.width - indent if indent < console.width // 2 else console.width
+        )
+        for i, part in enumerate(wrapped):
+            out.write(
+                (" " * indent if i and indent < console.width // 2 else "") + part.plain.rstrip() + "\n"
+            )
+
+
 def print_summary(report: Report, title: str | None = None, console: Console | None = None) -> None:
-    if console is None:
-        import sys
+    console = console or terminal()
+    if console.is_terminal:
+        console.print(renderable(build_summary(report, title)))
+    else:  # piped: whole lines, without the table's padding
+        console.file.write(_plain(console, build_summary(report, title)))
 
-        # a pipe or CI log: do not squeeze into 80 columns
-        console = Console(width=None if sys.stdout.isatty() else 120)
-    console.print(renderable(report, title))
 
-
-def summary_text(report: Report, title: str | None = None, width: int = 120) -> str:
+def summary_text(report: Report, title: str | None = None, width: int | None = None) -> str:
+    """The summary as plain text: whole lines (as piped), or wrapped at ``width``."""
     buf = io.StringIO()
     console = Console(
-        file=buf, width=width, no_color=True, color_system=None, highlight=False, force_jupyter=False
+        file=buf,
+        width=width or UNWRAPPED,
+        soft_wrap=width is None,
+        no_color=True,
+        color_system=None,
+        highlight=False,
+        force_jupyter=False,
     )
-    console.print(renderable(report, title))
-    return buf.getvalue()
+    return _plain(console, build_summary(report, title))
+
+
+def _plain(console: Console, summary: Summary) -> str:
+    with console.capture() as cap:
+        console.print(renderable(summary))
+    return "".join(ln.rstrip() + "\n" for ln in cap.get().splitlines())

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from ._view import DynamicDim, ExplorerView, Table
-
-
-def summary_lines(view: ExplorerView) -> list[str]:
-    s = view.summary
-    out = [f"{s.title}  ({s.meta})", s.headline]
-    if s.error:
-        out.append(f"ended with: {s.error}")
-    out += [f"break: {ln}" for ln in s.break_lines]
-    out += [f"recompile: {ln}" for ln in s.recompile_lines]
-    return out
+from ._view import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table, opening_compile
 
 
 def breaks_text(view: ExplorerView) -> str:
@@ -96,3 +86,39 @@ def table_text(t: Table) -> str:
     lines = [t.title, "  ".join(c.ljust(w) for c, w in zip(t.columns, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in t.rows]
     return "\n".join(lines) + "\n"
+
+
+def stage_text(cv: CompileView, stage: str) -> str:
+    """One compile's stage: its tables, its graphs' size and each code block in full."""
+    sv = next(x for x in cv.stages if x.stage == stage)
+    out = [f"{cv.label} · {stage}", ""]
+    if not sv.blocks:
+        return "\n".join(out + [f"{stage}: {sv.note or 'nothing recorded'}"]) + "\n"
+    out += [block_text(b) for b in sv.blocks]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def block_text(b) -> str:
+    if isinstance(b, Table):
+        return table_text(b)
+    if isinstance(b, GraphBlock):
+        nodes = [n for n in b.graph.nodes if n.op != "output"]
+        edges = sum(len(n.args) for n in b.graph.nodes)
+        return f"{b.title}: {len(nodes)} nodes, {edges} edges\n"
+    assert isinstance(b, CodeBlock)
+    lines = b.code.rstrip("\n").splitlines()
+    return f"{b.title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
+
+
+def compile_of(view: ExplorerView, compile_id: str | None) -> CompileView:
+    """``compile_id``'s view (None: the opening compile), or a ValueError naming the ids."""
+    if compile_id is None:
+        cv = opening_compile(view)
+        if cv is None:
+            raise ValueError("no compiles recorded: no stage to show")
+        return cv
+    for cv in view.compiles:
+        if cv.compile_id == compile_id.strip("[]"):
+            return cv
+    ids = ", ".join(c.compile_id for c in view.compiles) or "none"
+    raise ValueError(f"no compile {compile_id!r} in this report (compiles: {ids})")

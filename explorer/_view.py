@@ -15,7 +15,7 @@ from compiler import STAGES, Benchmark, Compile, Graph, Report
 from compiler._report import StackFrame
 
 from ._program import OWN_DIRS
-from ._summary import display_name, headline, reasons_line, where
+from ._summary import Summary, build_summary, display_name, where
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class RecompileView:
     dynamic: tuple[tuple[str, str], ...] = ()  # (dimension, symbol) this recompile made dynamic
     failed_later_in: str | None = None  # the later recompile whose failure names this compile
     dynamic_note: str | None = None  # "compiled with dynamic … (s27); later calls reuse it"
+    diff_from: str | None = None  # the compile its "diff" button compares it with
 
 
 @dataclass(frozen=True)
@@ -149,16 +150,8 @@ class CompileView:
     status: str
     error: str | None
     stages: tuple[StageView, ...]
-
-
-@dataclass(frozen=True)
-class Summary:
-    title: str
-    meta: str  # torch version, device
-    headline: str
-    break_lines: tuple[str, ...]
-    recompile_lines: tuple[str, ...]
-    error: str | None
+    kernels: int = 0  # how many kernels it generated
+    previous: str | None = None  # the compile before it of the same frame ("diff with previous")
 
 
 @dataclass(frozen=True)
@@ -174,24 +167,7 @@ class ExplorerView:
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
     names = {c.id: display_name(c.name) for c in report.compiles}
-    summary = Summary(
-        title=title or report.source,
-        meta=f"torch {report.torch_version} · {report.device}",
-        headline=headline(report),
-        break_lines=tuple(
-            f"{where(b.filename, b.line)}  {b.type}  (×{b.count})" for b in report.graph_breaks
-        ),
-        recompile_lines=tuple(
-            f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r.reasons) or '(no reason recorded)'}"
-            for r in report.recompiles
-        )
-        + tuple(
-            f"{display_name(f.name)} hit the recompile limit: later calls run uncompiled"
-            for f in report.frames
-            if f.recompile_limit_hit
-        ),
-        error=report.error,
-    )
+    summary = build_summary(report, title)
     from ._recompileview import dynamic_dims, recompile_view, timelines  # built on these types
 
     return ExplorerView(
@@ -306,4 +282,32 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         status=c.status,
         error=c.error,
         stages=tuple(stage_view(report, c, s) for s in STAGES),
+        kernels=len(report.kernels_of(c.id)),
+        previous=previous_compile(report, c.id),
     )
+
+
+def previous_compile(report: Report, compile_id: str) -> str | None:
+    """The compile before ``compile_id`` of the same frame, if any."""
+    frame = report.compile(compile_id).frame
+    ids = [c.id for c in report.compiles if c.frame == frame]
+    i = ids.index(compile_id)
+    return ids[i - 1] if i > 0 else None
+
+
+def opening_compile(view: ExplorerView) -> CompileView | None:
+    """The compile with the most kernels (the first of equals), where a stage view starts."""
+    if not view.compiles:
+        return None
+    return max(view.compiles, key=lambda c: (c.kernels, -view.compiles.index(c)))
+
+
+def opening(view: ExplorerView) -> tuple[str, str | None]:
+    """The most informative tab to open on, and its compile: the graph breaks if there are
+    any, else the recompiles if any, else the compiles with the most kernels selected."""
+    first = opening_compile(view)
+    if view.breaks:
+        return "breaks", None
+    if view.recompiles:
+        return "recompiles", None
+    return "compiles", first.compile_id if first else None

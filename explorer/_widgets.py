@@ -4,7 +4,9 @@ The same HTML fragments as the static page (``_html.py``), arranged in widgets: 
 header, tabs for graph breaks / recompiles / compiles, a compile selector, one tab per stage
 (built when first shown), and an "expand module" menu on graphs collapsed by nn.Module.
 Diff buttons ("diff with the compile it replaced" on every recompile, "compare stages" and
-"diff with previous compile" on every compile) show ``explorer.diff`` results below the tabs.
+"diff with previous compile" on every compile) show ``explorer.diff`` results right under the
+row of buttons that made them. The explorer opens on the most informative tab (``_view.opening``);
+the stylesheet comes once, in the header, the fragments carry none.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import ipywidgets as w
 from compiler import STAGES, Report
 
 from . import _html
-from ._view import ExplorerView, GraphBlock, StageView, build_view
+from ._view import ExplorerView, GraphBlock, StageView, build_view, opening
 
 
 def _frag(body: str) -> str:
-    return f'{_html.fragment_css()}<div class="pt2x">{body}</div>'
+    return f'<div class="pt2x">{body}</div>'
 
 
 def _graph_widget(block: GraphBlock) -> w.Widget:
@@ -63,9 +65,10 @@ class Explorer(w.VBox):
         self.report = report
         self.view = view or build_view(report, title)
         v = self.view
-        self.header = w.HTML(_frag(_html.summary_html(v)))
+        self.header = w.HTML(_html.fragment_css() + _frag(_html.summary_html(v)))
         self.breaks = self._breaks_widget()
-        self.diff_out = w.Output()
+        self.recompile_diff = w.Output()  # a recompile's diff, under its buttons
+        self.compile_diff = w.Output()  # "compare stages" / "diff with previous", under them
         self.recompiles = self._recompiles_widget()
         self.selector = w.Dropdown(
             options=[(c.label, i) for i, c in enumerate(v.compiles)],
@@ -79,7 +82,7 @@ class Explorer(w.VBox):
         self.selector.observe(lambda ch: self._show(), names="value")
         self.stage_tabs.observe(lambda ch: self._show(), names="selected_index")
         compiles = (
-            w.VBox([self.selector, self._compare_controls(), self.stage_tabs])
+            w.VBox([self.selector, self._compare_controls(), self.compile_diff, self.stage_tabs])
             if v.compiles
             else w.HTML(_frag('<div class="note">No compiles recorded.</div>'))
         )
@@ -94,9 +97,13 @@ class Explorer(w.VBox):
             self.tabs.set_title(i, t)
         self._bench_tab: int | None = None
         bench_row = self._bench_controls()
-        super().__init__([self.header, bench_row, self.tabs, self.diff_out])
+        super().__init__([self.header, bench_row, self.tabs])
         if report.benchmarks:
             self._show_benchmarks()
+        tab, cid = opening(v)
+        self.tabs.selected_index = ("breaks", "recompiles", "compiles").index(tab)
+        if cid is not None:
+            self.selector.value = [c.compile_id for c in v.compiles].index(cid)
         if v.compiles:
             self._show()
 
@@ -125,6 +132,8 @@ class Explorer(w.VBox):
         from ._html import esc
 
         def progress(text: str, final: bool = False) -> None:
+            if final:  # "done" only once the result is on screen (below)
+                text = text.replace(": done", ": showing the result")
             self.bench_status.value = f"<i>{esc(text)}</i>"
 
         from compiler import StateMutationError
@@ -148,12 +157,17 @@ class Explorer(w.VBox):
                 )
                 anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))
                 self.bench_row.children = (self.bench_button, anyway, self.bench_status)
+        else:
+            if self.report.benchmarks:
+                self._show_benchmarks(select=True)
+            self.bench_status.value = "<i>benchmark done: the result is in the Benchmark tab (open)</i>"
+            return
         finally:
             self.bench_button.disabled = False
         if self.report.benchmarks:
             self._show_benchmarks()
 
-    def _show_benchmarks(self) -> None:
+    def _show_benchmarks(self, select: bool = False) -> None:
         from ._benchview import bench_widget
 
         body = bench_widget(self.report)
@@ -165,6 +179,8 @@ class Explorer(w.VBox):
             children[self._bench_tab] = body
         self.tabs.children = children
         self.tabs.set_title(self._bench_tab, f"Benchmark ({len(self.report.benchmarks)})")
+        if select:
+            self.tabs.selected_index = self._bench_tab
 
     def _breaks_widget(self) -> w.Widget:
         """One row per break site, with buttons that open the graphs before and after it."""
@@ -192,16 +208,20 @@ class Explorer(w.VBox):
         guard marked), then the recompiles view."""
         body = w.HTML(_frag(_html.recompiles_html(self.view)))
         buttons = []
-        for r in self.report.recompiles:
-            before = r.failed_entry or self._previous(r.compile_id)
+        for r in self.view.recompiles:
+            before = r.diff_from
             if before is None:
                 continue
             btn = w.Button(description=f"diff [{before}] → [{r.compile_id}]", layout=w.Layout(width="auto"))
             btn.tooltip = f"compare compile {before} with {r.compile_id}: guards, graphs, kernels"
-            btn.on_click(lambda _b, a=before, b=r.compile_id: self.diff_compiles(a, b))
+            btn.on_click(
+                lambda _b, a=before, b=r.compile_id: self.diff_compiles(a, b, out=self.recompile_diff)
+            )
             buttons.append(btn)
-        # the buttons first: the guard lists below can run long
-        return w.VBox([w.HBox(buttons, layout=w.Layout(flex_flow="row wrap")), body]) if buttons else body
+        # the buttons first (the guard lists below can run long), their diff right under them
+        if not buttons:
+            return body
+        return w.VBox([w.HBox(buttons, layout=w.Layout(flex_flow="row wrap")), self.recompile_diff, body])
 
     def _compare_controls(self) -> w.Widget:
         from ._diff import STAGE_NAMES
@@ -222,15 +242,8 @@ class Explorer(w.VBox):
     def _selected_id(self) -> str:
         return self.view.compiles[self.selector.value or 0].compile_id
 
-    def _previous(self, compile_id: str) -> str | None:
-        """The compile before ``compile_id`` of the same frame, if any."""
-        frame = self.report.compile(compile_id).frame
-        ids = [c.id for c in self.report.compiles if c.frame == frame]
-        i = ids.index(compile_id)
-        return ids[i - 1] if i > 0 else None
-
     def _update_previous(self) -> None:
-        prev = self._previous(self._selected_id()) if self.view.compiles else None
+        prev = self.view.compiles[self.selector.value or 0].previous if self.view.compiles else None
         self.previous_button.disabled = prev is None
         self.previous_button.tooltip = (
             f"compare [{prev}] with this compile"
@@ -240,33 +253,43 @@ class Explorer(w.VBox):
 
     def _diff_previous(self) -> None:
         cid = self._selected_id()
-        prev = self._previous(cid)
+        prev = self.view.compiles[self.selector.value or 0].previous
         if prev is not None:
             self.diff_compiles(prev, cid)
 
-    def show_diff(self, make) -> None:
-        """Show ``make()``'s diff below the tabs; an error (stage missing…) is shown instead."""
+    def show_diff(self, make, out: w.Output, what: str) -> None:
+        """Show ``make()``'s diff in ``out`` (right under the buttons that asked for it),
+        headed by what was asked; an error (stage missing…) is shown instead."""
         from IPython.display import HTML, display
 
         from ._html import esc
 
-        self.diff_out.clear_output()
-        with self.diff_out:
+        out.clear_output()
+        with out:
+            display(HTML(f'<div class="pt2x"><b>{esc(what)}</b> (here, under the buttons)</div>'))
             try:
                 display(make())
             except (ValueError, TypeError, KeyError) as e:
                 display(HTML(f'<div style="color:#cf222e">cannot diff: {esc(str(e))}</div>'))
 
-    def diff_compiles(self, id_a: str, id_b: str) -> None:
+    def diff_compiles(self, id_a: str, id_b: str, out: w.Output | None = None) -> None:
         from ._diff import diff_compiles
 
-        self.show_diff(lambda: diff_compiles(self.report, id_a, id_b))
+        self.show_diff(
+            lambda: diff_compiles(self.report, id_a, id_b),
+            out or self.compile_diff,
+            f"diff [{id_a}] → [{id_b}]",
+        )
 
     def compare_stages(self, stage_a: str, stage_b: str, compile_id: str | None = None) -> None:
         from ._diff import compare_stages
 
         cid = compile_id or self._selected_id()
-        self.show_diff(lambda: compare_stages(self.report, cid, stage_a, stage_b))
+        self.show_diff(
+            lambda: compare_stages(self.report, cid, stage_a, stage_b),
+            self.compile_diff,
+            f"[{cid}] {stage_a} vs {stage_b}",
+        )
 
     def _show(self) -> None:
         ci = self.selector.value or 0

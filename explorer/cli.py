@@ -6,6 +6,9 @@ pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         the tool's options come before SCRIPT: everything after it is the script's own
 pt2-explorer load TRACE --json OUT [--rank N]     read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
+pt2-explorer report REPORT.json --view STAGE [--compile ID]
+        one compile's stage as text: capture, autograd, decompose, fuse or codegen
+        (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
 """
 
@@ -18,6 +21,7 @@ import sys
 from explorer import _program
 
 USAGE = __doc__
+STAGE_VIEWS = ("capture", "autograd", "decompose", "fuse", "codegen")  # compiler.STAGES (a test checks)
 RECORD_USAGE = (
     "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] (SCRIPT | -m MODULE) [ARGS...]"
 )
@@ -51,9 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles", "bench", "ranks"),
+        choices=("summary", "breaks", "recompiles", "bench", "ranks", *STAGE_VIEWS),
         default="summary",
-        help="what to print (default: the summary)",
+        help="what to print (default: the summary); a stage: one compile's stage (--compile)",
+    )
+    rep.add_argument(
+        "--compile", metavar="ID", help="the compile of a stage view, e.g. 1/0 (default: most kernels)"
     )
     return p
 
@@ -174,8 +181,9 @@ def _print_summary(report, title: str) -> None:
     """The summary; for a distributed job, where the ranks diverge first."""
     if report.ranks:
         from explorer import text
+        from explorer._summary import echo
 
-        print(text(report, title=title), end="")
+        echo(text(report, title=title))
     else:
         from explorer._summary import print_summary
 
@@ -224,16 +232,14 @@ def _report(ns, compiler) -> int:
         return 0
     if ns.view == "summary":
         _print_summary(report, ns.report)
-    elif ns.view == "bench":
-        from explorer._benchview import bench_text
-
-        print(bench_text(report), end="")
     else:
-        from explorer._textview import breaks_text, recompiles_text
-        from explorer._view import build_view
+        from explorer import text
+        from explorer._summary import echo
 
-        view = build_view(report, ns.report)
-        print(breaks_text(view) if ns.view == "breaks" else recompiles_text(view), end="")
+        try:
+            echo(text(report, ns.view, title=ns.report, compile=ns.compile))
+        except ValueError as e:  # no such compile
+            return _error(e)
     if ns.html:
         _write_html(report, ns.html, ns.report)
         print(f"report: {ns.html}")

@@ -6,10 +6,16 @@ notebook per test:
   break at a known line; the test waits for the explorer widget, opens its "Graph breaks" tab
   and checks the break site and type on the rendered page;
 - recompiles.ipynb records, with ``%%compile --record``, a function compiled with
-  ``backend="aot_eager", dynamic=False`` and called on sizes 4 then 6 (recompile 0/1); the test
-  opens the "Recompiles" tab, clicks ``diff [0/0] → [0/1]`` and checks the diff rendered below
-  the tabs by the JupyterLab extension (extension/): its merge view, the two compile labels,
-  the changed guard and the failing guard marked.
+  ``backend="aot_eager", dynamic=False`` and called on sizes 4 then 6 (recompile 0/1); the
+  explorer opens on the "Recompiles" tab (no breaks); the test clicks ``diff [0/0] → [0/1]``
+  and checks the diff rendered right under the button, in view, by the JupyterLab extension
+  (extension/): its merge view, the two compile labels, the changed guard and the failing
+  guard marked;
+- kernels.ipynb shows a recorded CPU report (tests/fixtures) without breaks or recompiles in
+  which compile 0/1 has the most kernels: the explorer opens on "Compiles" with [0/1]
+  selected; "compare stages" puts its diff in view under the button;
+- bench.ipynb records a cell with ``%%compile``; the test clicks "Benchmark": when the status
+  line says done, the Benchmark tab is there, selected, its tables shown.
 
 Screenshots go to test-artifacts/browser/, on success and on failure. Skipped without
 /usr/bin/chromium, unless PT2X_REQUIRE_BROWSER=1 (CI), which makes it fail.
@@ -18,6 +24,8 @@ Screenshots go to test-artifacts/browser/, on success and on failure. Skipped wi
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
 import pytest
 from _lab import notebook, require_extension, run_notebook, serve
@@ -45,11 +53,27 @@ GUARD_A = "size=[4], stride=[1]"
 GUARD_B = "size=[6], stride=[1]"
 
 
+FIXTURE = Path(__file__).parent / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"
+# the recorded CPU run without its break and recompiles, 0/1 keeping both its kernels and the
+# others one each: the compile with the most kernels is not the first
+KERNELS_CELL = f"""\
+import dataclasses, compiler, explorer
+r = compiler.load_trace({str(FIXTURE)!r})
+keep = r.kernels_of("0/1") + tuple(r.kernels_of(c)[0] for c in ("0/0", "1/0", "1/1"))
+r = dataclasses.replace(r, graph_breaks=(), recompiles=(), kernels=keep)
+explorer.show(r)"""
+BENCH_CELL = """\
+%%compile --backend aot_eager
+y = (torch.randn(64, 64).sin() + 1).relu()"""
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     notebooks = {
         "breaks.ipynb": notebook("%load_ext explorer\nimport torch", BREAK_CELL),
         "recompiles.ipynb": notebook("%load_ext explorer\nimport torch", FUNCTION_CELL, RECOMPILE_CELL),
+        "kernels.ipynb": notebook(KERNELS_CELL),
+        "bench.ipynb": notebook("%load_ext explorer\nimport torch", BENCH_CELL),
     }
     with serve(tmp_path_factory.mktemp("lab"), notebooks) as lab:
         yield lab
@@ -57,7 +81,22 @@ def lab(tmp_path_factory):
 
 def _explorer(page):
     """The output holding the explorer widget (its tabs)."""
-    return page.locator(".jp-OutputArea-output", has=page.locator(".widget-tab")).first
+    return page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output", has=page.locator(".widget-tab")
+    ).first
+
+
+def _current_tab(widget):
+    """The explorer's selected top-level tab (Lumino marks it lm-mod-current)."""
+    return widget.locator(".widget-tab").first.locator(".lm-TabBar-tab.lm-mod-current").first
+
+
+def _in_view(page, locator) -> dict:
+    """``locator``'s box, asserted inside the viewport: what the user sees without scrolling."""
+    box = locator.bounding_box()
+    view = page.viewport_size
+    assert box and 0 <= box["y"] and box["y"] + min(box["height"], 40) <= view["height"], (box, view)
+    return box
 
 
 @pytest.mark.slow
@@ -68,6 +107,7 @@ def test_graph_break_tab_in_jupyterlab(lab, request):
         page = s.page
         tab = page.locator(".widget-tab .lm-TabBar-tab", has_text="Graph breaks (1)").first
         tab.wait_for(timeout=CELLS_DONE_S * 1000)
+        expect(_current_tab(_explorer(page))).to_have_text("Graph breaks (1)")  # opens on the break
         tab.click()
         brk = page.locator(".pt2x .break").first
         expect(brk).to_be_visible()
@@ -93,8 +133,9 @@ def test_recompile_diff_in_explorer(lab, request):
         tab = page.locator(".widget-tab .lm-TabBar-tab", has_text="Recompiles (1)").first
         tab.wait_for(timeout=CELLS_DONE_S * 1000)
         expect(page.locator(".widget-tab .lm-TabBar-tab", has_text="Compiles (2)")).to_have_count(1)
-        tab.click()
         widget = _explorer(page)
+        expect(_current_tab(widget)).to_have_text("Recompiles (1)")  # no breaks: the recompiles
+        tab.click()
         recompile = widget.locator(".pt2x .break", has_text="[0/1]")
         expect(recompile).to_be_visible()
         expect(recompile).to_contain_text("the guards of [0/0] failed")
@@ -107,12 +148,18 @@ def test_recompile_diff_in_explorer(lab, request):
         button.click()
         diff = widget.locator(".pt2x-diff")
         expect(diff).to_have_count(1)
+        # right under the button, in view without scrolling, headed by what was asked
+        expect(widget.get_by_text("diff [0/0] → [0/1] (here, under the buttons)")).to_be_visible()
+        title_box = _in_view(page, diff.locator(".pt2x-diff-title"))
+        assert title_box["y"] > button.bounding_box()["y"]
+        s.shot("diff-in-view")
         expect(diff.locator(".pt2x-diff-title")).to_have_text("compile 0/0 vs 0/1")
         expect(diff.locator(".pt2x-diff-summary li").first).to_contain_text(
             "failing guard (0/0 line 8): TENSOR_MATCH"
         )
         guards = diff.locator('[data-section-id="guards"]')
         expect(guards.locator(".pt2x-diff-badge")).to_have_text("changed")
+        expect(guards.locator(".pt2x-diff-chunks")).to_have_text("1 line changed")  # Python's count
         expect(guards.locator(".pt2x-diff-side-a")).to_have_text("0/0")
         expect(guards.locator(".pt2x-diff-side-b")).to_have_text("0/1")
         left, right = guards.locator(".cm-merge-a"), guards.locator(".cm-merge-b")
@@ -126,11 +173,57 @@ def test_recompile_diff_in_explorer(lab, request):
             expect(graph.locator(".cm-merge-a .cm-changedLine").first).to_contain_text('"f32[4][1]cpu"')
             expect(graph.locator(".cm-merge-b .cm-changedLine").first).to_contain_text('"f32[6][1]cpu"')
 
-        # below the tabs, in the widget (its Output), not in a new cell output
-        tabs_box = widget.locator(".widget-tab").first.bounding_box()
-        diff_box = diff.bounding_box()
-        assert tabs_box and diff_box and diff_box["y"] >= tabs_box["y"] + tabs_box["height"] - 1
         diff.locator(".pt2x-diff-title").evaluate("e => e.scrollIntoView({block: 'start'})")
         s.shot()
         s.shot("guards", guards)
+        assert not s.errors, f"errors on the page: {s.errors}"
+
+
+@pytest.mark.slow
+def test_opens_on_the_compile_with_most_kernels_and_compares_in_view(lab, request):
+    from playwright.sync_api import expect
+
+    require_extension()
+    with run_notebook(lab, "kernels.ipynb", request.node.name) as s:
+        page = s.page
+        widget = _explorer(page)
+        tab = page.locator(".widget-tab .lm-TabBar-tab", has_text="Compiles (4)").first
+        tab.wait_for(timeout=CELLS_DONE_S * 1000)
+        expect(_current_tab(widget)).to_have_text("Compiles (4)")
+        selector = widget.locator(".widget-dropdown select").first
+        expect(selector.locator("option:checked")).to_have_text("[0/1] f — ok")
+        s.shot("opened")
+        button = widget.get_by_role("button", name="compare stages")
+        button.click()
+        diff = widget.locator(".pt2x-diff")
+        expect(diff).to_have_count(1)
+        expect(diff.locator(".pt2x-diff-title")).to_have_text("compile 0/1: capture vs decompose")
+        _in_view(page, diff.locator(".pt2x-diff-title"))
+        s.shot()
+        assert not s.errors, f"errors on the page: {s.errors}"
+
+
+@pytest.mark.slow
+def test_benchmark_result_tab_selected_when_done(lab, request):
+    from playwright.sync_api import expect
+
+    with run_notebook(lab, "bench.ipynb", request.node.name) as s:
+        page = s.page
+        widget = _explorer(page)
+        button = page.get_by_role("button", name="Benchmark").first
+        button.wait_for(timeout=CELLS_DONE_S * 1000)
+        expect(button).to_be_enabled()
+        button.click()
+        status = widget.get_by_text(re.compile(r"benchmark .*: (showing the result|done)"))
+        status.wait_for(timeout=CELLS_DONE_S * 1000)
+        t0 = time.monotonic()
+        done = widget.get_by_text("benchmark done: the result is in the Benchmark tab (open)")
+        done.wait_for(timeout=CELLS_DONE_S * 1000)
+        shown_after = time.monotonic() - t0
+        # at "done" the tab is there, selected, the result on screen
+        expect(_current_tab(widget)).to_have_text("Benchmark (1)")
+        result = widget.locator(".pt2x", has_text="eager").last
+        expect(result).to_be_visible()
+        print(f"result shown {shown_after:.1f} s after the timing finished")
+        s.shot()
         assert not s.errors, f"errors on the page: {s.errors}"

@@ -174,14 +174,15 @@ def _check_good(page, out) -> None:
     expect(left.locator(".cm-line.pt2x-diff-mark")).to_contain_text(GUARD_A)
     expect(right.locator(".pt2x-diff-mark")).to_have_count(0)
     # 20 lines, one changed: the lines far from it folded on both sides
-    expect(guards.locator(".pt2x-diff-chunks")).to_have_text("1 change")
+    # the count is Python's (the payload's `changes`), the one the summary gives
+    expect(guards.locator(".pt2x-diff-chunks")).to_have_text("1 line changed")
     expect(left.locator(".cm-collapsedLines").first).to_be_visible()
     expect(right.locator(".cm-collapsedLines").first).to_be_visible()
 
     # Dynamo's graph: Python highlighting from JupyterLab's language registry (the comment
     # naming the source line is coloured); two chunks, next / previous move between them
     graph = out.locator('[data-section-id="capture"]')
-    expect(graph.locator(".pt2x-diff-chunks")).to_have_text("2 changes")
+    expect(graph.locator(".pt2x-diff-chunks")).to_have_text("3 lines changed")  # as the summary says
     line_color = graph.locator(".cm-merge-a .cm-line").first.evaluate("e => getComputedStyle(e).color")
     comment = graph.locator(".cm-merge-a .cm-line span", has_text=re.compile(r"^# File: ")).first
     assert comment.evaluate("e => getComputedStyle(e).color") != line_color
@@ -234,6 +235,7 @@ def test_diff_renderer_in_jupyterlab(lab, request):
                 f"right side (0/1) cut to the first 5000 lines of {HUGE_LINES} in the browser",
             ]
         )
+        # a payload without `changes`: the merge view's own count
         expect(out.locator(".pt2x-diff-chunks")).to_have_text("52 changes")  # i % 97 == 0 below 5000
         start = time.monotonic()
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => r(1)))")

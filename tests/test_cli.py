@@ -254,7 +254,7 @@ def test_python_dash_m_explorer(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
-    )
+    )  # piped: whole lines (whatever COLUMNS the test process's readline exported)
     assert proc.returncode == 0, proc.stderr
     assert "Failed to trace builtin operator" in proc.stdout
     assert len(compiler.load(out).graph_breaks) == 1
@@ -286,3 +286,88 @@ def test_a_users_compiler_module_is_named(tmp_path):
         f"pt2-explorer: warning: {tmp_path / 'compiler.py'} has the name of PT2 Explorer's `compiler`"
         in ours.stderr
     )
+
+
+BREAKS_TRACE = f"{__file__.rsplit('/', 1)[0]}/fixtures/traces/cpu-torch213-breaks.log.gz"
+
+
+@pytest.fixture(scope="module")
+def breaks_json(tmp_path_factory):
+    out = tmp_path_factory.mktemp("r") / "breaks.json"
+    assert cli.main(["load", "-q", BREAKS_TRACE, "--json", str(out)]) == 0
+    return out
+
+
+def test_report_view_stage_and_compile(breaks_json, capsys):
+    import explorer
+
+    assert cli.STAGE_VIEWS == compiler.STAGES
+    capsys.readouterr()
+    assert cli.main(["report", str(breaks_json), "--view", "capture", "--compile", "1/0"]) == 0
+    out = capsys.readouterr().out
+    r = compiler.load(breaks_json)
+    assert out == explorer.text(r, "capture", compile="1/0")
+    assert out.startswith(
+        "[1/0] f (resumed after line 15) — ok · capture\n\nDynamo graph: 5 nodes, 5 edges\n"
+    )
+    assert cli.main(["report", str(breaks_json), "--view", "fuse", "--compile", "9/9"]) == 2
+    assert capsys.readouterr().err == (
+        "pt2-explorer: error: no compile '9/9' in this report (compiles: 0/0, 1/0, 0/1, 1/1)\n"
+    )
+
+
+def _run_report(args, **kw):
+    cmd = [sys.executable, "-m", "explorer", "report", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw).stdout
+
+
+def test_terminal_views_take_the_terminals_width_and_pipes_get_whole_lines(breaks_json):
+    import os
+
+    import explorer
+
+    r = compiler.load(breaks_json)
+    text = explorer.text(r, "breaks", title=str(breaks_json))
+    assert max(len(ln) for ln in text.splitlines()) > 300  # torch's explanation, one line
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    # piped: no wrapping at all, the summary's hint line whole too
+    assert _run_report([str(breaks_json), "--view", "breaks"], env=env) == text
+    summary = _run_report([str(breaks_json)], env=env)
+    assert f"      hint: {r.graph_breaks[0].hints[0]}\n" in summary
+    # piped, COLUMNS (which readline exports to children) changes nothing
+    assert _run_report([str(breaks_json), "--view", "breaks"], env={**env, "COLUMNS": "300"}) == text
+    # a terminal of 70 columns (a pty): wrapped at 70, nothing lost; COLUMNS=300: at 300, not 120
+    shown = _in_pty([str(breaks_json), "--view", "breaks"], 70, env)
+    assert max(len(ln) for ln in shown.splitlines()) <= 70
+    assert " ".join(shown.split()) == " ".join(text.split())
+    wide = _in_pty([str(breaks_json), "--view", "breaks"], 70, {**env, "COLUMNS": "300"})
+    assert 120 < max(len(ln) for ln in wide.splitlines()) <= 300
+    assert " ".join(wide.split()) == " ".join(text.split())
+
+
+def _in_pty(args, columns: int, env) -> str:
+    """``pt2-explorer report ARGS`` with its stdout on a pseudo-terminal ``columns`` wide."""
+    import os
+    import pty
+    import re
+    import struct
+    from fcntl import ioctl
+    from termios import TIOCSWINSZ
+
+    leader, follower = pty.openpty()
+    ioctl(follower, TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+    cmd = [sys.executable, "-m", "explorer", "report", *args]
+    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait()
+    os.close(leader)
+    return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).replace("\r\n", "\n")

@@ -14,7 +14,7 @@ import compiler
 import explorer
 from compiler._report import GraphBreak, Recompile, Report, StackFrame
 from explorer._html import breaks_html, page_html
-from explorer._textview import breaks_text, recompiles_text, summary_lines
+from explorer._textview import breaks_text, recompiles_text
 from explorer._view import build_view
 from explorer._widgets import Explorer
 
@@ -107,12 +107,33 @@ def test_recompiles_view_text(recorded):
     )
 
 
-def test_summary_names_every_break_and_recompile(recorded):
-    lines = summary_lines(build_view(recorded, "t"))
+def test_summary_text_is_one_wording_in_every_lowering(recorded):
+    """The summary's exact text, and the same break / recompile lines in the widget header and
+    the static page (one view model, three lowerings)."""
     brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
-    assert lines[1] == recorded_headline(recorded)
-    assert f"break: {brk}  Data-dependent branching  (×2)" in lines
-    assert "recompile: [0/1] branchy: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6" in lines
+    first = explorer._summary.where(HERE, branchy.__code__.co_firstlineno)
+    b = recorded.graph_breaks[0]
+    head = explorer.text(recorded, "summary", title="t").split("\nFrames\n")[0]
+    hint = f"      hint: {b.hints[0]}"  # one line, whole: the text form does not wrap
+    assert head == (
+        f"PT2 Explorer — t  (torch {torch.__version__} · cpu)\n"
+        f"{recorded_headline(recorded)}\n"
+        "\n"
+        "Graph breaks\n"
+        f"  {brk}  Data-dependent branching  (hit 2×, first in [0/0])\n"
+        "      if y.sum() > 0:  # VIEW-BREAK\n"
+        f"{hint}\n"
+        "\n"
+        "Recompiles\n"
+        "  [0/1] branchy: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
+        f"  [1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
+    )
+    assert f"  0: branchy  {first}  2 compiles" in explorer.text(recorded, title="t")
+    line = f"{brk}  Data-dependent branching  (hit 2×, first in [0/0])"
+    view = build_view(recorded, "t")
+    assert view.summary.break_lines == (line,)
+    assert f'<li class="brk">{line}</li>' in Explorer(recorded).header.value
+    assert f'<li class="brk">{line}</li>' in page_html(view)
 
 
 def recorded_headline(r: Report) -> str:
@@ -199,6 +220,40 @@ def test_widget_app_structure(recorded):
     app.select("0/1", "codegen")  # eager backend: no codegen stage, a note says why
     note = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
     assert "not run by this backend" in note
+
+
+def test_explorer_opens_on_the_most_informative_tab(recorded):
+    assert Explorer(recorded).tabs.selected_index == 0  # a graph break: the breaks tab
+    calm = dataclasses.replace(recorded, graph_breaks=())
+    assert Explorer(calm).tabs.selected_index == 1  # none, but recompiles
+    # neither: the compiles tab, on the compile with the most kernels (here 1/0: 2, 0/0: 1)
+    from pathlib import Path
+
+    r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
+    kernels = tuple(k for k in r.kernels if k.compile_id == "1/0") + r.kernels_of("0/0")[:1]
+    r = dataclasses.replace(r, graph_breaks=(), recompiles=(), kernels=kernels)
+    app = Explorer(r)
+    assert (app.tabs.selected_index, app.view.compiles[app.selector.value].compile_id) == (2, "1/0")
+    assert len(r.kernels_of("1/0")) == 2 and len(r.kernels_of("0/0")) == 1
+    page = page_html(build_view(r))
+    assert '<section class="pt2x-tab" id="tab-compiles">' in page  # the static page too
+    assert '<option value="1/0" selected>' in page
+
+
+def test_one_stylesheet_per_explorer_every_rule_scoped(recorded):
+    app = Explorer(recorded)
+    app.select("0/1", "capture")
+    html = [str(c.value) for c in _leaves(app) if hasattr(c, "value") and isinstance(c.value, str)]
+    assert sum(h.count("<style>") for h in html) == 1
+    css = re.sub(r"/\*.*?\*/", "", re.search(r"<style>(.*)</style>", app.header.value, re.S).group(1))
+    selectors = [
+        sel.strip() for rule in css.split("}") if "{" in rule for sel in rule.split("{")[0].split(",")
+    ]
+    assert len(selectors) > 50 and all(sel.startswith(".pt2x") for sel in selectors), [
+        sel for sel in selectors if not sel.startswith(".pt2x")
+    ]
+    page = page_html(build_view(recorded))
+    assert page.count("<style>") == 1 and "\npre {" not in page and "pre { line-height" not in page
 
 
 def _leaves(widget):
@@ -513,3 +568,189 @@ def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
     assert "[0/2]" not in run.stdout  # the third length reused [0/1]
     # and the README shows this output
     assert _comparable(shown) == _comparable(run.stdout)
+
+
+def _stage_model(x):
+    y = torch.relu(x)  # STAGE-RELU
+    return y * 2  # STAGE-MUL
+
+
+def _indented(title: str, code: str) -> str:
+    lines = code.rstrip("\n").splitlines()
+    return f"{title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
+
+
+def test_stage_views_as_text_against_torchs_trace():
+    """``explorer.text(report, STAGE, compile=ID)``: each stage's exact text, the graphs'
+    code and guards as torch logged them, node sources as the breaks name them."""
+    from _torch_trace import RawTrace
+
+    torch._dynamo.reset()
+    with RawTrace() as raw, compiler.recording() as rec:
+        torch.compile(_stage_model, backend="aot_eager")(torch.randn(4))
+    torch._dynamo.reset()
+    logged = {next(iter(m)): p for m, p in raw.records if m.get("frame_id") == 0}
+    graph, guards, inference = (
+        logged["dynamo_output_graph"],
+        logged["dynamo_cpp_guards_str"],
+        logged["aot_inference_graph"],
+    )
+    relu, mul = (explorer._summary.where(HERE, marker_line(HERE, m)) for m in ("STAGE-RELU", "STAGE-MUL"))
+    # torch's graph names its nodes and where each came from
+    assert f"# File: {HERE}:{marker_line(HERE, 'STAGE-RELU')} in _stage_model" in graph
+    assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
+    w = max(len(relu), len(mul))
+    n_guards = rec.report.compiles[0].stages.capture.guard_count
+    assert explorer.text(rec.report, "capture", compile="0/0") == (
+        "[0/0] _stage_model — ok · capture\n\n"
+        "Dynamo graph: 3 nodes, 3 edges\n\n"
+        + _indented("Dynamo graph (code)", graph)
+        + "\nnodes\n"
+        + f"node  op             target        dtype/shape  {'source'.ljust(w)}  module\n"
+        "L_x_  placeholder    L_x_          f32[4]\n"
+        f"y     call_function  torch.relu    f32[4]       {relu}\n"
+        f"mul   call_function  operator.mul  f32[4]       {mul}\n"
+        "\n" + _indented(f"guards ({n_guards})", guards)
+    )
+    assert explorer.text(rec.report, "autograd") == (  # default: the compile with the most kernels
+        "[0/0] _stage_model — ok · autograd\n\n"
+        "inference graph: 3 nodes, 3 edges\n\n" + _indented("inference graph (code)", inference)
+    )
+    assert explorer.text(rec.report, "codegen", compile="0/0") == (
+        "[0/0] _stage_model — ok · codegen\n\n"
+        "codegen: not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)\n"
+    )
+    with pytest.raises(ValueError, match=r"no compile '3/0' in this report \(compiles: 0/0\)"):
+        explorer.text(rec.report, "fuse", compile="3/0")
+
+
+def test_bandwidth_labels_stay_clear_of_the_peak_line():
+    """The H100 recording (notebooks/data): kernels at 2933–3172 GB/s under a 3350 GB/s peak.
+    A label above its point takes its marker's radius (3 px), a gap and a line of 12 px text
+    (about 15 px): it must end below the dashed line; near the line it goes below its point."""
+    pytest.importorskip("plotly")
+    from pathlib import Path
+
+    from explorer import _charts
+
+    r = compiler.load(Path(__file__).parent.parent / "notebooks/data/h100-bench-mlp.json.gz")
+    (b,) = r.benchmarks
+    fig = _charts.roofline_figure(b)
+    (points,) = fig.data
+    lo, hi = fig.layout.yaxis.range
+    m = fig.layout.margin
+    px = (fig.layout.height - m.t - m.b) / (hi - lo)  # pixels per GB/s
+    (line,) = fig.layout.shapes
+    assert line.y0 == b.peak_gb_per_s == 3350.0
+    positions = dict(zip(points.y, points.textposition))
+    assert sorted(positions) == sorted(k.gb_per_s for k in b.kernels if k.gb_per_s is not None)
+    for y, pos in positions.items():
+        if pos == "top center":
+            assert (b.peak_gb_per_s - y) * px > 3 + 2 + 15, (y, pos)
+        else:
+            assert pos == "bottom center" and y < b.peak_gb_per_s
+    assert sorted(positions.values()) == ["bottom center", "bottom center", "top center"]
+    (note,) = fig.layout.annotations
+    assert note.text == "peak 3350 GB/s" and note.xanchor == "left"  # in the right margin
+
+
+def test_benchmark_profiling_leaves_stderr_to_the_program(tmp_path):
+    """The profiler's own ``USDT: … profiler_start`` lines (kineto, on stderr) are gone; what
+    the benchmarked function writes to stderr stays; the environment is left as it was."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "b.py"
+    script.write_text(
+        "import os, sys, torch, compiler\n"
+        "def f(x):\n"
+        "    print('mine', file=sys.stderr)\n"
+        "    return x.sin() + 1\n"
+        "_, r = compiler.record(f, torch.randn(8))\n"
+        "b = r.benchmark(reps=2, warmup=0, progress=False)\n"
+        "assert b.kernels, 'profiled'\n"
+        "print('KINETO_LOG_LEVEL' in os.environ)\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "KINETO_LOG_LEVEL"}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout == "False\n"
+    assert "USDT" not in run.stderr and "profiler_start" not in run.stderr
+    assert run.stderr.count("mine\n") >= 4  # record, state check, accuracy, timed and profiled calls
+
+
+def test_benchmark_button_selects_its_tab_and_says_done_once_shown():
+    torch._dynamo.reset()
+    _, r = compiler.record(_stage_model, torch.randn(16), compile_kwargs={"backend": "eager"})
+    app = Explorer(r)
+    assert app._bench_tab is None and app.tabs.selected_index == 2  # no breaks, no recompiles
+    seen = []
+    show = app._show_benchmarks
+
+    def showing(select=False):  # the status as the result tab is built
+        seen.append(app.bench_status.value)
+        show(select)
+
+    app._show_benchmarks = showing
+    app.run_benchmark(reps=2, warmup=0, profile=False)
+    torch._dynamo.reset()
+    assert seen == ["<i>benchmark _stage_model: showing the result</i>"]
+    assert app.tabs.selected_index == app._bench_tab == 3
+    assert app.tabs.get_title(3) == "Benchmark (1)"
+    assert app.bench_status.value == "<i>benchmark done: the result is in the Benchmark tab (open)</i>"
+
+
+def test_inductor_stage_views_as_text_gpu_recording():
+    """decompose / fuse / codegen of a recorded H100 compile (tests/fixtures/reports): the
+    block headings in order, each code block the recorded text, indented, in full."""
+    from pathlib import Path
+
+    r = compiler.load(Path(__file__).parent / "fixtures/reports/h100-torch211-gpu-block.json.gz")
+
+    def headings(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if ln and not ln.startswith("    ")]
+
+    fuse = explorer.text(r, "fuse", compile="0/0")
+    assert (
+        headings(fuse)
+        == [
+            "[0/0] forward — ok · fuse",
+            "kernels and the graph nodes fused into them",
+            headings(fuse)[2],  # the table's header and six rows, checked below
+            *[ln for ln in headings(fuse)[3:9]],
+            "forward graph coloured by kernel: 10 nodes, 11 edges",
+            "backward graph coloured by kernel: 30 nodes, 35 edges",
+            "IR before fusion #1 (280 lines)",
+            "IR before fusion #2 (179 lines)",
+            "IR after fusion #1 (324 lines)",
+            "IR after fusion #2 (214 lines)",
+        ]
+    )
+    assert headings(fuse)[2].split() == ["role", "kernel", "nodes", "colour"]
+    assert [ln.split()[:2] for ln in headings(fuse)[3:9]] == [[k.role, k.name] for k in r.kernels_of("0/0")]
+    assert headings(fuse)[3].split() == [
+        "forward", "triton_per_fused_native_layer_norm_0", "layer_norm", "#4e79a7",
+    ]  # fmt: skip
+    codegen = explorer.text(r, "codegen", compile="0/0")
+    kernels = r.kernels_of("0/0")
+    assert [h.split(" (triton)")[0] for h in headings(codegen)[1:-2]] == [
+        f"{k.role} kernel {k.name}" for k in kernels
+    ]
+    first = kernels[0].source.rstrip("\n").splitlines()
+    assert "".join(f"    {ln}".rstrip() + "\n" for ln in first) in codegen
+    assert headings(codegen)[-2:] == [
+        "forward wrapper module (355 lines)",
+        "backward wrapper module (276 lines)",
+    ]
+    decompose = headings(explorer.text(r, "decompose", compile="0/0"))
+    assert decompose[:3] == [
+        "[0/0] forward — ok · decompose",
+        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        "op                                  before  after",
+    ]
+    assert decompose[-5:] == [
+        "post-grad graph (forward): 23 nodes, 33 edges",
+        "post-grad (forward, code) (24 lines)",
+        "post-grad graph (backward): 30 nodes, 35 edges",
+        "post-grad (backward, code) (27 lines)",
+        "pre-grad graph (20 lines)",
+    ]

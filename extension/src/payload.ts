@@ -44,6 +44,9 @@ export interface IDiffSection {
   b_marks: number[];
   changed: boolean;
   note: string | null;
+  /** the changed / added / removed lines Python counted ("3 lines changed, 1 added"), shown
+   * as it is: one count in every view; null from a payload without it */
+  changes: string | null;
 }
 
 export interface IDiffPayload {
@@ -148,6 +151,10 @@ export function validatePayload(data: unknown): Validation {
       if (note !== undefined && note !== null && typeof note !== 'string') {
         errors.push(`${where}note: expected a string or null, got ${kind(note)}`);
       }
+      const changes = raw.changes;
+      if (changes !== undefined && changes !== null && typeof changes !== 'string') {
+        errors.push(`${where}changes: expected a string or null, got ${kind(changes)}`);
+      }
       sections.push({
         id,
         title: str(raw, 'title', where),
@@ -157,7 +164,8 @@ export function validatePayload(data: unknown): Validation {
         a_marks: marks('a_marks'),
         b_marks: marks('b_marks'),
         changed: raw.changed === true,
-        note: typeof note === 'string' ? note : null
+        note: typeof note === 'string' ? note : null,
+        changes: typeof changes === 'string' ? changes : null
       });
     });
   }
@@ -279,7 +287,8 @@ export function badgeText(changed: boolean): string {
   return changed ? 'changed' : 'no change';
 }
 
-/** The count of changes the merge view found, as shown next to the badge. */
+/** The count of changes the merge view found: shown next to the badge only when the payload
+ * carries no count of its own (`changes`). */
 export function chunkText(chunks: number): string {
   return chunks === 0 ? 'no differing lines' : chunks === 1 ? '1 change' : `${chunks} changes`;
 }
@@ -290,6 +299,8 @@ export interface ISectionPlan {
   title: string;
   badge: string;
   changed: boolean;
+  /** Python's count of the changed lines, shown next to the badge */
+  changes: string | null;
   language: string;
   mime: string | null;
   a: ICapped;
@@ -356,6 +367,7 @@ export function planDiff(payload: IDiffPayload, limits = LIMITS): IDiffPlan {
       title: section.title,
       badge: badgeText(section.changed),
       changed: section.changed,
+      changes: section.changed ? section.changes : null,
       language,
       mime: languageMime(language),
       a,

@@ -104,7 +104,7 @@ class SectionView {
       `pt2x-diff-badge ${plan.changed ? 'pt2x-mod-changed' : 'pt2x-mod-same'}`,
       plan.badge
     );
-    this.chunks = el('span', 'pt2x-diff-chunks');
+    this.chunks = el('span', 'pt2x-diff-chunks', plan.changes ?? '');
     const language = el('span', 'pt2x-diff-language', plan.language);
     this.nav = [
       button(
@@ -165,7 +165,7 @@ class SectionView {
           return null;
         }
         const count = this.merge.chunks.length;
-        this.chunks.textContent = chunkText(count);
+        this.chunks.textContent = this.plan.changes ?? chunkText(count);
         this.nav.forEach(b => (b.disabled = count === 0));
         return this.merge;
       })();

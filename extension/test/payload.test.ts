@@ -32,7 +32,8 @@ function example(): Record<string, any> {
         a_marks: [1],
         b_marks: [],
         changed: true,
-        note: null
+        note: null,
+        changes: '1 line changed'
       },
       {
         id: 'kernel',
@@ -58,6 +59,8 @@ describe('validatePayload', () => {
     expect(result.payload.sections.map(s => s.id)).toEqual(['guards', 'kernel']);
     expect(result.payload.sections[0].a_marks).toEqual([1]);
     expect(result.payload.sections[1].note).toBe('cut to the first 5000 lines of 21000');
+    expect(result.payload.sections.map(s => s.changes)).toEqual(['1 line changed', null]);
+    expect(planDiff(result.payload).sections.map(s => s.changes)).toEqual(['1 line changed', null]);
   });
 
   it('defaults the optional keys and ignores unknown ones', () => {
@@ -81,6 +84,7 @@ describe('validatePayload', () => {
     data.sections[0].changed = 'yes';
     data.sections[1].b_marks = [0, 2];
     data.sections[1].id = 'guards';
+    data.sections[1].changes = 2;
     const result = validatePayload(data);
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -89,6 +93,7 @@ describe('validatePayload', () => {
       'sections[0].changed: expected true or false, got a string',
       'sections[0].a: expected a string, got null',
       'sections[1].id: "guards" is used by an earlier section',
+      'sections[1].changes: expected a string or null, got a number',
       'sections[1].b_marks: expected a list of line numbers (integers from 1)'
     ]);
   });
