@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from . import _graphs, _outputcode
+from . import _autograd, _graphs, _outputcode
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
-from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
+from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
 from ._phases import _union_s
 from ._report import (
@@ -63,6 +63,8 @@ def build(
         if not spec.per_compile:
             spec.handler(ctx, ev)
             continue
+        if _autograd.is_capture_event(ev):  # Compiled Autograd's own tracing: sizes, guards
+            continue
         if spec.handler is on_start:
             ctx.starts(ev)
         a = ctx.acc_for(ev.compile_id, ev.metadata)
@@ -79,6 +81,7 @@ def build(
         for a in sorted(accs.values(), key=lambda a: a.order)
         if a.compiled_something
     ]
+    compiles = _autograd.attach(ctx, compiles, lambda a: _called_from(a.start_stack, strings))
     by_id = {c.id: c for c in compiles}
     frames = _frames(accs, compiles, strings)
     kernels = _kernels(accs, by_id)

@@ -60,6 +60,7 @@ class Context:
     unknown: list[RawEvent] = field(default_factory=list)
     distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
     rank: int | None = None  # torch puts the rank in every event once the process group exists
+    autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
 
     generation: int = 0
     frame_offset: int = 0
@@ -74,7 +75,7 @@ class Context:
         key = self.key(cid)
         a = self.accs.get(key)
         if a is None:
-            fid, k = (int(x) for x in cid.split("/"))
+            fid, k = (int(x) for x in cid.split("/")[-2:])  # "0/1", or "!0/3/0" (compiled autograd)
             a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
             self.accs[key] = a
             self.next_frame = max(self.next_frame, a.frame + 1)

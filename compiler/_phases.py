@@ -21,7 +21,7 @@ def _timing(ev: Event, acc_for, accs) -> None:
     if not isinstance(data, dict):
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not re.fullmatch(r"\d+/\d+", cid):
+    if not isinstance(cid, str) or not re.fullmatch(r"(?:!\d+/)?\d+/\d+", cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")

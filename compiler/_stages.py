@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from . import _autograd
 from . import _collect as c
 
 
@@ -77,6 +78,10 @@ EVENTS: dict[str, Spec] = {
     "bwd_compilation_metrics": Spec(None, c.on_bwd_metrics),
     "compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),  # cudagraphify time
     "bwd_compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),
+    # Compiled Autograd's capture of a whole backward (no frame yet; see compiler/_autograd.py)
+    "compiled_autograd_graph": _report_wide(_autograd.on_capture_event),
+    "artifact:compiled_autograd_graph_pre_reordering": _report_wide(_autograd.on_capture_event),
+    "artifact:compiled_autograd_compile_reasons": _report_wide(_autograd.on_capture_event),
     "chromium_event": _report_wide(c.on_timing),
     "str": _report_wide(c.on_intern),
 }
@@ -112,6 +117,7 @@ IGNORED = frozenset(
         "artifact:compiled_function_backward",
         "artifact:compiled_fn_wrapper",
         "artifact:runtime_wrapper_orchestration",
+        "artifact:output_alias_wrapper",
         "dump_file",
         "link",
     }

@@ -54,6 +54,15 @@ def current_compile_id() -> tuple[int, int] | None:
     return cid.frame_id, cid.frame_compile_id
 
 
+def current_compiled_autograd_id() -> int | None:
+    """Compiled Autograd's graph id when the compile running in this thread is Dynamo
+    compiling that graph (CompileId.compiled_autograd_id), else None."""
+    import torch
+
+    cid = torch._guards.CompileContext.current_compile_id()
+    return getattr(cid, "compiled_autograd_id", None) if cid is not None else None
+
+
 def interned_strings() -> dict[int, str]:
     """torch interns file names once per process (``str`` events); a recording that starts
     after earlier compiles never sees those events, so read the table torch keeps."""

@@ -117,6 +117,12 @@ def renderable(report: Report, title: str | None = None):
             if b.hints:
                 parts.append(Text(f"      hint: {b.hints[0]}", no_wrap=True, overflow="ellipsis"))
 
+    from ._pipelineview import autograd_lines  # Compiled Autograd's captures
+
+    if ca_lines := autograd_lines(report):
+        parts.append(Text("\nCompiled Autograd", style="bold"))
+        parts += [Text("  " + line) for line in ca_lines]
+
     if report.recompiles or any(f.recompile_limit_hit for f in report.frames):
         parts.append(Text("\nRecompiles", style="bold"))
         names = {c.id: c.name for c in report.compiles}
