@@ -114,3 +114,65 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+# ---- guard evaluation for "would this recompile?" (compiler/_recheck.py) ----
+
+
+def compiled_original(fn: Any) -> Any | None:
+    """The function torch.compile wrapped (``_torchdynamo_orig_callable``; for a compiled
+    nn.Module, the wrapper of its forward that Dynamo compiles), or None if ``fn`` is not
+    torch.compile's."""
+    target = getattr(fn, "forward", None) if hasattr(fn, "_orig_mod") else fn
+    return getattr(target, "_torchdynamo_orig_callable", None)
+
+
+def cache_entries(code: Any) -> list[Any]:
+    """The compiled entries torch keeps for a code object, newest first (the order Dynamo
+    tries them); torch's own fail_on_recompile stance reads the same list."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    return list(_debug_get_cache_entry_list(code))
+
+
+def entry_compile_id(entry: Any) -> str:
+    return str(entry.compile_id)
+
+
+def check_entry(entry: Any, f_locals: dict[str, Any]) -> str | None:
+    """None when the entry's guards pass for these frame locals, else torch's reason (as its
+    recompile_reasons print it, "0/0: tensor 'x' size mismatch at index 0. expected 3, actual
+    4"). Evaluating guards runs no user code and changes no cache."""
+    gm = entry.guard_manager
+    info = gm.check_verbose(f_locals)
+    if info.result:
+        return None
+    import inspect
+
+    from torch._dynamo import guards
+
+    helper = getattr(guards, "get_guard_fail_reason_helper", None)
+    if helper is not None:
+        try:
+            if "backend" in inspect.signature(helper).parameters:
+                return helper(gm, f_locals, entry.compile_id, getattr(entry, "backend", None))
+            return helper(gm, f_locals, entry.compile_id)
+        except Exception:  # a reason torch cannot phrase: the failed guard's code below
+            pass
+    parts = [str(p) for p in info.verbose_code_parts]
+    return f"{entry.compile_id}: {'; '.join(parts) or 'guard failed'}"
+
+
+def recompile_limit() -> int:
+    """How many entries a frame may hold (config.recompile_limit; cache_size_limit before)."""
+    import torch
+
+    cfg = torch._dynamo.config
+    return int(getattr(cfg, "recompile_limit", None) or getattr(cfg, "cache_size_limit", 8))
+
+
+def fail_on_recompile():
+    """torch's stance that raises instead of recompiling (a context manager)."""
+    import torch
+
+    return torch.compiler.set_stance("fail_on_recompile")

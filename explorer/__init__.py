@@ -110,6 +110,18 @@ def save_html(report: Report, path: str | os.PathLike[str], title: str | None = 
     return os.fspath(path)
 
 
+def check_recompile(fn, *args, run: bool = False, **kwargs):
+    """Would calling ``fn`` (what torch.compile returned) with these inputs recompile, and
+    which guard fails? torch's guards of ``fn``'s frame are evaluated for the inputs, as
+    Dynamo does on each call: ``fn`` is not called and its cache is not changed. ``run=True``
+    calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead, which also
+    checks frames after a graph break (the call runs, up to where it would recompile).
+    Returns a ``RecompileCheck`` (printable; docs/pipelines.md)."""
+    from compiler._recheck import check
+
+    return check(fn, *args, run=run, **kwargs)
+
+
 def _in_kernel(ip) -> bool:
     """A Jupyter kernel (a frontend that draws widgets), not a terminal IPython."""
     return type(ip).__name__ == "ZMQInteractiveShell" or any(
@@ -159,6 +171,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Explorer",
+    "check_recompile",
     "compare_stages",
     "diff",
     "diff_compiles",
