@@ -48,8 +48,7 @@ def on_capture_event(ctx: Context, ev: Event) -> None:
     cap = ctx.autograd.get(ctx.key(f"!{ca}"))
     if cap is not None and slot in cap and slot != "reasons":
         # the same id captured twice: torch._dynamo.reset() restarted the numbering
-        ctx.generation += 1
-        ctx.frame_offset = ctx.next_frame
+        ctx.new_generation()
         cap = None
     if cap is None:
         cap = ctx.autograd.setdefault(ctx.key(f"!{ca}"), {"number": len(ctx.autograd) + 1})

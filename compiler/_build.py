@@ -8,7 +8,7 @@ from . import _autograd, _graphs, _outputcode
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
-from ._phases import _union_s
+from ._phases import _union_s, waterfall
 from ._report import (
     Autograd,
     Capture,
@@ -230,6 +230,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         cache=dict(a.cache),
         traceback=s.get("error_traceback"),
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
+        phases=waterfall(a.spans),
     )
 
 

@@ -1,4 +1,5 @@
-"""Records of pipelines beside torch.compile's own: Compiled Autograd's captured backward.
+"""Records of pipelines beside torch.compile's own (Compiled Autograd's captured backward),
+and of where a compile's time went (torch's timed phases as a waterfall).
 
 Kept apart from the stage records (_stagetypes) so each pipeline adds its own record; a
 Compile refers to it by a field (``Compile.compiled_autograd``)."""
@@ -36,3 +37,14 @@ class CompiledAutograd:
     def label(self) -> str:
         """How every view names it: "compiled autograd: backward #1 (!0)"."""
         return f"compiled autograd: backward #{self.number} ({self.id})"
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    """One of torch's timed phases of a compile (a chromium_event begin/end pair), placed in
+    time: the waterfall of where compile time goes."""
+
+    name: str  # torch's name: "entire_frame_compile", "bytecode_tracing", "Scheduler.codegen"
+    start_s: float  # from the compile's first phase
+    duration_s: float
+    depth: int  # 0 for a phase no other phase of the compile encloses

@@ -66,7 +66,7 @@ def html(report: Report, title: str | None = None) -> str:
 
 def text(report: Report, view: str = "summary", title: str | None = None) -> str:
     """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"`` or
-    ``"bench"`` or ``"ranks"`` (what ``pt2-explorer report --view`` prints); the summary of a
+    ``"bench"``, ``"ranks"`` or ``"time"`` (what ``pt2-explorer report --view`` prints); the summary of a
     multi-rank report (``compiler.load_trace`` of a TORCH_TRACE directory of several ranks)
     starts with where the ranks diverge. A ``compiler.compare_modes``
     result: its table and each configuration's benchmark, whatever the view."""
@@ -87,12 +87,18 @@ def text(report: Report, view: str = "summary", title: str | None = None) -> str
         from explorer._benchview import bench_text
 
         return bench_text(report)
+    if view == "time":  # where compile time goes (explorer/_timeview.py)
+        from explorer._timeview import time_text
+
+        return time_text(report)
     from explorer._textview import breaks_text, recompiles_text
     from explorer._view import build_view
 
     views = {"breaks": breaks_text, "recompiles": recompiles_text}
     if view not in views:
-        raise ValueError(f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks")
+        raise ValueError(
+            f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks, time"
+        )
     return views[view](build_view(report, title))
 
 
@@ -158,6 +164,10 @@ def __getattr__(name: str):
         from explorer import _modesview
 
         return getattr(_modesview, name)
+    if name == "time_figure":  # where compile time goes, as a plotly waterfall
+        from explorer._timeview import time_figure
+
+        return time_figure
     if name == "Explorer":
         from explorer._widgets import Explorer
 
@@ -184,4 +194,5 @@ __all__ = [
     "show_modes",
     "summary_text",
     "text",
+    "time_figure",
 ]

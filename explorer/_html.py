@@ -330,6 +330,7 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
 
         tabs.append(("bench", f"Benchmark ({len(view.benchmarks)})"))
         bench = f'<section class="pt2x-tab" id="tab-bench" hidden>{bench_html(view.benchmarks, static=True)}</section>'
+    bench += _time_section(view, tabs)
     buttons = "".join(
         f'<button data-tab="tab-{k}" class="{"on" if i == 0 else ""}">{esc(label)}</button>'
         for i, (k, label) in enumerate(tabs)
@@ -349,6 +350,17 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
         f"<style>{css}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
     )
+
+
+def _time_section(view: ExplorerView, tabs: list) -> str:
+    """The "Compile time" tab: where each compile's time went (explorer/_timeview.py)."""
+    if view.report is None or not any(c.phases for c in view.report.compiles):
+        return ""
+    from ._timeview import time_html
+
+    tabs.append(("time", "Compile time"))
+    body = time_html(view.report)
+    return f'<section class="pt2x-tab" id="tab-time" hidden>{body}</section>'
 
 
 def fragment_css() -> str:

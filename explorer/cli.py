@@ -7,6 +7,7 @@ pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
 pt2-explorer load TRACE --json OUT [--rank N]     read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
+pt2-explorer report REPORT.json --view time       where each compile's time went
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles", "bench", "ranks"),
+        choices=("summary", "breaks", "recompiles", "bench", "ranks", "time"),
         default="summary",
         help="what to print (default: the summary)",
     )
@@ -225,6 +226,10 @@ def _report(ns, compiler) -> int:
         from explorer._benchview import bench_text
 
         print(bench_text(report), end="")
+    elif ns.view == "time":  # where compile time goes
+        from explorer._timeview import time_text
+
+        print(time_text(report), end="")
     else:
         from explorer._textview import breaks_text, recompiles_text
         from explorer._view import build_view
