@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import _autograd
+from . import _autograd, _export
 from . import _collect as c
 
 
@@ -63,6 +63,7 @@ EVENTS: dict[str, Spec] = {
     "inductor_output_code": Spec("codegen", c.on_output_code),
     "artifact:triton_kernel_info": Spec("codegen", c.on_triton_kernel_info),
     "artifact:fx_graph_runnable": Spec("codegen", c.keep_payload("fx_graph_runnable")),
+    "graph_dump": Spec("codegen", _export.on_graph_dump),  # AOTInductor's C++ wrapper and kernels
     # report-wide, or facts about a compile that are not a stage
     **{
         f"artifact:{kind}_cache_{state}": Spec(None, c.on_cache, compiled=False)

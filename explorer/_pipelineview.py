@@ -1,5 +1,5 @@
 """Views of the pipelines beside torch.compile's own: Compiled Autograd's captured backward
-graphs (compiler/_autograd.py). Text lines for the summary and blocks for a compile's
+graphs (compiler/_autograd.py), torch.export + AOTInductor (compiler/_export.py). Text lines for the summary and blocks for a compile's
 capture stage; the summary, the stage view, widgets and HTML all show these."""
 
 from __future__ import annotations
@@ -67,3 +67,24 @@ def autograd_blocks(c: Compile) -> list[Block]:
             CodeBlock("compiled autograd graph (code)", "python", ca.graph.code),
         ]
     return blocks
+
+
+def export_lines(report: Report) -> tuple[str, ...]:
+    """One line per AOTInductor compile: "export → AOTInductor, 1 graph, 2 kernels", its
+    dynamic dims (torch.export's Dim ranges) and the generated C++ files."""
+    out = []
+    for c in report.compiles:
+        if c.name != "export → AOTInductor":
+            continue
+        ks = report.kernels_of(c.id)
+        langs = "/".join(sorted({k.language for k in ks}))
+        line = f"[{c.id}] export → AOTInductor, 1 graph, {_plural(len(ks), 'kernel')}" + (
+            f" ({langs})" if langs else ""
+        )
+        syms = c.stages.capture.symbols if c.stages.capture else ()
+        if syms:
+            line += "; dynamic dims: " + ", ".join(f"{s.dim} in {s.vr}" for s in syms)
+        out.append(line)
+        for oc in c.stages.codegen.output_code if c.stages.codegen else ():
+            out.append(f"    {oc.role}: {oc.path}")
+    return tuple(out)

@@ -117,11 +117,14 @@ def renderable(report: Report, title: str | None = None):
             if b.hints:
                 parts.append(Text(f"      hint: {b.hints[0]}", no_wrap=True, overflow="ellipsis"))
 
-    from ._pipelineview import autograd_lines  # Compiled Autograd's captures
+    from ._pipelineview import autograd_lines, export_lines  # Compiled Autograd, AOTInductor
 
     if ca_lines := autograd_lines(report):
         parts.append(Text("\nCompiled Autograd", style="bold"))
         parts += [Text("  " + line) for line in ca_lines]
+    if aoti := export_lines(report):
+        parts.append(Text("\nexport → AOTInductor", style="bold"))
+        parts += [Text("  " + line) for line in aoti]
 
     if report.recompiles or any(f.recompile_limit_hit for f in report.frames):
         parts.append(Text("\nRecompiles", style="bold"))
@@ -164,7 +167,7 @@ def renderable(report: Report, title: str | None = None):
         langs = sorted({k.language for k in ks})
         status = "ok" if c.status == "ok" else f"FAILED in {c.failed_stage}"
         table.add_row(
-            f"[{c.id}]",
+            escape(f"[{c.id}]"),
             escape(display_name(c.name)),
             status if c.status == "ok" else f"[red]{escape(status)}[/red]",
             stages,
