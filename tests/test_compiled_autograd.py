@@ -124,3 +124,24 @@ def test_compiled_autograd_ids_after_reset():
     assert len(ours) == len(set(ours)) == 4
     assert [c.id for c in rec.report.compiles if c.compiled_autograd] == [ids[0], f"1:{ids[1]}"]
     assert [c.compiled_autograd.id for c in rec.report.compiles if c.compiled_autograd] == ["!0", "1:!0"]
+
+
+def test_torch_trace_log_loads_the_same():
+    """A TORCH_TRACE log of two Compiled Autograd steps (tests/fixtures/traces/README.md)."""
+    import os
+
+    from _torch_trace import read_log
+
+    path = os.path.join(
+        os.path.dirname(__file__), "fixtures", "traces", "cpu-torch213-compiled-autograd.log.gz"
+    )
+    ids, graphs = _torch_ids(read_log(path))
+    report = compiler.load_trace(path)
+    ca = [c for c in report.compiles if c.compiled_autograd]
+    assert [c.id for c in ca] == ids and len(ids) == 2
+    assert [c.compiled_autograd.graph.code for c in ca] == graphs
+    assert [c.name for c in ca] == [
+        "compiled autograd: backward #1 (!0)",
+        "compiled autograd: backward #2 (!1)",
+    ]
+    assert ca[1].compiled_autograd.recaptured_from == "!0"

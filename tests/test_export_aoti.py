@@ -5,6 +5,7 @@ eager."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import torch
@@ -70,3 +71,20 @@ def test_export_then_aoti_is_its_own_pipeline(tmp_path):
         in text
     )
     assert compiler.Report.from_dict(report.to_dict()) == report
+
+
+def test_torch_trace_log_loads_the_same():
+    """A TORCH_TRACE log of export + AOTInductor (tests/fixtures/traces/README.md)."""
+    from _torch_trace import read_log
+
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "traces", "cpu-torch213-export-aoti.log.gz")
+    records = read_log(path)
+    kernel_file = next(
+        p for m, p in records if m.get("graph_dump", {}).get("name") == "inductor_aot_kernel_code"
+    )
+    (sym,) = [m["create_symbol"] for m, _ in records if "create_symbol" in m]
+    report = compiler.load_trace(path)
+    (c,) = report.compiles
+    assert (c.id, c.name, c.status) == ("aoti/0", "export → AOTInductor", "ok")
+    assert [(s.symbol, s.vr) for s in c.stages.capture.symbols] == [(sym["symbol"], "[2, 64]")]
+    assert [k.name for k in report.kernels] == re.findall(r'^extern "C"\s+void\s+(\w+)\(', kernel_file, re.M)
