@@ -123,8 +123,16 @@ def compiled_original(fn: Any) -> Any | None:
     """The function torch.compile wrapped (``_torchdynamo_orig_callable``; for a compiled
     nn.Module, the wrapper of its forward that Dynamo compiles), or None if ``fn`` is not
     torch.compile's."""
-    target = getattr(fn, "forward", None) if hasattr(fn, "_orig_mod") else fn
-    return getattr(target, "_torchdynamo_orig_callable", None)
+    mod = getattr(fn, "_orig_mod", None)
+    if mod is None:
+        return getattr(fn, "_torchdynamo_orig_callable", None)
+    target = getattr(fn, "_forward", None) or getattr(fn, "forward", None)
+    orig = getattr(target, "_torchdynamo_orig_callable", None)
+    if getattr(orig, "__self__", None) is mod and getattr(orig, "__name__", "") != "forward":
+        # torch runs the module's __call__ (its hooks) outside Dynamo and compiles the frame
+        # of its forward (OptimizedModule._initialize)
+        return mod.forward
+    return orig
 
 
 def cache_entries(code: Any) -> list[Any]:

@@ -24,6 +24,15 @@ def broken(x):
     return y * K
 
 
+def _net_init(self):
+    torch.nn.Module.__init__(self)
+    self.fc = torch.nn.Linear(4, 4)
+
+
+def _net_forward(self, x):
+    return self.fc(x).relu()
+
+
 def _reasons(records) -> list[str]:
     out = []
     for meta, payload in records:
@@ -67,6 +76,14 @@ def test_module_and_run_mode_after_a_graph_break():
     wide = explorer.check_recompile(cm, torch.ones(5, 4))
     assert wide.function == "Sequential.forward" and wide.would_recompile
     assert "size mismatch at index 0. expected 2, actual 5" in wide.failures[0]
+
+    # a module of the program's own class: torch compiles its forward's frame
+    net = type("Net", (torch.nn.Module,), {"__init__": _net_init, "forward": _net_forward})()
+    cn = torch.compile(net, backend="eager")
+    cn(torch.ones(2, 4))
+    assert not explorer.check_recompile(cn, torch.full((2, 4), 3.0)).would_recompile
+    wide = explorer.check_recompile(cn, torch.ones(6, 4))
+    assert wide.function == "Net.forward" and "expected 2, actual 6" in wide.failures[0]
 
     cb = torch.compile(broken, backend="eager")
     with RawTrace() as raw:
