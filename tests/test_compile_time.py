@@ -78,7 +78,11 @@ def test_phases_are_torchs_chromium_events(cold_warm):
     assert cold.cache["fx_graph"] == "miss" and warm.cache["fx_graph"] == "hit"
     assert cold_warm_pairs(report) == [(cold, warm)]
     names = {p.name for p in cold.phases}
-    assert {"bytecode_tracing", "Scheduler.codegen", "compile_file"} <= names
+    assert {
+        "bytecode_tracing",
+        "GraphLowering.run",
+        "Scheduler.codegen",
+    } <= names  # the C++ build may hit its cache
     assert "Scheduler.codegen" not in {p.name for p in warm.phases}  # the cache hit skips codegen
 
 
