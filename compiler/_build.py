@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from . import _graphs, _outputcode
+from . import _autograd, _export, _graphs, _outputcode
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
-from ._derive import _dedupe_breaks, _device, _frames, _kernels, _recompiles
+from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
-from ._phases import _union_s
+from ._phases import _union_s, waterfall
 from ._report import (
     Autograd,
     Capture,
@@ -63,9 +63,15 @@ def build(
         if not spec.per_compile:
             spec.handler(ctx, ev)
             continue
+        if _autograd.is_capture_event(ev):  # Compiled Autograd's own tracing: sizes, guards
+            continue
         if spec.handler is on_start:
             ctx.starts(ev)
         a = ctx.acc_for(ev.compile_id, ev.metadata)
+        if a is None and _export.is_frameless(ev):  # AOTInductor compiles outside any frame
+            a = _export.route(ctx, ev, spec.stage, spec.compiled)
+            if a is None and ev.name == "create_symbol":
+                continue  # an exported dim, kept until its AOTInductor compile (or dropped)
         if a is None:
             ctx.unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
@@ -79,6 +85,8 @@ def build(
         for a in sorted(accs.values(), key=lambda a: a.order)
         if a.compiled_something
     ]
+    compiles = _autograd.attach(ctx, compiles, lambda a: _called_from(a.start_stack, strings))
+    compiles = _export.attach(compiles)
     by_id = {c.id: c for c in compiles}
     frames = _frames(accs, compiles, strings)
     kernels = _kernels(accs, by_id)
@@ -122,7 +130,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
     stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
 
     capture = None
-    if dyn or s.get("guards") or a.start_stack is not None:
+    if dyn or s.get("guards") or a.start_stack is not None or a.symbols:
         capture = Capture(
             graph=dyn,
             guards=s.get("guards"),
@@ -227,6 +235,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         cache=dict(a.cache),
         traceback=s.get("error_traceback"),
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
+        phases=waterfall(a.spans),
     )
 
 
@@ -276,7 +285,13 @@ def _parse_kernels(a: _Acc) -> list[Kernel]:
     above each kernel (GPU) or Inductor's provenance tracking (CPU)."""
     prov = _outputcode.provenance_map(a.provenance)
     cid = a.key
-    return [
+    aoti = [
+        k
+        for role, _p, code in a.outputs
+        if role == "aoti kernels"
+        for k in _export.cpp_kernels(cid, code, role)
+    ]
+    return aoti + [
         Kernel(
             compile_id=cid,
             name=k.name,

@@ -107,6 +107,9 @@ class _ArtifactHandler(logging.Handler):
         meta: dict[str, Any] = {self.name_: {}}
         if cid is not None:
             meta["frame_id"], meta["frame_compile_id"] = cid
+            ca = _torch.current_compiled_autograd_id()
+            if ca is not None:  # Dynamo compiling Compiled Autograd's graph: "!0/3/0"
+                meta["compiled_autograd_id"] = ca
         ev = Event(self.name_, meta)
         if self.scope.accepts(record.thread, ev.compile_id):
             ev.payload = record.getMessage()

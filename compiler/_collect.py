@@ -46,6 +46,7 @@ class _Acc:
     phase_times: dict[str, float] = field(default_factory=dict)
     stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     open_phases: dict[str, list[float]] = field(default_factory=dict)
+    spans: list[tuple[str, float, float]] = field(default_factory=list)  # (phase, begin, end) in us
     last_phase: str | None = None
     compiled_something: bool = False  # any event beyond a recompile_reasons
 
@@ -60,6 +61,7 @@ class Context:
     unknown: list[RawEvent] = field(default_factory=list)
     distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
     rank: int | None = None  # torch puts the rank in every event once the process group exists
+    autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
 
     generation: int = 0
     frame_offset: int = 0
@@ -74,7 +76,7 @@ class Context:
         key = self.key(cid)
         a = self.accs.get(key)
         if a is None:
-            fid, k = (int(x) for x in cid.split("/"))
+            fid, k = (int(x) for x in cid.split("/")[-2:])  # "0/1", or "!0/3/0" (compiled autograd)
             a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
             self.accs[key] = a
             self.next_frame = max(self.next_frame, a.frame + 1)
@@ -88,8 +90,11 @@ class Context:
             return
         known = self.accs.get(self.key(cid))
         if known is not None and known.started:
-            self.generation += 1
-            self.frame_offset = self.next_frame
+            self.new_generation()
+
+    def new_generation(self) -> None:
+        self.generation += 1
+        self.frame_offset = self.next_frame
 
 
 # ---- report-wide events (no compile of their own) ----
@@ -104,7 +109,7 @@ def on_intern(ctx: Context, ev: Event) -> None:
 def on_timing(ctx: Context, ev: Event) -> None:
     from ._phases import _timing  # _phases reads _stages' phase tables, which name these handlers
 
-    _timing(ev, ctx.acc_for, ctx.accs)
+    _timing(ev, ctx.acc_for, ctx.accs, ctx.new_generation)
 
 
 # ---- per-compile events: handler(a, ev, ctx) ----

@@ -53,11 +53,14 @@ class Event:
 
     @property
     def compile_id(self) -> str | None:
+        """torch's CompileId as it prints it: "0/1", or "!0/3/0" for Dynamo compiling
+        compiled autograd's graph 0 (torch/_guards.py CompileId.__str__)."""
         fid = self.metadata.get("frame_id")
         cid = self.metadata.get("frame_compile_id")
         if fid is None or cid is None:
             return None
-        return f"{fid}/{cid}"
+        ca = self.metadata.get("compiled_autograd_id")
+        return f"{fid}/{cid}" if ca is None else f"!{ca}/{fid}/{cid}"
 
     @property
     def body(self) -> Any:

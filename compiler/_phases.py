@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     pass
 
 
-def _timing(ev: Event, acc_for, accs) -> None:
+def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     try:
         data = json.loads(ev.payload) if ev.payload else None
     except json.JSONDecodeError:
@@ -21,18 +21,27 @@ def _timing(ev: Event, acc_for, accs) -> None:
     if not isinstance(data, dict):
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not re.fullmatch(r"\d+/\d+", cid):
+    if not isinstance(cid, str) or not re.fullmatch(r"(?:!\d+/)?\d+/\d+", cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")
     if not isinstance(name, str) or not isinstance(ts, (int, float)):
         return
+    if ph == "B" and name in ("dynamo", "entire_frame_compile") and new_generation is not None:
+        # they begin before dynamo_start: a compile id whose frame compile already ended is
+        # torch numbering again after torch._dynamo.reset()
+        if any(n == name for n, _, _ in a.spans):
+            old = a
+            new_generation()
+            a = acc_for(cid, ev.metadata)
+            a.open_phases, old.open_phases = old.open_phases, {}  # begun since: the new compile's
     if ph == "B":
         a.open_phases.setdefault(name, []).append(ts)
         if name in FAILURE_PHASE_STAGE:
             a.last_phase = name
     elif ph == "E" and a.open_phases.get(name):
         start = a.open_phases[name].pop()
+        a.spans.append((name, start, ts))
         a.phase_times[name] = a.phase_times.get(name, 0.0) + (ts - start) / 1e6
         stage = PHASE_STAGE.get(name)
         if stage:
@@ -50,3 +59,20 @@ def _union_s(spans: list[tuple[float, float]]) -> float:
             total += e - end
             end = e
     return total / 1e6
+
+
+def waterfall(spans: list[tuple[str, float, float]]):
+    """torch's phases of one compile placed in time, outermost first at each start; depth is
+    how many of the compile's other phases enclose it."""
+    from ._pipelinetypes import PhaseSpan
+
+    if not spans:
+        return ()
+    t0 = min(s for _, s, _ in spans)
+    out, open_ends = [], []
+    for name, s, e in sorted(spans, key=lambda x: (x[1], -x[2])):
+        while open_ends and open_ends[-1] <= s:
+            open_ends.pop()
+        out.append(PhaseSpan(name, round((s - t0) / 1e6, 6), round((e - s) / 1e6, 6), len(open_ends)))
+        open_ends.append(e)
+    return tuple(out)

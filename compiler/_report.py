@@ -20,6 +20,7 @@ from typing import Any
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
 from . import _schema
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._pipelinetypes import CompiledAutograd, PhaseSpan
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
@@ -65,6 +66,9 @@ class Compile:
     cache: dict[str, str] = field(
         default_factory=dict
     )  # {"fx_graph": "hit"|"miss"|"bypass", "aotautograd": ...}
+    # Compiled Autograd's captured backward, where this compile is Dynamo compiling it ("!0/3/0")
+    compiled_autograd: CompiledAutograd | None = None
+    phases: tuple[PhaseSpan, ...] = ()  # torch's timed phases in time order: where compile time went
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from . import _autograd, _export
 from . import _collect as c
 
 
@@ -62,6 +63,7 @@ EVENTS: dict[str, Spec] = {
     "inductor_output_code": Spec("codegen", c.on_output_code),
     "artifact:triton_kernel_info": Spec("codegen", c.on_triton_kernel_info),
     "artifact:fx_graph_runnable": Spec("codegen", c.keep_payload("fx_graph_runnable")),
+    "graph_dump": Spec("codegen", _export.on_graph_dump),  # AOTInductor's C++ wrapper and kernels
     # report-wide, or facts about a compile that are not a stage
     **{
         f"artifact:{kind}_cache_{state}": Spec(None, c.on_cache, compiled=False)
@@ -77,6 +79,10 @@ EVENTS: dict[str, Spec] = {
     "bwd_compilation_metrics": Spec(None, c.on_bwd_metrics),
     "compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),  # cudagraphify time
     "bwd_compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),
+    # Compiled Autograd's capture of a whole backward (no frame yet; see compiler/_autograd.py)
+    "compiled_autograd_graph": _report_wide(_autograd.on_capture_event),
+    "artifact:compiled_autograd_graph_pre_reordering": _report_wide(_autograd.on_capture_event),
+    "artifact:compiled_autograd_compile_reasons": _report_wide(_autograd.on_capture_event),
     "chromium_event": _report_wide(c.on_timing),
     "str": _report_wide(c.on_intern),
 }
@@ -112,6 +118,7 @@ IGNORED = frozenset(
         "artifact:compiled_function_backward",
         "artifact:compiled_fn_wrapper",
         "artifact:runtime_wrapper_orchestration",
+        "artifact:output_alias_wrapper",
         "dump_file",
         "link",
     }

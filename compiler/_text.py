@@ -179,7 +179,7 @@ def _user_stack(lines: list[str], start: int) -> list[StackFrame]:
 
 # ---- recompiles and guards -----------------------------------------------------------------
 
-_REASON_ENTRY = re.compile(r"^(?P<entry>\d+/\d+): (?P<text>.*)$", re.S)
+_REASON_ENTRY = re.compile(r"^(?P<entry>(?:!\d+/)?\d+/\d+): (?P<text>.*)$", re.S)
 # "tensor 'kwargs['input_ids']' size mismatch at index 1": the source may hold quotes itself
 _TENSOR_REASON = re.compile(r"^tensor '(?P<src>.+?)' (?P<what>[\w ]+?) mismatch\b")
 

@@ -54,6 +54,15 @@ def current_compile_id() -> tuple[int, int] | None:
     return cid.frame_id, cid.frame_compile_id
 
 
+def current_compiled_autograd_id() -> int | None:
+    """Compiled Autograd's graph id when the compile running in this thread is Dynamo
+    compiling that graph (CompileId.compiled_autograd_id), else None."""
+    import torch
+
+    cid = torch._guards.CompileContext.current_compile_id()
+    return getattr(cid, "compiled_autograd_id", None) if cid is not None else None
+
+
 def interned_strings() -> dict[int, str]:
     """torch interns file names once per process (``str`` events); a recording that starts
     after earlier compiles never sees those events, so read the table torch keeps."""
@@ -105,3 +114,73 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+# ---- guard evaluation for "would this recompile?" (compiler/_recheck.py) ----
+
+
+def compiled_original(fn: Any) -> Any | None:
+    """The function torch.compile wrapped (``_torchdynamo_orig_callable``; for a compiled
+    nn.Module, the wrapper of its forward that Dynamo compiles), or None if ``fn`` is not
+    torch.compile's."""
+    mod = getattr(fn, "_orig_mod", None)
+    if mod is None:
+        return getattr(fn, "_torchdynamo_orig_callable", None)
+    target = getattr(fn, "_forward", None) or getattr(fn, "forward", None)
+    orig = getattr(target, "_torchdynamo_orig_callable", None)
+    if getattr(orig, "__self__", None) is mod and getattr(orig, "__name__", "") != "forward":
+        # torch runs the module's __call__ (its hooks) outside Dynamo and compiles the frame
+        # of its forward (OptimizedModule._initialize)
+        return mod.forward
+    return orig
+
+
+def cache_entries(code: Any) -> list[Any]:
+    """The compiled entries torch keeps for a code object, newest first (the order Dynamo
+    tries them); torch's own fail_on_recompile stance reads the same list."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    return list(_debug_get_cache_entry_list(code))
+
+
+def entry_compile_id(entry: Any) -> str:
+    return str(entry.compile_id)
+
+
+def check_entry(entry: Any, f_locals: dict[str, Any]) -> str | None:
+    """None when the entry's guards pass for these frame locals, else torch's reason (as its
+    recompile_reasons print it, "0/0: tensor 'x' size mismatch at index 0. expected 3, actual
+    4"). Evaluating guards runs no user code and changes no cache."""
+    gm = entry.guard_manager
+    info = gm.check_verbose(f_locals)
+    if info.result:
+        return None
+    import inspect
+
+    from torch._dynamo import guards
+
+    helper = getattr(guards, "get_guard_fail_reason_helper", None)
+    if helper is not None:
+        try:
+            if "backend" in inspect.signature(helper).parameters:
+                return helper(gm, f_locals, entry.compile_id, getattr(entry, "backend", None))
+            return helper(gm, f_locals, entry.compile_id)
+        except Exception:  # a reason torch cannot phrase: the failed guard's code below
+            pass
+    parts = [str(p) for p in info.verbose_code_parts]
+    return f"{entry.compile_id}: {'; '.join(parts) or 'guard failed'}"
+
+
+def recompile_limit() -> int:
+    """How many entries a frame may hold (config.recompile_limit; cache_size_limit before)."""
+    import torch
+
+    cfg = torch._dynamo.config
+    return int(getattr(cfg, "recompile_limit", None) or getattr(cfg, "cache_size_limit", 8))
+
+
+def fail_on_recompile():
+    """torch's stance that raises instead of recompiling (a context manager)."""
+    import torch
+
+    return torch.compiler.set_stance("fail_on_recompile")

@@ -67,7 +67,7 @@ def html(report: Report, title: str | None = None) -> str:
 
 def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
     """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"``,
-    ``"bench"``, ``"ranks"``, or a stage of one compile (``"capture"`` … ``"codegen"``,
+    ``"bench"``, ``"ranks"``, ``"time"`` (where compile time goes), or a stage of one compile (``"capture"`` … ``"codegen"``,
     ``compile="1/0"``; default: the compile with the most kernels), what
     ``pt2-explorer report --view`` prints; the summary of a
     multi-rank report (``compiler.load_trace`` of a TORCH_TRACE directory of several ranks)
@@ -90,6 +90,10 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         from explorer._benchview import bench_text
 
         return bench_text(report)
+    if view == "time":  # where compile time goes (explorer/_timeview.py)
+        from explorer._timeview import time_text
+
+        return time_text(report)
     from compiler import STAGES
     from explorer._textview import breaks_text, compile_of, recompiles_text, stage_text
     from explorer._view import build_view
@@ -99,7 +103,7 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         return stage_text(compile_of(build_view(report, title), compile), view)
     if view not in views:
         raise ValueError(
-            f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks, {', '.join(STAGES)}"
+            f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks, time, {', '.join(STAGES)}"
         )
     return views[view](build_view(report, title))
 
@@ -116,6 +120,18 @@ def save_html(report: Report, path: str | os.PathLike[str], title: str | None = 
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return os.fspath(path)
+
+
+def check_recompile(fn, *args, run: bool = False, **kwargs):
+    """Would calling ``fn`` (what torch.compile returned) with these inputs recompile, and
+    which guard fails? torch's guards of ``fn``'s frame are evaluated for the inputs, as
+    Dynamo does on each call: ``fn`` is not called and its cache is not changed. ``run=True``
+    calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead, which also
+    checks frames after a graph break (the call runs, up to where it would recompile).
+    Returns a ``RecompileCheck`` (printable; docs/pipelines.md)."""
+    from compiler._recheck import check
+
+    return check(fn, *args, run=run, **kwargs)
 
 
 def _in_kernel(ip) -> bool:
@@ -154,6 +170,10 @@ def __getattr__(name: str):
         from explorer import _modesview
 
         return getattr(_modesview, name)
+    if name == "time_figure":  # where compile time goes, as a plotly waterfall
+        from explorer._timeview import time_figure
+
+        return time_figure
     if name == "Explorer":
         from explorer._widgets import Explorer
 
@@ -167,6 +187,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Explorer",
+    "check_recompile",
     "compare_stages",
     "diff",
     "diff_compiles",
@@ -179,4 +200,5 @@ __all__ = [
     "show_modes",
     "summary_text",
     "text",
+    "time_figure",
 ]

@@ -153,6 +153,7 @@ def summary_html(view: ExplorerView) -> str:
     s = view.summary
     items = [f'<li class="brk">{esc(x)}</li>' for x in s.break_lines]
     items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
+    items += [f'<li class="pipe">{esc(name)}: {esc(x)}</li>' for name, lines in s.sections for x in lines]
     err = error_html(view)
     glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
     return (
@@ -341,6 +342,7 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
 
         tabs.append(("bench", f"Benchmark ({len(view.benchmarks)})"))
         bench = f'<section class="pt2x-tab" id="tab-bench" hidden>{bench_html(view.benchmarks, static=True)}</section>'
+    bench += _time_section(view, tabs)
     buttons = "".join(
         f'<button data-tab="tab-{k}" class="{"on" if k == tab else ""}">{esc(label)}</button>'
         for k, label in tabs
@@ -368,6 +370,17 @@ def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] =
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
         f"<style>{css}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
     )
+
+
+def _time_section(view: ExplorerView, tabs: list) -> str:
+    """The "Compile time" tab: where each compile's time went (explorer/_timeview.py)."""
+    if view.report is None or not any(c.phases for c in view.report.compiles):
+        return ""
+    from ._timeview import time_html
+
+    tabs.append(("time", "Compile time"))
+    body = time_html(view.report)
+    return f'<section class="pt2x-tab" id="tab-time" hidden>{body}</section>'
 
 
 def fragment_css() -> str:

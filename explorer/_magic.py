@@ -35,6 +35,9 @@ so that the cell means what it means as a plain cell:
 - If the cell raises, the names it assigned so far are written back (read from the cell's
   frame in the traceback), and the error shows the cell's frames as a plain cell's does.
 
+``%%compile --check`` answers whether the cell's last line, a call ``f(x)`` of a compiled
+function, would recompile, without calling it (explorer/_checkcell.py).
+
 ``%%compile --record`` runs the cell as written (as module code, like a plain cell) inside
 ``compiler.recording()``: for code that already calls torch.compile itself. Errors in the cell
 propagate, after the partial recording is shown. ``--name NAME`` keeps the report as
@@ -104,9 +107,17 @@ class CompileMagics(Magics):
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
     @argument("--reps", type=int, default=None, help="--bench: timed calls per arm (default: about 1 s)")
     @argument("--mutates", action="store_true", help="--bench: the cell changes state in place; restore it")
+    @argument(
+        "--check", action="store_true", help="would the cell's last call recompile? (nothing is compiled)"
+    )
+    @argument("--run", action="store_true", help="--check: make the call under fail_on_recompile")
     @cell_magic
     def compile(self, line: str, cell: str):
         args = parse_argstring(self.compile, line)
+        if args.check:  # explorer/_checkcell.py
+            from ._checkcell import check_cell
+
+            return check_cell(self.shell, cell, run=args.run)
         from ._widgets import Explorer
 
         shell = self.shell

@@ -56,6 +56,9 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         return StageView(stage, (), note=why)
     blocks: list[Block] = []
     if stage == "capture":
+        from ._pipelineview import autograd_blocks  # builds on this module's types
+
+        blocks += autograd_blocks(c)
         if st.graph:
             blocks += [
                 GraphBlock("Dynamo graph", st.graph),

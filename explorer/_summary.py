@@ -139,6 +139,7 @@ class Summary:
     frame_lines: tuple[str, ...] = ()
     compiles: tuple[CompileRow, ...] = ()
     unknown: str | None = None  # the events kept raw
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("Compiled Autograd", lines), …
 
     @property
     def break_lines(self) -> tuple[str, ...]:
@@ -193,6 +194,16 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
             " …" if len(kinds) > 8 else ""
         )
+    from ._pipelineview import autograd_lines, export_lines  # Compiled Autograd, AOTInductor
+
+    sections = tuple(
+        (name, lines)
+        for name, lines in (
+            ("Compiled Autograd", autograd_lines(report)),
+            ("export → AOTInductor", export_lines(report)),
+        )
+        if lines
+    )
     return Summary(
         title=title or report.source,
         meta=f"torch {report.torch_version} · {report.device}",
@@ -203,6 +214,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         frame_lines=frames,
         compiles=tuple(rows),
         unknown=unknown,
+        sections=sections,
     )
 
 
@@ -229,6 +241,9 @@ def renderable(s: Summary):
                 parts.append(Text(f"      {b.code}", style="dim", no_wrap=True, overflow="ellipsis"))
             if b.hint:
                 parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
+    for name, lines in s.sections:
+        parts.append(Text(f"\n{name}", style="bold"))
+        parts += [Text("  " + line) for line in lines]
     if s.recompile_lines:
         parts.append(Text("\nRecompiles", style="bold"))
         parts += [
@@ -244,7 +259,7 @@ def renderable(s: Summary):
     for c in s.compiles:
         status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
         table.add_row(
-            f"[{c.compile_id}]", escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times
+            escape(f"[{c.compile_id}]"), escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times
         )
     parts.append(
         Text("\nCompiles  (stages: C capture, A autograd, D decompose, F fuse, G codegen)", style="bold")

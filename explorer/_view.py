@@ -163,6 +163,7 @@ class ExplorerView:
     compiles: tuple[CompileView, ...]
     benchmarks: tuple[Benchmark, ...] = ()  # report.benchmarks (explorer/_benchview.py)
     dynamic_dims: tuple[DynamicDim, ...] = ()  # every compile's symbols and specializations
+    report: Report | None = field(default=None, repr=False, compare=False)  # for the time charts
 
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
@@ -178,6 +179,7 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
         compiles=tuple(_compile_view(report, c) for c in report.compiles),
         benchmarks=report.benchmarks,
         dynamic_dims=dynamic_dims(report),
+        report=report,
     )
 
 

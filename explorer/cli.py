@@ -10,6 +10,7 @@ pt2-explorer report REPORT.json --view STAGE [--compile ID]
         one compile's stage as text: capture, autograd, decompose, fuse or codegen
         (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
+pt2-explorer report REPORT.json --view time       where each compile's time went
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles", "bench", "ranks", *STAGE_VIEWS),
+        choices=("summary", "breaks", "recompiles", "bench", "ranks", "time", *STAGE_VIEWS),
         default="summary",
         help="what to print (default: the summary); a stage: one compile's stage (--compile)",
     )

@@ -114,8 +114,8 @@ def test_has_payload_is_true_or_an_md5(tmp_path, value):
 
 
 def test_compiled_autograd_ids_and_restarts_load(tmp_path):
-    # compiled autograd: events carry compiled_autograd_id (torch prints the id !0/1/0);
-    # a restarted analysis has attempt 1. The ids the report uses stay frame/compile.
+    # compiled autograd: events carry compiled_autograd_id; the report keeps torch's id as
+    # torch prints it (!0/1/0, docs/pipelines.md); a restarted analysis has attempt 1.
     lines = _lines()
     out = list(lines)
     for i, ln in enumerate(lines):
@@ -125,11 +125,8 @@ def test_compiled_autograd_ids_and_restarts_load(tmp_path):
             meta.update(compiled_autograd_id=0, attempt=1)
             out[i] = ln[: m.end()] + json.dumps(meta).encode()
     r = _load(_write(tmp_path, out))
-    assert (
-        [c.id for c in r.compiles]
-        == [c.id for c in _load(CPU_BREAKS).compiles]
-        == ["0/0", "1/0", "0/1", "1/1"]
-    )
+    assert [c.id for c in _load(CPU_BREAKS).compiles] == ["0/0", "1/0", "0/1", "1/1"]
+    assert [c.id for c in r.compiles] == ["0/0", "!0/1/0", "0/1", "!0/1/1"]
 
 
 # ---- payloads: MD5 of every event, non-UTF-8 bytes, empty lines -------------------------

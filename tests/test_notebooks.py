@@ -592,3 +592,42 @@ def test_09_finds_the_planted_divergence(run_notebook):
         "graphs per rank: [3, 3]",
         "DDP splits: 0",
     ]
+
+
+# ---- 10: torch.export and AOTInductor ------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_10_names_the_export_pipeline_and_its_kernels(run_notebook):
+    nb, work = run_notebook("10_export_and_aot.ipynb")
+    assert _stdout(_tagged(nb, "summary")) == (
+        "[aoti/0] export → AOTInductor, 1 graph, 2 kernels (cpp); dynamic dims: x.size()[0] in [2, 64]\n"
+        "dynamic dims: [('s77', 'x.size()[0]', '[2, 64]')]\n"
+    )
+    stages = _stdout(_tagged(nb, "stages")).splitlines()
+    assert stages[1].startswith("aoti wrapper · ") and stages[2].startswith("aoti kernels · ")
+    assert [ln.split(" · ")[0] for ln in stages[3:]] == ["cpp_fused_0", "cpp_fused_relu_1"]
+    assert (work / "net.pt2").is_file()
+    assert (
+        _stdout(_tagged(nb, "answer"))
+        == "True 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 5\n"
+    )
+
+
+# ---- 11: Compiled Autograd -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_11_shows_each_captured_backward(run_notebook):
+    nb, _ = run_notebook("11_compiled_autograd.ipynb")
+    assert _stdout(_tagged(nb, "compiles")).splitlines()[1:] == [
+        "[!0/1/0] compiled autograd: backward #1 (!0)",
+        "[!1/2/0] compiled autograd: backward #2 (!1)",
+    ]
+    capture = _stdout(_tagged(nb, "capture")).splitlines()
+    assert capture[1:] == ["hooks: ('tensor_pre_hook',)", "AOT backwards inlined: 1"]
+    assert "'CompiledFunctionBackward0'" in capture[0]
+    assert _stdout(_tagged(nb, "recapture")).startswith(
+        "compiled autograd: backward #2 (!1) recaptured after !0\n"
+    )
+    assert _stdout(_tagged(nb, "answer")) == "new captures: []\n"

@@ -110,3 +110,25 @@ def test_compiler_imports_no_viewer_code():
 def test_public_surface():
     assert {"record", "recording", "load", "load_trace", "Report"} <= set(compiler.__all__)
     assert not hasattr(compiler.Report, "save_html")  # explorer.save_html(report, path)
+
+
+def test_guard_evaluation_internals():
+    """What check_recompile reads (compiler/_recheck.py): the compiled callable's original,
+    its frame's cache entries, a guard check that compiles nothing, the stance API."""
+    torch._dynamo.reset()
+
+    def f(x):
+        return x.cos()
+
+    cf = torch.compile(f, backend="eager")
+    assert _torch.compiled_original(cf) is f and _torch.compiled_original(f) is None
+    cf(torch.ones(3))
+    (entry,) = _torch.cache_entries(f.__code__)
+    assert _torch.entry_compile_id(entry) == "0/0"
+    assert _torch.check_entry(entry, {"x": torch.ones(3)}) is None
+    assert _torch.check_entry(entry, {"x": torch.ones(5)}).startswith("0/0: tensor 'x' size mismatch")
+    assert len(_torch.cache_entries(f.__code__)) == 1
+    assert _torch.recompile_limit() >= 1
+    with _torch.fail_on_recompile():
+        assert cf(torch.ones(3)).shape == (3,)
+    assert _torch.current_compiled_autograd_id() is None

@@ -1,0 +1,110 @@
+"""Compiled Autograd: its captures (events with torch's ``compiled_autograd_id`` and no
+frame) and the Dynamo compiles of their graphs (compile ids ``!0/3/0``, torch's spelling).
+
+torch numbers captures from 0 (``compiled_autograd.COMPILE_COUNTER``) and restarts at
+torch._dynamo.reset(); our keys carry the recording's generation like every compile id
+("1:!0"). A capture whose graph Dynamo compiled becomes that compile's
+``Compile.compiled_autograd``; the compile and its frame are named by its label."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import TYPE_CHECKING
+
+from . import _graphs
+from ._events import Event
+from ._pipelinetypes import CompiledAutograd
+
+if TYPE_CHECKING:
+    from ._collect import Context, _Acc
+    from ._report import Compile
+
+# "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
+_NODE_CALL = re.compile(r"code: (?P<node>\S+) \(NodeCall (?P<n>\d+)\)")
+_HOOK = re.compile(r"call_hook\(.*hook_type = '(?P<type>\w+)'")
+_CA_KEY = re.compile(r"^(?:(?P<gen>\d+):)?!(?P<ca>\d+)/\d+/\d+$")
+
+
+def is_capture_event(ev: Event) -> bool:
+    """An event of Compiled Autograd's own tracing (no Dynamo frame yet)."""
+    return ev.metadata.get("compiled_autograd_id") is not None and ev.metadata.get("frame_id") is None
+
+
+def on_capture_event(ctx: Context, ev: Event) -> None:
+    """The captured graph (before and after reordering) and compile reasons are kept; the
+    sizes Compiled Autograd makes symbolic while tracing (create_symbol, guards) are its
+    own bookkeeping and are not a compile's."""
+    name = ev.name
+    slot = {
+        "compiled_autograd_graph": "graph",
+        "artifact:compiled_autograd_graph_pre_reordering": "pre",
+        "artifact:compiled_autograd_compile_reasons": "reasons",
+    }.get(name)
+    if slot is None:
+        return
+    ca = int(ev.metadata["compiled_autograd_id"])
+    cap = ctx.autograd.get(ctx.key(f"!{ca}"))
+    if cap is not None and slot in cap and slot != "reasons":
+        # the same id captured twice: torch._dynamo.reset() restarted the numbering
+        ctx.new_generation()
+        cap = None
+    if cap is None:
+        cap = ctx.autograd.setdefault(ctx.key(f"!{ca}"), {"number": len(ctx.autograd) + 1})
+    if slot == "reasons":
+        try:
+            reasons = json.loads(ev.payload or "[]")
+        except json.JSONDecodeError:
+            reasons = [ev.payload]
+        cap["reasons"] = tuple(str(r) for r in (reasons if isinstance(reasons, list) else [reasons]))
+    else:
+        cap[slot] = ev.payload
+
+
+def capture_key(compile_key: str) -> str | None:
+    """ "!0/3/0" -> "!0"; "1:!0/3/0" -> "1:!0"; None for a compile that is not Compiled Autograd's."""
+    m = _CA_KEY.match(compile_key)
+    if not m:
+        return None
+    return f"!{m['ca']}" if m["gen"] is None else f"{m['gen']}:!{m['ca']}"
+
+
+def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
+    """Each compile of a captured graph gets its record and its label as name.
+    ``called_from(acc)`` is the user line that led to the compile."""
+    out = []
+    last_at: dict[str | None, str] = {}  # call site -> the latest capture from it
+    for c in compiles:
+        key = capture_key(c.id)
+        cap = ctx.autograd.get(key) if key else None
+        if cap is None:
+            out.append(c)
+            continue
+        a: _Acc = ctx.accs[c.id]
+        site = called_from(a)
+        graph = _graphs.parse_graph(cap.get("graph"))
+        code = cap.get("graph") or ""
+        rec = CompiledAutograd(
+            id=key,
+            number=cap["number"],
+            graph=graph,
+            graph_pre_reordering=_graphs.parse_graph(cap.get("pre")),
+            autograd_nodes=_nodes(code),
+            hooks=tuple(m["type"] for m in _HOOK.finditer(code)),
+            compiled_backwards=sum(1 for n in _nodes(code) if n.startswith("CompiledFunctionBackward")),
+            called_from=site,
+            recaptured_from=last_at.get(site) if a.frame_compile_id == 0 else None,
+            reasons=cap.get("reasons", ()),
+        )
+        last_at[site] = key
+        out.append(dataclasses.replace(c, name=rec.label, compiled_autograd=rec))
+    return out
+
+
+def _nodes(code: str) -> tuple[str, ...]:
+    """Autograd's nodes in the order they run (NodeCall number), each once."""
+    seen: dict[int, str] = {}
+    for m in _NODE_CALL.finditer(code):
+        seen.setdefault(int(m["n"]), m["node"])
+    return tuple(seen[n] for n in sorted(seen))
