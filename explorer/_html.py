@@ -37,6 +37,10 @@ CODE_LIMIT = 400_000  # characters of one code block shown; the rest is cut with
 HIGHLIGHT_LIMIT = 100_000  # longer code is shown plain: highlighting it costs seconds
 
 CSS = """
+.pt2x .pt2x-ph{display:flex;gap:8px;font:12px monospace}
+.pt2x .pt2x-ph>span:first-child{width:34%;overflow:hidden;white-space:nowrap}
+.pt2x .pt2x-ph-track{flex:1;background:#f6f8fa}
+.pt2x .pt2x-ph-bar{display:block;height:12px;background:#1f6feb}
 .pt2x{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;line-height:1.4}
 .pt2x h2{font-size:16px;margin:6px 0}.pt2x h3{font-size:14px;margin:10px 0 4px}
 .pt2x .meta{color:#57606a}.pt2x .headline{font-weight:600;margin:4px 0}

@@ -155,9 +155,4 @@ def time_html(report: Report) -> str:
             f"<h4>cold [{escape(cold.id)}] vs warm [{escape(warm.id)}]</h4>"
             f"<table><tr><th>phase</th><th>cold</th><th>warm</th></tr>{body}</table>"
         )
-    css = (
-        "<style>.pt2x-ph{display:flex;gap:8px;font:12px monospace}.pt2x-ph>span:first-child{width:34%;"
-        "overflow:hidden;white-space:nowrap}.pt2x-ph-track{flex:1;background:#f6f8fa}"
-        ".pt2x-ph-bar{display:block;height:12px;background:#1f6feb}</style>"
-    )
-    return css + "".join(parts)
+    return "".join(parts)  # styled by the page's one stylesheet (_html.CSS: .pt2x .pt2x-ph…)
