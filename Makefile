@@ -9,7 +9,8 @@ TORCH_SPEC ?= torch==2.13.0
 
 # The JupyterLab extension (extension/, TypeScript): npm installs its packages and builds the
 # prebuilt extension into extension/labextension, which the install copies into the venv
-# (share/jupyter/labextensions/pt2-explorer). Needs node and npm; see docs/extension.md.
+# (share/jupyter/labextensions/pt2-explorer), and the graph view's component (extension/src/graph,
+# bundled by esbuild) into explorer/static/graphview.js. Needs node and npm; see docs/extension.md.
 # `npm install` (not `npm ci`): it takes package-lock.json's versions and leaves it as it is,
 # where `npm ci` refuses a lock made on a registry without rspack's other-platform binaries.
 EXTENSION := extension/labextension/package.json
@@ -18,7 +19,7 @@ extension: $(EXTENSION)
 extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
 	cd extension && npm install --no-audit --no-fund && touch node_modules/.package-lock.json
 
-$(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/style/*)
+$(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/src/graph/* extension/style/*)
 	cd extension && npm run build:prod
 
 $(VENV)/.installed: pyproject.toml $(EXTENSION)
