@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { GraphModel, Item, Payload, RawNode, shortTarget, validate } from '../src/graph/model';
+import {
+  GraphModel,
+  Item,
+  Payload,
+  RawNode,
+  Segment,
+  segLabel,
+  shortTarget,
+  validate
+} from '../src/graph/model';
 
 /** A payload as explorer/_graphdata.py writes it, from (name, module path, args, extra). */
 function payload(rows: [string, string | null, string[], Partial<RawNode>?][]): Payload {
@@ -98,6 +107,23 @@ describe('collapsing by module keeps the data flow', () => {
       { from: 's/enc', to: 's/dec', count: 1 },
       { from: 's/dec', to: 's/enc#2', count: 1 }
     ]);
+  });
+
+  it("boxes a long stretch of a scope's own ops; short ones stay nodes", () => {
+    const rows: [string, string | null, string[]][] = [
+      ['a', 'enc', []],
+      ['b', 'enc', ['a']]
+    ];
+    for (const [k, name] of ['t0', 't1', 't2', 't3'].entries()) {
+      rows.push([name, null, [k ? `t${k - 1}` : 'b']]);
+    }
+    rows.push(['c', 'dec', ['t3']], ['d', 'dec', ['c']], ['u0', null, ['d']], ['u1', null, ['u0']]);
+    const m = new GraphModel(payload(rows));
+    const root = m.children(m.root);
+    expect(show(root, m)).toEqual(['[/enc 2]', '[/(ops) 4]', '[/dec 2]', 'u0', 'u1']);
+    const own = (root[1] as { kind: 'seg'; seg: Segment }).seg;
+    expect(segLabel(own)).toBe('(top level) ops');
+    expect(show(m.children(own), m)).toEqual(['t0', 't1', 't2', 't3']);
   });
 
   it('first view: the biggest modules expanded while the leaves fit the budget', () => {

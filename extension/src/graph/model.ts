@@ -6,8 +6,9 @@
  * Collapsing keeps the data flow: the nodes are walked in execution order (the graph's own
  * order, each input moved to just before its first reader), and a box is a maximal run of
  * consecutive nodes under one child module of the scope being shown. Ops of the scope itself
- * (a residual add between two blocks) stay single nodes between the boxes, never a hub; a
- * module run twice with other work in between is two boxes. Every box is a contiguous range of
+ * (a residual add between two blocks) stay single nodes between the boxes, never a hub (a long
+ * stretch of them, say a backward pass the recorder found no module for, is one box of its
+ * own, "(top level) ops"); a module run twice with other work in between is two boxes. Every box is a contiguous range of
  * one topological order, so every edge between boxes points forward: the drawing is a DAG.
  */
 
@@ -43,7 +44,12 @@ export interface Segment {
   start: number;
   end: number;
   run: number; // 0 for the first run of this module in its parent, 1 for the second...
+  own?: boolean; // a run of the scope's own ops (no deeper module): its items are nodes
 }
+
+/** Consecutive ops of a scope itself (no deeper module) shown as one box from this many on;
+ * fewer (a residual add between two blocks) stay single nodes. */
+export const OWN_RUN = 4;
 
 export type Item = { kind: 'node'; node: number } | { kind: 'seg'; seg: Segment };
 
@@ -75,6 +81,13 @@ export function shortTarget(target: string): string {
     return target.slice('torch.ops.'.length).split('.').slice(0, 2).join('.');
   }
   return target;
+}
+
+/** What a module box or cluster is called: its path, "(run 2)" for a second run, "ops" for a
+ * run of a scope's own ops. */
+export function segLabel(s: Segment): string {
+  const name = s.own ? `${s.path || '(top level)'} ops` : s.path;
+  return s.run ? `${name} (run ${s.run + 1})` : name;
 }
 
 export const nodeId = (i: number): string => `n${i}`;
@@ -133,25 +146,36 @@ export class GraphModel {
     }
     const items: Item[] = [];
     const runs = new Map<string, number>();
+    const push = (key: string, start: number, end: number, own: boolean) => {
+      const run = runs.get(key) ?? 0;
+      runs.set(key, run + 1);
+      const path = own ? seg.path : seg.path ? `${seg.path}.${key}` : key;
+      const id = `${seg.id}/${key}${run ? `#${run + 1}` : ''}`;
+      const depth = own ? seg.depth : seg.depth + 1;
+      items.push({ kind: 'seg', seg: { id, path, depth, start, end, run, ...(own ? { own } : {}) } });
+    };
+    if (seg.own) {
+      for (let j = seg.start; j < seg.end; j++) {
+        items.push({ kind: 'node', node: this.order[j] });
+      }
+      this.kids.set(seg.id, items);
+      return items;
+    }
     let k = seg.start;
     while (k < seg.end) {
       const key = this.keyAt(k, seg.depth);
       let e = k + 1;
-      if (key !== null) {
-        while (e < seg.end && this.keyAt(e, seg.depth) === key) {
-          e++;
-        }
+      while (e < seg.end && this.keyAt(e, seg.depth) === key) {
+        e++;
       }
-      if (key === null || e - k === 1) {
+      if (key !== null && e - k > 1 && key !== '\u0000output') {
+        push(key, k, e, false);
+      } else if (key === null && e - k >= OWN_RUN && e - k < seg.end - seg.start) {
+        push('(ops)', k, e, true);
+      } else {
         for (let j = k; j < e; j++) {
           items.push({ kind: 'node', node: this.order[j] });
         }
-      } else {
-        const run = runs.get(key) ?? 0;
-        runs.set(key, run + 1);
-        const path = seg.path ? `${seg.path}.${key}` : key;
-        const id = `${seg.id}/${key}${run ? `#${run + 1}` : ''}`;
-        items.push({ kind: 'seg', seg: { id, path, depth: seg.depth + 1, start: k, end: e, run } });
       }
       k = e;
     }
@@ -159,8 +183,14 @@ export class GraphModel {
     return items;
   }
 
+  /** The child module of a scope at ``depth`` that position ``k`` runs in; null for the
+   * scope's own ops; the output node is its own key (never inside a box). */
   private keyAt(k: number, depth: number): string | null {
-    const parts = this.parts[this.order[k]];
+    const i = this.order[k];
+    if (this.p.nodes[i].o === 'output') {
+      return '\u0000output';
+    }
+    const parts = this.parts[i];
     return parts.length > depth ? parts[depth] : null;
   }
 

@@ -8,7 +8,7 @@ import dagre, { type NodeLabel, type Point } from '@dagrejs/dagre';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, ZoomBehavior } from 'd3-zoom';
 
-import { GraphModel, Item, Payload, Segment, itemId, nodeId, shortTarget, validate } from './model';
+import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
 import { CSS } from './style';
 
 const SVGNS = 'http://www.w3.org/2000/svg';
@@ -186,7 +186,7 @@ export class GraphView {
     const labels = new Map<string, string[]>();
     for (const c of vis.clusters) {
       const id = `s${c.seg.id}`;
-      g.setNode(id, { label: c.seg.path, paddingTop: 22 } as unknown as NodeLabel);
+      g.setNode(id, { label: segLabel(c.seg), paddingTop: 22 } as unknown as NodeLabel);
       if (c.parent) {
         g.setParent(id, c.parent);
       }
@@ -217,9 +217,9 @@ export class GraphView {
         svg('rect', { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, rx: 6 })
       );
       const t = svg('text', { x: n.x - n.width / 2 + 6, y: n.y - n.height / 2 + 13 });
-      t.textContent = `▾ ${clip(c.seg.path)}${c.seg.run ? ` (run ${c.seg.run + 1})` : ''}`;
+      t.textContent = `▾ ${clip(segLabel(c.seg))}`;
       const title = svg('title');
-      title.textContent = `${c.seg.path}: ${c.seg.end - c.seg.start} nodes, expanded (click to collapse)`;
+      title.textContent = `${segLabel(c.seg)}: ${c.seg.end - c.seg.start} nodes, expanded (click to collapse)`;
       t.append(title);
       t.addEventListener('click', ev => {
         ev.stopPropagation();
@@ -280,7 +280,7 @@ export class GraphView {
     const m = this.model;
     if (it.kind === 'seg') {
       const s = it.seg;
-      return [clip(s.path) + (s.run ? ` (run ${s.run + 1})` : ''), `${s.end - s.start} nodes ▸`];
+      return [clip(segLabel(s)), `${s.end - s.start} nodes ▸`];
     }
     const r = m.p.nodes[it.node];
     if (r.o === 'output') {
@@ -307,7 +307,7 @@ export class GraphView {
     if (it.kind === 'seg') {
       g.setAttribute('data-path', it.seg.path);
       g.setAttribute('data-order', String(it.seg.start));
-      title.textContent = `${it.seg.path}\n${it.seg.end - it.seg.start} nodes, collapsed (click to expand)\n${m.census(it.seg)}`;
+      title.textContent = `${segLabel(it.seg)}\n${it.seg.end - it.seg.start} nodes, collapsed (click to expand)\n${m.census(it.seg)}`;
     } else {
       const r = m.p.nodes[it.node];
       g.setAttribute('data-name', r.n);
@@ -351,7 +351,7 @@ export class GraphView {
 
   private showSegment(seg: Segment): void {
     const rows: [string, string][] = [
-      ['module', seg.path + (seg.run ? ` (run ${seg.run + 1})` : '')],
+      ['module', segLabel(seg)],
       ['nodes', String(seg.end - seg.start)],
       ['ops', this.model.census(seg, 12)]
     ];
