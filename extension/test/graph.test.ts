@@ -132,6 +132,11 @@ describe('collapsing by module keeps the data flow', () => {
     // blocks (0 extra: one run holds the three layers), then each layer (+2 each)
     expect([...m.expanded].sort()).toEqual(['', '/blocks', '/blocks/0', '/blocks/1', '/blocks/2']);
     expect(m.leafCount()).toBe(12);
+    // one box says nothing: past the budget (up to 3×) while fewer than `few` leaves show
+    const one = new GraphModel(layered(3));
+    one.expandInitial(3, 8);
+    expect([...one.expanded].sort()).toEqual(['', '/blocks', '/blocks/0']);
+    expect(one.leafCount()).toBe(8);
     const small = new GraphModel(layered(3));
     small.expandInitial(1000); // a small graph is shown whole
     expect(small.leafCount()).toBe(small.p.nodes.length);

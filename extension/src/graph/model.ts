@@ -251,8 +251,9 @@ export class GraphModel {
   }
 
   /** The first view: the biggest collapsed module expanded while at most ``budget`` leaves
-   * are shown (a small graph is shown whole). */
-  expandInitial(budget: number): void {
+   * are shown (a small graph is shown whole). While fewer than ``few`` leaves are shown, the
+   * biggest module is expanded even past the budget (up to 3×): one box says nothing. */
+  expandInitial(budget: number, few = 8): void {
     let count = this.leafCount();
     for (;;) {
       const cands: Segment[] = [];
@@ -269,11 +270,15 @@ export class GraphModel {
       };
       walk(this.root);
       cands.sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
-      const next = cands.find(s => count + this.children(s).length - 1 <= budget);
+      const grow = (s: Segment) => this.children(s).length - 1;
+      let next = cands.find(s => count + grow(s) <= budget);
+      if (next === undefined && count < few) {
+        next = cands.find(s => count + grow(s) <= 3 * budget);
+      }
       if (next === undefined) {
         return;
       }
-      count += this.children(next).length - 1;
+      count += grow(next);
       this.expanded.add(next.id);
     }
   }

@@ -25,7 +25,8 @@ export const CSS = `
 .pt2x-gv-box:hover rect,.pt2x-gv-node:hover rect{stroke:#0969da}
 .pt2x-gv-cluster rect{fill:rgba(9,105,218,0.03);stroke:#8c959f;stroke-dasharray:4 3}
 .pt2x-gv-cluster text{cursor:pointer;fill:#57606a}
-.pt2x-gv-edges path{fill:none;stroke:#666;stroke-width:1}
+.pt2x-gv-edges path{fill:none;stroke:#666;stroke-width:1;pointer-events:none}
+.pt2x-gv-cluster rect{pointer-events:none}
 .pt2x-gv-arrowhead{fill:#666}
 .pt2x-gv .pt2x-gv-selected rect{stroke:#cf222e;stroke-width:3}
 `;

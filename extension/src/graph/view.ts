@@ -212,7 +212,12 @@ export class GraphView {
     for (const c of vis.clusters) {
       const id = `s${c.seg.id}`;
       const n = g.node(id);
-      const box = svg('g', { class: 'pt2x-gv-cluster', 'data-id': id, 'data-path': c.seg.path });
+      const box = svg('g', {
+        class: 'pt2x-gv-cluster',
+        'data-id': id,
+        'data-path': c.seg.path,
+        'data-label': segLabel(c.seg)
+      });
       box.append(
         svg('rect', { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, rx: 6 })
       );
@@ -306,6 +311,7 @@ export class GraphView {
     const title = svg('title');
     if (it.kind === 'seg') {
       g.setAttribute('data-path', it.seg.path);
+      g.setAttribute('data-label', segLabel(it.seg));
       g.setAttribute('data-order', String(it.seg.start));
       title.textContent = `${segLabel(it.seg)}\n${it.seg.end - it.seg.start} nodes, collapsed (click to expand)\n${m.census(it.seg)}`;
     } else {
