@@ -14,15 +14,20 @@ TORCH_SPEC ?= torch==2.13.0
 # `npm install` (not `npm ci`): it takes package-lock.json's versions and leaves it as it is,
 # where `npm ci` refuses a lock made on a registry without rspack's other-platform binaries.
 EXTENSION := extension/labextension/package.json
-extension: $(EXTENSION)
+# the graph view's bundle (also made by build:prod): rebuilt when only its sources changed
+GRAPHVIEW := explorer/static/graphview.js
+extension: $(EXTENSION) $(GRAPHVIEW)
 
 extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
 	cd extension && npm install --no-audit --no-fund && touch node_modules/.package-lock.json
 
-$(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/src/graph/* extension/style/*)
+$(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/style/*)
 	cd extension && npm run build:prod
 
-$(VENV)/.installed: pyproject.toml $(EXTENSION)
+$(GRAPHVIEW): extension/node_modules/.package-lock.json $(wildcard extension/src/graph/*)
+	cd extension && npm run build:graph
+
+$(VENV)/.installed: pyproject.toml $(EXTENSION) $(GRAPHVIEW)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
@@ -67,4 +72,4 @@ bench: install
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
-	rm -rf extension/node_modules extension/lib extension/labextension extension/tsconfig.tsbuildinfo
+	rm -rf extension/node_modules extension/lib extension/labextension extension/tsconfig.tsbuildinfo explorer/static
