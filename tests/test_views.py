@@ -194,7 +194,9 @@ def test_widget_app_structure(recorded):
     assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
     shown = app.stage_tabs.children[0]
-    html = "".join(c.value for c in _leaves(shown))
+    # HTML widgets' markup, and the graph view's data (explorer/_graphwidget.py)
+    html = "".join(c.data if type(c).__name__ == "GraphWidget" else c.value for c in _leaves(shown))
+    assert "GraphWidget" in [type(c).__name__ for c in _leaves(shown)]
     assert "Dynamo graph" in html and "l_x_" in html.lower()
     app.select("0/1", "codegen")  # eager backend: no codegen stage, a note says why
     note = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
