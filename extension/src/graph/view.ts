@@ -94,6 +94,7 @@ export class GraphView {
   private size = { width: 0, height: 0 };
   private hits: number[] = [];
   private hit = -1;
+  private revealed: string[] = []; // modules the last search jump expanded
   private selected: number | null = null;
   private fitted = false;
   private observer: ResizeObserver | null = null;
@@ -345,6 +346,7 @@ export class GraphView {
   /** Expand a collapsed module box, or collapse an expanded one, keeping it in view. */
   toggle(seg: Segment): void {
     const id = `s${seg.id}`;
+    this.revealed = [];
     if (this.model.expanded.has(seg.id)) {
       this.model.collapse(seg);
     } else {
@@ -423,12 +425,19 @@ export class GraphView {
     this.jump(hits[this.hit]);
   }
 
-  /** Expand what hides node ``i``, draw, centre it and show its row. */
+  /** Expand what hides node ``i`` (folding again what the previous jump opened), draw,
+   * centre it and show its row. */
   jump(i: number): void {
-    const before = this.model.expanded.size;
-    this.model.reveal(i);
+    const m = this.model;
+    const before = [...m.expanded].sort().join('|');
+    this.revealed.forEach(id => m.expanded.delete(id));
+    this.revealed = m
+      .ancestors(i)
+      .map(s => s.id)
+      .filter(id => !m.expanded.has(id));
+    this.revealed.forEach(id => m.expanded.add(id));
     this.selected = i;
-    if (this.model.expanded.size !== before) {
+    if ([...m.expanded].sort().join('|') !== before) {
       this.draw();
     }
     this.select(i);
