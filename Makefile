@@ -9,11 +9,14 @@ TORCH_SPEC ?= torch==2.13.0
 
 # The JupyterLab extension (extension/, TypeScript): npm installs its packages and builds the
 # prebuilt extension into extension/labextension, which the install copies into the venv
-# (share/jupyter/labextensions/pt2-explorer). Needs node and npm; see docs/extension.md.
+# (share/jupyter/labextensions/pt2-explorer), and the graph view's component (extension/src/graph,
+# bundled by esbuild) into explorer/static/graphview.js. Needs node and npm; see docs/extension.md.
 # `npm install` (not `npm ci`): it takes package-lock.json's versions and leaves it as it is,
 # where `npm ci` refuses a lock made on a registry without rspack's other-platform binaries.
 EXTENSION := extension/labextension/package.json
-extension: $(EXTENSION)
+# the graph view's bundle (also made by build:prod): rebuilt when only its sources changed
+GRAPHVIEW := explorer/static/graphview.js
+extension: $(EXTENSION) $(GRAPHVIEW)
 
 extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
 	cd extension && npm install --no-audit --no-fund && touch node_modules/.package-lock.json
@@ -21,7 +24,10 @@ extension/node_modules/.package-lock.json: extension/package.json extension/pack
 $(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json $(wildcard extension/src/* extension/style/*)
 	cd extension && npm run build:prod
 
-$(VENV)/.installed: pyproject.toml $(EXTENSION)
+$(GRAPHVIEW): extension/node_modules/.package-lock.json $(wildcard extension/src/graph/*)
+	cd extension && npm run build:graph
+
+$(VENV)/.installed: pyproject.toml $(EXTENSION) $(GRAPHVIEW)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
@@ -66,4 +72,4 @@ bench: install
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
-	rm -rf extension/node_modules extension/lib extension/labextension extension/tsconfig.tsbuildinfo
+	rm -rf extension/node_modules extension/lib extension/labextension extension/tsconfig.tsbuildinfo explorer/static

@@ -1,191 +1,222 @@
-"""How long the Graphviz view takes and how big its SVG is, first view and one module expanded.
+"""What the graph view costs: payload bytes and first-view time of real model graphs, and
+``pt2-explorer record --html`` against the plain run of a GPT-2-size training step.
 
-    .venv/bin/python benchmarks/render.py
+    .venv/bin/python benchmarks/render.py                 # graphs: ~3 min on 2 CPUs
+    .venv/bin/python benchmarks/render.py --record-html 2 # + 2 pairs of GPT-2 training steps (~15 min)
 
-Graphs: synthetic GPT-2-like post-grad graphs built here (module paths like
-``transformer.h.3.attn.c_attn``, parameters as module-less placeholders the way AOTAutograd
-names them; the 10k one adds a backward pass) and the real GPT-2 graphs of the H100 trace
-fixture.  Target (not asserted anywhere): first view <= 2 s and <= 5 MB.
+(a) Graphs. Hugging Face models built from configs (no weights), one training step recorded on
+the CPU with ``backend="aot_eager"`` (the AOT joint / forward / backward graphs are the same as
+with Inductor): GPT-2 with 2, 8 and 40 layers gives joint graphs of about 500, 2k and 10k
+nodes. Per graph: the payload (explorer/_graphdata.py) in bytes and the seconds Python takes to
+build it; then in headless Chromium (/usr/bin/chromium, Playwright) the time from setting the
+page's content to the first painted graph (two animation frames after the component drew its
+SVG), measured for
+
+* ``widget``: the payload as the notebook widget receives it (a JSON string), handed to the
+  bundle's anywidget ``render`` with a stub model, as JupyterLab would call it;
+* ``static``: a page as ``explorer.html`` writes it (the bundle inlined once, the graph's
+  JSON in a ``<script type="application/json">``), from its own parsing to the first paint.
+
+Target (not asserted anywhere): first view <= 2 s and <= 5 MB at 10k nodes.
+
+(b) ``--record-html PAIRS``: a GPT-2 training step (transformers' default ``GPT2Config``:
+12 layers, 768 wide, 124M parameters, no weights; batch 2 x 64 tokens; ``torch.compile`` with
+Inductor; forward, backward, SGD step) run as ``python step.py`` and as ``pt2-explorer record
+--html out.html step.py``, in alternating order, each a fresh process with Inductor's caches
+off and a fresh cache directory. Target: record --html <= 1.2x the plain run's wall time.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import textwrap
 import time
-from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import compiler  # noqa: E402
-from compiler import Graph, Node  # noqa: E402
-from explorer._graphviz import render_graph  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-ACT = "[8, 1024, 768]"
+sys.path.insert(0, str(ROOT))
+
+CHROMIUM = "/usr/bin/chromium"
+WIDGET_PAGE = """<!doctype html><html><head><meta charset="utf-8"></head><body>
+<div id="host" style="width:1100px"></div>
+<script type="module">
+const t0 = performance.now();
+const mod = await import(URL.createObjectURL(new Blob([document.getElementById('bundle').textContent],
+  {type: 'text/javascript'})));
+const data = document.getElementById('data').textContent;
+const model = {get: () => data, on() {}, off() {}};
+mod.default.render({model, el: document.getElementById('host')});
+requestAnimationFrame(() => requestAnimationFrame(() => { window.firstPaint = performance.now() - t0; }));
+</script>
+<script type="text/plain" id="bundle">BUNDLE</script>
+<script type="text/plain" id="data">DATA</script>
+</body></html>"""
 
 
-class _Builder:
-    def __init__(self) -> None:
-        self.nodes: list[Node] = []
-        self.seen: Counter[str] = Counter()
+def graphs_of(layers: int):
+    """The joint, forward and backward graphs of one GPT-2 training step (aot_eager)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
 
-    def add(self, base: str, target: str, args, module: str | None, op="call_function", shape=ACT) -> str:
-        name = base if not self.seen[base] else f"{base}_{self.seen[base]}"
-        self.seen[base] += 1
-        self.nodes.append(
-            Node(
-                name,
-                op,
-                name if op == "placeholder" else f"torch.ops.aten.{target}",
-                tuple(args),
-                "f32",
-                shape,
-                source="modeling_gpt2.py:273" if module else None,
-                module=module,
+    import compiler
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    config = GPT2Config(
+        n_layer=layers, n_head=2, n_embd=32, vocab_size=128, n_positions=64, bos_token_id=0, eos_token_id=0
+    )
+    model = GPT2LMHeadModel(config).train()
+    model.loss_type = "ForCausalLM"  # one graph: no logger break in the loss
+    step = torch.compile(model, backend="aot_eager")
+    ids = torch.randint(0, 128, (2, 16))
+    with compiler.recording(fusion_logs=False, provenance=False) as rec:
+        step(input_ids=ids, labels=ids).loss.backward()
+    a = max(
+        (c.stages.autograd for c in rec.report.compiles if c.stages.autograd),
+        key=lambda a: len(a.joint.nodes),
+    )
+    return {"joint": a.joint, "forward": a.forward, "backward": a.backward}
+
+
+def first_paint(page, html: str) -> float:
+    page.set_content(html, wait_until="domcontentloaded")
+    page.wait_for_function("window.firstPaint !== undefined", timeout=120_000)
+    return page.evaluate("window.firstPaint") / 1000
+
+
+STATIC_TIMER = """<script>
+const pt2xT0 = performance.now();
+new MutationObserver((_, obs) => { if (document.querySelector('.pt2x-gv-nodes')) { obs.disconnect();
+  requestAnimationFrame(() => requestAnimationFrame(() => { window.firstPaint = performance.now() - pt2xT0; })); } })
+  .observe(document.documentElement, {childList: true, subtree: true});
+</script>"""
+
+
+def measure_graphs(sizes: list[int]) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    from explorer._graphdata import BUNDLE, graph_payload, payload_json
+    from explorer._graphview import graph_static_html, with_graph_script
+    from explorer._view import GraphBlock
+
+    bundle = BUNDLE.read_text(encoding="utf-8")
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for layers in sizes:
+            for role, graph in graphs_of(layers).items():
+                t = time.perf_counter()
+                data = payload_json(graph_payload(graph, f"{role} graph"))
+                build = time.perf_counter() - t
+                widget = WIDGET_PAGE.replace("BUNDLE", bundle.replace("</script", "<\\/script")).replace(
+                    "DATA", data
+                )
+                block = GraphBlock(f"{role} graph", graph)
+                static = with_graph_script(
+                    f"<!doctype html><html><head>{STATIC_TIMER}</head><body>{graph_static_html(block)}</body></html>"
+                )
+                tw = min(first_paint(page, widget) for _ in range(2))
+                ts = min(first_paint(page, static) for _ in range(2))
+                shown = page.locator(".pt2x-gv").get_attribute("data-leaves")
+                rows.append(
+                    dict(
+                        graph=f"GPT-2 {layers} layers {role}",
+                        nodes=len(graph.nodes),
+                        payload=len(data.encode()),
+                        build_s=build,
+                        shown=int(shown),
+                        widget_s=tw,
+                        static_s=ts,
+                    )
+                )
+                r = rows[-1]
+                print(
+                    f"{r['graph']:30} {r['nodes']:6} {r['payload']:11,} {r['build_s']:7.3f} {r['shown']:6}"
+                    f" {r['widget_s']:8.2f} {r['static_s']:8.2f}",
+                    flush=True,
+                )
+        browser.close()
+    return rows
+
+
+STEP = textwrap.dedent(
+    """
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config()).train()  # 12 layers, 768 wide: 124M parameters
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    step = torch.compile(model)
+    ids = torch.randint(0, 50257, (2, 64))
+    loss = step(input_ids=ids, labels=ids).loss
+    loss.backward()
+    opt.step()
+    print(f"loss {loss.item():.4f}")
+    """
+)
+
+
+def record_html(pairs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "step.py"
+        script.write_text(STEP)
+        arms = {
+            "plain": [sys.executable, str(script)],
+            "record --html": [
+                str(Path(sys.executable).with_name("pt2-explorer")),
+                "record",
+                "-q",
+                "--html",
+                str(Path(tmp) / "out.html"),
+                str(script),
+            ],
+        }
+        times: dict[str, list[float]] = {k: [] for k in arms}
+        for i in range(pairs):
+            order = list(arms) if i % 2 == 0 else list(arms)[::-1]
+            for arm in order:
+                env = {k: v for k, v in os.environ.items() if k not in ("TORCH_TRACE", "TORCH_LOGS")}
+                env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+                env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
+                t = time.perf_counter()
+                subprocess.run(arms[arm], check=True, env=env, cwd=tmp, capture_output=True)
+                times[arm].append(time.perf_counter() - t)
+                print(f"pair {i}: {arm:14} {times[arm][-1]:7.1f} s", file=sys.stderr, flush=True)
+            print(
+                f"pair {i}: plain {times['plain'][-1]:.1f} s, record --html {times['record --html'][-1]:.1f} s,"
+                f" ratio {times['record --html'][-1] / times['plain'][-1]:.3f}",
+                flush=True,
             )
-        )
-        return name
-
-    def param(self) -> str:
-        return self.add("primals", "", (), None, op="placeholder", shape="[768]")
-
-    def chain(self, x: str, module: str, targets: list[str], *extra: str) -> str:
-        for k, t in enumerate(targets):
-            x = self.add(t.split(".")[0], t, (x, *extra) if k == 0 else (x,), module)
-        return x
-
-
-LN = ["var_mean.correction", "getitem", "add.Tensor", "rsqrt.default", "sub.Tensor", "mul.Tensor"]
-LN += ["mul.Tensor", "add.Tensor", "view.default"]
-LINEAR = ["view.default", "addmm.default", "view.default", "clone.default"]
-GELU = ["mul.Tensor", "pow.Tensor_Scalar", "mul.Tensor", "add.Tensor", "mul.Tensor", "tanh.default"]
-GELU += ["add.Tensor", "mul.Tensor"]
-ATTN = ["split.Tensor", "getitem", "view.default", "permute.default", "getitem", "view.default"]
-ATTN += ["permute.default", "getitem", "view.default", "permute.default"]
-ATTN += ["_scaled_dot_product_efficient_attention.default", "getitem", "permute.default", "view.default"]
-
-
-def gpt2_like(layers: int, backward: bool = False) -> Graph:
-    b = _Builder()
-    ids = b.add("primals", "", (), None, op="placeholder", shape="[8, 1024]")
-    x = b.add("embedding", "embedding.default", (b.param(), ids), "transformer.wte")
-    pos = b.add("embedding", "embedding.default", (b.param(),), "transformer.wpe")
-    x = b.add("add", "add.Tensor", (x, pos), "transformer")
-    for i in range(layers):
-        h = f"transformer.h.{i}"
-        y = b.chain(x, f"{h}.ln_1", LN, b.param(), b.param())
-        y = b.chain(y, f"{h}.attn.c_attn", LINEAR, b.param(), b.param())
-        y = b.chain(y, f"{h}.attn", ATTN)
-        y = b.chain(y, f"{h}.attn.c_proj", LINEAR, b.param(), b.param())
-        x = b.add("add", "add.Tensor", (x, y), h)
-        y = b.chain(x, f"{h}.ln_2", LN, b.param(), b.param())
-        y = b.chain(y, f"{h}.mlp.c_fc", LINEAR, b.param(), b.param())
-        y = b.chain(y, f"{h}.mlp.act", GELU)
-        y = b.chain(y, f"{h}.mlp.c_proj", LINEAR, b.param(), b.param())
-        x = b.add("add", "add.Tensor", (x, y), h)
-    x = b.chain(x, "transformer.ln_f", LN, b.param(), b.param())
-    out = b.add("mm", "mm.default", (x, b.param()), "lm_head")
-    if backward:  # two gradient ops per forward op, same module, walking back
-        grad = b.add("tangents", "", (), None, op="placeholder")
-        for n in [n for n in b.nodes if n.op == "call_function"][::-1]:
-            grad = b.add("mul", "mul.Tensor", (grad, n.name), n.module)
-            grad = b.add("sum", "sum.dim_IntList", (grad,), n.module)
-        out = grad
-    b.add("output", "", (out,), None, op="output", shape=None)
-    nodes = [Node(n.name, "output", "output", n.args) if n.op == "output" else n for n in b.nodes]
-    return Graph("", tuple(nodes))
-
-
-def measure(label: str, graph: Graph) -> None:
-    t = time.perf_counter()
-    first = render_graph(graph)
-    s = time.perf_counter() - t
-    print(f"{label:34} {first.nodes:6} {first.shown:6} {s:8.2f} {len(first.svg):11,}", end="")
-    if not first.groups:
-        print(f"  {'(not collapsed)':>28}")
-        return
-    path, count = max(first.groups, key=lambda g: g[1])
-    t = time.perf_counter()
-    exp = render_graph(graph, expand=(path,))
-    s = time.perf_counter() - t
-    print(f"  {path + f' ({count})':28} {exp.shown:6} {s:6.2f} {len(exp.svg):11,}")
+        size = (Path(tmp) / "out.html").stat().st_size
+        ratios = [b / a for a, b in zip(times["plain"], times["record --html"])]
+        print(f"median ratio {statistics.median(ratios):.3f}; the page: {size:,} bytes")
 
 
 def main() -> None:
-    print(f"{'graph':34} {'nodes':>6} {'boxes':>6} {'seconds':>8} {'SVG bytes':>11}  ", end="")
-    print(f"{'expand one module (nodes)':28} {'boxes':>6} {'sec':>6} {'SVG bytes':>11}")
-    render_graph(gpt2_like(1))  # load the Graphviz plugins once
-    for label, graph in [
-        ("synthetic GPT-2, 7 layers", gpt2_like(7)),
-        ("synthetic GPT-2, 28 layers", gpt2_like(28)),
-        ("synthetic GPT-2, 54 layers fw+bw", gpt2_like(54, backward=True)),
-        ("synthetic GPT-2, 140 layers", gpt2_like(140)),
-    ]:
-        measure(label, graph)
-    trace = compiler.load_trace(ROOT / "tests/fixtures/traces/h100-torch211-gpt2.log.gz")
-    st = trace.compiles[0].stages
-    for label, graph in [
-        ("GPT-2 fixture: capture", st.capture.graph),
-        ("GPT-2 fixture: aot inference", st.autograd.inference),
-        ("GPT-2 fixture: post-grad", st.decompose.post_grad[0].graph),
-    ]:
-        measure(label, graph)
-        t = time.perf_counter()
-        flat = render_graph(graph, threshold=10**9)
-        s = time.perf_counter() - t
-        print(f"{'  same, never collapsed':34} {flat.nodes:6} {flat.shown:6} {s:8.2f} {len(flat.svg):11,}")
-
-
-def _code_of(graph: Graph) -> str:
-    """Readable FX code like torch prints it: a source comment and a line per node."""
-    lines = ["class GraphModule(torch.nn.Module):", "    def forward(self, x):"]
-    for n in graph.nodes:
-        lines.append(
-            f"        # File: /models/gpt2.py:{100 + len(lines) % 300} in forward, code: {n.name} = ..."
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="2,8,40", help="GPT-2 layers per graph size (default 2,8,40)")
+    ap.add_argument("--record-html", type=int, default=0, metavar="PAIRS")
+    ap.add_argument("--no-graphs", action="store_true")
+    ap.add_argument("--json", help="also write the graph figures here")
+    args = ap.parse_args()
+    if not args.no_graphs:
+        print(
+            f"{'graph':30} {'nodes':>6} {'payload B':>11} {'build s':>7} {'shown':>6} {'widget s':>8} {'static s':>8}"
         )
-        lines.append(
-            f'        {n.name}: "f32{n.shape or "[]"}[1, 1]cuda:0" = {n.target}({", ".join(n.args)})'
-        )
-    return "\n".join(lines)
-
-
-def explorer_first_view(label: str, graph: Graph) -> None:
-    """What the notebook explorer sends when it first opens a compile's capture stage:
-    summary, breaks and recompiles tabs, and the capture view (graph, code, node table)."""
-    import dataclasses
-
-    from compiler._report import Capture, Compile, Report, Stages
-    from explorer._widgets import Explorer
-
-    g = dataclasses.replace(graph, code=_code_of(graph))
-    cap = Capture(graph=g, guards="\n".join(f"| +- TENSOR_MATCH: guard {i}" for i in range(2000)))
-    c = Compile(
-        id="0/0", frame=0, name="forward", filename="gpt2.py", line=1, status="ok", stages=Stages(capture=cap)
-    )
-    report = Report(torch_version="2.x", device="cuda", compiles=(c,))
-    t = time.perf_counter()
-    app = Explorer(report)
-    s = time.perf_counter() - t
-    sent = sum(
-        len(getattr(x, "value", "") or "") for x in _leaves(app) if isinstance(getattr(x, "value", None), str)
-    )
-    print(f"{label:34} {len(graph.nodes):6} {s:8.2f} s {sent:13,} bytes of HTML")
-
-
-def _leaves(widget):
-    kids = getattr(widget, "children", None)
-    if not kids:
-        yield widget
-        return
-    for k in kids:
-        yield from _leaves(k)
+        rows = measure_graphs([int(s) for s in args.sizes.split(",")])
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.record_html:
+        record_html(args.record_html)
 
 
 if __name__ == "__main__":
     main()
-    print()
-    print(f"{'explorer, first view of a compile':34} {'nodes':>6} {'time':>10} {'sent to the browser':>20}")
-    for n_layers, bw in ((7, False), (28, False), (54, True)):
-        graph = gpt2_like(n_layers, backward=bw)
-        explorer_first_view(f"synthetic GPT-2 ({len(graph.nodes)} nodes)", graph)

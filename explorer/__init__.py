@@ -62,7 +62,9 @@ def html(report: Report, title: str | None = None) -> str:
         first = (
             ("ranks", f"Ranks ({len(report.ranks)})", ranks_html(build_ranks_view(report, title or "ranks"))),
         )
-    return page_html(build_view(report, title), first)
+    from explorer._graphview import with_graph_script
+
+    return with_graph_script(page_html(build_view(report, title), first))
 
 
 def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:

@@ -15,7 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
-from ._graphviz import RenderedGraph
+from ._graphview import graph_static_html
 from ._view import (
     Block,
     BreakView,
@@ -95,49 +95,11 @@ def table_html(t: Table) -> str:
     return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-STATIC_EXPAND_BYTES = 400_000  # per graph: pre-drawn expansions of a static page
-
-
-def graph_html(
-    g: GraphBlock,
-    expand: tuple[str, ...] = (),
-    *,
-    static: bool = False,
-    rendered: RenderedGraph | None = None,
-) -> str:
-    """The graph drawn. ``static``: also pre-draw each collapsed module expanded, in
-    ``<details>`` (largest groups first, within STATIC_EXPAND_BYTES): a static page cannot
-    lay out on demand the way the widget's "expand" menu does."""
-    try:
-        from ._graphviz import render_graph
-
-        r = rendered or render_graph(g.graph, colors=g.colors or None, expand=expand)
-    except ImportError as e:
-        return f'<h3>{esc(g.title)}</h3><div class="note">graph drawing unavailable ({esc(str(e))}); see the code view</div>'
-    extra = ""
-    if r.collapsed:
-        groups = ", ".join(f"{esc(p)} ({n})" for p, n in r.groups[:12])
-        extra = (
-            f'<div class="note">{r.nodes} nodes, collapsed by nn.Module into {r.shown} boxes: '
-            f"{groups}{' …' if len(r.groups) > 12 else ''}</div>"
-        )
-    expansions = []
-    if static and r.groups:
-        budget = STATIC_EXPAND_BYTES
-        for path, n in sorted(r.groups, key=lambda pn: -pn[1]):
-            if n < 2:
-                continue
-            svg = render_graph(g.graph, colors=g.colors or None, expand=(path,)).svg
-            if len(svg) > budget:
-                expansions.append(
-                    '<div class="note">more modules: expand them in the notebook explorer</div>'
-                )
-                break
-            budget -= len(svg)
-            expansions.append(
-                f'<details><summary>expand {esc(path)} ({n} nodes)</summary><div class="graph">{svg}</div></details>'
-            )
-    return f'<h3>{esc(g.title)}</h3>{extra}<div class="graph">{r.svg}</div>{"".join(expansions)}'
+def graph_html(g: GraphBlock, *, static: bool = False) -> str:
+    """The graph: its payload for the browser component (explorer/_graphview.py), with a
+    plain-HTML note where no script runs. Laid out in the browser, so a static page costs
+    no layout time."""
+    return graph_static_html(g)
 
 
 def block_html(b: Block, *, open_: bool = False, static: bool = False) -> str:

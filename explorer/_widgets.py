@@ -2,7 +2,7 @@
 
 The same HTML fragments as the static page (``_html.py``), arranged in widgets: a summary
 header, tabs for graph breaks / recompiles / compiles, a compile selector, one tab per stage
-(built when first shown), and an "expand module" menu on graphs collapsed by nn.Module.
+(built when first shown); graphs are the browser component of ``_graphview.py``.
 Diff buttons ("diff with the compile it replaced" on every recompile, "compare stages" and
 "diff with previous compile" on every compile) show ``explorer.diff`` results right under the
 row of buttons that made them. The explorer opens on the most informative tab (``_view.opening``);
@@ -24,28 +24,10 @@ def _frag(body: str) -> str:
 
 
 def _graph_widget(block: GraphBlock) -> w.Widget:
-    try:
-        from ._graphviz import render_graph
+    """The heading, then the graph component with its controls (explorer/_graphview.py)."""
+    from ._graphview import graph_widget
 
-        rendered = render_graph(block.graph, colors=block.colors or None)
-    except ImportError:  # the HTML says why there is no drawing
-        return w.HTML(_frag(_html.graph_html(block)))
-    out = w.HTML(_frag(_html.graph_html(block, rendered=rendered)))
-    groups = rendered.groups
-    if not groups:
-        return out
-    menu = w.SelectMultiple(
-        options=[(f"{p} ({n} nodes)", p) for p, n in groups],
-        description="expand",
-        rows=min(6, len(groups)),
-        layout=w.Layout(width="60%"),
-    )
-
-    def on_change(change) -> None:
-        out.value = _frag(_html.graph_html(block, expand=tuple(change["new"])))
-
-    menu.observe(on_change, names="value")
-    return w.VBox([menu, out])
+    return graph_widget(block)
 
 
 def stage_widget(sv: StageView) -> w.Widget:

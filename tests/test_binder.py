@@ -65,7 +65,7 @@ def test_binder_files_are_what_repo2docker_reads():
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in reqs  # the CPU wheel
     assert "torch==2.13.0" in reqs
     apt = [ln.partition("#")[0].strip() for ln in (BINDER / "apt.txt").read_text().splitlines()]
-    assert "libglib2.0-0" in apt  # pygraphviz's wheel loads GLib from the system
+    assert "g++" in apt  # Inductor's C++ kernels on the CPU
 
 
 @pytest.mark.slow

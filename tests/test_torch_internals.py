@@ -72,6 +72,7 @@ _VIEWER_MODULES = {
     "IPython",
     "ipywidgets",
     "plotly",
+    "anywidget",
     "pygraphviz",
     "graphviz",
     "rich",

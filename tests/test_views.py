@@ -215,7 +215,9 @@ def test_widget_app_structure(recorded):
     assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
     shown = app.stage_tabs.children[0]
-    html = "".join(c.value for c in _leaves(shown))
+    # HTML widgets' markup, and the graph view's data (explorer/_graphwidget.py)
+    html = "".join(c.data if type(c).__name__ == "GraphWidget" else c.value for c in _leaves(shown))
+    assert "GraphWidget" in [type(c).__name__ for c in _leaves(shown)]
     assert "Dynamo graph" in html and "l_x_" in html.lower()
     app.select("0/1", "codegen")  # eager backend: no codegen stage, a note says why
     note = "".join(c.value for c in _leaves(app.stage_tabs.children[4]))
@@ -297,15 +299,17 @@ def test_gpu_report_views_show_triton_kernels_and_fusion_colours():
     assert "triton_heuristics" in html and "only_config" in html
 
 
-def test_static_page_of_a_collapsed_graph_carries_its_modules_expanded():
+def test_static_page_of_a_big_graph_carries_its_nodes_for_the_browser():
     from pathlib import Path
 
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/h100-torch211-gpt2.log.gz")
     text = explorer.html(r)
-    # GPT-2's AOT / post-grad graphs are above the threshold: collapsed by nn.Module, and the
-    # static page carries pre-drawn expansions (the widget lays them out on demand)
-    assert "collapsed by nn.Module into" in text
-    assert re.search(r"<summary>expand transformer\.h\.[01](\.attn)? \(\d+ nodes\)</summary>", text)
+    # GPT-2's graphs are laid out, collapsed and expanded in the browser: the page carries each
+    # graph's nodes with their module paths (explorer/_graphdata.py), and the component once
+    post = r.compiles[0].stages.decompose.post_grad[0].graph
+    assert text.count('<script type="application/json" class="pt2x-graph-data">') == 4
+    assert text.count('<script type="module">') == 1
+    assert f'"n":{len(post.nodes)},' in text and '"transformer.h.1.attn"' in text
     assert len(text) < 5_000_000
 
 

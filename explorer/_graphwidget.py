@@ -1,0 +1,19 @@
+"""The notebook's graph view: an anywidget whose ES module is the bundled component."""
+
+from __future__ import annotations
+
+import anywidget
+import traitlets
+
+from ._graphdata import BUNDLE, graph_payload, payload_json
+from ._view import GraphBlock
+
+
+class GraphWidget(anywidget.AnyWidget):
+    """One graph; ``data`` is its payload as JSON (explorer/_graphdata.py)."""
+
+    _esm = BUNDLE
+    data = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, block: GraphBlock, **kwargs):
+        super().__init__(data=payload_json(graph_payload(block.graph, block.title, block.colors)), **kwargs)

@@ -1,0 +1,486 @@
+/**
+ * The graph view's DOM: a toolbar (search, fit, zoom, collapse), the drawing (SVG laid out by
+ * dagre, zoomed and panned by d3-zoom) and, beside it, the row of the node clicked.
+ * Every text from the payload goes in through textContent: no user text becomes markup.
+ */
+
+import dagre, { type NodeLabel, type Point } from '@dagrejs/dagre';
+import { select } from 'd3-selection';
+import { zoom, zoomIdentity, ZoomBehavior } from 'd3-zoom';
+
+import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
+import { CSS } from './style';
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+export const FIRST_VIEW_LEAVES = 40; // what the first view shows at most, expanded greedily
+const CHAR_W = 6.6; // px per character of the 11 px monospace labels
+const LINE_H = 14;
+const LABEL_MAX = 44;
+const HIT_LIST = 200; // search results counted, at most
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  cls?: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) {
+    e.className = cls;
+  }
+  if (text !== undefined) {
+    e.textContent = text;
+  }
+  return e;
+}
+
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number> = {}
+): SVGElementTagNameMap[K] {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    e.setAttribute(k, String(v));
+  }
+  return e;
+}
+
+function clip(text: string): string {
+  if (text.length <= LABEL_MAX) {
+    return text;
+  }
+  const half = Math.floor((LABEL_MAX - 1) / 2);
+  return `${text.slice(0, half)}…${text.slice(-half)}`;
+}
+
+function injectStyle(doc: Document): void {
+  if (!doc.getElementById('pt2x-gv-style')) {
+    const s = doc.createElement('style');
+    s.id = 'pt2x-gv-style';
+    s.textContent = CSS;
+    doc.head.appendChild(s);
+  }
+}
+
+interface Placed {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The graph view mounted in ``host``; returns a function that removes it. */
+export function mount(host: HTMLElement, payload: unknown): () => void {
+  injectStyle(host.ownerDocument);
+  const why = validate(payload);
+  if (why !== null) {
+    host.replaceChildren(el('div', 'pt2x-gv-error', `PT2 Explorer could not show this graph: ${why}`));
+    return () => host.replaceChildren();
+  }
+  const view = new GraphView(host, payload as Payload);
+  return () => view.dispose();
+}
+
+export class GraphView {
+  readonly model: GraphModel;
+  readonly root: HTMLDivElement;
+  private stage: HTMLDivElement;
+  private svgEl: SVGSVGElement;
+  private viewport: SVGGElement;
+  private info: HTMLDivElement;
+  private status: HTMLSpanElement;
+  private hitsLabel: HTMLSpanElement;
+  private zoomer: ZoomBehavior<SVGSVGElement, unknown>;
+  private placed = new Map<string, Placed>();
+  private size = { width: 0, height: 0 };
+  private hits: number[] = [];
+  private hit = -1;
+  private revealed: string[] = []; // modules the last search jump expanded
+  private selected: number | null = null;
+  private fitted = false;
+  private observer: ResizeObserver | null = null;
+
+  constructor(host: HTMLElement, payload: Payload) {
+    this.model = new GraphModel(payload);
+    this.model.expandInitial(FIRST_VIEW_LEAVES);
+    this.root = el('div', 'pt2x-gv');
+    const bar = el('div', 'pt2x-gv-bar');
+    const search = el('input', 'pt2x-gv-search');
+    search.type = 'search';
+    search.placeholder = 'find a node: name, op, target, source line';
+    search.setAttribute('aria-label', 'find a node');
+    this.hitsLabel = el('span', 'pt2x-gv-hits');
+    bar.append(search, this.hitsLabel);
+    const button = (label: string, title: string, act: () => void) => {
+      const b = el('button', 'pt2x-gv-btn', label);
+      b.type = 'button';
+      b.title = title;
+      b.addEventListener('click', act);
+      bar.append(b);
+      return b;
+    };
+    button('fit', 'the whole graph in the box', () => this.fit());
+    button('fit width', 'the graph as wide as the box', () => this.fit(true));
+    button('−', 'zoom out', () => this.zoomBy(1 / 1.4));
+    button('+', 'zoom in', () => this.zoomBy(1.4));
+    button('collapse all', 'every module one box', () => {
+      this.model.expanded.clear();
+      this.model.expanded.add('');
+      this.draw();
+      this.fit();
+    });
+    this.status = el('span', 'pt2x-gv-status');
+    bar.append(this.status);
+    this.stage = el('div', 'pt2x-gv-stage');
+    this.svgEl = svg('svg', { class: 'pt2x-gv-svg', width: '100%', height: '100%' });
+    this.viewport = svg('g', { class: 'pt2x-gv-viewport' });
+    this.svgEl.append(this.viewport);
+    this.stage.append(this.svgEl);
+    this.info = el('div', 'pt2x-gv-info');
+    this.info.append(el('div', 'pt2x-gv-note', 'Click a node to see its row, a module box to expand it.'));
+    const main = el('div', 'pt2x-gv-main');
+    main.append(this.stage, this.info);
+    this.root.append(bar, main);
+    host.replaceChildren(this.root);
+
+    this.zoomer = zoom<SVGSVGElement, unknown>()
+      .scaleExtent([0.02, 4])
+      .on('zoom', e => {
+        this.viewport.setAttribute('transform', e.transform.toString());
+        this.root.dataset.scale = e.transform.k.toFixed(4);
+      });
+    select(this.svgEl).call(this.zoomer).on('dblclick.zoom', null);
+
+    search.addEventListener('input', () => this.find(search.value, false));
+    search.addEventListener('keydown', e => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.find(search.value, true);
+      }
+    });
+    this.draw();
+    // fit once the box has a size (a hidden tab has none yet)
+    this.observer = new ResizeObserver(() => this.resized());
+    this.observer.observe(this.stage);
+    this.resized();
+  }
+
+  dispose(): void {
+    this.observer?.disconnect();
+    this.root.remove();
+  }
+
+  private resized(): void {
+    const r = this.stage.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && !this.fitted) {
+      this.fitted = true;
+      this.fit();
+    }
+  }
+
+  /** Lay out and draw what is visible now. */
+  draw(): void {
+    const m = this.model;
+    const vis = m.visible();
+    const g = new dagre.graphlib.Graph({ compound: true, multigraph: false });
+    g.setGraph({ rankdir: 'TB', nodesep: 14, ranksep: 26, marginx: 8, marginy: 8 });
+    g.setDefaultEdgeLabel(() => ({}));
+    const labels = new Map<string, string[]>();
+    for (const c of vis.clusters) {
+      const id = `s${c.seg.id}`;
+      g.setNode(id, { label: segLabel(c.seg), paddingTop: 22 } as unknown as NodeLabel);
+      if (c.parent) {
+        g.setParent(id, c.parent);
+      }
+    }
+    for (const leaf of vis.leaves) {
+      const lines = this.labelOf(leaf.item);
+      labels.set(leaf.id, lines);
+      const width = Math.max(...lines.map(l => l.length)) * CHAR_W + 16;
+      g.setNode(leaf.id, { width, height: lines.length * LINE_H + 8 });
+      if (leaf.parent) {
+        g.setParent(leaf.id, leaf.parent);
+      }
+    }
+    for (const e of vis.edges) {
+      g.setEdge(e.from, e.to, { weight: e.count });
+    }
+    dagre.layout(g);
+    const gl = g.graph();
+    this.size = { width: gl.width ?? 0, height: gl.height ?? 0 };
+    this.placed.clear();
+
+    const clusters = svg('g', { class: 'pt2x-gv-clusters' });
+    for (const c of vis.clusters) {
+      const id = `s${c.seg.id}`;
+      const n = g.node(id);
+      const box = svg('g', {
+        class: 'pt2x-gv-cluster',
+        'data-id': id,
+        'data-path': c.seg.path,
+        'data-label': segLabel(c.seg)
+      });
+      box.append(
+        svg('rect', { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, rx: 6 })
+      );
+      const t = svg('text', { x: n.x - n.width / 2 + 6, y: n.y - n.height / 2 + 13 });
+      t.textContent = `▾ ${clip(segLabel(c.seg))}`;
+      const title = svg('title');
+      title.textContent = `${segLabel(c.seg)}: ${c.seg.end - c.seg.start} nodes, expanded (click to collapse)`;
+      t.append(title);
+      t.addEventListener('click', ev => {
+        ev.stopPropagation();
+        this.toggle(c.seg);
+      });
+      box.append(t);
+      clusters.append(box);
+      this.placed.set(id, n);
+    }
+    const edges = svg('g', { class: 'pt2x-gv-edges' });
+    for (const e of vis.edges) {
+      const pts: Point[] = g.edge(e.from, e.to).points ?? [];
+      if (pts.length < 2) {
+        continue;
+      }
+      const d = `M${pts.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L')}`;
+      const path = svg('path', {
+        d,
+        'marker-end': 'url(#pt2x-gv-arrow)',
+        'data-from': e.from,
+        'data-to': e.to
+      });
+      if (e.count > 1) {
+        path.setAttribute('stroke-width', String(Math.min(1 + Math.log2(e.count), 4)));
+      }
+      edges.append(path);
+    }
+    const nodes = svg('g', { class: 'pt2x-gv-nodes' });
+    vis.leaves.forEach(leaf => {
+      const n = g.node(leaf.id);
+      this.placed.set(leaf.id, n);
+      nodes.append(this.drawLeaf(leaf.id, leaf.item, n, labels.get(leaf.id) ?? []));
+    });
+    const defs = svg('defs');
+    const marker = svg('marker', {
+      id: 'pt2x-gv-arrow',
+      viewBox: '0 0 10 10',
+      refX: 10,
+      refY: 5,
+      markerWidth: 7,
+      markerHeight: 7,
+      orient: 'auto-start-reverse'
+    });
+    marker.append(svg('path', { d: 'M0,0L10,5L0,10z', class: 'pt2x-gv-arrowhead' }));
+    defs.append(marker);
+    this.viewport.replaceChildren(defs, clusters, edges, nodes);
+    const boxes = vis.leaves.filter(l => l.item.kind === 'seg').length;
+    this.status.textContent =
+      `${m.p.nodes.length} nodes` +
+      (boxes ? `, ${boxes} module boxes and ${vis.leaves.length - boxes} single nodes shown` : '');
+    this.root.dataset.leaves = String(vis.leaves.length);
+    if (this.selected !== null) {
+      this.mark(this.selected);
+    }
+  }
+
+  private labelOf(it: Item): string[] {
+    const m = this.model;
+    if (it.kind === 'seg') {
+      const s = it.seg;
+      return [clip(segLabel(s)), `${s.end - s.start} nodes ▸`];
+    }
+    const r = m.p.nodes[it.node];
+    if (r.o === 'output') {
+      return ['output'];
+    }
+    const lines = [clip(r.n)];
+    if (r.o !== 'placeholder' && r.o !== 'get_attr') {
+      lines.push(clip(shortTarget(r.t)));
+    }
+    if (r.d) {
+      lines.push(clip(r.d));
+    }
+    return lines;
+  }
+
+  private drawLeaf(id: string, it: Item, n: Placed, lines: string[]): SVGGElement {
+    const m = this.model;
+    const cls = it.kind === 'seg' ? 'pt2x-gv-box' : `pt2x-gv-node pt2x-gv-op-${m.p.nodes[it.node].o}`;
+    const g = svg('g', { class: cls, 'data-id': id });
+    const x = n.x - n.width / 2;
+    const y = n.y - n.height / 2;
+    const rect = svg('rect', { x, y, width: n.width, height: n.height, rx: it.kind === 'seg' ? 4 : 2 });
+    const title = svg('title');
+    if (it.kind === 'seg') {
+      g.setAttribute('data-path', it.seg.path);
+      g.setAttribute('data-label', segLabel(it.seg));
+      g.setAttribute('data-order', String(it.seg.start));
+      title.textContent = `${segLabel(it.seg)}\n${it.seg.end - it.seg.start} nodes, collapsed (click to expand)\n${m.census(it.seg)}`;
+    } else {
+      const r = m.p.nodes[it.node];
+      g.setAttribute('data-name', r.n);
+      g.setAttribute('data-order', String(m.pos[it.node]));
+      if (r.c) {
+        rect.style.fill = r.c;
+      }
+      const src = m.source(it.node);
+      title.textContent = [r.n, `op: ${r.o}`, `target: ${r.t}`, r.d ?? '', src ? `source: ${src[0]}` : '']
+        .filter(Boolean)
+        .join('\n');
+    }
+    g.append(title, rect);
+    lines.forEach((line, k) => {
+      const t = svg('text', { x: n.x, y: y + 4 + LINE_H * (k + 1) - 3, 'text-anchor': 'middle' });
+      t.textContent = line;
+      g.append(t);
+    });
+    g.addEventListener('click', () => {
+      if (it.kind === 'seg') {
+        this.toggle(it.seg);
+      } else {
+        this.select(it.node);
+      }
+    });
+    return g;
+  }
+
+  /** Expand a collapsed module box, or collapse an expanded one, keeping it in view. */
+  toggle(seg: Segment): void {
+    const id = `s${seg.id}`;
+    this.revealed = [];
+    if (this.model.expanded.has(seg.id)) {
+      this.model.collapse(seg);
+    } else {
+      this.model.expanded.add(seg.id);
+    }
+    this.showSegment(seg);
+    this.draw();
+    this.center(id);
+  }
+
+  private showSegment(seg: Segment): void {
+    const rows: [string, string][] = [
+      ['module', segLabel(seg)],
+      ['nodes', String(seg.end - seg.start)],
+      ['ops', this.model.census(seg, 12)]
+    ];
+    this.showRows(rows);
+  }
+
+  /** Show node ``i``'s row beside the graph and mark it. */
+  select(i: number): void {
+    const m = this.model;
+    const r = m.p.nodes[i];
+    this.selected = i;
+    const src = m.source(i);
+    const mod = m.module(i);
+    const args = (r.a ?? []).map(a => m.p.nodes[a].n);
+    const rows: [string, string][] = [
+      ['name', r.n],
+      ['op', r.o],
+      ['target', r.t],
+      ['dtype/shape', r.d ?? ''],
+      ['source', src ? src[0] : ''],
+      ['code', src ? src[1] : ''],
+      ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
+      ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
+    ];
+    this.showRows(rows);
+    this.mark(i);
+  }
+
+  private showRows(rows: [string, string][]): void {
+    const table = el('table', 'pt2x-gv-row');
+    for (const [k, v] of rows) {
+      if (!v) {
+        continue;
+      }
+      const tr = el('tr');
+      tr.append(el('th', undefined, k), el('td', undefined, v));
+      table.append(tr);
+    }
+    this.info.replaceChildren(table);
+  }
+
+  private mark(i: number): void {
+    for (const e of Array.from(this.viewport.querySelectorAll('.pt2x-gv-selected'))) {
+      e.classList.remove('pt2x-gv-selected');
+    }
+    const e = this.viewport.querySelector(`[data-id="${nodeId(i)}"]`);
+    e?.classList.add('pt2x-gv-selected');
+  }
+
+  /** Search: the matches counted; ``next`` (Enter) or a new query jumps to a match. */
+  find(query: string, next: boolean): void {
+    const hits = this.model.search(query).slice(0, HIT_LIST);
+    const same = hits.length === this.hits.length && hits.every((h, k) => h === this.hits[k]);
+    this.hits = hits;
+    if (!hits.length) {
+      this.hit = -1;
+      this.hitsLabel.textContent = query.trim() ? 'no match' : '';
+      return;
+    }
+    this.hit = same && next ? (this.hit + 1) % hits.length : same ? this.hit : 0;
+    const more = hits.length === HIT_LIST ? '+' : '';
+    this.hitsLabel.textContent = `${this.hit + 1} of ${hits.length}${more}`;
+    this.jump(hits[this.hit]);
+  }
+
+  /** Expand what hides node ``i`` (folding again what the previous jump opened), draw,
+   * centre it and show its row. */
+  jump(i: number): void {
+    const m = this.model;
+    const before = [...m.expanded].sort().join('|');
+    this.revealed.forEach(id => m.expanded.delete(id));
+    this.revealed = m
+      .ancestors(i)
+      .map(s => s.id)
+      .filter(id => !m.expanded.has(id));
+    this.revealed.forEach(id => m.expanded.add(id));
+    this.selected = i;
+    if ([...m.expanded].sort().join('|') !== before) {
+      this.draw();
+    }
+    this.select(i);
+    this.center(nodeId(i), Math.max(this.scale(), 0.8));
+  }
+
+  private scale(): number {
+    return Number(this.root.dataset.scale ?? '1');
+  }
+
+  /** Centre the item ``id`` at scale ``k`` (the current one by default). */
+  center(id: string, k = this.scale()): void {
+    const p = this.placed.get(id);
+    const r = this.stage.getBoundingClientRect();
+    if (!p || !r.width) {
+      return;
+    }
+    const t = zoomIdentity.translate(r.width / 2 - p.x * k, r.height / 2 - p.y * k).scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
+  }
+
+  /** The whole graph in the box (``width``: as wide as the box, from its top). */
+  fit(width = false): void {
+    const r = this.stage.getBoundingClientRect();
+    if (!r.width || !r.height || !this.size.width) {
+      return;
+    }
+    const sx = (r.width - 8) / this.size.width;
+    const sy = (r.height - 8) / this.size.height;
+    const k = Math.min(width ? sx : Math.min(sx, sy), 2);
+    const x = (r.width - this.size.width * k) / 2;
+    const y = width ? 4 : (r.height - this.size.height * k) / 2;
+    select(this.svgEl).call(this.zoomer.transform, zoomIdentity.translate(x, y).scale(k));
+  }
+
+  zoomBy(f: number): void {
+    select(this.svgEl).call(this.zoomer.scaleBy, f);
+  }
+
+  /** Where the item ``id`` is drawn (layout coordinates: centre and size). */
+  placedOf(id: string): Placed | undefined {
+    return this.placed.get(id);
+  }
+}
+
+export { itemId };
