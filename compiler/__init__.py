@@ -38,6 +38,7 @@ from ._report import (
     Timing,
     load,
 )
+from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from ._trace import load_trace
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
@@ -85,12 +86,15 @@ __all__ = [
     "Compile",
     "CompiledAutograd",
     "Decompose",
+    "FlexCall",
+    "FlexMask",
     "Frame",
     "Fuse",
     "Graph",
     "GraphBreak",
     "Kernel",
     "KernelTime",
+    "ModSource",
     "ModeComparison",
     "ModeRow",
     "Node",
@@ -104,6 +108,8 @@ __all__ = [
     "TraceFormatError",
     "UnsupportedTorchVersion",
     "compare_modes",
+    "flex_calls",
+    "flex_summary",
     "load",
     "load_modes",
     "load_ranks",

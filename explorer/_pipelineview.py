@@ -1,10 +1,11 @@
 """Views of the pipelines beside torch.compile's own: Compiled Autograd's captured backward
-graphs (compiler/_autograd.py), torch.export + AOTInductor (compiler/_export.py). Text lines for the summary and blocks for a compile's
+graphs (compiler/_autograd.py), torch.export + AOTInductor (compiler/_export.py), FlexAttention
+(compiler/_flex.py). Text lines for the summary and blocks for a compile's
 capture stage; the summary, the stage view, widgets and HTML all show these."""
 
 from __future__ import annotations
 
-from compiler import Compile, Report
+from compiler import Compile, Report, flex_calls
 
 from ._view import Block, CodeBlock, GraphBlock, Table
 
@@ -88,3 +89,59 @@ def export_lines(report: Report) -> tuple[str, ...]:
         for oc in c.stages.codegen.output_code if c.stages.codegen else ():
             out.append(f"    {oc.role}: {oc.path}")
     return tuple(out)
+
+
+def _mod_text(m) -> str:
+    return f"{m.function or m.subgraph} ({m.where.rsplit('/', 1)[-1]})"
+
+
+def flex_lines(report: Report) -> tuple[str, ...]:
+    """One line per FlexAttention op (compiler/_flex.py): its shape and block grid, the
+    template kernel computing it, the user's score_mod and mask_mod."""
+    out = []
+    for f in flex_calls(report):
+        grid = f.block_grid
+        line = f"[{f.compile_id}] flex_attention {f.query or ''}".rstrip()
+        if grid and f.block_size:
+            line += (
+                f", {f.q_len}×{f.kv_len} in {grid[0]}×{grid[1]} blocks of {f.block_size[0]}×{f.block_size[1]}"
+            )
+        line += " → " + (", ".join(f.kernels) if f.kernels else "no kernel (not compiled by Inductor)")
+        mods = [f"{m.role} {_mod_text(m)}" for m in (f.score_mod, f.mask_mod) if m is not None]
+        out.append(line + ("; " + ", ".join(mods) if mods else ""))
+    return tuple(out)
+
+
+def flex_blocks(report: Report, c: Compile) -> list[Block]:
+    """A compile's FlexAttention ops: the kernel, the block grid, each mod's source (the
+    user's function where its file is readable, else the lines torch names) and subgraph."""
+    blocks: list[Block] = []
+    for f in flex_calls(report):
+        if f.compile_id != c.id:
+            continue
+        grid = f.block_grid
+        rows = [
+            ("op", f"{f.node} (torch.ops.higher_order.flex_attention)"),
+            ("query", f.query or "?"),
+            ("kernels", ", ".join(f.kernels) or "none (not compiled by Inductor)"),
+            (
+                "block grid",
+                f"{grid[0]}×{grid[1]} blocks of {f.block_size[0]}×{f.block_size[1]}" if grid else "?",
+            ),
+        ]
+        for m in (f.score_mod, f.mask_mod):
+            if m is not None:
+                rows.append((m.role, f"{m.function or '?'} at {m.where} (subgraph {m.subgraph})"))
+        rows.append(
+            ("block mask sparsity", "not in the trace: explorer.flex_summary(block_mask) at the call")
+        )
+        blocks.append(Table(f"FlexAttention: {f.node}", ("", ""), tuple(rows)))
+        for m in (f.score_mod, f.mask_mod):
+            if m is not None:
+                blocks.append(
+                    CodeBlock(f"{m.role} {m.function or m.subgraph}", "python", m.source or "\n".join(m.code))
+                )
+                blocks.append(
+                    CodeBlock(f"{m.role} as Dynamo traced it ({m.subgraph})", "python", m.graph.strip())
+                )
+    return blocks

@@ -56,9 +56,10 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         return StageView(stage, (), note=why)
     blocks: list[Block] = []
     if stage == "capture":
-        from ._pipelineview import autograd_blocks  # builds on this module's types
+        from ._pipelineview import autograd_blocks, flex_blocks  # builds on this module's types
 
         blocks += autograd_blocks(c)
+        blocks += flex_blocks(report, c)
         if st.graph:
             blocks += [
                 GraphBlock("Dynamo graph", st.graph),
@@ -119,6 +120,9 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for i, ir in enumerate(st.ir_post_fusion):
             blocks.append(CodeBlock(f"IR after fusion #{i + 1}", "text", ir))
     elif stage == "codegen":
+        from ._pipelineview import flex_blocks
+
+        blocks += flex_blocks(report, c)
         for k in report.kernels_of(c.id):
             meta = f"  {k.metadata}" if k.metadata else ""
             blocks.append(CodeBlock(f"{k.role} kernel {k.name} ({k.language}){meta}", k.language, k.source))

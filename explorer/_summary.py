@@ -194,13 +194,15 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
             " …" if len(kinds) > 8 else ""
         )
-    from ._pipelineview import autograd_lines, export_lines  # Compiled Autograd, AOTInductor
+    # Compiled Autograd, AOTInductor, FlexAttention
+    from ._pipelineview import autograd_lines, export_lines, flex_lines
 
     sections = tuple(
         (name, lines)
         for name, lines in (
             ("Compiled Autograd", autograd_lines(report)),
             ("export → AOTInductor", export_lines(report)),
+            ("FlexAttention", flex_lines(report)),
         )
         if lines
     )
