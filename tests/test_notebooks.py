@@ -614,12 +614,12 @@ def test_10_names_the_export_pipeline_and_its_kernels(run_notebook):
     )
 
 
-# ---- 11: Compiled Autograd -------------------------------------------------------------------
+# ---- 11: Compiled Autograd and FlexAttention -------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_11_shows_each_captured_backward(run_notebook):
-    nb, _ = run_notebook("11_compiled_autograd.ipynb")
+def test_11_shows_each_captured_backward_and_the_flex_kernel(run_notebook):
+    nb, _ = run_notebook("11_compiled_autograd_and_flex.ipynb")
     assert _stdout(_tagged(nb, "compiles")).splitlines()[1:] == [
         "[!0/1/0] compiled autograd: backward #1 (!0)",
         "[!1/2/0] compiled autograd: backward #2 (!1)",
@@ -631,3 +631,21 @@ def test_11_shows_each_captured_backward(run_notebook):
         "compiled autograd: backward #2 (!1) recaptured after !0\n"
     )
     assert _stdout(_tagged(nb, "answer")) == "new captures: []\n"
+    # Part 2, FlexAttention: the mask on CPU, the kernel from the shipped H100 recording
+    assert _stdout(_tagged(nb, "mask")).splitlines()[0] == (
+        "BlockMask [1, 1, 512, 512], blocks 128×128, sparsity 56.25% (blocks skipped); "
+        "per query block: partial [1, 2, 2, 2], full [0, 0, 0, 0]"
+    )
+    assert "████    " in _stdout(_tagged(nb, "mask")).splitlines()
+    assert _stdout(_tagged(nb, "flex")) == (
+        "cuda report, torch 2.11.0+cu130\n"
+        "  [1/0] flex_attention f32[1, 2, 512, 64], 512×512 in 4×4 blocks of 128×128 → "
+        "triton_tem_fused_flex_attention_0; score_mod distance_penalty (make_flex_data.py:31), "
+        "mask_mod sliding_window_causal (make_flex_data.py:27)\n"
+    )
+    mods = _stdout(_tagged(nb, "mods")).splitlines()
+    assert mods[:3] == [
+        "score_mod: distance_penalty, line 31: return score - 0.01 * (q_idx - kv_idx)",
+        "mask_mod: sliding_window_causal, line 27: return (q_idx >= kv_idx) & (q_idx - kv_idx <= WINDOW)",
+        "class mask_fn_0(torch.nn.Module):",
+    ]
