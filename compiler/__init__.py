@@ -11,6 +11,7 @@ torch, and check its version, when first used.
 """
 
 from ._events import TraceFormatError
+from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from ._ranks import load_ranks
 from ._report import (
     SCHEMA_VERSION,
@@ -38,7 +39,6 @@ from ._report import (
     Timing,
     load,
 )
-from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from ._trace import load_trace
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
