@@ -11,6 +11,8 @@ from ._events import Event
 from ._phases import _union_s, waterfall
 from ._report import (
     Autograd,
+    Autotune,
+    AutotuneChoice,
     Capture,
     Codegen,
     Compile,
@@ -170,7 +172,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
     a.kernels = _parse_kernels(a)
     kernels = a.kernels
     fuse = None
-    if a.ir_pre or a.ir_post or a.fusion_log or a.provenance or a.outputs:
+    if a.ir_pre or a.ir_post or a.fusion_log or a.provenance or a.outputs or a.autotune:
         fuse = Fuse(
             ir_pre_fusion=tuple(a.ir_pre),
             ir_post_fusion=tuple(a.ir_post),
@@ -178,6 +180,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
             kernel_nodes=tuple(KernelNodes(k.name, k.nodes, k.aten_ops) for k in kernels if k.nodes),
             provenance="\n".join(a.provenance) or None,
             time_s=stage_t.get("fuse"),
+            autotune=tuple(_autotune(d) for d in a.autotune),
         )
     codegen = None
     if a.outputs or s.get("fx_graph_runnable"):
@@ -321,3 +324,9 @@ def _failed_stage(a: _Acc, err: str) -> str:
     if not a.outputs:
         return "fuse" if not a.ir_post else "codegen"
     return "codegen"
+
+
+def _autotune(d: dict) -> Autotune:
+    choices = [AutotuneChoice(str(n), t) for n, t in d.get("choices", ())]
+    choices.sort(key=lambda ch: (ch.time_ms is None, ch.time_ms or 0.0))
+    return Autotune(str(d.get("op", "?")), tuple(d.get("inputs", ())), tuple(choices))

@@ -119,6 +119,31 @@ class _ArtifactHandler(logging.Handler):
         pass
 
 
+class _AutotuneFeedback:
+    """Receives Inductor's autotuning results (``select_algorithm.add_feedback_saver``): one
+    ``autotune`` event per benchmarked op, in the compile that benchmarked it."""
+
+    def __init__(self, sink: list[Event], scope: _Scope):
+        self.sink = sink
+        self.scope = scope
+
+    def __call__(self, timings, name, input_nodes, choices, profiled=None, precompile_times=None) -> None:
+        try:
+            cid = _torch.current_compile_id()
+            meta: dict[str, Any] = {"autotune": {}}
+            if cid is not None:
+                meta["frame_id"], meta["frame_compile_id"] = cid
+                ca = _torch.current_compiled_autograd_id()
+                if ca is not None:
+                    meta["compiled_autograd_id"] = ca
+            ev = Event("autotune", meta)
+            if self.scope.accepts(threading.get_ident(), ev.compile_id):
+                ev.payload = json.dumps(_torch.autotune_choices(timings, name, input_nodes))
+                self.sink.append(ev)
+        except Exception:  # never disturb the user's compile
+            pass
+
+
 class Recording:
     """Context manager: ``with compiler.recording() as rec: ...`` then ``rec.report``.
 
@@ -147,6 +172,7 @@ class Recording:
         self.report: Report | None = None
         self._trace_handler: _TraceHandler | None = None
         self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
+        self._feedback: _AutotuneFeedback | None = None
         self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
         self._active = False
 
@@ -173,6 +199,9 @@ class Recording:
                 h = _ArtifactHandler(self.events, scope, artifact)
                 _listen(log, h)
                 self._artifact.append((log, h))
+            feedback = _AutotuneFeedback(self.events, scope)
+            if _torch.add_autotune_feedback(feedback):
+                self._feedback = feedback
         except BaseException:
             self._detach()
             self._active = False
@@ -207,6 +236,9 @@ class Recording:
         while self._artifact:
             log, h = self._artifact.pop()
             _unlisten(log, h)
+        if self._feedback is not None:
+            _torch.remove_autotune_feedback(self._feedback)
+            self._feedback = None
         while self._config:
             patch, name, value, module = self._config.pop()
             # a value the user changed inside the block is theirs: leave it

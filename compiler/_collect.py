@@ -31,6 +31,7 @@ class _Acc:
     ir_pre: list[str] = field(default_factory=list)
     ir_post: list[str] = field(default_factory=list)
     fusion_log: list[str] = field(default_factory=list)
+    autotune: list[dict] = field(default_factory=list)  # select_algorithm feedback, per op
     provenance: list[str] = field(default_factory=list)
     outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
     kernel_info: dict[str, dict] = field(default_factory=dict)
@@ -160,6 +161,10 @@ def on_ir_pre_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
 
 def on_ir_post_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
     a.ir_post.append(ev.payload or "")
+
+
+def on_autotune(a: _Acc, ev: Event, ctx: Context) -> None:
+    a.autotune.append(json.loads(ev.payload or "{}"))
 
 
 def on_fusion_log(a: _Acc, ev: Event, ctx: Context) -> None:

@@ -24,6 +24,8 @@ from ._pipelinetypes import CompiledAutograd, PhaseSpan
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
+    Autotune,
+    AutotuneChoice,
     Capture,
     Codegen,
     Decompose,

@@ -57,6 +57,7 @@ EVENTS: dict[str, Spec] = {
     "log:ir_pre_fusion": Spec("fuse", c.on_ir_pre_fusion),
     "log:ir_post_fusion": Spec("fuse", c.on_ir_post_fusion),
     "log:fusion": Spec("fuse", c.on_fusion_log),
+    "autotune": Spec("fuse", c.on_autotune),  # select_algorithm's feedback hook (max-autotune)
     "artifact:inductor_provenance_tracking_node_mappings": Spec("fuse", c.on_provenance),
     "artifact:inductor_provenance_tracking_kernel_stack_traces": Spec("fuse", c.on_provenance),
     # codegen: Triton / C++ kernels and the Python wrapper

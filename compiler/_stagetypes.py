@@ -153,6 +153,27 @@ class KernelNodes:
 
 
 @dataclass(frozen=True)
+class AutotuneChoice:
+    name: str  # torch's choice name: a template ("cpp_CppMicroGemmFP32Vec_0") or an extern ("_mkl_linear")
+    time_ms: float | None  # the benchmark's time; None where it failed (torch: inf)
+
+
+@dataclass(frozen=True)
+class Autotune:
+    """One op Inductor benchmarked choices for (max-autotune), as its feedback hook gave it."""
+
+    op: str  # "packed_linear", "mm", "addmm", …
+    inputs: tuple[str, ...]  # the inputs' sizes as torch's AUTOTUNE table prints them: "32x64"
+    choices: tuple[AutotuneChoice, ...]  # fastest first
+
+    @property
+    def winner(self) -> str | None:
+        """The fastest choice: the one Inductor selects."""
+        timed = [c for c in self.choices if c.time_ms is not None]
+        return min(timed, key=lambda c: c.time_ms).name if timed else None  # type: ignore[arg-type, return-value]
+
+
+@dataclass(frozen=True)
 class Fuse:
     ir_pre_fusion: tuple[str, ...] = ()
     ir_post_fusion: tuple[str, ...] = ()
@@ -160,6 +181,7 @@ class Fuse:
     kernel_nodes: tuple[KernelNodes, ...] = ()
     provenance: str | None = None  # inductor_provenance_tracking_* where emitted
     time_s: float | None = None
+    autotune: tuple[Autotune, ...] = ()  # max-autotune's benchmarked choices, per op
 
 
 @dataclass(frozen=True)

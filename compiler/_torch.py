@@ -184,3 +184,47 @@ def fail_on_recompile():
     import torch
 
     return torch.compiler.set_stance("fail_on_recompile")
+
+
+# ---- max-autotune: Inductor's choice feedback (torch/_inductor/select_algorithm.py) ----------
+# Where Inductor benchmarks choices for an op (GEMM templates vs ATen/oneDNN/MKL externs), it
+# calls each function given to `add_feedback_saver` with (timings {ChoiceCaller: ms}, op name,
+# input IR nodes, choices, profiler thunk, precompile times). torch offers no removal of one
+# saver (only `clear_feedback_savers`, which would drop other users' too): we take ours out of
+# the selector cache's list.
+
+
+def add_autotune_feedback(fn: Any) -> bool:
+    try:
+        from torch._inductor import select_algorithm
+    except ImportError:
+        return False
+    if not hasattr(select_algorithm, "add_feedback_saver"):
+        return False
+    select_algorithm.add_feedback_saver(fn)
+    return True
+
+
+def remove_autotune_feedback(fn: Any) -> None:
+    from torch._inductor import select_algorithm
+
+    savers = getattr(select_algorithm.get_algorithm_selector_cache(), "feedback_saver_fns", None)
+    if isinstance(savers, list) and fn in savers:
+        savers.remove(fn)
+
+
+def autotune_choices(timings: dict, name: str, input_nodes: list) -> dict[str, Any]:
+    """One benchmarked op as JSON-able facts: its name, its inputs' sizes as torch prints them
+    in its AUTOTUNE table ("32x64"), and each choice's time in ms (None: failed, inf)."""
+
+    def size(n: Any) -> str:
+        try:
+            return "x".join(str(s) for s in n.get_size())
+        except Exception:
+            return "?"
+
+    choices = []
+    for choice, ms in timings.items():
+        t = float(ms)
+        choices.append([str(getattr(choice, "name", choice)), t if t != float("inf") else None])
+    return {"op": str(name), "inputs": [size(n) for n in input_nodes], "choices": choices}

@@ -94,6 +94,9 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         if st.pre_grad_before:
             blocks.append(CodeBlock("pre-grad graph", "python", st.pre_grad_before.code))
     elif stage == "fuse":
+        from ._pipelineview import autotune_blocks
+
+        blocks += autotune_blocks(c)
         # one colour per kernel; one coloured graph per role (forward / backward kernels name
         # the nodes of different graphs)
         by_role: dict[str, dict[str, str]] = {}

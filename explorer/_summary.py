@@ -195,7 +195,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             " …" if len(kinds) > 8 else ""
         )
     # Compiled Autograd, AOTInductor, FlexAttention
-    from ._pipelineview import autograd_lines, export_lines, flex_lines
+    from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
 
     sections = tuple(
         (name, lines)
@@ -203,6 +203,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             ("Compiled Autograd", autograd_lines(report)),
             ("export → AOTInductor", export_lines(report)),
             ("FlexAttention", flex_lines(report)),
+            ("Max-autotune", autotune_lines(report)),
         )
         if lines
     )

@@ -133,3 +133,41 @@ def test_guard_evaluation_internals():
     with _torch.fail_on_recompile():
         assert cf(torch.ones(3)).shape == (3,)
     assert _torch.current_compiled_autograd_id() is None
+
+
+def test_autotune_feedback_hook():
+    """select_algorithm's feedback savers: ours is added through torch's function and taken
+    out of the selector cache's list again, leaving any other saver in place."""
+    from torch._inductor import select_algorithm
+
+    def other(*args):
+        pass
+
+    def ours(*args):
+        pass
+
+    savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+    before = list(savers)
+    select_algorithm.add_feedback_saver(other)
+    assert _torch.add_autotune_feedback(ours)
+    assert savers[-2:] == [other, ours]
+    _torch.remove_autotune_feedback(ours)
+    assert savers[-1] is other
+    savers.remove(other)
+    assert savers == before
+
+    class Node:
+        def __init__(self, *size):
+            self.size = size
+
+        def get_size(self):
+            return self.size
+
+    class Choice:
+        def __init__(self, name):
+            self.name = name
+
+    got = _torch.autotune_choices(
+        {Choice("a"): 1.5, Choice("b"): float("inf")}, "mm", [Node(4, 8), Node(8, 2)]
+    )
+    assert got == {"op": "mm", "inputs": ["4x8", "8x2"], "choices": [["a", 1.5], ["b", None]]}
