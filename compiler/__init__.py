@@ -11,6 +11,7 @@ torch, and check its version, when first used.
 """
 
 from ._events import TraceFormatError
+from ._exportinfo import ExportSummary, InputSpec, export_summary
 from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from ._ranks import load_ranks
 from ._report import (
@@ -90,12 +91,14 @@ __all__ = [
     "Compile",
     "CompiledAutograd",
     "Decompose",
+    "ExportSummary",
     "FlexCall",
     "FlexMask",
     "Frame",
     "Fuse",
     "Graph",
     "GraphBreak",
+    "InputSpec",
     "Kernel",
     "KernelTime",
     "ModSource",
@@ -112,6 +115,7 @@ __all__ = [
     "TraceFormatError",
     "UnsupportedTorchVersion",
     "compare_modes",
+    "export_summary",
     "flex_calls",
     "flex_summary",
     "load",

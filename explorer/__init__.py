@@ -20,7 +20,7 @@ if not getattr(_compiler, "__pt2_explorer__", False):  # a user's compiler.py, a
         "another directory"
     )
 
-from compiler import Report, flex_calls, flex_summary  # noqa: E402  (FlexAttention)
+from compiler import Report, export_summary, flex_calls, flex_summary  # noqa: E402
 from explorer._summary import print_summary, summary_text  # noqa: E402
 
 
@@ -193,6 +193,7 @@ __all__ = [
     "compare_stages",
     "diff",
     "diff_compiles",
+    "export_summary",
     "flex_calls",
     "flex_summary",
     "html",
