@@ -604,6 +604,14 @@ def test_10_names_the_export_pipeline_and_its_kernels(run_notebook):
         "[aoti/0] export → AOTInductor, 1 graph, 2 kernels (cpp); dynamic dims: x.size()[0] in [2, 64]\n"
         "dynamic dims: [('s77', 'x.size()[0]', '[2, 64]')]\n"
     )
+    assert _stdout(_tagged(nb, "specs")) == (
+        "inputs:\n"
+        "  PARAMETER  p_fc_weight = fc.weight: float32 [4, 4]\n"
+        "  PARAMETER  p_fc_bias = fc.bias: float32 [4]\n"
+        "  USER_INPUT x: float32 [s77, 4]\n"
+        "outputs: relu (USER_OUTPUT)\n"
+        "range constraints: s77 in [2, 64]\n"
+    )
     stages = _stdout(_tagged(nb, "stages")).splitlines()
     assert stages[1].startswith("aoti wrapper · ") and stages[2].startswith("aoti kernels · ")
     assert [ln.split(" · ")[0] for ln in stages[3:]] == ["cpp_fused_0", "cpp_fused_relu_1"]
