@@ -1,9 +1,11 @@
 """The view model lowered to HTML: fragments (used by the notebook widgets) and one
 self-contained static page (``report.save_html``, ``pt2-explorer report --html``).
 
-Every user-controlled string goes through ``esc`` (or pygments, which escapes); fragments
-need no JavaScript (``<details>`` for collapsing, SVG ``<title>`` for node tooltips), so they
-work inside ipywidgets.HTML, where scripts do not run.
+Every user-controlled string goes through ``esc`` (or pygments, which escapes). Fragments
+need no JavaScript (``<details>`` for collapsing), so they work inside ipywidgets.HTML, where
+scripts do not run; the one exception is the graph view, which is a script: in the notebook an
+anywidget (``_graphwidget.py``), on the static page the bundle inlined once beside each graph's
+data as JSON (``_graphview.py``).
 """
 
 from __future__ import annotations
