@@ -52,7 +52,7 @@ CSS = """
 .pt2x .glance .rcp::before{content:"recompile  ";color:#9a6700;font-weight:600}
 .pt2x .error{color:#cf222e;font-weight:600}
 .pt2x table{border-collapse:collapse;margin:4px 0}
-.pt2x td,.pt2x th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:12px}
+.pt2x td,.pt2x th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:12px;overflow-wrap:anywhere}
 .pt2x th{background:#f6f8fa}
 .pt2x pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:480px;font-size:12px;margin:2px 0}
 .pt2x .src .hl{background:#ffebe9;font-weight:600}
