@@ -5,11 +5,13 @@ torch: run this file on every supported torch version (2.11 on the GPU machine, 
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import compiler
@@ -133,3 +135,28 @@ def test_guard_evaluation_internals():
     with _torch.fail_on_recompile():
         assert cf(torch.ones(3)).shape == (3,)
     assert _torch.current_compiled_autograd_id() is None
+
+
+@pytest.mark.slow
+def test_basic_provenance_maps_kernels_to_the_same_nodes_as_normal():
+    """The recording asks for Inductor's basic provenance level: its kernel -> post-grad node
+    mapping must be the one the normal level gives (read from torch's own trace)."""
+    from _torch_trace import RawTrace
+
+    inductor = _torch.inductor_config()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16))
+    x = torch.randn(4, 8)
+    mappings = []
+    for level in (1, _torch.PROVENANCE_BASIC):
+        torch._dynamo.reset()
+        with inductor.patch({_torch.INDUCTOR_PROVENANCE: level, _torch.INDUCTOR_FX_GRAPH_CACHE: False}):
+            with RawTrace() as trace:
+                torch.compile(model)(x)
+        (payload,) = [
+            p
+            for meta, p in trace.records
+            if meta.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings"
+        ]
+        mappings.append(json.loads(payload)["cppCodeToPost"])
+    assert mappings[0] == mappings[1]
+    assert any(k.startswith("cpp_fused_") for k in mappings[0])
