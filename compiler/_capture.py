@@ -169,7 +169,9 @@ class Recording:
         self.on_stage = on_stage
         self.caches = caches
         self.events: list[Event] = []
-        self.report: Report | None = None
+        self._report: Report | None = None
+        self._ended: tuple[str | None, dict[int, str]] | None = None  # (error, interned strings) at exit
+        self._report_lock = threading.Lock()
         self._trace_handler: _TraceHandler | None = None
         self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
         self._feedback: _AutotuneFeedback | None = None
@@ -183,7 +185,7 @@ class Recording:
         wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
         loggers = [_torch.artifact_logger(m, a) for m, a in _torch.FUSION_LOGGERS] if self.fusion_logs else []
         self.events = []
-        self.report = None
+        self._report, self._ended = None, None
         scope = _Scope(threading.get_ident())
         try:
             self._active = True
@@ -216,17 +218,21 @@ class Recording:
             error = None
             if exc_type is not None:
                 error = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
-            try:
-                self.report = self._build(error)
-            except Exception as build_error:  # a bug of ours must not replace the user's error
-                self.report = Report(
-                    torch_version=torch.__version__,
-                    device="cpu",
-                    error=f"{error or ''} (report incomplete: {type(build_error).__name__}: {build_error})".strip(),
-                )
-                if exc_type is None:
-                    raise
+            self._ended = (error, _torch.interned_strings())
         return False
+
+    @property
+    def report(self) -> Report | None:
+        """The block's report once it has ended (None before). Built from the recorded events
+        at the first access, not on leaving the block: the block pays only for collecting
+        them. Where the block ended with an exception, a report that could not be built
+        says so in its ``error`` rather than raising."""
+        if self._active or self._ended is None:
+            return None
+        with self._report_lock:
+            if self._report is None:
+                self._report = self._build(*self._ended)
+            return self._report
 
     def _detach(self) -> None:
         """Undo what __enter__ did, whatever part of it ran; safe to call twice."""
@@ -245,13 +251,19 @@ class Recording:
             if _get(module, name) == value:
                 patch.__exit__(None, None, None)
 
-    def _build(self, error: str | None) -> Report:
-        return _build.build(
-            list(self.events),
-            torch_version=torch.__version__,
-            interned=_torch.interned_strings(),
-            error=error,
-        )
+    def _build(self, error: str | None, interned: dict[int, str]) -> Report:
+        try:
+            return _build.build(
+                list(self.events), torch_version=torch.__version__, interned=interned, error=error
+            )
+        except Exception as build_error:  # a bug of ours must not replace the user's error
+            if error is None:
+                raise
+            return Report(
+                torch_version=torch.__version__,
+                device="cpu",
+                error=f"{error} (report incomplete: {type(build_error).__name__}: {build_error})",
+            )
 
 
 # torch's loggers are process-wide: the first recording to listen saves their state, the
@@ -298,7 +310,10 @@ def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, An
         if hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
             out.append((functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE, False))
     if provenance and hasattr(inductor.trace, "provenance_tracking_level"):
-        out.append((inductor, _torch.INDUCTOR_PROVENANCE, max(1, inductor.trace.provenance_tracking_level)))
+        # the user's own level where they chose one, else the basic one: the same kernel to
+        # post-grad node mapping without "normal"'s per-pass node history (see _torch)
+        level = inductor.trace.provenance_tracking_level or _torch.PROVENANCE_BASIC
+        out.append((inductor, _torch.INDUCTOR_PROVENANCE, level))
     return out
 
 
@@ -324,11 +339,12 @@ def recording(
     ``on_stage(compile_id, stage)`` is called as each compile reaches a stage (for progress
     displays); an exception it raises is swallowed and stops further calls.
 
-    What it costs: torch builds every trace payload while a handler listens, and the fuse
-    stage's extras cost most. Measured on CPU (benchmarks/README.md), Python-side compile time
-    grows by 13-27%, about 0.3 s a compile, which is 1-1.5% of the wall time when the C++
-    compiler dominates. ``fusion_logs=False`` (no IR before/after fusion) and
-    ``provenance=False`` (no kernel-to-node mapping on CPU) leave those out.
+    What it costs (benchmarks/README.md, H100, BERT-base / GPT-2 inference compiles): torch
+    builds every trace payload while a handler listens, as under TORCH_TRACE; the IR before
+    and after fusion, which torch renders eagerly for the fusion loggers, adds 10-20% of
+    the compile's CPU time. ``fusion_logs=False`` leaves it out (1.04x a plain compile,
+    kernel-to-node map included); ``provenance=False`` also leaves out the CPU kernel-to-node
+    map. The report is built at the first ``rec.report``, after the block (0.2-0.3 s there).
 
     >>> with recording() as rec:
     ...     torch.compile(fn)(x)

@@ -213,15 +213,24 @@ def _infer_modules(nodes: list[Node]) -> list[Node]:
             direct.append(_common(sorted(mods)) if mods else (n.target if n.op == "call_module" else None))
         else:
             direct.append(n.module)
+    # the nearest known path before each node (placeholders' aside) and after it, in one pass each
+    before: list[str | None] = []
+    last = None
+    for n, d in zip(nodes, direct):
+        before.append(last)
+        if d and n.op != "placeholder":
+            last = d
+    after: list[str | None] = [None] * len(nodes)
+    last = None
+    for i in range(len(nodes) - 1, -1, -1):
+        after[i] = last
+        if direct[i]:
+            last = direct[i]
     out = []
     for i, n in enumerate(nodes):
         mod, inferred = direct[i], False
         if mod is None and n.op in ("call_function", "call_method"):
-            before = next(
-                (direct[j] for j in range(i - 1, -1, -1) if direct[j] and nodes[j].op != "placeholder"), None
-            )
-            after = next((direct[j] for j in range(i + 1, len(nodes)) if direct[j]), None)
-            cands = [m for m in (before, after) if m]
+            cands = [m for m in (before[i], after[i]) if m]
             mod = _common(cands) if len(cands) == 2 else None
             inferred = mod is not None
         out.append(_replace(n, module=mod or None, module_inferred=inferred))

@@ -1,9 +1,11 @@
 """The view model lowered to HTML: fragments (used by the notebook widgets) and one
 self-contained static page (``report.save_html``, ``pt2-explorer report --html``).
 
-Every user-controlled string goes through ``esc`` (or pygments, which escapes); fragments
-need no JavaScript (``<details>`` for collapsing, SVG ``<title>`` for node tooltips), so they
-work inside ipywidgets.HTML, where scripts do not run.
+Every user-controlled string goes through ``esc`` (or pygments, which escapes). Fragments
+need no JavaScript (``<details>`` for collapsing), so they work inside ipywidgets.HTML, where
+scripts do not run; the one exception is the graph view, which is a script: in the notebook an
+anywidget (``_graphwidget.py``), on the static page the bundle inlined once beside each graph's
+data as JSON (``_graphview.py``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ CSS = """
 .pt2x .glance .rcp::before{content:"recompile  ";color:#9a6700;font-weight:600}
 .pt2x .error{color:#cf222e;font-weight:600}
 .pt2x table{border-collapse:collapse;margin:4px 0}
-.pt2x td,.pt2x th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:12px}
+.pt2x td,.pt2x th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;font-size:12px;overflow-wrap:anywhere}
 .pt2x th{background:#f6f8fa}
 .pt2x pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:480px;font-size:12px;margin:2px 0}
 .pt2x .src .hl{background:#ffebe9;font-weight:600}

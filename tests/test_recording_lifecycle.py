@@ -184,3 +184,16 @@ def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config
     assert c.stages.fuse.kernel_nodes == ()  # the CPU mapping comes from provenance tracking
     assert [k.language for k in rec.report.kernels] == ["cpp"]
     assert (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level) == before
+
+
+def test_report_is_built_at_first_access_after_the_block():
+    rec = compiler.recording()
+    assert rec.report is None
+    with rec:
+        torch.compile(sine, backend="eager")(torch.randn(3))
+        assert rec.report is None  # nothing is built while the block runs
+        assert rec._report is None
+    assert rec._report is None  # leaving the block builds nothing either
+    report = rec.report
+    assert [c.id for c in report.compiles] == ["0/0"]
+    assert rec.report is report  # built once

@@ -134,8 +134,9 @@ def test_users_config_set_inside_the_block_is_kept():
     cache0 = inductor.fx_graph_cache
     with compiler.recording():
         assert inductor.fx_graph_cache is False  # ours, inside the block
-        inductor.trace.provenance_tracking_level = 2  # the user's own choice
-    assert inductor.trace.provenance_tracking_level == 2
+        assert inductor.trace.provenance_tracking_level == 2  # ours: the basic level
+        inductor.trace.provenance_tracking_level = 1  # the user's own choice
+    assert inductor.trace.provenance_tracking_level == 1
     assert inductor.fx_graph_cache == cache0  # ours undone
     inductor.trace.provenance_tracking_level = 0
     with compiler.recording():

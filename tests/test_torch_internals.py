@@ -5,11 +5,13 @@ torch: run this file on every supported torch version (2.11 on the GPU machine, 
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import compiler
@@ -171,3 +173,28 @@ def test_autotune_feedback_hook():
         {Choice("a"): 1.5, Choice("b"): float("inf")}, "mm", [Node(4, 8), Node(8, 2)]
     )
     assert got == {"op": "mm", "inputs": ["4x8", "8x2"], "choices": [["a", 1.5], ["b", None]]}
+
+
+@pytest.mark.slow
+def test_basic_provenance_maps_kernels_to_the_same_nodes_as_normal():
+    """The recording asks for Inductor's basic provenance level: its kernel -> post-grad node
+    mapping must be the one the normal level gives (read from torch's own trace)."""
+    from _torch_trace import RawTrace
+
+    inductor = _torch.inductor_config()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16))
+    x = torch.randn(4, 8)
+    mappings = []
+    for level in (1, _torch.PROVENANCE_BASIC):
+        torch._dynamo.reset()
+        with inductor.patch({_torch.INDUCTOR_PROVENANCE: level, _torch.INDUCTOR_FX_GRAPH_CACHE: False}):
+            with RawTrace() as trace:
+                torch.compile(model)(x)
+        (payload,) = [
+            p
+            for meta, p in trace.records
+            if meta.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings"
+        ]
+        mappings.append(json.loads(payload)["cppCodeToPost"])
+    assert mappings[0] == mappings[1]
+    assert any(k.startswith("cpp_fused_") for k in mappings[0])

@@ -9,57 +9,12 @@ import { select } from 'd3-selection';
 import { zoom, zoomIdentity, ZoomBehavior } from 'd3-zoom';
 
 import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
-import { CSS } from './style';
+import { clip, el, injectStyle, svg } from './dom';
 
-const SVGNS = 'http://www.w3.org/2000/svg';
 export const FIRST_VIEW_LEAVES = 40; // what the first view shows at most, expanded greedily
 const CHAR_W = 6.6; // px per character of the 11 px monospace labels
 const LINE_H = 14;
-const LABEL_MAX = 44;
 const HIT_LIST = 200; // search results counted, at most
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  cls?: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) {
-    e.className = cls;
-  }
-  if (text !== undefined) {
-    e.textContent = text;
-  }
-  return e;
-}
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number> = {}
-): SVGElementTagNameMap[K] {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    e.setAttribute(k, String(v));
-  }
-  return e;
-}
-
-function clip(text: string): string {
-  if (text.length <= LABEL_MAX) {
-    return text;
-  }
-  const half = Math.floor((LABEL_MAX - 1) / 2);
-  return `${text.slice(0, half)}…${text.slice(-half)}`;
-}
-
-function injectStyle(doc: Document): void {
-  if (!doc.getElementById('pt2x-gv-style')) {
-    const s = doc.createElement('style');
-    s.id = 'pt2x-gv-style';
-    s.textContent = CSS;
-    doc.head.appendChild(s);
-  }
-}
 
 interface Placed {
   x: number;
