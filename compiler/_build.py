@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from . import _autograd, _export, _graphs, _outputcode
+from . import _autograd, _draft, _export, _graphs, _outputcode
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
@@ -56,7 +56,7 @@ def build(
     for ev in events:
         if ctx.rank is None and isinstance(ev.metadata.get("rank"), int):
             ctx.rank = ev.metadata["rank"]
-        if ev.name in IGNORED:
+        if ev.name in IGNORED or _draft.take(ctx, ev):
             continue
         spec = lookup(ev.name)
         if spec is None:
@@ -106,6 +106,7 @@ def build(
         source=source,
         rank=ctx.rank,
         distributed=tuple(ctx.distributed),
+        exports=_draft.runs(ctx),
     )
 
 

@@ -51,6 +51,9 @@ def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | 
         ctx.next_frame += 1
         state["n"] += 1
         state["open"] = a
+        from ._draft import link
+
+        link(ctx, key)
         for sym in state["pending"]:
             on_symbol(a, sym, ctx)
         state["pending"] = []

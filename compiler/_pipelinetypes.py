@@ -48,3 +48,31 @@ class PhaseSpan:
     start_s: float  # from the compile's first phase
     duration_s: float
     depth: int  # 0 for a phase no other phase of the compile encloses
+
+
+@dataclass(frozen=True)
+class ExportFact:
+    """One thing torch.export assumed about the inputs, or one failure draft_export found,
+    from torch's structured trace, with the user line it came from."""
+
+    # assumptions: "dim" (create_symbol), "guard" (guard_added), "specialization",
+    # "unbacked" (create_unbacked_symbol); failures: "data-dependent"
+    # (propagate_real_tensors_provenance), "missing fake kernel", "mismatched fake kernel"
+    kind: str
+    expr: str  # "s77 > 4", "zuf0 > 2.0", the symbol, or the op
+    where: str | None = None  # "model.py:12": the user line
+    code: str | None = None  # that line's code, as torch logged it
+    detail: str | None = None  # a dim's range and source, the value assumed, the reason
+    count: int = 1  # how often torch logged it (draft_export's "encountered N times")
+
+
+@dataclass(frozen=True)
+class ExportRun:
+    """One torch.export.export / draft_export call seen in the trace: what it assumed and
+    (draft_export) the failures it found."""
+
+    number: int  # 1 for the recording's first export
+    draft: bool = False  # draft_export (torch logged its dtrace events)
+    assumptions: tuple[ExportFact, ...] = ()
+    failures: tuple[ExportFact, ...] = ()
+    compile_id: str | None = None  # the AOTInductor compile that followed ("aoti/0")

@@ -20,7 +20,7 @@ from typing import Any
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
 from . import _schema
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
-from ._pipelinetypes import CompiledAutograd, PhaseSpan
+from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
@@ -165,6 +165,8 @@ class Report:
     # DDP's split graphs (optimize_ddp_split_graph / _child) and Inductor's collective
     # schedules (artifact:inductor_collective_schedule), torch's events kept whole
     distributed: tuple[RawEvent, ...] = ()
+    # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/_draft.py)
+    exports: tuple[ExportRun, ...] = ()
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:
