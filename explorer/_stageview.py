@@ -56,9 +56,11 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         return StageView(stage, (), note=why)
     blocks: list[Block] = []
     if stage == "capture":
+        from ._exportview import export_run_blocks
         from ._pipelineview import autograd_blocks, flex_blocks  # builds on this module's types
 
         blocks += autograd_blocks(c)
+        blocks += export_run_blocks(report, c)
         blocks += flex_blocks(report, c)
         if st.graph:
             blocks += [

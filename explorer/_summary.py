@@ -195,13 +195,14 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             " …" if len(kinds) > 8 else ""
         )
     # Compiled Autograd, AOTInductor, FlexAttention
+    from ._exportview import export_run_lines
     from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
 
     sections = tuple(
         (name, lines)
         for name, lines in (
             ("Compiled Autograd", autograd_lines(report)),
-            ("export → AOTInductor", export_lines(report)),
+            ("export → AOTInductor", export_lines(report) + export_run_lines(report)),
             ("FlexAttention", flex_lines(report)),
             ("Max-autotune", autotune_lines(report)),
         )
