@@ -10,6 +10,7 @@ Nothing is patched; everything is detached on exit, whatever ends the block.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -18,7 +19,7 @@ from typing import Any
 
 import torch
 
-from . import _build, _torch
+from . import _build, _draft, _torch
 from ._events import Event, from_record
 from ._report import STAGES, Report
 from ._stages import PHASE_STAGE, lookup
@@ -185,6 +186,7 @@ class Recording:
         wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
         loggers = [_torch.artifact_logger(m, a) for m, a in _torch.FUSION_LOGGERS] if self.fusion_logs else []
         self.events = []
+        self._export_error = None  # a data-dependent error that ended a torch.export call
         self._report, self._ended = None, None
         scope = _Scope(threading.get_ident())
         try:
@@ -216,8 +218,10 @@ class Recording:
         finally:
             self._active = False
             error = None
+            self._export_error = None
             if exc_type is not None:
                 error = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
+                self._export_error = _draft.error_fact(exc)
             self._ended = (error, _torch.interned_strings())
         return False
 
@@ -253,9 +257,14 @@ class Recording:
 
     def _build(self, error: str | None, interned: dict[int, str]) -> Report:
         try:
-            return _build.build(
+            report = _build.build(
                 list(self.events), torch_version=torch.__version__, interned=interned, error=error
             )
+            if self._export_error is not None:
+                report = dataclasses.replace(
+                    report, exports=_draft.with_error(report.exports, self._export_error)
+                )
+            return report
         except Exception as build_error:  # a bug of ours must not replace the user's error
             if error is None:
                 raise

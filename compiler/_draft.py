@@ -137,3 +137,37 @@ def _fact(ctx: Context, kind: str, name: str, body: dict) -> ExportFact:
     top = user[-1] if user else None
     where = f"{top.filename.rsplit('/', 1)[-1]}:{top.line}" if top else None
     return ExportFact(kind, expr, where, top.code if top else None, detail)
+
+
+def error_fact(exc: BaseException) -> ExportFact | None:
+    """A data-dependent error that ended a torch.export.export call inside the recording:
+    torch's expression (the exception's ``cond``) and the last user line of its traceback.
+    None where the exception is another, or did not come from torch.export."""
+    import traceback
+
+    from . import _torch
+    from ._stagetypes import StackFrame
+
+    expr = _torch.data_dependent_condition(exc)
+    if expr is None:
+        return None
+    frames = [
+        StackFrame(f.filename, f.lineno or 0, f.name, f.line) for f in traceback.extract_tb(exc.__traceback__)
+    ]
+    if not any("/torch/export/" in f.filename.replace("\\", "/") for f in frames):
+        return None
+    user = [f for f in frames if f.kind == "user" and not f.filename.startswith("<")]
+    top = user[-1] if user else None
+    where = f"{top.filename.rsplit('/', 1)[-1]}:{top.line}" if top else None
+    return ExportFact("data-dependent error", expr, where, top.code if top else None, "export failed here")
+
+
+def with_error(exports: tuple[ExportRun, ...], fact: ExportFact) -> tuple[ExportRun, ...]:
+    """The exports with the failed one's error added: the last export, still open (no
+    AOTInductor compile followed), or a new one."""
+    import dataclasses
+
+    if exports and exports[-1].compile_id is None:
+        last = exports[-1]
+        return (*exports[:-1], dataclasses.replace(last, failures=(*last.failures, fact)))
+    return (*exports, ExportRun(number=len(exports) + 1, failures=(fact,)))

@@ -234,3 +234,20 @@ def autotune_choices(timings: dict, name: str, input_nodes: list) -> dict[str, A
         t = float(ms)
         choices.append([str(getattr(choice, "name", choice)), t if t != float("inf") else None])
     return {"op": str(name), "inputs": [size(n) for n in input_nodes], "choices": choices}
+
+
+def data_dependent_condition(exc: BaseException) -> str | None:
+    """The expression of a data-dependent guard torch could not decide (the exception's
+    ``cond``, torch/fx/experimental/symbolic_shapes.py GuardOnDataDependentSymNode), looked for
+    along the exception's causes; None for any other exception."""
+    try:
+        from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+    except ImportError:
+        return None
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, GuardOnDataDependentSymNode):
+            return str(exc.cond)
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -39,6 +39,8 @@ def export_run_lines(report: Report) -> tuple[str, ...]:
         head += f": {_plural(len(run.assumptions), 'assumption')}"
         if run.draft:
             head += f", {_plural(len(run.failures), 'failure')} draft_export found"
+        elif run.failures:
+            head += "; failed"
         out.append(head)
         out += [f"    failure: {_fact_text(f)}" for f in run.failures]
         out += [f"    assumed: {_fact_text(f)}" for f in run.assumptions]
@@ -57,8 +59,8 @@ def export_run_blocks(report: Report, c: Compile) -> list[Block]:
     for run in report.exports:
         if run.compile_id != c.id:
             continue
-        if run.draft:
-            title = f"{_label(run)}: {_plural(len(run.failures), 'failure')} draft_export found"
+        if run.draft or run.failures:
+            title = f"{_label(run)}: {_plural(len(run.failures), 'failure')}"
             blocks.append(Table(title, cols, _rows(run.failures)))
         blocks.append(Table(f"{_label(run)}: what it assumed about the inputs", cols, _rows(run.assumptions)))
     return blocks

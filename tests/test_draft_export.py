@@ -9,8 +9,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 from _torch_trace import RawTrace, read_log
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 import compiler
 from explorer._stageview import stage_view
@@ -92,6 +94,26 @@ def test_draft_export_failure_has_kind_expression_and_line():
         " (assumed True from the real inputs)" in text
     )
     assert compiler.Report.from_dict(rec.report.to_dict()) == rec.report
+
+
+def test_export_failing_on_a_data_dependent_guard_names_it_in_the_partial_report():
+    with pytest.raises(GuardOnDataDependentSymNode) as failed, compiler.recording() as rec:
+        torch.export.export(Branchy(), (torch.randn(4), torch.tensor([1.0, 2.0])))
+    (run,) = rec.report.exports
+    (f,) = run.failures
+    assert (f.kind, f.expr, f.where, f.code) == (
+        "data-dependent error",
+        str(failed.value.cond),  # torch's own expression
+        f"{HERE}:{_line('if n > 2:')}",
+        "if n > 2:",
+    )
+    assert f.expr == "zuf0 > 2.0" and rec.report.error.startswith("GuardOnDataDependentSymNode: ")
+    assert [(a.kind, a.where) for a in run.assumptions] == [
+        ("unbacked", f"{HERE}:{_line('n = y.sum().item()')}")
+    ]
+    text = summary_text(rec.report, width=400)
+    assert "export #1 (torch.export.export): 1 assumption; failed" in text
+    assert f"failure: data-dependent error zuf0 > 2.0 at {HERE}:{_line('if n > 2:')} `if n > 2:`" in text
 
 
 def test_export_with_dim_range_lists_each_assumption_in_the_aoti_capture_stage(tmp_path):

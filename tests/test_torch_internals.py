@@ -198,3 +198,24 @@ def test_basic_provenance_maps_kernels_to_the_same_nodes_as_normal():
         mappings.append(json.loads(payload)["cppCodeToPost"])
     assert mappings[0] == mappings[1]
     assert any(k.startswith("cpp_fused_") for k in mappings[0])
+
+
+def test_data_dependent_condition_reads_the_exceptions_cond():
+    """torch's GuardOnDataDependentSymNode keeps the undecidable expression as ``cond``; a
+    wrapping exception is followed to it; any other exception gives None."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    class M(torch.nn.Module):
+        def forward(self, y):
+            if y.sum().item() > 0:
+                return y
+            return -y
+
+    with pytest.raises(GuardOnDataDependentSymNode) as failed:
+        torch.export.export(M(), (torch.ones(2),))
+    assert _torch.data_dependent_condition(failed.value) == str(failed.value.cond) == "zuf0 > 0.0"
+    try:
+        raise ValueError("wrapped") from failed.value
+    except ValueError as wrapped:
+        assert _torch.data_dependent_condition(wrapped) == "zuf0 > 0.0"
+    assert _torch.data_dependent_condition(RuntimeError("x")) is None
