@@ -612,6 +612,11 @@ def test_10_names_the_export_pipeline_and_its_kernels(run_notebook):
         "outputs: relu (USER_OUTPUT)\n"
         "range constraints: s77 in [2, 64]\n"
     )
+    assert _stdout(_tagged(nb, "draft")) == (  # torch's expression and the cell's lines
+        "data-dependent · zuf0 > 2.0 · if n > 2:\n"
+        "unbacked · zuf0 · n = y.sum().item()\n"
+        "guard · zuf0 > 2.0 · if n > 2:\n"
+    )
     stages = _stdout(_tagged(nb, "stages")).splitlines()
     assert stages[1].startswith("aoti wrapper · ") and stages[2].startswith("aoti kernels · ")
     assert [ln.split(" · ")[0] for ln in stages[3:]] == ["cpp_fused_0", "cpp_fused_relu_1"]
