@@ -63,6 +63,7 @@ class Context:
     distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
     rank: int | None = None  # torch puts the rank in every event once the process group exists
     autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
+    exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
 
     generation: int = 0
     frame_offset: int = 0

@@ -43,7 +43,7 @@ _CONSUMED = frozenset(_FAILED) | {"guard_added", "guard_added_fast", "symbolic_s
 
 
 def _state(ctx: Context) -> dict:
-    return ctx.autograd.setdefault("__export__", {"runs": [], "open": None})
+    return ctx.exports.setdefault("state", {"runs": [], "open": None})
 
 
 def take(ctx: Context, ev: Event) -> bool:
