@@ -64,6 +64,7 @@ class Context:
     rank: int | None = None  # torch puts the rank in every event once the process group exists
     autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
     exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
+    aoti: dict = field(default_factory=lambda: {"n": 0, "open": None, "pending": []})  # (_export)
 
     generation: int = 0
     frame_offset: int = 0

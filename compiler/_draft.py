@@ -54,8 +54,7 @@ def take(ctx: Context, ev: Event) -> bool:
     if not is_frameless(ev):
         st["open"] = None  # a Dynamo frame: the export is over
         return False
-    aoti = ctx.autograd.get("__aoti__")
-    if aoti is not None and aoti["open"] is not None:
+    if ctx.aoti["open"] is not None:
         return False  # AOTInductor's own lowering: its compile's events
     name = ev.name
     if name == "exported_program":  # draft_export's last event (dtrace): the run is over

@@ -35,7 +35,7 @@ def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | 
     """The AOTInductor compile a frameless event belongs to, or None (kept as before). Dims
     created before the compile (by torch.export) wait for it; a compile starts at its first
     stage event and ends with its compilation_metrics."""
-    state = ctx.autograd.setdefault("__aoti__", {"n": 0, "open": None, "pending": []})
+    state = ctx.aoti
     a = state["open"]
     if a is None:
         if ev.name == "create_symbol":

@@ -145,3 +145,28 @@ def test_torch_trace_log_loads_the_same():
         "compiled autograd: backward #2 (!1)",
     ]
     assert ca[1].compiled_autograd.recaptured_from == "!0"
+
+
+def test_captures_numbered_apart_from_aotinductor(tmp_path):
+    """An AOTInductor compile before the first capture takes no capture number: one log of an
+    export + AOTInductor run followed by the two Compiled Autograd steps (the two fixtures)."""
+    import gzip
+    import os
+
+    from _torch_trace import read_log
+
+    here = os.path.join(os.path.dirname(__file__), "fixtures", "traces")
+    path = tmp_path / "both.log.gz"
+    with gzip.open(path, "wb") as out:
+        for name in ("cpu-torch213-export-aoti.log.gz", "cpu-torch213-compiled-autograd.log.gz"):
+            with gzip.open(os.path.join(here, name)) as f:
+                out.write(f.read())
+    ids, _ = _torch_ids(read_log(str(path)))
+    report = compiler.load_trace(str(path))
+    assert [c.id for c in report.compiles if c.id.startswith("aoti/")] == ["aoti/0"]
+    ca = [c for c in report.compiles if c.compiled_autograd]
+    assert [c.id for c in ca] == ids and len(ids) == 2
+    assert [c.name for c in ca] == [
+        "compiled autograd: backward #1 (!0)",
+        "compiled autograd: backward #2 (!1)",
+    ]
