@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from . import _autograd, _draft, _export, _graphs, _outputcode
-from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_start
+from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
 from ._phases import _union_s, waterfall
@@ -75,6 +75,10 @@ def build(
             if a is None and ev.name == "create_symbol":
                 continue  # an exported dim, kept until its AOTInductor compile (or dropped)
         if a is None:
+            if spec.handler is on_runtime_metrics:
+                # run-time metrics of no compile (a draft_export leaves them pending, and
+                # the next compile flushes them without an id): nothing to file them under
+                continue
             ctx.unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
             continue
         if spec.compiled and not (spec.handler is on_metrics and limit_hit(ev.body)):

@@ -122,10 +122,6 @@ IGNORED = frozenset(
         "artifact:output_alias_wrapper",
         "dump_file",
         "link",
-        # torch's runtime (not compile-time) metrics, flushed whenever its runtime metrics
-        # context closes: durations of work done at run time, no compile facts
-        "compilation_metrics_runtime",
-        "bwd_compilation_metrics_runtime",
     }
 )
 
