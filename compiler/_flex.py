@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._report import Report
+from ._text import split_args
 
 HOP = "torch.ops.higher_order.flex_attention"
 _CLASS = re.compile(r"^([ \t]*)class (\w+)\(torch\.nn\.Module\):", re.M)
@@ -61,30 +62,6 @@ class FlexCall:
         if not (self.q_len and self.kv_len and self.block_size):
             return None
         return (math.ceil(self.q_len / self.block_size[0]), math.ceil(self.kv_len / self.block_size[1]))
-
-
-def _split_args(s: str) -> list[str]:
-    """Top-level comma split of a call's argument text."""
-    out, depth, cur, quote = [], 0, [], None
-    for ch in s:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-            continue
-        cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
 
 
 def _subgraph(code: str, name: str) -> str:
@@ -134,10 +111,10 @@ def flex_calls(report: Report) -> tuple[FlexCall, ...]:
             k.name for k in report.kernels_of(c.id) if any(n.startswith("flex_attention") for n in k.nodes)
         )
         for m in re.finditer(rf"(\w+) = {re.escape(HOP)}\(", code):
-            args = _split_args(code[m.end() :])
+            args = split_args(code[m.end() :])
             if len(args) < 5:
                 continue
-            inner = _split_args(args[4].lstrip("("))
+            inner = split_args(args[4].lstrip("("))
             q = args[0]
             ann = re.search(
                 rf"\b(?:{re.escape(q)}|{re.escape(q[:1].upper() + q[1:])}): \"(\w+\[[^\]]*\])", code

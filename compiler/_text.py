@@ -315,24 +315,34 @@ def _failing_guard_line(reason: str, guards: str | None) -> str | None:
 _STATE_CHANGED = re.compile(r"^(?P<kind>[A-Z][A-Z_]+) changed\b")
 
 
-def _first_arg(args: str) -> str:
-    """The first argument of a call's argument text (brackets and quotes respected)."""
-    depth, quote = 0, None
-    for i, ch in enumerate(args):
+def split_args(s: str) -> list[str]:
+    """Top-level comma split of a call's argument text (brackets and quotes respected; stops
+    at the call's closing bracket)."""
+    out, depth, cur, quote = [], 0, [], None
+    for ch in s:
         if quote:
-            if ch == quote:
-                quote = None
+            quote = None if ch == quote else quote
         elif ch in "'\"":
             quote = ch
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0:
-                return args[:i].strip()
+                break
             depth -= 1
         elif ch == "," and depth == 0:
-            return args[:i].strip()
-    return args.strip()
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _first_arg(args: str) -> str:
+    """The first argument of a call's argument text."""
+    return next(iter(split_args(args)), "")
 
 
 def _norm(text: str) -> str:

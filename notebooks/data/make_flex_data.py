@@ -52,17 +52,8 @@ def main() -> int:
     report = rec.report
     for kern in report.kernels:
         print("kernel", kern.compile_id, kern.name, kern.language, kern.nodes, len(kern.source))
-    report.to_json(out / "h100-flex-sliding-window.json")
-    _gzip(out / "h100-flex-sliding-window.json")
+    report.to_json(out / "h100-flex-sliding-window.json.gz")  # written gzipped (.gz)
     return 0
-
-
-def _gzip(path: Path) -> None:
-    import gzip
-
-    with open(path, "rb") as f, gzip.open(str(path) + ".gz", "wb", compresslevel=9) as g:
-        g.write(f.read())
-    path.unlink()
 
 
 if __name__ == "__main__":
