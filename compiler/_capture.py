@@ -1,10 +1,14 @@
 """Record torch.compile in-process through its supported logging hooks.
 
-Two hooks, both public logging surface of torch:
+Hooks torch offers for it:
   * a handler on the structured-trace logger (``torch.__trace``), the same stream
     ``TORCH_TRACE`` writes to files: torch builds a record only while it has handlers;
-  * handlers on Inductor's fusion artifact loggers (``ir_pre_fusion``, ``ir_post_fusion``,
-    ``fusion``), which are not part of the structured trace.
+  * a handler on Inductor's ``fusion`` artifact logger (fusion decisions), which is not part
+    of the structured trace;
+  * Inductor's scheduler pass hook before fusion (config), where each compile's nodes and
+    scheduler are snapshotted; the IR text before and after fusion is rendered from them when
+    the report is built, after the compile;
+  * Inductor's autotuning feedback saver.
 Nothing is patched; everything is detached on exit, whatever ends the block.
 """
 
@@ -94,6 +98,18 @@ class _TraceHandler(logging.Handler):
         pass
 
 
+def _compile_event(name: str) -> Event:
+    """An event named ``name`` for the compile running in this thread (none outside one)."""
+    cid = _torch.current_compile_id()
+    meta: dict[str, Any] = {name: {}}
+    if cid is not None:
+        meta["frame_id"], meta["frame_compile_id"] = cid
+        ca = _torch.current_compiled_autograd_id()
+        if ca is not None:  # Dynamo compiling Compiled Autograd's graph: "!0/3/0"
+            meta["compiled_autograd_id"] = ca
+    return Event(name, meta)
+
+
 class _ArtifactHandler(logging.Handler):
     """Records one Inductor artifact logger's messages under ``log:<artifact>``."""
 
@@ -104,14 +120,7 @@ class _ArtifactHandler(logging.Handler):
         self.name_ = f"log:{artifact}"
 
     def emit(self, record: logging.LogRecord) -> None:
-        cid = _torch.current_compile_id()
-        meta: dict[str, Any] = {self.name_: {}}
-        if cid is not None:
-            meta["frame_id"], meta["frame_compile_id"] = cid
-            ca = _torch.current_compiled_autograd_id()
-            if ca is not None:  # Dynamo compiling Compiled Autograd's graph: "!0/3/0"
-                meta["compiled_autograd_id"] = ca
-        ev = Event(self.name_, meta)
+        ev = _compile_event(self.name_)
         if self.scope.accepts(record.thread, ev.compile_id):
             ev.payload = record.getMessage()
             self.sink.append(ev)
@@ -130,19 +139,65 @@ class _AutotuneFeedback:
 
     def __call__(self, timings, name, input_nodes, choices, profiled=None, precompile_times=None) -> None:
         try:
-            cid = _torch.current_compile_id()
-            meta: dict[str, Any] = {"autotune": {}}
-            if cid is not None:
-                meta["frame_id"], meta["frame_compile_id"] = cid
-                ca = _torch.current_compiled_autograd_id()
-                if ca is not None:
-                    meta["compiled_autograd_id"] = ca
-            ev = Event("autotune", meta)
+            ev = _compile_event("autotune")
             if self.scope.accepts(threading.get_ident(), ev.compile_id):
                 ev.payload = json.dumps(_torch.autotune_choices(timings, name, input_nodes))
                 self.sink.append(ev)
         except Exception:  # never disturb the user's compile
             pass
+
+
+class _FusionIR:
+    """Inductor's IR before and after fusion, as ``log:ir_pre_fusion`` / ``log:ir_post_fusion``
+    events: the scheduler's pass hook before fusion snapshots each compile's nodes (a shallow
+    copy each) and its scheduler; Inductor's own formatter renders them at ``render()``, when
+    the report is built, outside the compile. A snapshot keeps its compile's lowered graph in
+    memory (~1.5 MB per BERT layer): past MAX_PENDING of them, the oldest is rendered during
+    the next compile instead."""
+
+    MAX_PENDING = 8
+
+    def __init__(self, sink: list[Event], scope: _Scope):
+        self.sink = sink
+        self.scope = scope
+        self.pending: list[tuple[list[Event], Any]] = []
+        self.passes: list[Any] = []
+        self.lock = threading.Lock()
+
+    def hook(self, prior: Any) -> Any:
+        def look(nodes: list) -> None:
+            events = [_compile_event(f"log:{artifact}") for artifact in _torch.FUSION_ARTIFACTS]
+            if self.scope.accepts(threading.get_ident(), events[0].compile_id):
+                with self.lock:
+                    self.pending.append((events, _torch.fusion_snapshot(nodes)))
+                    self.sink.extend(events)
+                    while len(self.pending) > self.MAX_PENDING:
+                        self._render(*self.pending.pop(0))
+
+        hook = _torch.snapshot_pass(look, prior)
+        self.passes.append(hook)
+        return hook
+
+    def stop(self) -> None:
+        """No more snapshots (a hook left in torch's config by an overlapping recording
+        passes the nodes on untouched)."""
+        for hook in self.passes:
+            hook.look = None
+        self.passes = []
+
+    def render(self) -> None:
+        with self.lock:
+            pending, self.pending = self.pending, []
+            for events, snapshot in pending:
+                self._render(events, snapshot)
+
+    def _render(self, events: list[Event], snapshot: Any) -> None:
+        for artifact, ev in zip(_torch.FUSION_ARTIFACTS, events):
+            try:
+                ev.payload = _torch.render_fusion_ir(artifact, snapshot)
+            except Exception as e:  # a torch change we do not know: say so where the IR goes
+                ev.payload = f"{_torch.FUSION_HEADERS[artifact]}(not rendered: {type(e).__name__}: {e})"
+            # None: never reached (the compile failed while fusing); the report leaves it out
 
 
 class Recording:
@@ -176,6 +231,7 @@ class Recording:
         self._trace_handler: _TraceHandler | None = None
         self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
         self._feedback: _AutotuneFeedback | None = None
+        self._fusion: _FusionIR | None = None
         self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
         self._active = False
 
@@ -189,6 +245,9 @@ class Recording:
         self._export_error = None  # a data-dependent error that ended a torch.export call
         self._report, self._ended = None, None
         scope = _Scope(threading.get_ident())
+        if self.fusion_logs:
+            self._fusion = _FusionIR(self.events, scope)
+            wanted += _fusion_config(self._fusion, caches=self.caches)
         try:
             self._active = True
             for module, name, value in wanted:
@@ -249,6 +308,8 @@ class Recording:
         if self._feedback is not None:
             _torch.remove_autotune_feedback(self._feedback)
             self._feedback = None
+        if self._fusion is not None:
+            self._fusion.stop()
         while self._config:
             patch, name, value, module = self._config.pop()
             # a value the user changed inside the block is theirs: leave it
@@ -257,6 +318,9 @@ class Recording:
 
     def _build(self, error: str | None, interned: dict[int, str]) -> Report:
         try:
+            if self._fusion is not None:
+                self._fusion.render()
+                self._fusion = None
             report = _build.build(
                 list(self.events), torch_version=torch.__version__, interned=interned, error=error
             )
@@ -326,6 +390,20 @@ def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, An
     return out
 
 
+def _fusion_config(fusion: _FusionIR, *, caches: bool) -> list[tuple[Any, str, Any]]:
+    """Inductor's scheduler pass hook before fusion set to ``fusion``'s snapshot, calling the
+    pass configured before it. A plain callable configured before makes torch bypass its
+    FX-graph cache; wrapped in our pass it would not, so the cache is turned off instead."""
+    inductor = _torch.inductor_config()
+    if not hasattr(inductor, _torch.FUSION_PASS):  # not in this torch: no IR before / after fusion
+        return []
+    prior = _get(inductor, _torch.FUSION_PASS)
+    out: list[tuple[Any, str, Any]] = [(inductor, _torch.FUSION_PASS, fusion.hook(prior))]
+    if caches and not _torch.is_cache_safe_pass(prior):
+        out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
+    return out
+
+
 def _get(module: Any, dotted: str) -> Any:
     obj = module
     for part in dotted.split("."):
@@ -349,11 +427,11 @@ def recording(
     displays); an exception it raises is swallowed and stops further calls.
 
     What it costs (benchmarks/README.md, H100, BERT-base / GPT-2 inference compiles): torch
-    builds every trace payload while a handler listens, as under TORCH_TRACE; the IR before
-    and after fusion, which torch renders eagerly for the fusion loggers, adds 10-20% of
-    the compile's CPU time. ``fusion_logs=False`` leaves it out (1.04x a plain compile,
-    kernel-to-node map included); ``provenance=False`` also leaves out the CPU kernel-to-node
-    map. The report is built at the first ``rec.report``, after the block (0.2-0.3 s there).
+    builds every trace payload while a handler listens, as under TORCH_TRACE, and the block
+    costs about what TORCH_TRACE does. The IR before and after fusion is snapshotted during
+    the compile and rendered at the first ``rec.report``, after the block (1-2 s for
+    BERT-base on a GPU); ``fusion_logs=False`` leaves it and the fusion decisions out.
+    ``provenance=False`` leaves out the CPU kernel-to-node map.
 
     >>> with recording() as rec:
     ...     torch.compile(fn)(x)

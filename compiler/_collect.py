@@ -158,11 +158,13 @@ def on_post_grad(a: _Acc, ev: Event, ctx: Context) -> None:
 
 
 def on_ir_pre_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
-    a.ir_pre.append(ev.payload or "")
+    if ev.payload is not None:  # None: a recording's IR after fusion the compile never reached
+        a.ir_pre.append(ev.payload)
 
 
 def on_ir_post_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
-    a.ir_post.append(ev.payload or "")
+    if ev.payload is not None:
+        a.ir_post.append(ev.payload)
 
 
 def on_autotune(a: _Acc, ev: Event, ctx: Context) -> None:

@@ -17,12 +17,21 @@ from typing import Any
 # the structured-trace logger (torch._logging._internal.trace_log): TORCH_TRACE's stream
 TRACE_LOGGER = "torch.__trace"
 
-# Inductor's artifact loggers we attach to: (module qualname, artifact name)
-FUSION_LOGGERS = (
-    ("torch._inductor.debug", "ir_pre_fusion"),
-    ("torch._inductor.debug", "ir_post_fusion"),
-    ("torch._inductor.scheduler", "fusion"),
-)
+# Inductor's artifact loggers we attach to: (module qualname, artifact name): the fusion
+# decisions ("fusion") only; the IR before and after fusion comes from the scheduler hooks below
+FUSION_LOGGERS = (("torch._inductor.scheduler", "fusion"),)
+# Inductor's scheduler pass hook before fusion (torch/_inductor/config.py, taking and returning
+# the scheduler's node list): the recording snapshots the nodes and the scheduler there and
+# renders them after the compile with Inductor's own formatter, into the text the
+# ``ir_pre_fusion`` / ``ir_post_fusion`` loggers carry (which Inductor would render during the
+# compile: sympy printing of every dependency and an FX module per loop body, 10-20% of a GPU
+# compile). Torch's FX-graph cache key leaves this hook's value out (the one after fusion is in).
+FUSION_PASS = "_pre_fusion_custom_pass"
+FUSION_ARTIFACTS = ("ir_pre_fusion", "ir_post_fusion")
+# the Scheduler attribute its constructor sets right after logging the IR after fusion: there
+# only where the scheduler got that far
+SCHEDULER_DONE = "buffer_names_to_free"
+FUSION_HEADERS = {"ir_pre_fusion": "BEFORE FUSION\n", "ir_post_fusion": "AFTER FUSION\n"}
 
 # config names the recording patches (through torch's own config.patch)
 INDUCTOR_FX_GRAPH_CACHE = "fx_graph_cache"
@@ -251,3 +260,96 @@ def data_dependent_condition(exc: BaseException) -> str | None:
             return str(exc.cond)
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+# --------------------------------------------------------------------------- fusion IR
+
+
+def _scheduler_pass_base() -> type:
+    """The class torch's FX-graph cache wants a scheduler pass to be (its uuid keys the
+    cache): CustomSchedulerPass where torch has it (2.13 does, 2.11 not), else CustomGraphPass."""
+    from torch._inductor import custom_graph_pass
+
+    return getattr(custom_graph_pass, "CustomSchedulerPass", None) or custom_graph_pass.CustomGraphPass
+
+
+@functools.cache
+def _snapshot_pass_class() -> type:
+    base = _scheduler_pass_base()
+
+    class SnapshotPass(base):
+        """Calls ``look(nodes)`` (while set), then the pass that was configured before, if any.
+        It changes no node, so it leaves the FX-graph cache key as the earlier pass makes it
+        (``uuid``), and pickles (torch hashes the config) as that pass alone."""
+
+        def __init__(self, look: Any, prior: Any):
+            self.look = look
+            self.prior = prior
+
+        def __call__(self, nodes: list) -> list:
+            look = self.look
+            if look is not None:
+                try:
+                    look(nodes)
+                except Exception:  # never disturb the user's compile
+                    pass
+            return self.prior(nodes) if self.prior is not None else nodes
+
+        def uuid(self) -> Any:
+            prior = self.prior
+            return prior.uuid() if isinstance(prior, base) else None
+
+        def __reduce__(self):
+            return (snapshot_pass, (None, self.prior))
+
+    return SnapshotPass
+
+
+def snapshot_pass(look: Any, prior: Any) -> Any:
+    """A scheduler pass for the FUSION_PASS hook calling ``look(nodes)`` then ``prior``."""
+    return _snapshot_pass_class()(look, prior)
+
+
+def is_cache_safe_pass(value: Any) -> bool:
+    """Whether torch's FX-graph cache accepts this scheduler pass value (None or a
+    pass of the class it wants; it bypasses the cache for a plain callable)."""
+    return value is None or isinstance(value, _scheduler_pass_base())
+
+
+def fusion_snapshot(nodes: list) -> tuple[Any, list, Any]:
+    """What renders later into the IR before and after fusion, taken in the hook: the graph
+    being lowered, a shallow copy of each node (fusion reassigns a node's loop body, sizes
+    and dependencies, never changes them in place) and the scheduler, whose node list at the
+    end of its construction is what the logger prints after fusion. Between the logger and
+    the hook, Inductor groups foreach ops into one node at the end of the list: the logger's
+    list is those members back in place, by the position (``min_order``) each got in it."""
+    import copy
+
+    from torch._inductor.scheduler import ForeachKernelSchedulerNode
+    from torch._inductor.virtualized import V
+
+    flat: list = []
+    for node in nodes:
+        flat.extend(node.snodes if isinstance(node, ForeachKernelSchedulerNode) else [node])
+    if len(flat) != len(nodes):
+        flat.sort(key=lambda n: n.min_order)
+    return V.graph, [copy.copy(n) for n in flat], (nodes[0].scheduler if nodes else None)
+
+
+def render_fusion_ir(artifact: str, snapshot: tuple[Any, list, Any]) -> str | None:
+    """The text Inductor's ``artifact`` logger would have carried (its header included); None
+    after fusion where the scheduler never got to log it (the compile failed while fusing)."""
+    from torch._inductor.debug import DebugFormatter
+    from torch._inductor.virtualized import V
+
+    graph, before, scheduler = snapshot
+    if artifact == "ir_pre_fusion":
+        nodes = before
+    elif scheduler is None:
+        nodes = []
+    elif hasattr(scheduler, SCHEDULER_DONE):
+        nodes = scheduler.nodes
+    else:
+        return None
+    with V.set_graph_handler(graph):
+        return FUSION_HEADERS[artifact] + DebugFormatter._write_ir(nodes)

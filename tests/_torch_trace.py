@@ -120,3 +120,32 @@ def local_source(reason_source: str) -> str:
     """kwargs['ids'] -> L['kwargs']['ids'], as torch writes guards."""
     m = re.match(r"^(\w+)(.*)$", reason_source, re.S)
     return f"L['{m.group(1)}']{m.group(2)}"
+
+
+class InductorIR(logging.Handler):
+    """Inductor's fusion IR loggers, as TORCH_LOGS=ir_pre_fusion,ir_post_fusion shows them."""
+
+    ARTIFACTS = ("ir_pre_fusion", "ir_post_fusion")
+
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.texts: dict[str, list[str]] = {a: [] for a in self.ARTIFACTS}
+        self._saved: list = []
+
+    def emit(self, record):
+        self.texts[record.name.rsplit(".", 1)[-1].split("__")[-1]].append(record.getMessage())
+
+    def __enter__(self):
+        for artifact in self.ARTIFACTS:
+            log = torch._logging.getArtifactLogger("torch._inductor.debug", artifact)
+            self._saved.append((log, log.level, log.propagate))
+            log.setLevel(logging.DEBUG)
+            log.propagate = False
+            log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        for log, level, propagate in self._saved:
+            log.removeHandler(self)
+            log.setLevel(level)
+            log.propagate = propagate

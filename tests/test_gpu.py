@@ -129,3 +129,25 @@ def test_sdpa_kernel_choice_is_visible():
         f"torch.ops.aten._scaled_dot_product_{b}_attention.default" for b in ("flash", "efficient", "cudnn")
     }
     assert len(sdpa) == 1 and sdpa[0] in backends, post
+
+
+def test_fusion_ir_is_the_text_inductors_loggers_carry_on_gpu():
+    """A training step (its backward compiled in autograd's device thread) and a foreach
+    optimizer step, whose ops Inductor groups into one node between its pre-fusion logger and
+    the hook the recording snapshots at: the IR equals what torch's loggers carry."""
+    from _torch_trace import InductorIR
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU()).cuda()
+    x = torch.randn(4, 3, 16, 16, device="cuda")
+    params = [torch.ones(100, device="cuda", requires_grad=True) for _ in range(4)]
+    for p in params:
+        p.grad = torch.ones(100, device="cuda")
+    opt = torch.optim.Adam(params, lr=0.1, foreach=True)
+    with InductorIR() as theirs, compiler.recording() as rec:
+        torch.compile(m)(x).sum().backward()
+        torch.compile(opt.step)()
+    for field in InductorIR.ARTIFACTS:
+        ours = [t for c in rec.report.compiles if c.stages.fuse for t in getattr(c.stages.fuse, field)]
+        assert sorted(ours) == sorted(theirs.texts[field]) and len(ours) >= 3
+    assert any("ForeachKernelSchedulerNode" in t for t in theirs.texts["ir_post_fusion"])

@@ -34,6 +34,25 @@ def test_fusion_artifact_loggers_exist():
     assert _torch.artifact_logger("torch._inductor.debug", "no_such_artifact_xyz") is None
 
 
+def test_fusion_ir_hook_and_formatter_exist():
+    """What the IR before and after fusion is made from (the rendered text is checked against
+    Inductor's loggers in tests/test_fusion_ir.py)."""
+    from torch._inductor.debug import DebugFormatter
+    from torch._inductor.graph import GraphLowering
+    from torch._inductor.scheduler import BaseSchedulerNode, ForeachKernelSchedulerNode
+
+    inductor = _torch.inductor_config()
+    assert hasattr(inductor, _torch.FUSION_PASS) and getattr(inductor, _torch.FUSION_PASS) is None
+    hook = _torch.snapshot_pass(None, None)
+    assert isinstance(hook, _torch._scheduler_pass_base()) and hook.uuid() is None
+    assert hook([1, 2]) == [1, 2]
+    assert callable(DebugFormatter._write_ir) and callable(BaseSchedulerNode.debug_str)
+    assert "snodes" in ForeachKernelSchedulerNode.__init__.__code__.co_varnames
+    assert "scheduler" in GraphLowering.__annotations__ or hasattr(GraphLowering, "_update_scheduler")
+    for artifact in _torch.FUSION_ARTIFACTS:  # the loggers whose text the IR reproduces
+        assert _torch.artifact_logger("torch._inductor.debug", artifact) is not None
+
+
 def test_config_names_exist():
     inductor, functorch = _torch.inductor_config(), _torch.functorch_config()
     with inductor.patch({_torch.INDUCTOR_FX_GRAPH_CACHE: False, _torch.INDUCTOR_PROVENANCE: 1}):
