@@ -312,9 +312,17 @@ class Recording:
             self._fusion.stop()
         while self._config:
             patch, name, value, module = self._config.pop()
-            # a value the user changed inside the block is theirs: leave it
             if _get(module, name) == value:
                 patch.__exit__(None, None, None)
+                # the value before ours may be the fusion hook of a recording that ended while
+                # ours wrapped it: undo that one's patch now too
+                while (stale := _stale_hooks.pop(id(_get(module, name)), None)) is not None:
+                    stale.__exit__(None, None, None)
+            elif isinstance(value, _torch.snapshot_pass_class()):
+                # another recording's hook wraps ours (it passes the nodes on, ours now does
+                # nothing): whoever restores ours as the value undoes this patch then
+                _stale_hooks[id(value)] = patch
+            # else: a value the user changed inside the block is theirs: leave it
 
     def _build(self, error: str | None, interned: dict[int, str]) -> Report:
         try:
@@ -338,6 +346,10 @@ class Recording:
                 error=f"{error} (report incomplete: {type(build_error).__name__}: {build_error})",
             )
 
+
+# id(fusion hook) -> the config patch that set it, for a hook still in torch's config after
+# its recording ended (a recording that started later wraps it; see Recording._detach)
+_stale_hooks: dict[int, Any] = {}
 
 # torch's loggers are process-wide: the first recording to listen saves their state, the
 # last one to stop restores it, in whatever order recordings end

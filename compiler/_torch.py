@@ -274,7 +274,7 @@ def _scheduler_pass_base() -> type:
 
 
 @functools.cache
-def _snapshot_pass_class() -> type:
+def snapshot_pass_class() -> type:
     base = _scheduler_pass_base()
 
     class SnapshotPass(base):
@@ -307,7 +307,7 @@ def _snapshot_pass_class() -> type:
 
 def snapshot_pass(look: Any, prior: Any) -> Any:
     """A scheduler pass for the FUSION_PASS hook calling ``look(nodes)`` then ``prior``."""
-    return _snapshot_pass_class()(look, prior)
+    return snapshot_pass_class()(look, prior)
 
 
 def is_cache_safe_pass(value: Any) -> bool:

@@ -12,6 +12,7 @@ from _e2e import logger_state
 
 import compiler
 import compiler._capture as capture
+from compiler._torch import FUSION_LOGGERS, FUSION_PASS
 
 
 def sine(x):
@@ -78,6 +79,7 @@ def test_backward_compiled_in_the_recording_thread_is_kept():
 
 def test_loggers_restored_whatever_order_recordings_end():
     before = logger_state()
+    hook_before = getattr(torch._inductor.config, FUSION_PASS)
     first, second = compiler.recording(), compiler.recording()
     first.__enter__()
     second.__enter__()
@@ -85,6 +87,8 @@ def test_loggers_restored_whatever_order_recordings_end():
     torch.compile(sine, backend="eager")(torch.randn(3))
     second.__exit__(None, None, None)
     assert logger_state() == before
+    # the second's fusion hook wrapped the first's: both are gone from Inductor's config
+    assert getattr(torch._inductor.config, FUSION_PASS) is hook_before
     assert _names(second.report) == ["sine"] and first.report.compiles == ()
 
 
@@ -104,11 +108,12 @@ def test_dynamo_reset_inside_the_block_keeps_both_compiles():
     assert rc.entry_guards == r.compile("1:0/0").stages.capture.guards
 
 
-@pytest.mark.parametrize("step", [0, 1, 2])
+@pytest.mark.parametrize("step", range(len(FUSION_LOGGERS)))
 def test_ctrl_c_while_entering_leaves_nothing_attached(monkeypatch, step):
     """KeyboardInterrupt at any point of attaching: nothing stays attached or patched."""
     before = logger_state()
     cache_before = torch._inductor.config.fx_graph_cache
+    hook_before = getattr(torch._inductor.config, FUSION_PASS)
     calls = {"n": 0}
     real_listen = capture._listen
 
@@ -124,6 +129,7 @@ def test_ctrl_c_while_entering_leaves_nothing_attached(monkeypatch, step):
         rec.__enter__()
     assert logger_state() == before
     assert torch._inductor.config.fx_graph_cache == cache_before
+    assert getattr(torch._inductor.config, FUSION_PASS) is hook_before
     assert capture._listening == {}
     torch.compile(sine, backend="eager")(torch.randn(3))
     assert rec.events == []  # a dead recording collects nothing
