@@ -14,7 +14,7 @@ from torch._inductor.utils import fresh_cache
 
 import compiler
 from compiler import _torch
-from compiler._capture import _FusionIR
+from compiler._listeners import FusionIR
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ def test_ir_is_the_text_inductors_loggers_carry(held, monkeypatch):
     compile, whether rendered after the block or, past ``held`` snapshots, during a later
     compile. (On a GPU Inductor also groups the foreach ops between the logger and the hook:
     tests/test_gpu.py.)"""
-    monkeypatch.setattr(_FusionIR, "MAX_PENDING", held)
+    monkeypatch.setattr(FusionIR, "MAX_PENDING", held)
     with InductorIR() as theirs, compiler.recording() as rec:
         loss = _gpt2_training_step()
         params = _foreach_adam_step()

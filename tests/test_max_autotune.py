@@ -70,6 +70,6 @@ def test_cpu_gemm_choices_timings_and_winner(capfd):
     from torch._inductor import select_algorithm
 
     assert not any(
-        type(f).__name__ == "_AutotuneFeedback"
+        type(f).__name__ == "AutotuneFeedback"
         for f in select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     )

@@ -1,0 +1,187 @@
+"""What a recording listens with: the scope of compiles it sees, its handlers on torch's
+loggers, Inductor's autotuning feedback, and the fusion IR snapshots (compiler/_capture.py
+attaches and detaches them). Each appends ``Event``s to the recording's list."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import _torch
+from ._events import Event, from_record
+from ._report import STAGES
+from ._stages import PHASE_STAGE, lookup
+
+
+def stage_of(ev: Event) -> str | None:
+    """The stage an event shows the compile has reached (timed phases included)."""
+    if ev.name == "chromium_event":
+        try:
+            name = json.loads(ev.payload or "{}").get("name")
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        return PHASE_STAGE.get(name)
+    spec = lookup(ev.name)
+    return spec[0] if spec else None
+
+
+class Scope:
+    """Which compiles a recording sees: those started in the thread that entered it, and
+    every later event of those compiles in any thread (autograd may run a backward, and
+    so compile it lazily, in a thread of its own). Compile ids are unique per process, so
+    another thread's compiles are told apart by theirs."""
+
+    def __init__(self, thread: int):
+        self.thread = thread
+        self.ids: set[str] = set()
+
+    def accepts(self, thread: int | None, cid: str | None) -> bool:
+        if cid is not None and cid in self.ids:
+            return True
+        if thread != self.thread:
+            return False
+        if cid is not None:
+            self.ids.add(cid)
+        return True
+
+
+class TraceHandler(logging.Handler):
+    def __init__(self, sink: list[Event], scope: Scope, on_stage: Callable[[str, str], None] | None = None):
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+        self.scope = scope
+        self.on_stage = on_stage
+        self._last: tuple[str, str] | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meta = getattr(record, "metadata", None)
+        if not isinstance(meta, dict):
+            return
+        ev = from_record(dict(meta), getattr(record, "payload", None))
+        if ev is not None and self.scope.accepts(record.thread, ev.compile_id):
+            self.sink.append(ev)
+            if self.on_stage is not None:
+                self._progress(ev)
+
+    def _progress(self, ev: Event) -> None:
+        stage = stage_of(ev)
+        cid = ev.compile_id
+        if stage is None or cid is None:
+            return
+        # report forward progress only (events of earlier stages arrive late, e.g. guards)
+        rank = STAGES.index(stage)
+        if self._last is not None and self._last[0] == cid and rank <= STAGES.index(self._last[1]):
+            return
+        self._last = (cid, stage)
+        try:
+            self.on_stage(cid, stage)
+        except Exception:  # a progress display must never break the user's compile
+            self.on_stage = None
+
+    def handleError(self, record: logging.LogRecord) -> None:  # never disturb the user's run
+        pass
+
+
+def compile_event(name: str) -> Event:
+    """An event named ``name`` for the compile running in this thread (none outside one)."""
+    cid = _torch.current_compile_id()
+    meta: dict[str, Any] = {name: {}}
+    if cid is not None:
+        meta["frame_id"], meta["frame_compile_id"] = cid
+        ca = _torch.current_compiled_autograd_id()
+        if ca is not None:  # Dynamo compiling Compiled Autograd's graph: "!0/3/0"
+            meta["compiled_autograd_id"] = ca
+    return Event(name, meta)
+
+
+class ArtifactHandler(logging.Handler):
+    """Records one Inductor artifact logger's messages under ``log:<artifact>``."""
+
+    def __init__(self, sink: list[Event], scope: Scope, artifact: str):
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+        self.scope = scope
+        self.name_ = f"log:{artifact}"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ev = compile_event(self.name_)
+        if self.scope.accepts(record.thread, ev.compile_id):
+            ev.payload = record.getMessage()
+            self.sink.append(ev)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+class AutotuneFeedback:
+    """Receives Inductor's autotuning results (``select_algorithm.add_feedback_saver``): one
+    ``autotune`` event per benchmarked op, in the compile that benchmarked it."""
+
+    def __init__(self, sink: list[Event], scope: Scope):
+        self.sink = sink
+        self.scope = scope
+
+    def __call__(self, timings, name, input_nodes, choices, profiled=None, precompile_times=None) -> None:
+        try:
+            ev = compile_event("autotune")
+            if self.scope.accepts(threading.get_ident(), ev.compile_id):
+                ev.payload = json.dumps(_torch.autotune_choices(timings, name, input_nodes))
+                self.sink.append(ev)
+        except Exception:  # never disturb the user's compile
+            pass
+
+
+class FusionIR:
+    """Inductor's IR before and after fusion, as ``log:ir_pre_fusion`` / ``log:ir_post_fusion``
+    events: the scheduler's pass hook before fusion snapshots each compile's nodes (a shallow
+    copy each) and its scheduler; Inductor's own formatter renders them at ``render()``, when
+    the report is built, outside the compile. A snapshot keeps its compile's lowered graph in
+    memory (~1.5 MB per BERT layer): past MAX_PENDING of them, the oldest is rendered during
+    the next compile instead."""
+
+    MAX_PENDING = 8
+
+    def __init__(self, sink: list[Event], scope: Scope):
+        self.sink = sink
+        self.scope = scope
+        self.pending: list[tuple[list[Event], Any]] = []
+        self.passes: list[Any] = []
+        self.lock = threading.Lock()
+
+    def hook(self, prior: Any) -> Any:
+        def look(nodes: list) -> None:
+            events = [compile_event(f"log:{artifact}") for artifact in _torch.FUSION_ARTIFACTS]
+            if self.scope.accepts(threading.get_ident(), events[0].compile_id):
+                with self.lock:
+                    self.pending.append((events, _torch.fusion_snapshot(nodes)))
+                    self.sink.extend(events)
+                    while len(self.pending) > self.MAX_PENDING:
+                        self._render(*self.pending.pop(0))
+
+        hook = _torch.snapshot_pass(look, prior)
+        self.passes.append(hook)
+        return hook
+
+    def stop(self) -> None:
+        """No more snapshots (a hook left in torch's config by an overlapping recording
+        passes the nodes on untouched)."""
+        for hook in self.passes:
+            hook.look = None
+        self.passes = []
+
+    def render(self) -> None:
+        with self.lock:
+            pending, self.pending = self.pending, []
+            for events, snapshot in pending:
+                self._render(events, snapshot)
+
+    def _render(self, events: list[Event], snapshot: Any) -> None:
+        for artifact, ev in zip(_torch.FUSION_ARTIFACTS, events):
+            try:
+                ev.payload = _torch.render_fusion_ir(artifact, snapshot)
+            except Exception as e:  # a torch change we do not know: say so where the IR goes
+                ev.payload = f"{_torch.FUSION_HEADERS[artifact]}(not rendered: {type(e).__name__}: {e})"
+            # None: never reached (the compile failed while fusing); the report leaves it out
