@@ -44,14 +44,25 @@ def on_capture_event(ctx: Context, ev: Event) -> None:
     }.get(name)
     if slot is None:
         return
-    ca = int(ev.metadata["compiled_autograd_id"])
-    cap = ctx.autograd.get(ctx.key(f"!{ca}"))
-    if cap is not None and slot in cap and slot != "reasons":
-        # the same id captured twice: torch._dynamo.reset() restarted the numbering
-        ctx.new_generation()
-        cap = None
-    if cap is None:
-        cap = ctx.autograd.setdefault(ctx.key(f"!{ca}"), {"number": len(ctx.autograd) + 1})
+    ca = ev.metadata.get("compiled_autograd_id")
+    if ca is None:  # torch < 2.7 names no capture: each logs its graph once, in order
+        ca = ctx.unnumbered_captures
+        cap = ctx.autograd.get(ctx.key(f"!{ca}"))
+        if cap is not None and slot in cap and slot != "reasons":
+            ca = ctx.unnumbered_captures = ca + 1
+            cap = None
+        if cap is None:  # its compile is the next one of a graph Compiled Autograd made
+            cap = {"number": len(ctx.autograd) + 1, "after": len(ctx.accs)}
+            ctx.autograd[ctx.key(f"!{ca}")] = cap
+    else:
+        ca = int(ca)
+        cap = ctx.autograd.get(ctx.key(f"!{ca}"))
+        if cap is not None and slot in cap and slot != "reasons":
+            # the same id captured twice: torch._dynamo.reset() restarted the numbering
+            ctx.new_generation()
+            cap = None
+        if cap is None:
+            cap = ctx.autograd.setdefault(ctx.key(f"!{ca}"), {"number": len(ctx.autograd) + 1})
     if slot == "reasons":
         try:
             reasons = json.loads(ev.payload or "[]")
@@ -75,8 +86,11 @@ def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
     ``called_from(acc)`` is the user line that led to the compile."""
     out = []
     last_at: dict[str | None, str] = {}  # call site -> the latest capture from it
+    unnumbered = [(k, cap) for k, cap in ctx.autograd.items() if "after" in cap]
     for c in compiles:
         key = capture_key(c.id)
+        if key is None and unnumbered and _of_captured_graph(ctx.accs[c.id], unnumbered[0][1]):
+            key = unnumbered.pop(0)[0]
         cap = ctx.autograd.get(key) if key else None
         if cap is None:
             out.append(c)
@@ -100,6 +114,13 @@ def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
         last_at[site] = key
         out.append(dataclasses.replace(c, name=rec.label, compiled_autograd=rec))
     return out
+
+
+def _of_captured_graph(a: _Acc, cap: dict) -> bool:
+    """Is this compile (torch < 2.7: a plain id) Dynamo compiling the captured graph? It
+    starts after the capture, on the graph module Compiled Autograd made (``<eval_with_key>.N``)."""
+    filename = (a.metrics or {}).get("co_filename")
+    return a.order >= cap["after"] and isinstance(filename, str) and filename.startswith("<eval_with_key>")
 
 
 def _nodes(code: str) -> tuple[str, ...]:

@@ -63,6 +63,7 @@ class Context:
     distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
     rank: int | None = None  # torch puts the rank in every event once the process group exists
     autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
+    unnumbered_captures: int = 0  # the capture being read of a torch that logs no capture id
     exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
     aoti: dict = field(default_factory=lambda: {"n": 0, "open": None, "pending": []})  # (_export)
 

@@ -50,6 +50,7 @@ class Event:
     payload: str | None = None
     line: int | None = None  # where it came from in a TORCH_TRACE file
     file: str | None = None  # that file
+    damaged: str | None = None  # why its payload is not what torch wrote (kept as read)
 
     @property
     def compile_id(self) -> str | None:
@@ -142,8 +143,12 @@ class _Pending:
         return md5.hexdigest() == announced
 
 
-def read_trace_file(path: str) -> Iterator[Event]:
+def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     """Events of one TORCH_TRACE log. Raises TraceFormatError naming the bad line.
+
+    A payload that is not what torch wrote (it does not match its MD5, an announced payload
+    is missing, it is not UTF-8) is kept as read and its event marked (``Event.damaged``);
+    ``strict=True`` raises TraceFormatError instead. An id torch left null is no id.
 
     A log cut off at its end (a killed or crashed process, a truncated copy) first yields
     every complete event, then raises ``TraceTruncatedError`` naming the line where the
@@ -186,22 +191,22 @@ def read_trace_file(path: str) -> Iterator[Event]:
                         if announced and pending.status() is not True:
                             pending.parts.append(line)  # the MD5 is not met yet: still the payload
                             continue
-                        yield _finish(path, pending)
+                        yield _finish(path, pending, strict)
                         pending = None
                     continue
                 try:  # this line first: where it is not an event, it is the line to name
                     ev = _event(path, lineno, line, complete, seen)
                 except TraceTruncatedError:
                     if pending is not None:
-                        yield _finish(path, pending)
+                        yield _finish(path, pending, strict)
                     raise
                 if pending is not None:
-                    yield _finish(path, pending)
+                    yield _finish(path, pending, strict)
                 pending = _Pending(ev)
                 seen += 1
         except EOFError:  # gzip stream cut off: what followed line `lineno` is lost
             if pending is not None and pending.status() is True:
-                yield _finish(path, pending)
+                yield _finish(path, pending, strict)
                 pending = None
             start = pending.event.line if pending is not None else lineno + 1
             raise _truncated(path, start, lineno + 1, "the gzip stream ends early") from None
@@ -211,7 +216,7 @@ def read_trace_file(path: str) -> Iterator[Event]:
         ok = pending.status()
         if ok is False or (ok is None and not complete):
             raise _truncated(path, pending.event.line, lineno, f"event {pending.event.name!r} is incomplete")
-        yield _finish(path, pending)
+        yield _finish(path, pending, strict)
 
 
 def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
@@ -243,6 +248,9 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
     for key in _INT_KEYS:
         if key in metadata:
             v = metadata[key]
+            if v is None:  # torch 2.6-era logs write "compiled_autograd_id": null: no id
+                del metadata[key]
+                continue
             if type(v) is not int or v < 0:  # bool is not an id
                 raise TraceFormatError(
                     f"{path}:{lineno}: {key} of event {name!r} must be a non-negative integer, "
@@ -257,8 +265,9 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
     return Event(name, metadata, None, lineno, path)
 
 
-def _finish(path: str, p: _Pending) -> Event:
-    """The event with its payload, checked against its MD5."""
+def _finish(path: str, p: _Pending, strict: bool) -> Event:
+    """The event with its payload, checked against its MD5: a payload that is not what torch
+    wrote raises (``strict``) or is kept as read, the event marked ``damaged``."""
     ev = p.event
     if p.parts:
         data = b"\n".join(p.parts)
@@ -267,16 +276,27 @@ def _finish(path: str, p: _Pending) -> Event:
         except UnicodeDecodeError as e:  # named at its own line (the MD5 fails too)
             n = data.count(b"\n", 0, e.start)  # payload line n is file line ev.line + 1 + n
             start = data.rfind(b"\n", 0, e.start) + 1
-            raise _not_utf8(path, ev.line + 1 + n, b"\t" + data[start:], e.start - start + 1) from None
+            lineno, col = ev.line + 1 + n, e.start - start + 1
+            if strict:
+                raise _not_utf8(path, lineno, b"\t" + data[start:], col) from None
+            ev.payload = data.decode("utf-8", errors="replace")
+            ev.damaged = f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text"
+            return ev
     if p.status() is False:
         if not p.parts:
-            raise TraceFormatError(
-                f"{path}:{ev.line}: event {ev.name!r} announces a payload but none follows"
-            )
-        raise TraceFormatError(
-            f"{path}:{ev.line}: payload of event {ev.name!r} at line {ev.line} does not match its "
-            "MD5: the log was edited or damaged"
-        )
+            what = "it announces a payload but none follows"
+            if strict:
+                raise TraceFormatError(
+                    f"{path}:{ev.line}: event {ev.name!r} announces a payload but none follows"
+                )
+        else:
+            what = "its payload does not match its MD5"
+            if strict:
+                raise TraceFormatError(
+                    f"{path}:{ev.line}: payload of event {ev.name!r} at line {ev.line} does not match its "
+                    "MD5: the log was edited or damaged"
+                )
+        ev.damaged = what
     return ev
 
 

@@ -167,6 +167,9 @@ class Report:
     distributed: tuple[RawEvent, ...] = ()
     # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/_draft.py)
     exports: tuple[ExportRun, ...] = ()
+    # events of a TORCH_TRACE log whose payload is not what torch wrote (an MD5 that does not
+    # match, bytes that are not UTF-8), kept as read: "<file>:<line>: event '<name>': <why>"
+    damaged: tuple[str, ...] = ()
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:

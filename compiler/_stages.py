@@ -49,6 +49,7 @@ EVENTS: dict[str, Spec] = {
     "artifact:aot_forward_graph_fw_metadata": Spec("autograd", c.keep_payload("fw_metadata")),
     # decompose: pre-/post-grad FX passes over the decomposed graph
     "artifact:before_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),
+    "inductor_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),  # torch < 2.8's name
     "artifact:after_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_after")),
     "artifact:before_post_grad_graph": Spec("decompose", c.on_post_grad_before),
     "artifact:inductor_post_grad_graph": Spec("decompose", c.on_post_grad),

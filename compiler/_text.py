@@ -91,9 +91,11 @@ def parse_graph_break(text: str) -> BreakEvent:
             nxt = next((ln.strip() for ln in lines[reason_idx + 1 : body_end] if ln.strip()), None)
             if nxt and not nxt.startswith(("Explanation:", "Hint:")):
                 btype = nxt
-    else:  # older torch: free-form reason on the first lines
-        reason_lines = lines[:body_end]
+    else:  # older torch: free-form reason on the first lines; torch <= 2.6 after "Reason: "
+        reason_lines = [ln for ln in lines[:body_end] if not _HEADER_SITE.match(ln)] or lines[:body_end]
         btype = next((ln.strip() for ln in reason_lines if ln.strip()), "Unknown")
+        if btype.startswith("Reason: "):
+            btype = btype[len("Reason: ") :]
     reason = "\n".join(reason_lines).strip()
     explanation, hints = _explanation_and_hints(reason_lines)
     stack = _user_stack(lines, body_end)

@@ -20,21 +20,28 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     gives one multi-rank report: the lowest rank's, with every rank's in ``report.ranks``
     (``compiler.load_ranks``). ``rank`` picks one rank; only that rank's files are read.
 
-    A file that is not a TORCH_TRACE log, or is damaged or edited in its middle, raises
-    ``TraceFormatError`` whose message starts with ``<file>:<line>:``, naming the bad line
-    (``<file>:`` alone for an empty file, or a path that is not a regular file or directory:
-    ``/dev/zero``, a FIFO). That covers ids that are not non-negative integers
-    (``frame_id``, ``frame_compile_id``, ``attempt``, ``rank``, ``compiled_autograd_id``),
-    a payload that does not match the MD5 torch put in ``has_payload`` (checked for every
-    event), bytes that are not UTF-8, a line longer than ``MAX_LINE_BYTES`` (512 MiB), and
-    a value the report cannot be built from or that gives the report a value of the wrong
-    type (the event is named); nothing else is raised for a bad log (a path that cannot be
-    opened raises OSError). The report returned fits the report schema (``compiler.load``
+    Every log torch wrote loads: an id torch left null (``"compiled_autograd_id": null``
+    in torch 2.6-era logs) is no id, and an event whose payload is not what torch wrote (it
+    does not match the MD5 torch put in ``has_payload``, an announced payload is missing, its
+    bytes are not UTF-8: a hand-trimmed log, a tool that rewrote it) is kept as read, listed
+    in ``report.damaged`` (``<file>:<line>: event '<name>': <why>``) and counted in one
+    warning; such an event the report cannot be built from is left out (said there too).
+    ``strict=True`` raises ``TraceFormatError`` for those instead.
+
+    A file that is not a TORCH_TRACE log raises ``TraceFormatError`` whose message starts
+    with ``<file>:<line>:``, naming the bad line (``<file>:`` alone for an empty file, or a
+    path that is not a regular file or directory: ``/dev/zero``, a FIFO). That covers
+    metadata lines that are not a glog prefix and a JSON object, ids that are not
+    non-negative integers (``frame_id``, ``frame_compile_id``, ``attempt``, ``rank``,
+    ``compiled_autograd_id``), bytes that are not UTF-8 in a metadata line, a line longer
+    than ``MAX_LINE_BYTES`` (512 MiB), and a value the report cannot be built from or that
+    gives the report a value of the wrong type (the event is named); nothing else is raised
+    for a bad log (a path that cannot be opened raises OSError). The report returned fits the report schema (``compiler.load``
     reads back what ``to_json`` writes of it). A log cut off at its end (the process
     was killed or crashed, or the copy is incomplete) keeps every complete event before the
     cut: the report's ``error`` names the file and line of the cut, a compile that was still
     running shows as failed ("did not finish"), and a warning is issued. ``strict=True``
-    raises ``TraceTruncatedError`` (a ``TraceFormatError``) instead.
+    raises ``TraceTruncatedError`` (a ``TraceFormatError``) for it instead.
     """
     path = os.fspath(path)
     files = trace_files(path)
@@ -43,7 +50,7 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     if rank is None and len(named) > 1:  # every rank: one multi-rank report (report.ranks)
         from ._ranks import load_ranks
 
-        return load_ranks(path)
+        return load_ranks(path, strict=strict)
     want = rank if rank is not None else (min(named) if named else None)
     per_rank: dict[int | None, tuple[str, list, list[str]]] = {}
     for f in files:
@@ -52,7 +59,7 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
         events: list = []
         cuts: list[str] = []
         try:
-            for ev in read_trace_file(f):
+            for ev in read_trace_file(f, strict=strict):
                 events.append(ev)
         except TraceTruncatedError as e:
             if strict or not events:
@@ -78,7 +85,19 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     if cuts:  # the compile that was running shows as failed ("did not finish")
         report = dataclasses.replace(report, error="; ".join(cuts))
         warnings.warn(report.error, stacklevel=2)
+    damaged = tuple(f"{ev.file}:{ev.line}: event {ev.name!r}: {ev.damaged}" for ev in events if ev.damaged)
+    if damaged:
+        report = dataclasses.replace(report, damaged=damaged)
+        warnings.warn(_damaged_line(damaged), stacklevel=2)
     return report
+
+
+def _damaged_line(damaged: tuple[str, ...]) -> str:
+    n = len(damaged)
+    return (
+        f"{n} event{'s' if n > 1 else ''} whose payload is not what torch wrote, kept as read and "
+        f"listed in report.damaged (strict=True refuses the log); the first: {damaged[0]}"
+    )
 
 
 # what a value of the wrong type or range makes the builder raise (a bug of ours on a log
@@ -106,18 +125,27 @@ def _build_checked(events: list[Event], source: str) -> Report:
     reads back). A value the builder cannot read, or one that gives the report a value of the
     wrong type (a damaged log, an edited one whose MD5s were fixed, one of older torch without
     MD5s), raises TraceFormatError naming its event."""
-    tracked = _Tracked(events)
-    try:
-        return _build_report(tracked, source)
-    except _BAD as e:
-        bad = tracked.at or _culprit(events, source)
-        what = "holds a value the report cannot be built from"
-        if isinstance(e, _schema.SchemaError):
-            what = "gives the report a value of the wrong type"
-        raise TraceFormatError(
-            f"{bad.file}:{bad.line}: event {bad.name!r} {what} ({type(e).__name__}: {str(e)[:200]}): "
-            "the log was edited or damaged"
-        ) from e
+    while True:
+        tracked = _Tracked(events)
+        try:
+            return _build_report(tracked, source)
+        except _BAD as e:
+            bad = tracked.at or _culprit(events, source)
+            if not bad.damaged:
+                _refuse(bad, e)
+            # a damaged payload the report cannot be built from: left out, the rest loads
+            bad.damaged += "; left out: the report cannot be built from it"
+            events = [ev for ev in events if ev is not bad]
+
+
+def _refuse(bad: Event, e: Exception):
+    what = "holds a value the report cannot be built from"
+    if isinstance(e, _schema.SchemaError):
+        what = "gives the report a value of the wrong type"
+    raise TraceFormatError(
+        f"{bad.file}:{bad.line}: event {bad.name!r} {what} ({type(e).__name__}: {str(e)[:200]}): "
+        "the log was edited or damaged"
+    ) from e
 
 
 def _build_report(events: list[Event], source: str) -> Report:

@@ -171,7 +171,8 @@ def _stack_frame_html(f: StackLine) -> str:
 def error_html(view: ExplorerView) -> str:
     """How the recorded program ended, when it raised."""
     s = view.summary
-    return f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
+    out = f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
+    return out + (f'<div class="note">{esc(s.damaged)}</div>' if s.damaged else "")
 
 
 def _cid_link(cid: str) -> str:

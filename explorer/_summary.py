@@ -139,6 +139,7 @@ class Summary:
     frame_lines: tuple[str, ...] = ()
     compiles: tuple[CompileRow, ...] = ()
     unknown: str | None = None  # the events kept raw
+    damaged: str | None = None  # a log's events whose payload is not what torch wrote
     sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("Compiled Autograd", lines), …
 
     @property
@@ -194,6 +195,14 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
             " …" if len(kinds) > 8 else ""
         )
+    damaged = None
+    if report.damaged:
+        n = len(report.damaged)
+        damaged = (
+            f"{n} event{'s' if n > 1 else ''} of the log not as torch wrote {'them' if n > 1 else 'it'} (kept as read): "
+            + "; ".join(report.damaged[:3])
+            + (" …" if n > 3 else "")
+        )
     # Compiled Autograd, AOTInductor, FlexAttention
     from ._exportview import export_run_lines
     from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
@@ -218,6 +227,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         frame_lines=frames,
         compiles=tuple(rows),
         unknown=unknown,
+        damaged=damaged,
         sections=sections,
     )
 
@@ -230,6 +240,8 @@ def renderable(s: Summary):
     ]
     if s.error:
         parts.append(Text(f"The recorded program ended with: {s.error}", style="bold red"))
+    if s.damaged:
+        parts.append(Text(s.damaged, style="yellow"))
     if s.breaks:
         parts.append(Text("\nGraph breaks", style="bold"))
         for b in s.breaks:

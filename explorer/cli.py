@@ -4,7 +4,8 @@ pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] SCRIPT [ARGS.
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
-pt2-explorer load TRACE --json OUT [--rank N]     read TORCH_TRACE logs (file or directory)
+pt2-explorer load TRACE --json OUT [--rank N] [--strict]
+        read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
 pt2-explorer report REPORT.json --view STAGE [--compile ID]
         one compile's stage as text: capture, autograd, decompose, fuse or codegen
@@ -50,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--json", metavar="OUT", help="write the report JSON here")
     lo.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     lo.add_argument("--rank", type=int, help="which rank's log (default: the lowest)")
+    lo.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a log that is cut off or has events not as torch wrote them (default: load, warn)",
+    )
     lo.add_argument("-q", "--quiet", action="store_true")
     rep = sub.add_parser("report", help="print the summary of a saved report")
     rep.add_argument("report", help="a report JSON file (--view ranks: also a directory of rank reports)")
@@ -197,7 +203,7 @@ def _load(ns, compiler) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            report = compiler.load_trace(ns.trace, rank=ns.rank)
+            report = compiler.load_trace(ns.trace, rank=ns.rank, strict=ns.strict)
         for w in caught:
             print(f"pt2-explorer: warning: {w.message}", file=sys.stderr)
     except (OSError, ValueError) as e:  # TraceFormatError, missing, unreadable, a directory

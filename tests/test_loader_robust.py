@@ -67,6 +67,12 @@ def _event(name: str, payload: str | None, has_payload=None, **context) -> bytes
     return (HEAD + json.dumps(meta) + "".join("\n\t" + ln for ln in payload.split("\n"))).encode()
 
 
+def _saved(report: compiler.Report, tmp_path: Path) -> Path:
+    out = tmp_path / "saved.json"
+    report.to_json(out)
+    return out
+
+
 def _load(p: Path) -> compiler.Report:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # none of these logs is truncated
@@ -85,10 +91,8 @@ def _load(p: Path) -> compiler.Report:
         ("frame_id", True, "true"),
         ("frame_id", -1, "-1"),
         ("frame_compile_id", 1.5, "1.5"),
-        ("frame_compile_id", None, "null"),
         ("rank", math.nan, "NaN"),
         ("rank", "x", '"x"'),
-        ("rank", None, "null"),
         ("attempt", "x", '"x"'),
         ("attempt", [], "[]"),
         ("compiled_autograd_id", "!0", '"!0"'),
@@ -111,6 +115,25 @@ def test_has_payload_is_true_or_an_md5(tmp_path, value):
     p = _write(tmp_path, _set_meta(lines, n, {**_meta(lines, n), "has_payload": value}))
     with pytest.raises(compiler.TraceFormatError, match=re.escape(f"{p}:{n}: has_payload of event")):
         compiler.load_trace(p)
+
+
+def test_ids_torch_left_null_are_no_ids(tmp_path):
+    # torch 2.6-era logs write "compiled_autograd_id": null on events (and a null rank or
+    # attempt means the same): the log loads as it would without them
+    lines = _lines()
+    out = [
+        _set_meta(lines, i + 1, {**_meta(lines, i + 1), "compiled_autograd_id": None, "rank": None})[i]
+        if _GLOG.match(ln)
+        else ln
+        for i, ln in enumerate(lines)
+    ]
+    assert sum(b'"compiled_autograd_id": null' in ln for ln in out) > 50
+    r, whole = _load(_write(tmp_path, out)), _load(CPU_BREAKS)
+    assert r.rank is None and r.damaged == ()
+    assert [c.id for c in r.compiles] == [c.id for c in whole.compiles] == ["0/0", "1/0", "0/1", "1/1"]
+    assert [(b.filename, b.line) for b in r.graph_breaks] == [
+        (b.filename, b.line) for b in whole.graph_breaks
+    ]
 
 
 def test_compiled_autograd_ids_and_restarts_load(tmp_path):
@@ -141,15 +164,29 @@ def test_an_edited_payload_names_its_event(tmp_path):
     assert edited[n] != lines[n]
     dropped = [*lines[: n + 1], *lines[n + 2 :]]
     doubled = [*lines[: n + 1], lines[n], *lines[n + 1 :]]
+    whole = _load(CPU_BREAKS)
     for variant in (edited, dropped, doubled):
         p = _write(tmp_path, variant)
         with pytest.raises(compiler.TraceFormatError) as e:
-            compiler.load_trace(p)
+            compiler.load_trace(p, strict=True)
         assert str(e.value) == (
             f"{p}:{n}: payload of event 'dynamo_output_graph' at line {n} does not match its MD5: "
             "the log was edited or damaged"
         )
         assert not isinstance(e.value, TraceTruncatedError)
+        # by default the payload is kept as read, the event marked, one warning line
+        mark = f"{p}:{n}: event 'dynamo_output_graph': its payload does not match its MD5"
+        with pytest.warns(UserWarning) as w:
+            r = compiler.load_trace(p)
+        assert [str(x.message) for x in w] == [
+            "1 event whose payload is not what torch wrote, kept as read and listed in "
+            f"report.damaged (strict=True refuses the log); the first: {mark}"
+        ]
+        assert r.damaged == (mark,)
+        assert [c.id for c in r.compiles] == [c.id for c in whole.compiles]
+        assert compiler.load(_saved(r, tmp_path)).damaged == (mark,)
+    code = r.compiles[0].stages.capture.graph.code
+    assert code != whole.compiles[0].stages.capture.graph.code
 
 
 def test_without_md5_an_edited_payload_is_read_as_it_is(tmp_path):
@@ -174,8 +211,14 @@ def test_non_utf8_bytes_name_their_line(tmp_path):
     bad[n + 2] = bad[n + 2][:5] + b"\xff" + bad[n + 2][5:]  # a payload line
     p = _write(tmp_path, bad)
     with pytest.raises(compiler.TraceFormatError) as e:
-        compiler.load_trace(p)
+        compiler.load_trace(p, strict=True)
     assert str(e.value).startswith(f"{p}:{n + 3}: byte 0xff at column 6 is not UTF-8 text")
+    with pytest.warns(UserWarning, match="1 event whose payload is not what torch wrote"):
+        r = compiler.load_trace(p)  # a payload's bytes: kept (replaced), the event marked
+    assert r.damaged == (
+        f"{p}:{n}: event 'dynamo_output_graph': byte 0xff at line {n + 3}, column 6 is not UTF-8 text",
+    )
+    assert "\ufffd" in r.compiles[0].stages.capture.graph.code
     bad = list(lines)
     bad[n - 1] = bad[n - 1].replace(b"torch/", b"t\xc3(rch/", 1)  # a metadata line (glog prefix)
     p = _write(tmp_path, bad)
@@ -347,3 +390,31 @@ def test_cli_load_bad_inputs(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(compiler, "load_trace", denied)
     assert _cli_error(capsys, "load", str(bad)) == f"{bad}: Permission denied"
+
+
+def test_cli_load_marks_an_edited_payload_and_strict_refuses_it(tmp_path, capsys):
+    lines = _lines()
+    n = _start(lines, b'"dynamo_output_graph"')
+    edited = list(lines)
+    edited[n] = edited[n].replace(b"torch", b"TORCH", 1)
+    p = _write(tmp_path, edited)
+    out = tmp_path / "r.json"
+    assert cli.main(["load", str(p), "--json", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "pt2-explorer: warning: 1 event whose payload is not what torch wrote, kept as read and listed "
+        "in report.damaged (strict=True refuses the log); the first: "
+        f"{p}:{n}: event 'dynamo_output_graph': its payload does not match its MD5\n"
+    )
+    assert compiler.load(out).damaged == (
+        f"{p}:{n}: event 'dynamo_output_graph': its payload does not match its MD5",
+    )
+    assert cli.main(["report", str(out)]) == 0
+    assert (
+        f"1 event of the log not as torch wrote it (kept as read): {p}:{n}: event 'dynamo_output_graph': "
+        "its payload does not match its MD5" in capsys.readouterr().out
+    )
+    assert _cli_error(capsys, "load", str(p), "--strict") == (
+        f"{p}:{n}: payload of event 'dynamo_output_graph' at line {n} does not match its MD5: "
+        "the log was edited or damaged"
+    )
