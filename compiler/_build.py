@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from . import _autograd, _draft, _export, _graphs, _outputcode
+from . import _autograd, _draft, _export, _graphs, _outputcode, _text
 from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
 from ._events import Event
@@ -226,6 +226,13 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
     if total is not None:
         total += sum(b.get("inductor_compile_time_s") or 0.0 for b in a.bwd_metrics)
     name, filename, line = m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno")
+    wrapped = _text.wrapped_callable(name, filename, capture.guards if capture else None)
+    if wrapped:  # torch's wrapper around a torch.nn module: named by the module, at its first traced line
+        name = f"{wrapped}.forward"
+        first = next((n.source for n in (capture.graph.nodes if capture.graph else ()) if n.source), None)
+        if first:
+            filename, _, at = first.rpartition(":")
+            line = int(at)
     return Compile(
         id=a.key,
         frame=a.frame,

@@ -39,6 +39,27 @@ def frame_kind(filename: str) -> str:
     return "user"
 
 
+# torch.compile of a torch.nn module (or a torch function) compiles a wrapper frame of torch's
+# own (torch/_dynamo/external_utils.py: wrap_inline's ``inner``) that calls the wrapped object,
+# ``L['fn']`` in the frame's guard tree: "GuardManager: source=L['fn'], ..., type=<class 'X'>"
+_WRAPPER_FILE = "torch/_dynamo/external_utils.py"
+_WRAPPED_TYPE = re.compile(r"GuardManager: source=L\['fn'\], .*?type=<class '(?P<cls>[\w.]+)'>")
+
+
+def wrapped_callable(name: str | None, filename: str | None, guards: str | None) -> str | None:
+    """The class of what torch's wrapper frame calls (``TransformerEncoderLayer``), for a
+    frame that is that wrapper; else None."""
+    if name != "inner" or not (filename or "").endswith(_WRAPPER_FILE) or not guards:
+        return None
+    m = _WRAPPED_TYPE.search(guards)
+    cls = m.group("cls").rsplit(".", 1)[-1] if m else None
+    return None if cls in _NOT_MODULES else cls
+
+
+# what torch.compile may wrap besides a module: its frame keeps torch's name
+_NOT_MODULES = {None, "function", "builtin_function_or_method", "method", "partial", "method-wrapper"}
+
+
 # ---- graph breaks ------------------------------------------------------------------
 
 _TB_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')

@@ -262,7 +262,8 @@ def dynamic_dims_html(dims: tuple[DynamicDim, ...]) -> str:
 def stage_html(sv: StageView, *, static: bool = False) -> str:
     if not sv.blocks:
         return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
-    return "".join(block_html(b, static=static) for b in sv.blocks)
+    note = f'<div class="note">{esc(sv.note)}</div>' if sv.note else ""
+    return note + "".join(block_html(b, static=static) for b in sv.blocks)
 
 
 def compile_html(cv: CompileView, *, static: bool = False) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compiler import Compile, Graph, Report
 
-from ._summary import where_source
+from ._summary import no_kernels_note, where_source
 from ._view import Block, CodeBlock, GraphBlock, StageView, Table
 
 KERNEL_COLORS = (
@@ -133,6 +133,8 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(CodeBlock(f"{k.role} kernel {k.name} ({k.language}){meta}", k.language, k.source))
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
+        if not report.kernels_of(c.id):
+            return StageView(stage, tuple(blocks), note=no_kernels_note(c))
     return StageView(stage, tuple(blocks))
 
 

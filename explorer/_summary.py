@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compiler import STAGES, Report
+from compiler import STAGES, Compile, Report
 
 _LETTER = dict(zip(STAGES, "CADFG"))
 
@@ -123,6 +123,7 @@ class CompileRow:
     time: str
     stage_times: str  # "0.12/-/0.30/-/0.50"
     error: str | None = None
+    note: str | None = None  # why an Inductor compile generated no kernel
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,20 @@ class Summary:
     @property
     def break_lines(self) -> tuple[str, ...]:
         return tuple(b.text() for b in self.breaks)
+
+
+def no_kernels_note(c: Compile) -> str | None:
+    """Why an Inductor compile generated no kernel: its graph is only calls of ATen ops that
+    Inductor runs as they are (extern kernels and fallbacks: a fused fast path such as
+    nn.TransformerEncoderLayer's in eval, a GEMM library call)."""
+    d = c.stages.decompose
+    if c.status != "ok" or c.stages.codegen is None or d is None:
+        return None
+    ops = sorted({n.target for rg in d.post_grad for n in rg.graph.nodes if n.op == "call_function"})
+    if not ops:
+        return "no kernel generated: the graph computes nothing (its outputs are its inputs or constants)"
+    short = ", ".join(o.removeprefix("torch.ops.").removesuffix(".default") for o in ops)
+    return f"no kernel generated: the graph runs only ATen ops that Inductor calls as they are ({short})"
 
 
 def build_summary(report: Report, title: str | None = None) -> Summary:
@@ -187,6 +202,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
                 _secs(c.compile_time_s),
                 "/".join(f"{c.stage_times_s[s]:.2f}" if s in c.stage_times_s else "-" for s in STAGES),
                 c.error if c.status != "ok" else None,
+                None if ks else no_kernels_note(c),
             )
         )
     unknown = None
@@ -282,6 +298,7 @@ def renderable(s: Summary):
     )
     parts.append(table)
     parts += [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
+    parts += [Text(f"  [{c.compile_id}] {c.note}", style="dim") for c in s.compiles if c.note]
     if s.unknown:
         parts.append(Text(f"\n{s.unknown}", style="dim"))
     return Group(*parts)

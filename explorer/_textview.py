@@ -94,6 +94,8 @@ def stage_text(cv: CompileView, stage: str) -> str:
     out = [f"{cv.label} · {stage}", ""]
     if not sv.blocks:
         return "\n".join(out + [f"{stage}: {sv.note or 'nothing recorded'}"]) + "\n"
+    if sv.note:
+        out += [sv.note, ""]
     out += [block_text(b) for b in sv.blocks]
     return "\n".join(out).rstrip() + "\n"
 

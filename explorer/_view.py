@@ -140,7 +140,7 @@ Block = Table | CodeBlock | GraphBlock
 class StageView:
     stage: str
     blocks: tuple[Block, ...]
-    note: str | None = None  # why a stage is empty
+    note: str | None = None  # why a stage is empty (or, beside its blocks, what it lacks and why)
 
 
 @dataclass(frozen=True)
