@@ -10,11 +10,8 @@ installed. The recording names below (``record``, ``recording``, ``compare_modes
 torch, and check its version, when first used.
 """
 
-from ._events import TraceFormatError
-from ._exportinfo import ExportSummary, InputSpec, export_summary
-from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
-from ._ranks import load_ranks
-from ._report import (
+from .build._events import TraceFormatError
+from .model._report import (
     SCHEMA_VERSION,
     STAGES,
     Accuracy,
@@ -44,22 +41,25 @@ from ._report import (
     Timing,
     load,
 )
-from ._trace import load_trace
+from .parse._exportinfo import ExportSummary, InputSpec, export_summary
+from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
+from .read._ranks import load_ranks
+from .read._trace import load_trace
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
 # name -> the module that defines it; these import torch (first use checks its version)
 _NEEDS_TORCH = {
-    "Recording": "_capture",
-    "record": "_capture",
-    "recording": "_capture",
-    "ModeComparison": "_modes",
-    "ModeRow": "_modes",
-    "compare_modes": "_modes",
-    "load_modes": "_modes",
-    "StateMutationError": "_state",
-    "SUPPORTED": "_version",
-    "UnsupportedTorchVersion": "_version",
+    "Recording": "record._capture",
+    "record": "record._capture",
+    "recording": "record._capture",
+    "ModeComparison": "bench._modes",
+    "ModeRow": "bench._modes",
+    "compare_modes": "bench._modes",
+    "load_modes": "bench._modes",
+    "StateMutationError": "bench._state",
+    "SUPPORTED": "record._version",
+    "UnsupportedTorchVersion": "record._version",
 }
 
 
@@ -69,8 +69,8 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'compiler' has no attribute {name!r}")
     import importlib
 
-    if module != "_version":
-        from ._version import check
+    if module != "record._version":
+        from .record._version import check
 
         check()
     value = getattr(importlib.import_module(f"compiler.{module}"), name)

@@ -41,7 +41,7 @@ def show(report: Report, title: str | None = None) -> None:
 def _is_modes(obj) -> bool:
     import sys
 
-    modes = sys.modules.get("compiler._modes")  # not imported: no ModeComparison exists (nor torch)
+    modes = sys.modules.get("compiler.bench._modes")  # not imported: no ModeComparison exists (nor torch)
     return modes is not None and isinstance(obj, modes.ModeComparison)
 
 
@@ -131,7 +131,7 @@ def check_recompile(fn, *args, run: bool = False, **kwargs):
     calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead, which also
     checks frames after a graph break (the call runs, up to where it would recompile).
     Returns a ``RecompileCheck`` (printable; docs/pipelines.md)."""
-    from compiler._recheck import check
+    from compiler.bench._recheck import check
 
     return check(fn, *args, run=run, **kwargs)
 

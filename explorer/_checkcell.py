@@ -5,7 +5,7 @@ compiled function or module, ``f(a, b=c)``; it expands to
     explorer.check_recompile(f, a, b=c)
 
 ``f`` and the arguments are evaluated in the notebook (once); ``f`` itself is not called:
-torch's guards are evaluated for the arguments (compiler/_recheck.py). ``--check --run``
+torch's guards are evaluated for the arguments (compiler/bench/_recheck.py). ``--check --run``
 calls it under torch's fail_on_recompile stance instead (frames after a graph break too)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import ast
 
 from IPython.core.error import UsageError
 
-from compiler._recheck import NotCompiledError, RecompileCheck, check
+from compiler.bench._recheck import NotCompiledError, RecompileCheck, check
 
 
 def check_cell(shell, cell: str, run: bool = False) -> RecompileCheck | None:

@@ -18,7 +18,7 @@ Noise (kernel counters, cache paths, object ids, …) is normalised on both side
 from __future__ import annotations
 
 from compiler import Report
-from compiler._report import (
+from compiler.model._report import (
     Autograd,
     Capture,
     Codegen,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from compiler import Report
-from compiler._report import Compile, Graph, RoleGraph
+from compiler.model._report import Compile, Graph, RoleGraph
 
 from ._diffparts import (
     ROLES,

@@ -7,8 +7,8 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from compiler import Report
-from compiler._outputcode import split_kernels
-from compiler._report import Codegen, Compile, Graph, Kernel, RoleGraph
+from compiler.model._report import Codegen, Compile, Graph, Kernel, RoleGraph
+from compiler.parse._outputcode import split_kernels
 
 from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes
 from ._normalize import kernel_base, normalize, to_text

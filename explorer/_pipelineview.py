@@ -1,6 +1,6 @@
 """Views of the pipelines beside torch.compile's own: Compiled Autograd's captured backward
-graphs (compiler/_autograd.py), torch.export + AOTInductor (compiler/_export.py), FlexAttention
-(compiler/_flex.py). Text lines for the summary and blocks for a compile's
+graphs (compiler/build/_autograd.py), torch.export + AOTInductor (compiler/build/_export.py), FlexAttention
+(compiler/parse/_flex.py). Text lines for the summary and blocks for a compile's
 capture stage; the summary, the stage view, widgets and HTML all show these."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _mod_text(m) -> str:
 
 
 def flex_lines(report: Report) -> tuple[str, ...]:
-    """One line per FlexAttention op (compiler/_flex.py): its shape and block grid, the
+    """One line per FlexAttention op (compiler/parse/_flex.py): its shape and block grid, the
     template kernel computing it, the user's score_mod and mask_mod."""
     out = []
     for f in flex_calls(report):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from compiler import Report
-from compiler._report import _LOCAL_SCOPE, Recompile
+from compiler.model._report import _LOCAL_SCOPE, Recompile
 
 from ._summary import display_name, reasons_line, where
 from ._view import (

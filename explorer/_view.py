@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from compiler import STAGES, Benchmark, Compile, Graph, Report
-from compiler._report import StackFrame
+from compiler.model._report import StackFrame
 
 from ._program import OWN_DIRS
 from ._summary import Summary, build_summary, display_name, where

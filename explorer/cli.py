@@ -254,7 +254,7 @@ def _report(ns, compiler) -> int:
 
 
 def _ranks_report(ns) -> int:
-    from compiler._ranks import load_ranks
+    from compiler.read._ranks import load_ranks
     from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
 
     try:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import compiler
-from compiler._timing import block_size, block_sizes, break_even, schedule, timing, timing_notes
+from compiler.bench._timing import block_size, block_sizes, break_even, schedule, timing, timing_notes
 
 
 def _aot(fn, *args, **kw):
@@ -260,7 +260,7 @@ def test_output_that_is_the_mutated_tensor_is_compared_and_so_is_the_state_left(
 
 
 def test_nan_in_compiled_only_is_an_infinite_error():
-    from compiler._accuracy import compare
+    from compiler.bench._accuracy import compare
 
     a = compare(torch.ones(3), torch.tensor([1.0, float("nan"), 1.0]), None, None)
     assert (a.ok, a.max_abs, a.max_rel) == (False, math.inf, math.inf)
@@ -302,7 +302,7 @@ def test_recompiles_while_timing_are_said():
 def test_bad_reps_and_snapshot_out_of_memory_are_clear(monkeypatch):
     with pytest.raises(ValueError, match="reps must be at least 1 .timed calls per arm., not 0"):
         _bench(_f, torch.ones(2), reps=0)
-    from compiler import _state
+    from compiler.bench import _state
 
     def oom(self, name, t):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -336,7 +336,7 @@ def test_outputs_that_differ_are_a_finding():
 
 
 def test_tolerances_follow_dtype_and_autocast():
-    from compiler._accuracy import compare
+    from compiler.bench._accuracy import compare
 
     e = torch.tensor([1.0, 2.0])  # fp32 out, e.g. a residual add after bf16 matmuls under autocast
     c = e + torch.tensor([0.0, 0.01])

@@ -9,7 +9,7 @@ import torch
 from _torch_trace import RawTrace
 
 import explorer
-from compiler._recheck import NotCompiledError
+from compiler.bench._recheck import NotCompiledError
 
 K = 1.0  # read after a graph break by `broken`
 

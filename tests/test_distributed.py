@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler._ranks import combine, load_ranks
+from compiler.read._ranks import combine, load_ranks
 from explorer import _program, cli
 from explorer._ranksview import build_ranks_view, diff_ranks, ranks_page, ranks_text
 

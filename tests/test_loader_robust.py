@@ -21,8 +21,8 @@ import pytest
 
 import compiler
 from benchmarks.fuzz_load import check, make_input
-from compiler import _events
-from compiler._events import TraceTruncatedError, read_trace_file
+from compiler.build import _events
+from compiler.build._events import TraceTruncatedError, read_trace_file
 from explorer import cli
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"

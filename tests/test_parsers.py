@@ -1,5 +1,5 @@
-"""Unit tests for the text parsers: compiler/_text.py (graph breaks, recompile reasons, guard
-trees, Inductor output code) and compiler/_graphs.py (the FX graph code torch prints).
+"""Unit tests for the text parsers: compiler/parse/_text.py (graph breaks, recompile reasons, guard
+trees, Inductor output code) and compiler/parse/_graphs.py (the FX graph code torch prints).
 
 The texts below are copied from real logs: torch 2.13 on CPU (recorded in-process here; paths
 are /tmp/*.py scripts) and the torch 2.11 H100 fixture (tests/fixtures/traces). Long parts are
@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from compiler import _graphs, _outputcode, _text
+from compiler.parse import _graphs, _outputcode, _text
 
 # torch 2.13: a print() inside an inlined helper (dynamo_graph_break_reason payload)
 GRAPH_BREAK_213 = """\
@@ -446,7 +446,7 @@ def test_split_kernels_cpp_module():
 
 
 def test_kernel_nodes_from_comments_and_provenance():
-    from compiler import _build
+    from compiler.build import _build
 
     prov = json.dumps(
         {"cppCodeToPost": {"cpp_fused_gt_relu_sum_threshold_backward_0:1": ["relu", "sum_1", "gt"]}}

@@ -1,4 +1,4 @@
-"""The report's file form (schema_version 2, compiler/_compact.py): each text once, kernel
+"""The report's file form (schema_version 2, compiler/model/_compact.py): each text once, kernel
 sources as pieces of their output code, repeated graphs once, defaults left out, gzipped where
 the path ends in .gz; reports of schema_version 1 still load to the same answers."""
 
@@ -125,7 +125,7 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
 def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):
     import dataclasses
 
-    from compiler._report import RawEvent
+    from compiler.model._report import RawEvent
 
     odd = RawEvent(compile_id="0/0", name="x", metadata={"$s": 0, "$d": {"$g": 1}}, payload="p")
     r = dataclasses.replace(report, unknown_events=(odd,))

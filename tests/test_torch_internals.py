@@ -1,4 +1,4 @@
-"""The torch internals the recorder reads (compiler/_torch.py), checked against the installed
+"""The torch internals the recorder reads (compiler/record/_torch.py), checked against the installed
 torch: run this file on every supported torch version (2.11 on the GPU machine, 2.13 in CI,
 2.14.1). And the layering: compiler/ imports no viewer code."""
 
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import compiler
-from compiler import _torch
+from compiler.record import _torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -135,7 +135,7 @@ def test_public_surface():
 
 
 def test_guard_evaluation_internals():
-    """What check_recompile reads (compiler/_recheck.py): the compiled callable's original,
+    """What check_recompile reads (compiler/bench/_recheck.py): the compiled callable's original,
     its frame's cache entries, a guard check that compiles nothing, the stance API."""
     torch._dynamo.reset()
 

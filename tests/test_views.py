@@ -12,7 +12,7 @@ from _e2e import marker_line
 
 import compiler
 import explorer
-from compiler._report import GraphBreak, Recompile, Report, StackFrame
+from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
 from explorer._html import breaks_html, page_html
 from explorer._textview import breaks_text, recompiles_text
 from explorer._view import build_view

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import json
 
-from . import _autograd, _draft, _export, _graphs, _outputcode, _text
-from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
-from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
-from ._events import Event
-from ._phases import _union_s, waterfall
-from ._report import (
+from ..model._report import (
     Autograd,
     Autotune,
     AutotuneChoice,
@@ -29,6 +24,12 @@ from ._report import (
     Stages,
     Symbol,
 )
+from ..parse import _graphs, _outputcode, _text
+from . import _autograd, _draft, _export
+from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
+from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
+from ._events import Event
+from ._phases import _union_s, waterfall
 from ._stages import FAILURE_PHASE_STAGE, IGNORED, lookup
 
 # compilation_metrics keys worth keeping (the rest is config dumps)

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ._benchtypes import Accuracy
+from ..model._benchtypes import Accuracy
 
 _PLAIN = (str, bytes, int, float, bool, complex, type(None))
 

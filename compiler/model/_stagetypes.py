@@ -1,5 +1,5 @@
 """The records of one compile's stages (capture, autograd, decompose, fuse, codegen), as
-torch printed or logged them; compiler/_report.py holds the report-wide records."""
+torch printed or logged them; compiler/model/_report.py holds the report-wide records."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class StackFrame:
     def kind(self) -> str:
         """ "user" (the program's own files), "library" (installed packages, the standard
         library) or "torch"."""
-        from ._text import frame_kind
+        from ..parse._text import frame_kind
 
         return frame_kind(self.filename)
 

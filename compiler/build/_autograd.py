@@ -13,13 +13,13 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from . import _graphs
+from ..model._pipelinetypes import CompiledAutograd
+from ..parse import _graphs
 from ._events import Event
-from ._pipelinetypes import CompiledAutograd
 
 if TYPE_CHECKING:
+    from ..model._report import Compile
     from ._collect import Context, _Acc
-    from ._report import Compile
 
 # "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
 _NODE_CALL = re.compile(r"code: (?P<node>\S+) \(NodeCall (?P<n>\d+)\)")

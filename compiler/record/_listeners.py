@@ -1,5 +1,5 @@
 """What a recording listens with: the scope of compiles it sees, its handlers on torch's
-loggers, Inductor's autotuning feedback, and the fusion IR snapshots (compiler/_capture.py
+loggers, Inductor's autotuning feedback, and the fusion IR snapshots (compiler/record/_capture.py
 attaches and detaches them). Each appends ``Event``s to the recording's list."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..build._events import Event, from_record
+from ..build._stages import PHASE_STAGE, lookup
+from ..model._report import STAGES
 from . import _torch
-from ._events import Event, from_record
-from ._report import STAGES
-from ._stages import PHASE_STAGE, lookup
 
 
 def stage_of(ev: Event) -> str | None:

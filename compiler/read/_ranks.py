@@ -7,7 +7,7 @@ import dataclasses
 import os
 import re
 
-from ._report import Report, load
+from ..model._report import Report, load
 
 # torch names each rank's log dedicated_log_torch_trace_rank_N_<suffix>.log (or without a suffix)
 _TRACE_RANK = re.compile(r"rank_(\d+)(?:_|\.|$)")

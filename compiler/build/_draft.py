@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..model._pipelinetypes import ExportFact, ExportRun
 from ._events import Event
-from ._pipelinetypes import ExportFact, ExportRun
 
 if TYPE_CHECKING:
     from ._collect import Context
@@ -144,8 +144,8 @@ def error_fact(exc: BaseException) -> ExportFact | None:
     None where the exception is another, or did not come from torch.export."""
     import traceback
 
-    from . import _torch
-    from ._stagetypes import StackFrame
+    from ..model._stagetypes import StackFrame
+    from ..record import _torch
 
     expr = _torch.data_dependent_condition(exc)
     if expr is None:

@@ -1,8 +1,8 @@
 """Eager against compiled, measured honestly (``Report.benchmark``); docs/benchmark.md.
 
-The run: snapshot what the function can reach (compiler/_state.py), one eager and one compiled
-call compared for accuracy, timing (compiler/_timing.py: ABBA-interleaved, L2 flushed on GPU),
-peak memory per arm (GPU), a profile of the compiled kernels (compiler/_profile.py), then the
+The run: snapshot what the function can reach (compiler/bench/_state.py), one eager and one compiled
+call compared for accuracy, timing (compiler/bench/_timing.py: ABBA-interleaved, L2 flushed on GPU),
+peak memory per arm (GPU), a profile of the compiled kernels (compiler/bench/_profile.py), then the
 state restored. Compile time per stage comes from torch's own compilation metrics in the
 report; break-even = compile time / time saved per call.
 """
@@ -18,10 +18,10 @@ from typing import Any
 
 import torch
 
+from ..model._benchtypes import BenchConfig, Benchmark
+from ..model._report import Kernel, Report
 from . import _profile
 from ._accuracy import compare, frozen, tensors, with_state
-from ._benchtypes import BenchConfig, Benchmark
-from ._report import Kernel, Report
 from ._state import Snapshot, StateMutationError, roots
 from ._timing import Timer, break_even, method, progress_line, timing
 
@@ -222,7 +222,7 @@ class _Run:
     def _first_compiled_call(self):
         if self.compiled is not None:
             return self.compiled_call()
-        from ._capture import recording
+        from ..record._capture import recording
 
         self.compiled = torch.compile(self.fn, **self.compile_kwargs)
         with recording(fusion_logs=False) as rec:
@@ -246,7 +246,7 @@ class _Run:
     def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
         """Warm up and time both arms; False when the compiled arm raised (a finding). A
         compile while timing (a guard that fails on every call) is recorded and said."""
-        from ._capture import recording
+        from ..record._capture import recording
 
         compiled_fn = self.compiled
 
@@ -330,7 +330,7 @@ class _Run:
         call, ``{profiled event name: kernel}`` and whether every kernel of that compile is
         one of ``source``'s (same frame, same name). Event names are ``graph_<n>_<kernel>``,
         written into each kernel's source; the frame tells two graphs' same-named kernels apart."""
-        from ._capture import recording
+        from ..record._capture import recording
 
         kw = dict(self.compile_kwargs)
         mode = kw.pop("mode", None)

@@ -43,7 +43,7 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Symbol,
 )
 
-SCHEMA_VERSION = 2  # 2: the file form (compiler/_compact.py); 1: the full form, still read
+SCHEMA_VERSION = 2  # 2: the file form (compiler/model/_compact.py); 1: the full form, still read
 READABLE_VERSIONS = (1, 2)
 STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
 
@@ -165,7 +165,7 @@ class Report:
     # DDP's split graphs (optimize_ddp_split_graph / _child) and Inductor's collective
     # schedules (artifact:inductor_collective_schedule), torch's events kept whole
     distributed: tuple[RawEvent, ...] = ()
-    # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/_draft.py)
+    # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/build/_draft.py)
     exports: tuple[ExportRun, ...] = ()
     # events of a TORCH_TRACE log whose payload is not what torch wrote (an MD5 that does not
     # match, bytes that are not UTF-8), kept as read: "<file>:<line>: event '<name>': <why>"
@@ -208,7 +208,7 @@ class Report:
         ``fn``; one named like a parameter here (``name``, ``reps``, …) must be bound with
         ``functools.partial``. Methodology: docs/benchmark.md.
         """
-        from ._bench import benchmark_report
+        from ..bench._bench import benchmark_report
 
         return benchmark_report(
             self,
@@ -236,7 +236,7 @@ class Report:
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = None) -> str:
         """The report's file form as JSON text (each text once, defaults left out:
-        compiler/_compact.py; ``compiler.load`` reads it back whole); also written to ``path``
+        compiler/model/_compact.py; ``compiler.load`` reads it back whole); also written to ``path``
         when given, gzipped where ``path`` ends in ``.gz``."""
         from . import _compact
 
@@ -254,7 +254,7 @@ class Report:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
         """The report from its JSON form (``to_dict``, or the file form ``to_json`` writes),
-        checked against the schema the dataclasses' type hints make (compiler/_schema.py): a
+        checked against the schema the dataclasses' type hints make (compiler/model/_schema.py): a
         value of the wrong type, a missing required key or an unknown ``schema_version``
         raises ReportFormatError naming the JSON path
         (``$.compiles[3].stages.capture.guard_count``). Unknown keys are ignored. Reports of

@@ -64,7 +64,7 @@ def _union_s(spans: list[tuple[float, float]]) -> float:
 def waterfall(spans: list[tuple[str, float, float]]):
     """torch's phases of one compile placed in time, outermost first at each start; depth is
     how many of the compile's other phases enclose it."""
-    from ._pipelinetypes import PhaseSpan
+    from ..model._pipelinetypes import PhaseSpan
 
     if not spans:
         return ()

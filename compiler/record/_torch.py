@@ -131,7 +131,7 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
     return data if isinstance(data, dict) else None
 
 
-# ---- guard evaluation for "would this recompile?" (compiler/_recheck.py) ----
+# ---- guard evaluation for "would this recompile?" (compiler/bench/_recheck.py) ----
 
 
 def compiled_original(fn: Any) -> Any | None:

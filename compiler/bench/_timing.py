@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-from ._benchtypes import Timing
+from ..model._benchtypes import Timing
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 TARGET_S = 1.0  # per arm, when reps is not given

@@ -8,9 +8,17 @@ import os
 import re
 import warnings
 
-from . import _build, _schema
-from ._events import Event, TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
-from ._report import Report
+from ..build import _build
+from ..build._events import (
+    Event,
+    TraceFormatError,
+    TraceTruncatedError,
+    rank_of,
+    read_trace_file,
+    trace_files,
+)
+from ..model import _schema
+from ..model._report import Report
 
 
 def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict: bool = False) -> Report:

@@ -8,8 +8,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from . import _text
-from ._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
+from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
+from ..parse import _text
 
 if TYPE_CHECKING:
     from ._collect import _Acc

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from ._events import Event
 
 if TYPE_CHECKING:
+    from ..model._report import Compile, Kernel
     from ._collect import Context, _Acc
-    from ._report import Compile, Kernel
 
 NAME = "export → AOTInductor"
 # extern "C"  void  cpp_fused_0(float* out_ptr0)\n{ ... \n}
@@ -70,8 +70,8 @@ def on_graph_dump(a: _Acc, ev: Event, ctx: Context) -> None:
         str(body.get("name"))
     )
     if role is None:  # another dump: kept raw, as unknown events are
+        from ..model._report import RawEvent
         from ._build import _jsonable
-        from ._report import RawEvent
 
         ctx.unknown.append(RawEvent(a.key, ev.name, _jsonable(ev.metadata), ev.payload))
         return
@@ -80,7 +80,7 @@ def on_graph_dump(a: _Acc, ev: Event, ctx: Context) -> None:
 
 def cpp_kernels(compile_id: str, code: str, role: str) -> list[Kernel]:
     """The ``extern "C"`` functions of a C++ kernel file, each with its body."""
-    from ._report import Kernel
+    from ..model._report import Kernel
 
     starts = list(_EXTERN.finditer(code))
     out = []

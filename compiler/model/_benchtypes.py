@@ -95,9 +95,9 @@ class Benchmark:
     @property
     def timing_notes(self) -> tuple[str, ...]:
         """Cautions on reading the timings: an unstable arm (IQR over 10% of its median),
-        medians that differ by less than the spread (compiler/_timing.py), compiles during the
+        medians that differ by less than the spread (compiler/bench/_timing.py), compiles during the
         timed calls."""
-        from ._timing import timing_notes
+        from ..bench._timing import timing_notes
 
         notes = timing_notes(self.eager, self.compiled)
         if self.compiles_while_timing:

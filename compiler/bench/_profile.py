@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from ._benchtypes import KernelTime
-from ._report import Kernel
+from ..model._benchtypes import KernelTime
+from ..model._report import Kernel
 
 _CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")

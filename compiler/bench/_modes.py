@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model._benchtypes import BenchConfig, Benchmark
+from ..model._report import Report
+from ..record._capture import recording
 from ._bench import benchmark_report, remember
-from ._benchtypes import BenchConfig, Benchmark
-from ._capture import recording
-from ._report import Report
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _outputcode, _text
+from ..model._report import Kernel, RawEvent
+from ..parse import _outputcode, _text
 from ._events import Event
-from ._report import Kernel, RawEvent
 
 
 @dataclass

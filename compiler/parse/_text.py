@@ -9,8 +9,8 @@ import re
 import sysconfig
 from dataclasses import dataclass
 
-from . import _torch
-from ._report import _LOCAL_SCOPE, StackFrame
+from ..model._report import _LOCAL_SCOPE, StackFrame
+from ..record import _torch
 
 _TORCH_PREFIXES = tuple(p for p in (_torch.torch_dir(),) if p)
 # paths from other machines' logs: anything inside a site-packages/torch tree

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ._report import Graph, Node, SavedTensor
+from ..model._report import Graph, Node, SavedTensor
 
 # `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
 _ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')

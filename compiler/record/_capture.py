@@ -22,10 +22,11 @@ from typing import Any
 
 import torch
 
-from . import _build, _draft, _torch
-from ._events import Event
+from ..build import _build, _draft
+from ..build._events import Event
+from ..model._report import Report
+from . import _torch
 from ._listeners import ArtifactHandler, AutotuneFeedback, FusionIR, Scope, TraceHandler
-from ._report import Report
 
 
 class Recording:
@@ -287,7 +288,7 @@ def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) ->
 
     The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
     so ``report.benchmark()`` times them with no second compile."""
-    from ._bench import remember
+    from ..bench._bench import remember
 
     compiled = torch.compile(fn, **(compile_kwargs or {}))
     with recording() as rec:

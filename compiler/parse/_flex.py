@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from ._report import Report
+from ..model._report import Report
 from ._text import split_args
 
 HOP = "torch.ops.higher_order.flex_attention"
