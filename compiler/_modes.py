@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ._atomic import write_file
 from ._bench import benchmark_report, remember
 from ._benchtypes import BenchConfig, Benchmark
 from ._capture import recording
@@ -67,10 +68,8 @@ class ModeComparison:
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write as JSON (gzipped when the name ends in .gz); ``compiler.load_modes`` reads it."""
         text = json.dumps(self.to_dict())
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "wt", encoding="utf-8") as f:
-            f.write(text)
-        return os.fspath(path)
+        gz = os.fspath(path).endswith(".gz")
+        return write_file(path, gzip.compress(text.encode("utf-8")) if gz else text)
 
 
 def load_modes(path: str | os.PathLike[str]) -> ModeComparison:
