@@ -265,8 +265,9 @@ def _report(ns, compiler) -> int:
         if modes is None:
             return _error(e)
         from explorer._modesview import modes_text, save_modes_html
+        from explorer._summary import echo
 
-        print(modes_text(modes), end="")
+        echo(modes_text(modes))
         pages: list[str] = []
         if ns.html and not _saving(ns.html, lambda: pages.extend(save_modes_html(modes, ns.html))):
             return 1
@@ -294,12 +295,13 @@ def _ranks_report(ns) -> int:
     from compiler._atomic import write_file
     from compiler._ranks import load_ranks
     from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
+    from explorer._summary import echo
 
     try:
         report = load_ranks(ns.report)
     except (OSError, ValueError) as e:
         return _error(e)
-    print(ranks_text(build_ranks_view(report, ns.report)), end="")
+    echo(ranks_text(build_ranks_view(report, ns.report)))
     if ns.html:
         if not _saving(ns.html, lambda: write_file(ns.html, ranks_page(report, ns.report))):
             return 1
@@ -315,8 +317,10 @@ def _error(e: Exception) -> int:
 
 
 def _say(line: str) -> None:
-    """One line on stderr."""
-    print(line, file=sys.stderr)
+    """One line on stderr, its control characters escaped (it may quote a report or a trace)."""
+    from explorer._summary import printable
+
+    print(printable(line), file=sys.stderr)
 
 
 def _modes_file(path: str, compiler):
