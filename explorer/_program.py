@@ -4,6 +4,7 @@ codes and deaths by signal are the program's own."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import runpy
 import signal
@@ -84,6 +85,36 @@ def warn_shadowing(directory: str) -> None:
 
 def _ours(filename: str) -> bool:
     return filename.startswith(OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
+
+
+def without_launcher(report):
+    """``report`` with the frames that ran the program left out of every stack it holds (graph
+    breaks, guards, symbols, ...): each starts at the program, as under plain ``python``. The
+    launcher's frames are the outermost run of our own and runpy's (``cli.py``, this file),
+    with whatever called them (the ``pt2-explorer`` console script, ``python -m explorer``)."""
+    from compiler._report import StackFrame
+
+    def strip(obj):
+        if isinstance(obj, tuple) and obj and all(isinstance(f, StackFrame) for f in obj):
+            first = next((i for i, f in enumerate(obj) if _ours(f.filename)), None)
+            if first is None:
+                return obj
+            end = next((i for i in range(first, len(obj)) if not _ours(obj[i].filename)), len(obj))
+            return obj[end:]
+        if isinstance(obj, tuple):
+            items = tuple(strip(x) for x in obj)
+            return obj if all(a is b for a, b in zip(items, obj)) else items
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            changed = {}
+            for f in dataclasses.fields(obj):
+                value = getattr(obj, f.name)
+                new = strip(value)
+                if new is not value:
+                    changed[f.name] = new
+            return dataclasses.replace(obj, **changed) if changed else obj
+        return obj
+
+    return strip(report)
 
 
 def _run_script(path: str) -> None:

@@ -148,6 +148,7 @@ def _record(ns) -> int:
     if report is None:  # pragma: no cover - recording always leaves a report
         print("pt2-explorer: no report was produced", file=sys.stderr)
         return exit_code or 1
+    report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
         import dataclasses
 

@@ -1,5 +1,6 @@
 """What the CLI prints and records as a user reads it: a crafted report cannot drive the
-terminal (control characters are shown escaped)."""
+terminal (control characters are shown escaped), a break's stack under `record` starts at
+the program as under plain python."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import dataclasses
 import os
 import pty
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -121,3 +123,62 @@ def test_an_error_line_quoting_a_name_escapes_it(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"pt2-explorer: error: {_escaped(str(missing))}: No such file or directory\n"
     )
+
+
+STACK_SCRIPT = """
+import contextlib
+import os
+
+import torch
+
+
+def f(x):
+    x = x * 2
+    print("seen")  # BREAK
+    return x + 1
+
+
+def run():
+    return torch.compile(f, backend="eager")(torch.ones(3))
+
+
+direct = os.environ.get("DIRECT_REPORT")  # a recording inside the program itself
+if direct:
+    import compiler
+
+    rec = compiler.recording()
+else:
+    rec = contextlib.nullcontext()
+with rec:
+    run()
+if direct:
+    rec.report.to_json(direct)
+"""
+
+
+def test_a_breaks_stack_under_record_starts_at_the_program(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(STACK_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("DIRECT_REPORT", None)
+
+    def run(*cmd, **extra):
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=300, env={**env, **extra}, cwd=tmp_path
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("seen\n")
+
+    run(sys.executable, str(script), DIRECT_REPORT=str(tmp_path / "direct.json"))
+    launchers = {"python -m explorer": [sys.executable, "-m", "explorer"]}
+    console = shutil.which("pt2-explorer", path=os.path.dirname(sys.executable))
+    if console:  # the console script's own frame (…/bin/pt2-explorer:6 in <module>)
+        launchers["pt2-explorer"] = [console]
+    (expected,) = compiler.load(tmp_path / "direct.json").graph_breaks
+    assert expected.user_stack[0].filename == str(script)
+    assert [(f.name, f.line) for f in expected.user_stack] == [("<module>", 26), ("run", 15), ("f", 10)]
+    for name, launcher in launchers.items():
+        out = tmp_path / f"{name.split()[-1]}.json"
+        run(*launcher, "record", "-q", "--json", str(out), str(script))
+        (b,) = compiler.load(out).graph_breaks
+        assert b.user_stack == expected.user_stack, name
