@@ -37,7 +37,7 @@ def run(rec, script: str | None, module: str | None, args: list[str]) -> tuple[i
         tb = e.__traceback__
         while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
             tb = tb.tb_next
-        if tb is not None:
+        if tb is not None or isinstance(e, SyntaxError):  # the script's own: no traceback, as python
             e.with_traceback(tb)  # the default hook prints the exception's own traceback
         sys.excepthook(type(e), e, e.__traceback__)
         interrupted = isinstance(e, KeyboardInterrupt)
@@ -125,7 +125,11 @@ def _run_script(path: str) -> None:
     import types
 
     with open(path, "rb") as f:  # bytes: compile() honours a coding cookie
-        code = compile(f.read(), path, "exec", dont_inherit=True)
+        source = f.read()
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise _as_python_reads_files(e) from None
     main = types.ModuleType("__main__")
     main.__dict__.update(
         __file__=path,
@@ -141,6 +145,17 @@ def _run_script(path: str) -> None:
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def _as_python_reads_files(e: SyntaxError) -> SyntaxError:
+    """compile() of bytes words an encoding problem otherwise than python reading the file:
+    "unknown encoding: a (prog.py, line 0)" for python's "encoding problem: a", with no place."""
+    if e.lineno != 0:  # 0: the encoding declaration, before the first line
+        return e
+    msg = str(e.msg)
+    if msg.startswith("unknown encoding: "):
+        msg = "encoding problem: " + msg[len("unknown encoding: ") :]
+    return SyntaxError(msg)
 
 
 class _Terminated(BaseException):

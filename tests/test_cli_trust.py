@@ -1,6 +1,6 @@
 """What the CLI prints and records as a user reads it: a crafted report cannot drive the
 terminal (control characters are shown escaped), a break's stack under `record` starts at
-the program as under plain python."""
+the program as under plain python, a bad encoding declaration fails as python fails."""
 
 from __future__ import annotations
 
@@ -182,3 +182,41 @@ def test_a_breaks_stack_under_record_starts_at_the_program(tmp_path):
         run(*launcher, "record", "-q", "--json", str(out), str(script))
         (b,) = compiler.load(out).graph_breaks
         assert b.user_stack == expected.user_stack, name
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"# -*- coding: a -*-\nprint(1)\n",  # python: "encoding problem: a"
+        b"\xef\xbb\xbf# coding: latin-1\nprint(1)\n",  # a BOM and another encoding
+        b"print(1)\nx = (\n",  # a plain syntax error: no traceback of ours
+    ],
+)
+def test_a_script_python_cannot_compile_fails_as_python_fails(source, tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_bytes(source)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    ours = subprocess.run(
+        [sys.executable, "-m", "explorer", "record", "-q", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert plain.returncode == ours.returncode == 1
+    assert ours.stderr == plain.stderr
+    assert ours.stdout == plain.stdout == ""
+    assert "SyntaxError: " in plain.stderr
+
+
+def test_a_syntax_errors_text_is_pythons(tmp_path):
+    """The first case above, spelled out: what python prints for it, here."""
+    script = tmp_path / "prog.py"
+    script.write_bytes(b"# -*- coding: a -*-\nprint(1)\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "record", "-q", str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert (proc.returncode, proc.stderr) == (1, "SyntaxError: encoding problem: a\n")
