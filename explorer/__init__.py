@@ -118,10 +118,9 @@ def save_html(report: Report, path: str | os.PathLike[str], title: str | None = 
         from explorer._modesview import save_modes_html
 
         return save_modes_html(report, path)[0]
-    text = html(report, title)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return os.fspath(path)
+    from compiler.model._atomic import write_file
+
+    return write_file(path, html(report, title))  # whole or not at all
 
 
 def check_recompile(fn, *args, run: bool = False, **kwargs):

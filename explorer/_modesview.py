@@ -97,6 +97,7 @@ def modes_page(comparison, links: list[str | None] | None = None) -> str:
 def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
     """``path``: the modes page; beside it one explorer page per configuration's recording
     (``<name>.<i>-<label>.html``), which the table and the bars link to. Returns the paths."""
+    from compiler.model._atomic import write_file
     from explorer import save_html
 
     path = Path(path)
@@ -109,7 +110,7 @@ def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
         page = path.with_name(f"{path.stem}.{i}-{_slug(r.label)}.html")
         written.append(save_html(r.report, page, title=f"{comparison.name}: {r.label}"))
         links.append(page.name)
-    path.write_text(modes_page(comparison, links), encoding="utf-8")
+    write_file(path, modes_page(comparison, links))
     return [os.fspath(path), *written]
 
 

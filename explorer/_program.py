@@ -4,6 +4,7 @@ codes and deaths by signal are the program's own."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import runpy
 import signal
@@ -36,7 +37,7 @@ def run(rec, script: str | None, module: str | None, args: list[str]) -> tuple[i
         tb = e.__traceback__
         while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
             tb = tb.tb_next
-        if tb is not None:
+        if tb is not None or isinstance(e, SyntaxError):  # the script's own: no traceback, as python
             e.with_traceback(tb)  # the default hook prints the exception's own traceback
         sys.excepthook(type(e), e, e.__traceback__)
         interrupted = isinstance(e, KeyboardInterrupt)
@@ -86,6 +87,36 @@ def _ours(filename: str) -> bool:
     return filename.startswith(OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
 
 
+def without_launcher(report):
+    """``report`` with the frames that ran the program left out of every stack it holds (graph
+    breaks, guards, symbols, ...): each starts at the program, as under plain ``python``. The
+    launcher's frames are the outermost run of our own and runpy's (``cli.py``, this file),
+    with whatever called them (the ``pt2-explorer`` console script, ``python -m explorer``)."""
+    from compiler.model._report import StackFrame
+
+    def strip(obj):
+        if isinstance(obj, tuple) and obj and all(isinstance(f, StackFrame) for f in obj):
+            first = next((i for i, f in enumerate(obj) if _ours(f.filename)), None)
+            if first is None:
+                return obj
+            end = next((i for i in range(first, len(obj)) if not _ours(obj[i].filename)), len(obj))
+            return obj[end:]
+        if isinstance(obj, tuple):
+            items = tuple(strip(x) for x in obj)
+            return obj if all(a is b for a, b in zip(items, obj)) else items
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            changed = {}
+            for f in dataclasses.fields(obj):
+                value = getattr(obj, f.name)
+                new = strip(value)
+                if new is not value:
+                    changed[f.name] = new
+            return dataclasses.replace(obj, **changed) if changed else obj
+        return obj
+
+    return strip(report)
+
+
 def _run_script(path: str) -> None:
     """Run a file as ``python FILE`` does: a fresh ``__main__`` module whose ``__file__`` is
     the absolute path, ``sys.path[0]`` its directory (sys.argv is set by the caller)."""
@@ -94,7 +125,11 @@ def _run_script(path: str) -> None:
     import types
 
     with open(path, "rb") as f:  # bytes: compile() honours a coding cookie
-        code = compile(f.read(), path, "exec", dont_inherit=True)
+        source = f.read()
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise _as_python_reads_files(e) from None
     main = types.ModuleType("__main__")
     main.__dict__.update(
         __file__=path,
@@ -110,6 +145,17 @@ def _run_script(path: str) -> None:
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def _as_python_reads_files(e: SyntaxError) -> SyntaxError:
+    """compile() of bytes words an encoding problem otherwise than python reading the file:
+    "unknown encoding: a (prog.py, line 0)" for python's "encoding problem: a", with no place."""
+    if e.lineno != 0:  # 0: the encoding declaration, before the first line
+        return e
+    msg = str(e.msg)
+    if msg.startswith("unknown encoding: "):
+        msg = "encoding problem: " + msg[len("unknown encoding: ") :]
+    return SyntaxError(msg)
 
 
 class _Terminated(BaseException):

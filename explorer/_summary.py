@@ -9,7 +9,7 @@ import io
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -317,10 +317,37 @@ def terminal(file=None) -> Console:
 UNWRAPPED = 10_000  # a pipe's "width": the table's columns take what their cells need
 
 
+# C0 but newline and tab, DEL, C1: what moves the cursor, clears the screen, sets the title or
+# writes the clipboard (ESC ] 52) when printed raw
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: each control character as its escape (``\\x1b``,
+    ``\\x07``), so an ESC sequence in a report shows as text and does nothing. What PT2
+    Explorer prints from a report or a trace passes here: ``echo``, ``print_summary`` and the
+    CLI's error lines."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _printable(obj):
+    """The summary's strings through ``printable``, before rich lays them out (so the
+    table's widths are those of what is shown)."""
+    if isinstance(obj, str):
+        return printable(obj)
+    if isinstance(obj, tuple):
+        return tuple(_printable(x) for x in obj)
+    if is_dataclass(obj):
+        return replace(obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj)})
+    return obj
+
+
 def echo(text: str, file=None) -> None:
     """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
-    indented line's continuation keeps the indent), whole lines when piped."""
+    indented line's continuation keeps the indent), whole lines when piped; control characters
+    escaped (``printable``)."""
     out = file or sys.stdout
+    text = printable(text)
     console = terminal(out)
     if console.width >= UNWRAPPED or console.soft_wrap:
         out.write(text)
@@ -337,11 +364,13 @@ def echo(text: str, file=None) -> None:
 
 
 def print_summary(report: Report, title: str | None = None, console: Console | None = None) -> None:
+    """The summary on the terminal (or ``console``), control characters escaped."""
     console = console or terminal()
+    summary = _printable(build_summary(report, title))
     if console.is_terminal:
-        console.print(renderable(build_summary(report, title)))
+        console.print(renderable(summary))
     else:  # piped: whole lines, without the table's padding
-        console.file.write(_plain(console, build_summary(report, title)))
+        console.file.write(_plain(console, summary))
 
 
 def summary_text(report: Report, title: str | None = None, width: int | None = None) -> str:

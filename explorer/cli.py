@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         ns.command, ns.script, ns.module, ns.args = "record", script, module, script_args
     else:
         ns = _parser().parse_args(argv)
+    clobbered = _output_is_input(ns)
+    if clobbered:  # before anything runs: the user's script or report would be overwritten
+        _say(f"pt2-explorer: error: {clobbered}")
+        return 2
     import compiler  # reading (load, report) imports no torch
 
     if ns.command == "record":
@@ -150,6 +154,7 @@ def _record(ns) -> int:
     if report is None:  # pragma: no cover - recording always leaves a report
         print("pt2-explorer: no report was produced", file=sys.stderr)
         return exit_code or 1
+    report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
         import dataclasses
 
@@ -157,31 +162,70 @@ def _record(ns) -> int:
         title = f"{title} (rank {rank} of {world_size})"
         ns.json = ns.json and _program.rank_path(ns.json, rank)
         ns.html = ns.html and _program.rank_path(ns.html, rank)
-    if ns.json:
-        _write(report, ns.json)
-    if ns.html:
-        _write_html(report, ns.html, title)
+    written, ok = _write_all(ns, report, title)
     if not ns.quiet:  # -q: the program's own output alone
         print_summary(report, title=title)
-        for out in (ns.json, ns.html):
-            if out:
-                print(f"report: {out}")
+        for out in written:
+            print(f"report: {out}")
     _program.die_as_the_program_would(interrupted, terminated)
-    return exit_code
+    # a report that could not be written fails a run that succeeded; a program that failed
+    # keeps its own exit code
+    return exit_code or (0 if ok else 1)
 
 
-def _write(report, path: str) -> None:
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
-    report.to_json(path)
+def _write_all(ns, report, title: str) -> tuple[list[str], bool]:
+    """Write --json and --html (each whole or not at all); a failure is one error line.
+    Returns the paths written, and whether every one asked for was."""
+    written = []
+    if ns.json and _saving(ns.json, lambda: report.to_json(ns.json)):
+        written.append(ns.json)
+    if ns.html and _saving(ns.html, lambda: _save_html(report, ns.html, title)):
+        written.append(ns.html)
+    return written, len(written) == bool(ns.json) + bool(ns.html)
 
 
-def _write_html(report, path: str, title: str) -> None:
+def _saving(path: str, write) -> bool:
+    """Run ``write`` (which writes ``path``) after making its directory; an OSError is one line
+    `pt2-explorer: error: cannot write PATH: REASON` on stderr and False."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        write()
+        return True
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.filename and os.path.abspath(os.fspath(e.filename)) != os.path.abspath(path):
+            reason += f": {os.fspath(e.filename)}"  # a directory of the path: the file in the way
+        _say(f"pt2-explorer: error: cannot write {path}: {reason}")
+        return False
+
+
+def _save_html(report, path: str, title: str) -> None:
     from explorer import save_html
 
-    parent = os.path.dirname(os.path.abspath(path))
-    os.makedirs(parent, exist_ok=True)
     save_html(report, path, title=title)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Both name one existing file (through links, relative paths, hard links)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one does not exist (an output not written yet)
+        return False
+
+
+def _output_is_input(ns) -> str | None:
+    """The usage error where --json / --html name the input (the script, the trace, the
+    report): writing would destroy it. Under torchrun each rank writes its own name."""
+    source = {"record": "script", "load": "trace", "report": "report"}[ns.command]
+    given = getattr(ns, source, None)
+    rank = _program.torchrun_rank()[0] if ns.command == "record" else None
+    for opt in ("json", "html"):
+        out = getattr(ns, opt, None)
+        if out and rank is not None:
+            out = _program.rank_path(out, rank)
+        if out and given and _same_file(out, given):
+            return f"--{opt} {out} is the {source} itself: refusing to overwrite it"
+    return None
 
 
 def _print_summary(report, title: str) -> None:
@@ -205,19 +249,15 @@ def _load(ns, compiler) -> int:
             warnings.simplefilter("always")
             report = compiler.load_trace(ns.trace, rank=ns.rank, strict=ns.strict)
         for w in caught:
-            print(f"pt2-explorer: warning: {w.message}", file=sys.stderr)
+            _say(f"pt2-explorer: warning: {w.message}")
     except (OSError, ValueError) as e:  # TraceFormatError, missing, unreadable, a directory
         return _error(e)
-    if ns.json:
-        _write(report, ns.json)
-    if ns.html:
-        _write_html(report, ns.html, ns.trace)
+    written, ok = _write_all(ns, report, ns.trace)
     if not ns.quiet:
         _print_summary(report, ns.trace)
-    for out in (ns.json, ns.html):
-        if out:
-            print(f"report: {out}")
-    return 0
+    for out in written:
+        print(f"report: {out}")
+    return 0 if ok else 1
 
 
 def _report(ns, compiler) -> int:
@@ -232,10 +272,14 @@ def _report(ns, compiler) -> int:
         if modes is None:
             return _error(e)
         from explorer._modesview import modes_text, save_modes_html
+        from explorer._summary import echo
 
-        print(modes_text(modes), end="")
-        if ns.html:
-            print("report: " + ", ".join(save_modes_html(modes, ns.html)))
+        echo(modes_text(modes))
+        pages: list[str] = []
+        if ns.html and not _saving(ns.html, lambda: pages.extend(save_modes_html(modes, ns.html))):
+            return 1
+        if pages:
+            print("report: " + ", ".join(pages))
         return 0
     if ns.view == "summary":
         _print_summary(report, ns.report)
@@ -248,37 +292,42 @@ def _report(ns, compiler) -> int:
         except ValueError as e:  # no such compile
             return _error(e)
     if ns.html:
-        _write_html(report, ns.html, ns.report)
+        if not _saving(ns.html, lambda: _save_html(report, ns.html, ns.report)):
+            return 1
         print(f"report: {ns.html}")
     return 0
 
 
 def _ranks_report(ns) -> int:
+    from compiler.model._atomic import write_file
     from compiler.read._ranks import load_ranks
     from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
+    from explorer._summary import echo
 
     try:
         report = load_ranks(ns.report)
     except (OSError, ValueError) as e:
         return _error(e)
-    print(ranks_text(build_ranks_view(report, ns.report)), end="")
+    echo(ranks_text(build_ranks_view(report, ns.report)))
     if ns.html:
-        _write_text(ranks_page(report, ns.report), ns.html)
+        if not _saving(ns.html, lambda: write_file(ns.html, ranks_page(report, ns.report))):
+            return 1
         print(f"report: {ns.html}")
     return 0
-
-
-def _write_text(text: str, path: str) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def _error(e: Exception) -> int:
     """A file that cannot be read: one line on stderr, exit status 2, no traceback."""
     msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
-    print(f"pt2-explorer: error: {' '.join(msg.splitlines())}", file=sys.stderr)
+    _say(f"pt2-explorer: error: {' '.join(msg.splitlines())}")
     return 2
+
+
+def _say(line: str) -> None:
+    """One line on stderr, its control characters escaped (it may quote a report or a trace)."""
+    from explorer._summary import printable
+
+    print(printable(line), file=sys.stderr)
 
 
 def _modes_file(path: str, compiler):

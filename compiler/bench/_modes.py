@@ -20,6 +20,7 @@ import torch
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Report
 from ..record._capture import recording
+from ..model._atomic import write_file
 from ._bench import benchmark_report, remember
 
 
@@ -67,10 +68,8 @@ class ModeComparison:
     def save(self, path: str | os.PathLike[str]) -> str:
         """Write as JSON (gzipped when the name ends in .gz); ``compiler.load_modes`` reads it."""
         text = json.dumps(self.to_dict())
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "wt", encoding="utf-8") as f:
-            f.write(text)
-        return os.fspath(path)
+        gz = os.fspath(path).endswith(".gz")
+        return write_file(path, gzip.compress(text.encode("utf-8")) if gz else text)
 
 
 def load_modes(path: str | os.PathLike[str]) -> ModeComparison:

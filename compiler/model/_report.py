@@ -19,6 +19,7 @@ from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
 from . import _schema
+from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
@@ -237,18 +238,15 @@ class Report:
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = None) -> str:
         """The report's file form as JSON text (each text once, defaults left out:
         compiler/model/_compact.py; ``compiler.load`` reads it back whole); also written to ``path``
-        when given, gzipped where ``path`` ends in ``.gz``."""
+        when given, gzipped where ``path`` ends in ``.gz``, through a temporary file beside it
+        (compiler/model/_atomic.py): a failed write raises OSError and leaves ``path`` untouched."""
         from . import _compact
 
         sep = (",", ":") if indent is None else None
         text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
-        if path is not None:
-            if os.fspath(path).endswith(".gz"):
-                with gzip.GzipFile(path, "wb", compresslevel=6, mtime=0) as f:
-                    f.write(text.encode("utf-8"))
-            else:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(text)
+        if path is not None:  # whole or not at all: a failed write leaves the old file as it was
+            gz = os.fspath(path).endswith(".gz")
+            write_file(path, gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0) if gz else text)
         return text
 
     @classmethod
