@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model._atomic import write_file
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Report
 from ..record._capture import recording
-from ..model._atomic import write_file
 from ._bench import benchmark_report, remember
 
 
