@@ -140,7 +140,7 @@ class CompileMagics(Magics):
                 else:
                     result = _run_compiled(source, shell, args, subject)
             if subject and rec.report is not None:
-                from compiler.bench._bench import remember
+                from compiler.model._subject import remember
 
                 remember(rec.report, **subject)
             if args.bench:

@@ -92,7 +92,7 @@ class Explorer(w.VBox):
     def _bench_controls(self) -> w.Widget:
         """The Benchmark button (report.benchmark() on what the report remembers) and its
         progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
-        from compiler.bench._bench import subject_of
+        from compiler.model._subject import subject_of
 
         self.bench_status = w.HTML("")
         self.bench_button = w.Button(

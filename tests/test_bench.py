@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import compiler
-from compiler.bench._timing import block_size, block_sizes, break_even, schedule, timing, timing_notes
+from compiler.bench._timing import block_size, block_sizes, break_even, schedule, timing
+from compiler.model._benchtypes import timing_notes
 
 
 def _aot(fn, *args, **kw):

@@ -15,6 +15,8 @@ import pytest
 import torch
 
 import compiler
+from compiler.model._paths import torch_dir
+from compiler.parse._registry import graph_break_registry
 from compiler.record import _torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,7 +78,7 @@ def test_compile_id_and_interned_strings():
 
 
 def test_graph_break_registry():
-    reg = _torch.graph_break_registry()
+    reg = graph_break_registry()
     assert reg is not None
     # the ids of the corpus' breaks (logger.warning_once, nonzero, data-dependent branching)
     assert reg["GB0291"][-1]["Gb_type"] == "logging.Logger method not supported for non-export cases"
@@ -85,7 +87,7 @@ def test_graph_break_registry():
 
 
 def test_torch_dir():
-    assert _torch.torch_dir() == os.path.join(os.path.dirname(torch.__file__), "")
+    assert torch_dir() == os.path.join(os.path.dirname(torch.__file__), "")
 
 
 _VIEWER_MODULES = {

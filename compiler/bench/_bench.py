@@ -13,43 +13,19 @@ import dataclasses
 import platform
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Kernel, Report
+from ..model._subject import subject_of
 from . import _profile
 from ._accuracy import compare, frozen, tensors, with_state
 from ._state import Snapshot, StateMutationError, roots
 from ._timing import Timer, break_even, method, progress_line, timing
 
 PROFILED_CALLS = 3
-
-
-@dataclass
-class Subject:
-    """What a report remembers so that ``report.benchmark()`` needs no arguments."""
-
-    eager: Callable
-    compiled: Callable | None
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    compile_kwargs: dict = field(default_factory=dict)
-
-
-def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None) -> None:
-    """Attach the subject to the report (not serialised: not a dataclass field)."""
-    object.__setattr__(
-        report,
-        "_subject",
-        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {})),
-    )
-
-
-def subject_of(report: Report) -> Subject | None:
-    return getattr(report, "_subject", None)
 
 
 # ---- the benchmark ----------------------------------------------------------------------------

@@ -20,8 +20,9 @@ import torch
 from ..model._atomic import write_file
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Report
+from ..model._subject import remember
 from ..record._capture import recording
-from ._bench import benchmark_report, remember
+from ._bench import benchmark_report
 
 
 @dataclass(frozen=True)

@@ -75,32 +75,6 @@ def timing(samples_ms: list[float]) -> Timing:
     )
 
 
-UNSTABLE_IQR = 0.10  # an arm whose IQR exceeds this fraction of its median is flagged
-
-
-def timing_notes(eager: Timing | None, compiled: Timing | None) -> tuple[str, ...]:
-    """What makes a pair of timings hard to read, in words, each note led by a short label
-    before its colon: an arm whose IQR exceeds 10% of its median ("eager unstable": timed at
-    the host's speed, launch-bound, synchronising, or a busy machine), and a difference of
-    medians within the wider IQR ("no clear winner")."""
-    out = []
-    for arm, t in (("eager", eager), ("compiled", compiled)):
-        if t is not None and t.median_ms > 0 and t.iqr_ms > UNSTABLE_IQR * t.median_ms:
-            out.append(
-                f"{arm} unstable: its middle half spans {t.iqr_ms / t.median_ms:.0%} of its median "
-                f"({t.p25_ms:.4g}–{t.p75_ms:.4g} ms); a launch-bound or synchronising call, or a busy "
-                "machine: its figure moves between runs"
-            )
-    if eager is not None and compiled is not None:
-        spread = max(eager.iqr_ms, compiled.iqr_ms)
-        if abs(eager.median_ms - compiled.median_ms) <= spread:
-            out.append(
-                f"no clear winner: the medians differ by {abs(eager.median_ms - compiled.median_ms):.3g} ms, "
-                f"within the wider IQR ({spread:.3g} ms)"
-            )
-    return tuple(out)
-
-
 def break_even(compile_time_s: float | None, eager_ms: float, compiled_ms: float) -> float | None:
     """Calls after which the compile has paid for itself; None ("never") when compiled is
     not faster or the compile time is unknown."""

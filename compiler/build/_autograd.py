@@ -19,7 +19,7 @@ from ._events import Event
 
 if TYPE_CHECKING:
     from ..model._report import Compile
-    from ._collect import Context, _Acc
+    from ._acc import Context, _Acc
 
 # "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
 _NODE_CALL = re.compile(r"code: (?P<node>\S+) \(NodeCall (?P<n>\d+)\)")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ..model._report import (
     Autograd,
     Autotune,
@@ -20,17 +18,17 @@ from ..model._report import (
     Report,
     RoleGraph,
     Specialization,
-    StackFrame,
     Stages,
     Symbol,
 )
 from ..parse import _graphs, _outputcode, _text
 from . import _autograd, _draft, _export
-from ._collect import Context, _Acc, guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
-from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles
-from ._events import Event
-from ._phases import _union_s, waterfall
-from ._stages import FAILURE_PHASE_STAGE, IGNORED, lookup
+from ._acc import Context, _Acc, jsonable
+from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
+from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles, stack_frames
+from ._events import Event, is_frameless
+from ._phases import FAILURE_PHASE_STAGE, _union_s, waterfall
+from ._stages import IGNORED, lookup
 
 # compilation_metrics keys worth keeping (the rest is config dumps)
 _METRIC_KEYS = (
@@ -61,7 +59,7 @@ def build(
             continue
         spec = lookup(ev.name)
         if spec is None:
-            ctx.unknown.append(RawEvent(ev.compile_id, ev.name, _jsonable(ev.metadata), ev.payload))
+            ctx.unknown.append(RawEvent(ev.compile_id, ev.name, jsonable(ev.metadata), ev.payload))
             continue
         if not spec.per_compile:
             spec.handler(ctx, ev)
@@ -71,7 +69,7 @@ def build(
         if spec.handler is on_start:
             ctx.starts(ev)
         a = ctx.acc_for(ev.compile_id, ev.metadata)
-        if a is None and _export.is_frameless(ev):  # AOTInductor compiles outside any frame
+        if a is None and is_frameless(ev):  # AOTInductor compiles outside any frame
             a = _export.route(ctx, ev, spec.stage, spec.compiled)
             if a is None and ev.name == "create_symbol":
                 continue  # an exported dim, kept until its AOTInductor compile (or dropped)
@@ -80,7 +78,7 @@ def build(
                 # run-time metrics of no compile (a draft_export leaves them pending, and
                 # the next compile flushes them without an id): nothing to file them under
                 continue
-            ctx.unknown.append(RawEvent(None, ev.name, _jsonable(ev.metadata), ev.payload))
+            ctx.unknown.append(RawEvent(None, ev.name, jsonable(ev.metadata), ev.payload))
             continue
         if spec.compiled and not (spec.handler is on_metrics and limit_hit(ev.body)):
             a.compiled_something = True
@@ -113,13 +111,6 @@ def build(
         distributed=tuple(ctx.distributed),
         exports=_draft.runs(ctx),
     )
-
-
-def _jsonable(meta: dict) -> dict:
-    try:
-        return json.loads(json.dumps(meta, default=str))
-    except (TypeError, ValueError):
-        return {"repr": repr(meta)}
 
 
 def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
@@ -277,23 +268,6 @@ def _specialization(body: dict, strings: dict[int, str]) -> Specialization:
         reason=None if body.get("reason") is None else str(body["reason"]),
         user_stack=stack_frames(body.get("user_stack"), strings),
     )
-
-
-def stack_frames(stack, strings: dict[int, str]) -> tuple[StackFrame, ...]:
-    """torch's structured stacks ([{filename (interned id or str), line, name, loc}])."""
-    out = []
-    for f in stack if isinstance(stack, list) else ():
-        if not isinstance(f, dict):
-            continue
-        fn = f.get("filename")
-        fname = strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
-        try:
-            line = int(f.get("line") or 0)
-        except (TypeError, ValueError):
-            line = 0
-        loc = f.get("loc")
-        out.append(StackFrame(fname, line, str(f.get("name") or "?"), str(loc) if loc else None))
-    return tuple(out)
 
 
 def _parse_kernels(a: _Acc) -> list[Kernel]:

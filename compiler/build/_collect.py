@@ -5,101 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..model._report import Kernel, RawEvent
+from ..model._report import RawEvent
 from ..parse import _outputcode, _text
+from ._acc import Context, _Acc
 from ._events import Event
-
-
-@dataclass
-class _Acc:
-    """Everything seen for one compile id, in arrival order."""
-
-    frame_id: int  # torch's
-    frame_compile_id: int
-    order: int
-    key: str = ""  # our compile id: torch's "0/1", or "1:0/1" after the first torch._dynamo.reset()
-    frame: int = 0  # our frame id: torch's, offset past earlier generations' frames
-    generation: int = 0  # how many torch._dynamo.reset()s came before it in the recording
-    started: bool = False  # dynamo_start seen
-    start_stack: list[dict] | None = None
-    slots: dict[str, Any] = field(default_factory=dict)  # last value per slot
-    post_grad_before: list[tuple[str | None, str]] = field(default_factory=list)
-    post_grad: list[tuple[str | None, str]] = field(default_factory=list)
-    ir_pre: list[str] = field(default_factory=list)
-    ir_post: list[str] = field(default_factory=list)
-    fusion_log: list[str] = field(default_factory=list)
-    autotune: list[dict] = field(default_factory=list)  # select_algorithm feedback, per op
-    provenance: list[str] = field(default_factory=list)
-    outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
-    kernel_info: dict[str, dict] = field(default_factory=dict)
-    cache: dict[str, str] = field(default_factory=dict)  # {"fx_graph": "hit", ...}
-    symbols: list[dict] = field(default_factory=list)  # create_symbol bodies
-    specializations: list[dict] = field(default_factory=list)  # symbolic_shape_specialization
-    shape_guards: list[str] = field(default_factory=list)
-    recompile_reasons: tuple[str, ...] = ()
-    metrics: dict[str, Any] | None = None
-    bwd_metrics: list[dict] = field(default_factory=list)
-    runtime_metrics: list[dict] = field(default_factory=list)
-    kernels: list[Kernel] = field(default_factory=list)  # parsed once, in _compile
-    phase_times: dict[str, float] = field(default_factory=dict)
-    stage_spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    open_phases: dict[str, list[float]] = field(default_factory=dict)
-    spans: list[tuple[str, float, float]] = field(default_factory=list)  # (phase, begin, end) in us
-    last_phase: str | None = None
-    compiled_something: bool = False  # any event beyond a recompile_reasons
-
-
-@dataclass
-class Context:
-    """What one build accumulates across events."""
-
-    strings: dict[int, str]
-    accs: dict[str, _Acc] = field(default_factory=dict)
-    breaks: list[tuple[str, _text.BreakEvent]] = field(default_factory=list)
-    unknown: list[RawEvent] = field(default_factory=list)
-    distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
-    rank: int | None = None  # torch puts the rank in every event once the process group exists
-    autograd: dict[str, dict] = field(default_factory=dict)  # compiled autograd's captures (_autograd)
-    unnumbered_captures: int = 0  # the capture being read of a torch that logs no capture id
-    exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
-    aoti: dict = field(default_factory=lambda: {"n": 0, "open": None, "pending": []})  # (_export)
-
-    generation: int = 0
-    frame_offset: int = 0
-    next_frame: int = 0  # one past the highest frame id so far (ours)
-
-    def key(self, cid: str) -> str:
-        return cid if self.generation == 0 else f"{self.generation}:{cid}"
-
-    def acc_for(self, cid: str | None, meta: dict | None = None) -> _Acc | None:
-        if cid is None:
-            return None
-        key = self.key(cid)
-        a = self.accs.get(key)
-        if a is None:
-            fid, k = (int(x) for x in cid.split("/")[-2:])  # "0/1", or "!0/3/0" (compiled autograd)
-            a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
-            self.accs[key] = a
-            self.next_frame = max(self.next_frame, a.frame + 1)
-        return a
-
-    def starts(self, ev: Event) -> None:
-        """torch._dynamo.reset() restarts torch's numbering at 0/0: a compile id that starts
-        a second time (not a restart attempt of the same compile) opens a new generation."""
-        cid = ev.compile_id
-        if cid is None or ev.metadata.get("attempt", 0):
-            return
-        known = self.accs.get(self.key(cid))
-        if known is not None and known.started:
-            self.new_generation()
-
-    def new_generation(self) -> None:
-        self.generation += 1
-        self.frame_offset = self.next_frame
-
+from ._phases import _timing
 
 # ---- report-wide events (no compile of their own) ----
 
@@ -111,8 +23,6 @@ def on_intern(ctx: Context, ev: Event) -> None:
 
 
 def on_timing(ctx: Context, ev: Event) -> None:
-    from ._phases import _timing  # _phases reads _stages' phase tables, which name these handlers
-
     _timing(ev, ctx.acc_for, ctx.accs, ctx.new_generation)
 
 

@@ -12,7 +12,7 @@ from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Re
 from ..parse import _text
 
 if TYPE_CHECKING:
-    from ._collect import _Acc
+    from ._acc import _Acc
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
 
@@ -201,3 +201,20 @@ def _device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:
     if any(k.language == "triton" for k in kernels):
         devs.add("cuda")
     return "+".join(sorted(devs)) or "cpu"
+
+
+def stack_frames(stack, strings: dict[int, str]) -> tuple[StackFrame, ...]:
+    """torch's structured stacks ([{filename (interned id or str), line, name, loc}])."""
+    out = []
+    for f in stack if isinstance(stack, list) else ():
+        if not isinstance(f, dict):
+            continue
+        fn = f.get("filename")
+        fname = strings.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
+        try:
+            line = int(f.get("line") or 0)
+        except (TypeError, ValueError):
+            line = 0
+        loc = f.get("loc")
+        out.append(StackFrame(fname, line, str(f.get("name") or "?"), str(loc) if loc else None))
+    return tuple(out)

@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..model._pipelinetypes import ExportFact, ExportRun
-from ._events import Event
+from ._derive import stack_frames
+from ._events import Event, is_frameless
 
 if TYPE_CHECKING:
-    from ._collect import Context
+    from ._acc import Context
 
 _ASSUMED = {
     "create_symbol": "dim",
@@ -48,8 +49,6 @@ def _state(ctx: Context) -> dict:
 
 def take(ctx: Context, ev: Event) -> bool:
     """Read a frameless export event; True where nothing else should see it."""
-    from ._export import is_frameless
-
     st = _state(ctx)
     if not is_frameless(ev):
         st["open"] = None  # a Dynamo frame: the export is over
@@ -113,8 +112,6 @@ def _add(into: dict, fact: ExportFact, count: bool) -> None:
 
 
 def _fact(ctx: Context, kind: str, name: str, body: dict) -> ExportFact:
-    from ._build import stack_frames
-
     if name in ("create_symbol", "create_unbacked_symbol"):
         expr = str(body.get("symbol"))
         src = body.get("source")
@@ -136,29 +133,6 @@ def _fact(ctx: Context, kind: str, name: str, body: dict) -> ExportFact:
     top = user[-1] if user else None
     where = f"{top.filename.rsplit('/', 1)[-1]}:{top.line}" if top else None
     return ExportFact(kind, expr, where, top.code if top else None, detail)
-
-
-def error_fact(exc: BaseException) -> ExportFact | None:
-    """A data-dependent error that ended a torch.export.export call inside the recording:
-    torch's expression (the exception's ``cond``) and the last user line of its traceback.
-    None where the exception is another, or did not come from torch.export."""
-    import traceback
-
-    from ..model._stagetypes import StackFrame
-    from ..record import _torch
-
-    expr = _torch.data_dependent_condition(exc)
-    if expr is None:
-        return None
-    frames = [
-        StackFrame(f.filename, f.lineno or 0, f.name, f.line) for f in traceback.extract_tb(exc.__traceback__)
-    ]
-    if not any("/torch/export/" in f.filename.replace("\\", "/") for f in frames):
-        return None
-    user = [f for f in frames if f.kind == "user" and not f.filename.startswith("<")]
-    top = user[-1] if user else None
-    where = f"{top.filename.rsplit('/', 1)[-1]}:{top.line}" if top else None
-    return ExportFact("data-dependent error", expr, where, top.code if top else None, "export failed here")
 
 
 def with_error(exports: tuple[ExportRun, ...], fact: ExportFact) -> tuple[ExportRun, ...]:

@@ -77,6 +77,12 @@ def from_record(metadata: dict[str, Any], payload: str | None) -> Event | None:
     return Event(name, metadata, payload)
 
 
+def is_frameless(ev: Event) -> bool:
+    """An event of a compile outside Dynamo (no frame, not Compiled Autograd's)."""
+    m = ev.metadata
+    return m.get("frame_id") is None and m.get("compiled_autograd_id") is None
+
+
 # "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
 _GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
 _MD5 = re.compile(r"[0-9a-f]{32}")

@@ -18,17 +18,11 @@ from ._events import Event
 
 if TYPE_CHECKING:
     from ..model._report import Compile, Kernel
-    from ._collect import Context, _Acc
+    from ._acc import Context, _Acc
 
 NAME = "export → AOTInductor"
 # extern "C"  void  cpp_fused_0(float* out_ptr0)\n{ ... \n}
 _EXTERN = re.compile(r'^extern "C"\s+\w[\w\s\*]*?\b(?P<name>\w+)\s*\(', re.M)
-
-
-def is_frameless(ev: Event) -> bool:
-    """An event of a compile outside Dynamo (no frame, not Compiled Autograd's)."""
-    m = ev.metadata
-    return m.get("frame_id") is None and m.get("compiled_autograd_id") is None
 
 
 def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | None:
@@ -43,7 +37,8 @@ def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | 
             return None
         if stage is None or not compiled:
             return None
-        from ._collect import _Acc, on_symbol
+        from ._acc import _Acc
+        from ._collect import on_symbol
 
         key = f"aoti/{state['n']}"
         a = _Acc(-1, 0, len(ctx.accs), key, ctx.next_frame, ctx.generation)
@@ -71,9 +66,9 @@ def on_graph_dump(a: _Acc, ev: Event, ctx: Context) -> None:
     )
     if role is None:  # another dump: kept raw, as unknown events are
         from ..model._report import RawEvent
-        from ._build import _jsonable
+        from ._acc import jsonable
 
-        ctx.unknown.append(RawEvent(a.key, ev.name, _jsonable(ev.metadata), ev.payload))
+        ctx.unknown.append(RawEvent(a.key, ev.name, jsonable(ev.metadata), ev.payload))
         return
     a.outputs.append((role, body.get("filename"), ev.payload or ""))
 

@@ -4,13 +4,44 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
 
 from ._events import Event
-from ._stages import FAILURE_PHASE_STAGE, PHASE_STAGE
 
-if TYPE_CHECKING:
-    pass
+# torch's timed phases (chromium_event names) that belong to one stage and do not nest
+# inside each other; summed per compile into Compile.stage_times_s.
+PHASE_STAGE = {
+    "bytecode_tracing": "capture",
+    "build_guards": "capture",
+    "aot_collect_metadata": "autograd",
+    "aot_trace_joint_graph": "autograd",
+    "min_cut_rematerialization_partition": "autograd",
+    "_recursive_pre_grad_passes": "decompose",
+    "_recursive_joint_graph_passes": "decompose",
+    "_recursive_post_grad_passes": "decompose",
+    "GraphLowering.run": "fuse",  # lowering to Inductor IR
+    "Scheduler.__init__": "fuse",  # fusion decisions
+    "Scheduler.codegen": "codegen",
+    "PythonWrapperCodegen.generate": "codegen",
+    "PyCodeCache.load_by_key_path": "codegen",
+    "async_compile.wait": "codegen",
+}
+
+# Phases that tell which stage was running when a compile failed (last one begun wins).
+FAILURE_PHASE_STAGE = {
+    **PHASE_STAGE,
+    # the user's backend got Dynamo's graph; Inductor's own phases, begun later, override this
+    "backend_compile": "backend",
+    "create_aot_dispatcher_function": "autograd",
+    "compile_fx.<locals>.fw_compiler_base": "decompose",
+    "compile_fx.<locals>.bw_compiler": "decompose",
+    "inductor_compile": "decompose",
+    "fx_codegen_and_compile": "decompose",
+    "additional_fake_tensor_prop": "decompose",
+    "GraphLowering.codegen": "fuse",
+    "Scheduler.fused_nodes": "fuse",
+    "code_gen": "codegen",
+    "compile_file": "codegen",
+}
 
 
 def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:

@@ -14,6 +14,7 @@ import json
 import os
 import stat
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,17 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Stages,
     Symbol,
 )
+
+# Report.benchmark runs in compiler.bench (torch), a layer above this one: the package wires
+# it in (compiler/__init__.py, imported before any report exists) instead of an import here.
+_BENCHMARK: Callable[..., Benchmark] | None = None
+
+
+def use_benchmark(run: Callable[..., Benchmark]) -> None:
+    """What ``Report.benchmark`` calls: ``run(report, fn, args, kwargs, **options)``."""
+    global _BENCHMARK
+    _BENCHMARK = run
+
 
 SCHEMA_VERSION = 2  # 2: the file form (compiler/model/_compact.py); 1: the full form, still read
 READABLE_VERSIONS = (1, 2)
@@ -209,9 +221,9 @@ class Report:
         ``fn``; one named like a parameter here (``name``, ``reps``, …) must be bound with
         ``functools.partial``. Methodology: docs/benchmark.md.
         """
-        from ..bench._bench import benchmark_report
-
-        return benchmark_report(
+        if _BENCHMARK is None:  # compiler/__init__.py sets it: the package is imported first
+            raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")
+        return _BENCHMARK(
             self,
             fn,
             args,

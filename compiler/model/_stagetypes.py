@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._paths import frame_kind
+
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
 
 
@@ -22,8 +24,6 @@ class StackFrame:
     def kind(self) -> str:
         """ "user" (the program's own files), "library" (installed packages, the standard
         library) or "torch"."""
-        from ..parse._text import frame_kind
-
         return frame_kind(self.filename)
 
 

@@ -4,40 +4,12 @@ and Inductor's output code (split into kernels)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import sysconfig
 from dataclasses import dataclass
 
+from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
 from ..model._report import _LOCAL_SCOPE, StackFrame
-from ..record import _torch
-
-_TORCH_PREFIXES = tuple(p for p in (_torch.torch_dir(),) if p)
-# paths from other machines' logs: anything inside a site-packages/torch tree
-_TORCH_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:torch|functorch)[/\\]")
-# installed packages and the standard library (any machine's layout)
-_LIBRARY_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]")
-_STDLIB = tuple(
-    os.path.join(p, "") for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]} if p
-)
-
-
-def is_user_file(filename: str) -> bool:
-    """Not torch's own code (user code in torch's sense: the libraries a program calls count)."""
-    if filename.startswith(_TORCH_PREFIXES) or _TORCH_PATH.search(filename):
-        return False
-    return not filename.startswith("<frozen ")
-
-
-def frame_kind(filename: str) -> str:
-    """``torch`` (torch's own files), ``library`` (installed packages, the standard library)
-    or ``user`` (the program's own files, notebook cells)."""
-    if not is_user_file(filename):
-        return "library" if filename.startswith("<frozen ") else "torch"
-    if filename.startswith(_STDLIB) or _LIBRARY_PATH.search(filename):
-        return "library"
-    return "user"
-
+from ._registry import graph_break_registry
 
 # torch.compile of a torch.nn module (or a torch function) compiles a wrapper frame of torch's
 # own (torch/_dynamo/external_utils.py: wrap_inline's ``inner``) that calls the wrapped object,
@@ -153,7 +125,7 @@ def parse_graph_break(text: str) -> BreakEvent:
 def registered_break(gb_id: str | None, text_type: str | None = None) -> dict | None:
     """torch's registry entry of a graph-break id: the one whose type is the text's, else
     the newest wording. None for an unknown id or where no registry is installed."""
-    registry = _torch.graph_break_registry()
+    registry = graph_break_registry()
     entries = registry.get(gb_id) if registry and gb_id else None
     if not entries or not isinstance(entries, list):
         return None

@@ -25,7 +25,9 @@ import torch
 from ..build import _build, _draft
 from ..build._events import Event
 from ..model._report import Report
+from ..model._subject import remember
 from . import _torch
+from ._exporterror import error_fact
 from ._listeners import ArtifactHandler, AutotuneFeedback, FusionIR, Scope, TraceHandler
 
 
@@ -109,7 +111,7 @@ class Recording:
             self._export_error = None
             if exc_type is not None:
                 error = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
-                self._export_error = _draft.error_fact(exc)
+                self._export_error = error_fact(exc)
             self._ended = (error, _torch.interned_strings())
         return False
 
@@ -288,8 +290,6 @@ def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) ->
 
     The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
     so ``report.benchmark()`` times them with no second compile."""
-    from ..bench._bench import remember
-
     compiled = torch.compile(fn, **(compile_kwargs or {}))
     with recording() as rec:
         result = compiled(*args, **kwargs)

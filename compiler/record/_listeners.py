@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..build._events import Event, from_record
-from ..build._stages import PHASE_STAGE, lookup
+from ..build._phases import PHASE_STAGE
+from ..build._stages import lookup
 from ..model._report import STAGES
 from . import _torch
 

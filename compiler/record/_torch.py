@@ -2,16 +2,15 @@
 each against the installed torch). Names here are not public API: when a torch release moves
 one, this module is the only one to change.
 
-Imports of torch are lazy, so a module that only reads saved reports or logs can use the
-helpers that do not need torch (``graph_break_registry`` falls back to None).
+Imports of torch are lazy. torch's files read without importing it are apart, below the
+recording: its location (compiler/model/_paths.py) and its graph-break registry
+(compiler/parse/_registry.py).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import os
 from typing import Any
 
 # the structured-trace logger (torch._logging._internal.trace_log): TORCH_TRACE's stream
@@ -99,36 +98,6 @@ def functorch_config():
     import torch._functorch.config
 
     return torch._functorch.config
-
-
-def torch_dir() -> str | None:
-    """The installed torch package's directory (without importing torch)."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "")
-
-
-@functools.lru_cache(maxsize=1)
-def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
-    """torch's graph-break registry (torch/_dynamo/graph_break_registry.json): GB id ->
-    entries of {Gb_type, Context, Explanation, Hints}, one per wording torch has used.
-    None where the installed torch ships none (or no torch is installed)."""
-    base = torch_dir()
-    if base is None:
-        return None
-    path = os.path.join(base, "_dynamo", "graph_break_registry.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 # ---- guard evaluation for "would this recompile?" (compiler/bench/_recheck.py) ----

@@ -1,0 +1,28 @@
+"""torch's graph-break registry: the file torch ships that names every graph break it can
+report (GB id -> type, explanation, hints), read without importing torch."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any
+
+from ..model._paths import torch_dir
+
+
+@functools.lru_cache(maxsize=1)
+def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
+    """torch's graph-break registry (torch/_dynamo/graph_break_registry.json): GB id ->
+    entries of {Gb_type, Context, Explanation, Hints}, one per wording torch has used.
+    None where the installed torch ships none (or no torch is installed)."""
+    base = torch_dir()
+    if base is None:
+        return None
+    path = os.path.join(base, "_dynamo", "graph_break_registry.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
