@@ -9,14 +9,18 @@ import os
 import runpy
 import signal
 import sys
+import weakref
 
 
-def run(rec, script: str | None, module: str | None, args: list[str]) -> tuple[int, bool, bool]:
+def run(
+    rec, script: str | None, module: str | None, args: list[str], supervisor=None
+) -> tuple[int, bool, bool]:
     """Run the program inside the recording ``rec``. Returns (exit code, interrupted by
-    Ctrl-C, terminated by SIGTERM); the program's exception is printed as python prints it."""
+    Ctrl-C, terminated by SIGTERM); the program's exception is printed as python prints it.
+    ``supervisor``: the explorer/_supervise.py parent this process runs under, if any."""
     exit_code, interrupted, terminated = 0, False, False
     saved_argv, saved_path = sys.argv, list(sys.path)
-    saved_term = _catch_sigterm()
+    saved_term = _catch_sigterm(supervisor)
     try:
         with rec:
             if script is not None:
@@ -45,7 +49,9 @@ def run(rec, script: str | None, module: str | None, args: list[str]) -> tuple[i
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-        if saved_term is not None:
+        ours = signal.getsignal(signal.SIGTERM) in _HANDLERS
+        # after a SIGTERM under a supervisor, its repeat stays ignored until we die by it
+        if saved_term is not None and ours and not (terminated and supervisor is not None):
             signal.signal(signal.SIGTERM, saved_term)
     return exit_code, interrupted, terminated
 
@@ -163,10 +169,13 @@ class _Terminated(BaseException):
     written (torchrun sends SIGTERM to every rank when one of them fails)."""
 
 
-def _catch_sigterm():
+def _catch_sigterm(supervisor=None):
     """Turn SIGTERM into _Terminated while the program runs; only where SIGTERM has its
     default action (the program did not install a handler) and in the main thread. Returns
-    the handler to restore, or None when none was installed."""
+    the handler to restore, or None when none was installed. A second SIGTERM kills at once:
+    under a supervisor, which passes SIGTERM on and so may make it arrive twice (sent to
+    the process group as torchrun does, and passed on), the repeat is ignored here and the
+    supervisor kills this process at the second SIGTERM it receives itself."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -175,11 +184,42 @@ def _catch_sigterm():
         return None
 
     def on_term(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        if supervisor is None:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+        else:
+            signal.signal(signal.SIGTERM, _ignore)
+            supervisor.terminating()
         raise _Terminated(f"signal {signum} (SIGTERM)")
 
+    _HANDLERS.add(on_term)
+    _default_in_forks()
     signal.signal(signal.SIGTERM, on_term)
     return signal.SIG_DFL
+
+
+def _ignore(signum, frame) -> None:
+    pass
+
+
+_HANDLERS: weakref.WeakSet = weakref.WeakSet([_ignore])  # our SIGTERM handlers
+_fork_hook: list[bool] = []
+
+
+def _default_in_forks() -> None:
+    """A child the program forks (multiprocessing's workers) gets SIGTERM's default action
+    back, as it would have without us: ``pool.terminate()`` ends workers silently."""
+    if _fork_hook or not hasattr(os, "register_at_fork"):
+        return
+    _fork_hook.append(True)
+
+    def in_child() -> None:
+        try:
+            if signal.getsignal(signal.SIGTERM) in _HANDLERS:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        except (ValueError, OSError):  # forked from a thread that is not the main one
+            pass
+
+    os.register_at_fork(after_in_child=in_child)
 
 
 def torchrun_rank() -> tuple[int | None, int | None]:

@@ -20,7 +20,7 @@ import argparse
 import os
 import sys
 
-from explorer import _program
+from explorer import _program, _supervise
 
 USAGE = __doc__
 STAGE_VIEWS = ("capture", "autograd", "decompose", "fuse", "codegen")  # compiler.STAGES (a test checks)
@@ -126,12 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     import compiler  # reading (load, report) imports no torch
 
     if ns.command == "record":
-        try:
-            compiler.recording  # noqa: B018 - imports torch and checks its version
-        except Exception as e:  # UnsupportedTorchVersion, no or broken torch install
-            print(f"pt2-explorer: {e}", file=sys.stderr)
-            return 2
-    if ns.command == "record":
         return _record(ns)
     if ns.command == "load":
         return _load(ns, compiler)
@@ -140,37 +134,73 @@ def main(argv: list[str] | None = None) -> int:
 
 def _record(ns) -> int:
     import compiler
-    from explorer._summary import print_summary
 
     if ns.script is not None and not os.path.isfile(ns.script):
         print(f"pt2-explorer: can't open file {ns.script!r}: no such file", file=sys.stderr)
         return 2
     title = ns.script or ns.module
-    _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
     rank, world_size = _program.torchrun_rank()
-    rec = compiler.recording(caches=ns.keep_caches)
-    exit_code, interrupted, terminated = _program.run(rec, ns.script, ns.module, ns.args)
-    report = rec.report
-    if report is None:  # pragma: no cover - recording always leaves a report
-        print("pt2-explorer: no report was produced", file=sys.stderr)
-        return exit_code or 1
-    report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
-        import dataclasses
-
-        report = dataclasses.replace(report, rank=rank, world_size=world_size)
         title = f"{title} (rank {rank} of {world_size})"
         ns.json = ns.json and _program.rank_path(ns.json, rank)
         ns.html = ns.html and _program.rank_path(ns.html, rank)
+
+    def leave(report) -> bool:  # write and print the report; False where a write failed
+        return _leave_report(report, ns, title, rank, world_size)
+
+    # the program runs in a child: where it dies before writing its report, this process
+    # builds the report from the recording's journal (explorer/_supervise.py)
+    sup = _supervise.Supervisor.beside(ns.json or ns.html) if _supervise.available() else None
+    try:
+        if sup is not None and sup.fork():
+            return sup.finish(leave)
+    except OSError:  # no fork to be had: the program runs in this process
+        sup = None
+    try:
+        compiler.recording  # noqa: B018 - imports torch and checks its version
+    except Exception as e:  # UnsupportedTorchVersion, no or broken torch install
+        print(f"pt2-explorer: {e}", file=sys.stderr)
+        return 2
+    _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
+    rec = compiler.recording(caches=ns.keep_caches, journal=sup.journal if sup else None)
+    if sup is not None:
+        sup.started(sys.modules["torch"].__version__)
+    pid = os.getpid()
+    exit_code, interrupted, terminated = _program.run(rec, ns.script, ns.module, ns.args, sup)
+    if os.getpid() != pid:  # a forked copy of the program ended here: as python's would, no report
+        _program.die_as_the_program_would(interrupted, terminated)
+        return exit_code
+    try:
+        report = rec.report
+        if report is None:  # pragma: no cover - recording always leaves a report
+            print("pt2-explorer: no report was produced", file=sys.stderr)
+            return exit_code or 1
+        ok = leave(report)
+    finally:
+        if sup is not None:
+            sup.done()
+    _program.die_as_the_program_would(interrupted, terminated)
+    # a report that could not be written fails a run that succeeded; a program that failed
+    # keeps its own exit code
+    return exit_code or (0 if ok else 1)
+
+
+def _leave_report(report, ns, title: str, rank: int | None, world_size: int | None) -> bool:
+    """Write and print the report (the program's process, or this one from the journal);
+    False where a write failed (one error line each)."""
+    from explorer._summary import print_summary
+
+    report = _program.without_launcher(report)  # stacks start at the program, as under python
+    if rank is not None:
+        import dataclasses
+
+        report = dataclasses.replace(report, rank=rank, world_size=world_size)
     written, ok = _write_all(ns, report, title)
     if not ns.quiet:  # -q: the program's own output alone
         print_summary(report, title=title)
         for out in written:
             print(f"report: {out}")
-    _program.die_as_the_program_would(interrupted, terminated)
-    # a report that could not be written fails a run that succeeded; a program that failed
-    # keeps its own exit code
-    return exit_code or (0 if ok else 1)
+    return ok
 
 
 def _write_all(ns, report, title: str) -> tuple[list[str], bool]:

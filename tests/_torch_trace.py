@@ -38,9 +38,10 @@ class RawTrace(logging.Handler):
 
 
 def read_log(path: str) -> list[tuple[dict, str | None]]:
-    """A TORCH_TRACE file: `<glog prefix>] {json}` lines, payload lines start with a tab."""
+    """A TORCH_TRACE file (gzipped, or as torch wrote it): `<glog prefix>] {json}` lines,
+    payload lines start with a tab."""
     out: list[tuple[dict, list[str]]] = []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("\t"):

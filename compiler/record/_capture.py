@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from ..model._report import Report
 from ..model._subject import remember
 from . import _torch
 from ._exporterror import error_fact
+from ._journal import Journal, JournaledEvents
 from ._listeners import ArtifactHandler, AutotuneFeedback, FusionIR, Scope, TraceHandler
 
 
@@ -41,6 +43,8 @@ class Recording:
     available on ``rec.report``. Recordings may overlap, in one thread or several, and end
     in any order: torch's loggers are restored when the last one ends. Config the user sets
     inside the block is the user's: only values still as the recording set them are undone.
+    With ``journal`` (a path), every event is also appended to that file as it arrives (see
+    ``recording``).
     """
 
     def __init__(
@@ -50,7 +54,9 @@ class Recording:
         provenance: bool = True,
         caches: bool = False,
         on_stage: Callable[[str, str], None] | None = None,
+        journal: str | os.PathLike[str] | None = None,
     ):
+        self.journal = journal
         self.fusion_logs = fusion_logs
         self.provenance = provenance
         self.on_stage = on_stage
@@ -64,6 +70,7 @@ class Recording:
         self._feedback: AutotuneFeedback | None = None
         self._fusion: FusionIR | None = None
         self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
+        self._journal: Journal | None = None
         self._active = False
 
     def __enter__(self) -> Recording:
@@ -76,10 +83,14 @@ class Recording:
         self._export_error = None  # a data-dependent error that ended a torch.export call
         self._report, self._ended = None, None
         scope = Scope(threading.get_ident())
-        if self.fusion_logs:
-            self._fusion = FusionIR(self.events, scope)
-            wanted += _fusion_config(self._fusion, caches=self.caches)
         try:
+            if self.journal is not None:
+                self._journal = Journal(self.journal)
+                self._journal.write_strings(_torch.interned_strings())
+                self.events = JournaledEvents(self._journal)
+            if self.fusion_logs:
+                self._fusion = FusionIR(self.events, scope)
+                wanted += _fusion_config(self._fusion, caches=self.caches)
             self._active = True
             for module, name, value in wanted:
                 patch = module.patch({name: value})
@@ -141,6 +152,9 @@ class Recording:
             self._feedback = None
         if self._fusion is not None:
             self._fusion.stop()
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
         while self._config:
             patch, name, value, module = self._config.pop()
             if _get(module, name) == value:
@@ -260,6 +274,7 @@ def recording(
     provenance: bool = True,
     caches: bool = False,
     on_stage: Callable[[str, str], None] | None = None,
+    journal: str | os.PathLike[str] | None = None,
 ) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
@@ -276,11 +291,21 @@ def recording(
     BERT-base on a GPU); ``fusion_logs=False`` leaves it and the fusion decisions out.
     ``provenance=False`` leaves out the CPU kernel-to-node map.
 
+    ``journal`` (a path): every event is also appended to that file as it arrives, in the
+    TORCH_TRACE log format, each with one write to the operating system; where the process
+    dies before the report is built (a signal, ``os._exit``, a crash in native code),
+    ``compiler.load_trace(journal)`` rebuilds it, less the IR before and after fusion. The
+    file is the caller's: never truncated or removed. The writes cost little (0.04 s for the
+    1,017 events of examples/tiny_model.py's 23 s recorded run on CPU). ``pt2-explorer
+    record`` keeps one beside its report while the program runs.
+
     >>> with recording() as rec:
     ...     torch.compile(fn)(x)
     >>> rec.report.graph_breaks
     """
-    return Recording(fusion_logs=fusion_logs, provenance=provenance, caches=caches, on_stage=on_stage)
+    return Recording(
+        fusion_logs=fusion_logs, provenance=provenance, caches=caches, on_stage=on_stage, journal=journal
+    )
 
 
 def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:

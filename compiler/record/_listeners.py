@@ -62,7 +62,8 @@ class TraceHandler(logging.Handler):
         if not isinstance(meta, dict):
             return
         ev = from_record(dict(meta), getattr(record, "payload", None))
-        if ev is not None and self.scope.accepts(record.thread, ev.compile_id):
+        # an interned file name is the process's, whichever thread interned it first
+        if ev is not None and (ev.name == "str" or self.scope.accepts(record.thread, ev.compile_id)):
             self.sink.append(ev)
             if self.on_stage is not None:
                 self._progress(ev)
