@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model._names import CompileId
 from ..model._report import Kernel, RawEvent
 from ..parse import _text
 from ._events import Event
@@ -80,7 +81,8 @@ class Context:
         key = self.key(cid)
         a = self.accs.get(key)
         if a is None:
-            fid, k = (int(x) for x in cid.split("/")[-2:])  # "0/1", or "!0/3/0" (compiled autograd)
+            parsed = CompileId.parse(cid)  # "0/1", or "!0/3/0" (compiled autograd)
+            fid, k = parsed.frame, parsed.compile
             a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
             self.accs[key] = a
             self.next_frame = max(self.next_frame, a.frame + 1)

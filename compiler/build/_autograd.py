@@ -13,6 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from ..model._names import CompileId
 from ..model._pipelinetypes import CompiledAutograd
 from ..parse import _graphs
 from ._events import Event
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 # "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
 _NODE_CALL = re.compile(r"code: (?P<node>\S+) \(NodeCall (?P<n>\d+)\)")
 _HOOK = re.compile(r"call_hook\(.*hook_type = '(?P<type>\w+)'")
-_CA_KEY = re.compile(r"^(?:(?P<gen>\d+):)?!(?P<ca>\d+)/\d+/\d+$")
 
 
 def is_capture_event(ev: Event) -> bool:
@@ -75,10 +75,8 @@ def on_capture_event(ctx: Context, ev: Event) -> None:
 
 def capture_key(compile_key: str) -> str | None:
     """ "!0/3/0" -> "!0"; "1:!0/3/0" -> "1:!0"; None for a compile that is not Compiled Autograd's."""
-    m = _CA_KEY.match(compile_key)
-    if not m:
-        return None
-    return f"!{m['ca']}" if m["gen"] is None else f"{m['gen']}:!{m['ca']}"
+    cid = CompileId.parse(compile_key)
+    return cid.capture if cid is not None else None
 
 
 def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import TYPE_CHECKING
 
+from ..model._names import resume_of
 from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
 from ..parse import _text
 
 if TYPE_CHECKING:
     from ._acc import _Acc
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
-
 
 def _frame_name(c: Compile) -> str | None:
     if c.name:
-        m = _RESUME.match(c.name)
-        return m.group("fn") if m else c.name
+        resumed = resume_of(c.name)
+        return resumed[0] if resumed else c.name
     return None
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..model._names import CompileId, rank_of_log
+
 
 def event_name(metadata: dict) -> str | None:
     """The event's name: the one key that is not context (``artifact:<name>`` for artifacts)."""
@@ -55,13 +57,9 @@ class Event:
     @property
     def compile_id(self) -> str | None:
         """torch's CompileId as it prints it: "0/1", or "!0/3/0" for Dynamo compiling
-        compiled autograd's graph 0 (torch/_guards.py CompileId.__str__)."""
-        fid = self.metadata.get("frame_id")
-        cid = self.metadata.get("frame_compile_id")
-        if fid is None or cid is None:
-            return None
-        ca = self.metadata.get("compiled_autograd_id")
-        return f"{fid}/{cid}" if ca is None else f"!{ca}/{fid}/{cid}"
+        compiled autograd's graph 0 (compiler/model/_names.py)."""
+        cid = CompileId.of_event(self.metadata)
+        return cid.torch if cid is not None else None
 
     @property
     def body(self) -> Any:
@@ -360,5 +358,4 @@ def rank_of(path: str, events: list[Event]) -> int | None:
     for ev in events:
         if "rank" in ev.metadata:
             return int(ev.metadata["rank"])
-    m = re.search(r"rank_(\d+)", os.path.basename(path))
-    return int(m.group(1)) if m else None
+    return rank_of_log(path)

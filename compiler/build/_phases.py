@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..model._names import TORCH_ID
 from ._events import Event
 
 # torch's timed phases (chromium_event names) that belong to one stage and do not nest
@@ -52,7 +53,7 @@ def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     if not isinstance(data, dict):
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not re.fullmatch(r"(?:!\d+/)?\d+/\d+", cid):
+    if not isinstance(cid, str) or not re.fullmatch(TORCH_ID, cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")

@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..model._names import TORCH_ID
 from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
 from ..model._report import _LOCAL_SCOPE, StackFrame
 from ._registry import graph_break_registry
@@ -174,7 +175,7 @@ def _user_stack(lines: list[str], start: int) -> list[StackFrame]:
 
 # ---- recompiles and guards -----------------------------------------------------------------
 
-_REASON_ENTRY = re.compile(r"^(?P<entry>(?:!\d+/)?\d+/\d+): (?P<text>.*)$", re.S)
+_REASON_ENTRY = re.compile(rf"^(?P<entry>{TORCH_ID}): (?P<text>.*)$", re.S)
 # "tensor 'kwargs['input_ids']' size mismatch at index 1": the source may hold quotes itself
 _TENSOR_REASON = re.compile(r"^tensor '(?P<src>.+?)' (?P<what>[\w ]+?) mismatch\b")
 
