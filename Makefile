@@ -72,6 +72,7 @@ test-isa: install
 LINTED := $(wildcard compiler explorer tests benchmarks examples notebooks)
 
 lint: install
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	cd extension && npm run --silent lint

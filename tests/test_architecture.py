@@ -1,0 +1,161 @@
+"""The shape of the code (docs/architecture.md): compiler/'s layers import only downwards
+(import-linter's contracts in pyproject.toml, no exception listed), no import circle anywhere in
+compiler/ or explorer/ (grimp's import graph, imports inside functions and TYPE_CHECKING
+blocks included), explorer uses compiler's public names only, and compiler's public surface
+is what its docs name."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+import compiler
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_layer_contracts_hold():
+    import subprocess
+
+    lint = Path(sys.executable).parent / "lint-imports"
+    out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "BROKEN" not in out.stdout and out.stdout.count("KEPT") >= 2
+    assert "ignore_imports" not in (ROOT / "pyproject.toml").read_text()  # no exception listed
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    m = stack.pop()
+                    on.discard(m)
+                    comp.append(m)
+                    if m == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_circle_in_compiler_or_explorer():
+    graph = grimp.build_graph("compiler", "explorer", cache_dir=None)
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
+    pkg = tmp_path / "circled"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from . import a\n")
+    (pkg / "c.py").write_text("from . import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _cycles(grimp.build_graph("circled", cache_dir=None)) == [["circled.a", "circled.b"]]
+
+
+def _compiler_imports(path: Path) -> list[str]:
+    """Every import of a compiler module by ``path`` other than ``from compiler import NAME``."""
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("compiler.")
+        ):
+            bad.append(f"{path.name}:{node.lineno}: from {node.module} import …")
+        elif isinstance(node, ast.Import):
+            bad += [
+                f"{path.name}:{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.startswith("compiler.")
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.module == "compiler":
+            bad += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "compiler"
+        ):
+            if node.attr.startswith("_") and node.attr != "__pt2_explorer__":
+                bad.append(f"{path.name}:{node.lineno}: compiler.{node.attr}")
+    return bad
+
+
+def test_explorer_uses_compilers_public_names_only():
+    bad = [b for p in sorted((ROOT / "explorer").glob("*.py")) for b in _compiler_imports(p)]
+    assert bad == []
+    for p in sorted((ROOT / "explorer").glob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "compiler":
+                missing = [a.name for a in node.names if a.name not in compiler.__all__]
+                assert missing == [], f"{p.name}:{node.lineno}: not public: {missing}"
+
+
+def test_the_public_check_sees_a_private_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from compiler.model._report import Report\nimport compiler\ncompiler._x\n")
+    assert _compiler_imports(bad) == [
+        "bad.py:1: from compiler.model._report import …",
+        "bad.py:3: compiler._x",
+    ]
+
+
+def test_every_public_name_resolves_and_is_documented():
+    docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    undocumented = []
+    for name in compiler.__all__:
+        if name in ("Recording", "ModeComparison", "ModeRow", "StateMutationError"):
+            assert name in docs, name
+        getattr(compiler, name)  # torch is installed here: the lazy names import
+        if f"`{name}" not in docs and f"{name}(" not in docs and f"compiler.{name}" not in docs:
+            undocumented.append(name)
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("layer", ["model", "parse", "read"])
+def test_reading_layers_import_no_torch(layer, tmp_path):
+    # a fresh interpreter where torch cannot be imported reads through these layers
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        f"import compiler.{layer}, pkgutil, importlib\n"
+        f"for m in pkgutil.iter_modules(compiler.{layer}.__path__):\n"
+        f"    importlib.import_module('compiler.{layer}.' + m.name)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout == "ok\n", out.stderr
