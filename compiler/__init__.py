@@ -61,16 +61,16 @@ __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not
 
 # name -> the module that defines it; these import torch (first use checks its version)
 _NEEDS_TORCH = {
-    "Recording": "record._capture",
-    "record": "record._capture",
-    "recording": "record._capture",
+    "Recording": "listen._capture",
+    "record": "listen._capture",
+    "recording": "listen._capture",
     "ModeComparison": "bench._modes",
     "ModeRow": "bench._modes",
     "compare_modes": "bench._modes",
     "load_modes": "bench._modes",
     "StateMutationError": "bench._state",
-    "SUPPORTED": "record._version",
-    "UnsupportedTorchVersion": "record._version",
+    "SUPPORTED": "listen._version",
+    "UnsupportedTorchVersion": "listen._version",
 }
 
 
@@ -80,8 +80,8 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'compiler' has no attribute {name!r}")
     import importlib
 
-    if module != "record._version":
-        from .record._version import check
+    if module != "listen._version":
+        from .listen._version import check
 
         check()
     value = getattr(importlib.import_module(f"compiler.{module}"), name)

@@ -8,7 +8,7 @@ import logging
 
 import torch
 
-from compiler.record._torch import FUSION_LOGGERS
+from compiler.listen._torch import FUSION_LOGGERS
 
 
 def marker_line(path: str, marker: str) -> int:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import compiler
-from compiler.record import _version
+from compiler.listen import _version
 from explorer import cli, summary_text
 
 BREAKING_SCRIPT = """

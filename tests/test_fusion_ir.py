@@ -13,8 +13,8 @@ from _torch_trace import InductorIR
 from torch._inductor.utils import fresh_cache
 
 import compiler
-from compiler.record import _torch
-from compiler.record._listeners import FusionIR
+from compiler.listen import _torch
+from compiler.listen._listeners import FusionIR
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ import torch
 from _e2e import logger_state, marker_line
 
 import compiler
-from compiler.record._torch import FUSION_LOGGERS
+from compiler.listen._torch import FUSION_LOGGERS
 
 HERE = __file__
 

@@ -11,8 +11,8 @@ import torch
 from _e2e import logger_state
 
 import compiler
-import compiler.record._capture as capture
-from compiler.record._torch import FUSION_LOGGERS, FUSION_PASS
+import compiler.listen._capture as capture
+from compiler.listen._torch import FUSION_LOGGERS, FUSION_PASS
 
 
 def sine(x):

@@ -1,4 +1,4 @@
-"""The torch internals the recorder reads (compiler/record/_torch.py), checked against the installed
+"""The torch internals the recorder reads (compiler/listen/_torch.py), checked against the installed
 torch: run this file on every supported torch version (2.11 on the GPU machine, 2.13 in CI,
 2.14.1). And the layering: compiler/ imports no viewer code."""
 
@@ -15,9 +15,9 @@ import pytest
 import torch
 
 import compiler
+from compiler.listen import _torch
 from compiler.model._paths import torch_dir
 from compiler.parse._registry import graph_break_registry
-from compiler.record import _torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -198,7 +198,7 @@ class _Run:
     def _first_compiled_call(self):
         if self.compiled is not None:
             return self.compiled_call()
-        from ..record._capture import recording
+        from ..listen._capture import recording
 
         self.compiled = torch.compile(self.fn, **self.compile_kwargs)
         with recording(fusion_logs=False) as rec:
@@ -222,7 +222,7 @@ class _Run:
     def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
         """Warm up and time both arms; False when the compiled arm raised (a finding). A
         compile while timing (a guard that fails on every call) is recorded and said."""
-        from ..record._capture import recording
+        from ..listen._capture import recording
 
         compiled_fn = self.compiled
 
@@ -306,7 +306,7 @@ class _Run:
         call, ``{profiled event name: kernel}`` and whether every kernel of that compile is
         one of ``source``'s (same frame, same name). Event names are ``graph_<n>_<kernel>``,
         written into each kernel's source; the frame tells two graphs' same-named kernels apart."""
-        from ..record._capture import recording
+        from ..listen._capture import recording
 
         kw = dict(self.compile_kwargs)
         mode = kw.pop("mode", None)

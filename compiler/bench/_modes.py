@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import torch
 
+from ..listen._capture import recording
 from ..model._atomic import write_file
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Report
 from ..model._subject import remember
-from ..record._capture import recording
 from ._bench import benchmark_report
 
 

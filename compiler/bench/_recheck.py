@@ -8,7 +8,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from ..record import _torch
+from ..listen import _torch
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The report of a recording's journal (compiler/record/_journal.py writes it, in the
+"""The report of a recording's journal (compiler/listen/_journal.py writes it, in the
 TORCH_TRACE log format): what a program that died had compiled. Torch-free: the process
 that rebuilds it never imported torch."""
 

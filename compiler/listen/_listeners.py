@@ -1,5 +1,5 @@
 """What a recording listens with: the scope of compiles it sees, its handlers on torch's
-loggers, Inductor's autotuning feedback, and the fusion IR snapshots (compiler/record/_capture.py
+loggers, Inductor's autotuning feedback, and the fusion IR snapshots (compiler/listen/_capture.py
 attaches and detaches them). Each appends ``Event``s to the recording's list."""
 
 from __future__ import annotations
