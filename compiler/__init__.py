@@ -4,15 +4,17 @@ with compiler.recording() as rec:
     torch.compile(model)(x)
 rec.report.graph_breaks, rec.report.to_json("report.json")
 
-Recording needs torch; reading does not: ``compiler.load`` (saved reports) and
-``compiler.load_trace`` (TORCH_TRACE logs) import no torch, so reports open where torch is not
-installed. The recording names below (``record``, ``recording``, ``compare_modes``, …) import
-torch, and check its version, when first used.
+Recording needs torch; reading does not: ``compiler.load`` (saved reports),
+``compiler.load_trace`` (TORCH_TRACE logs) and ``compiler.load_modes`` (saved mode comparisons)
+import no torch, so reports open where torch is not installed. The recording names below
+(``record``, ``recording``, ``compare_modes``, …) import torch, and check its version, when
+first used.
 """
 
 from ._events import TraceFormatError
 from ._exportinfo import ExportSummary, InputSpec, export_summary
 from ._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
+from ._modetypes import ModeComparison, ModeRow, load_modes
 from ._ranks import load_ranks
 from ._report import (
     SCHEMA_VERSION,
@@ -53,10 +55,7 @@ _NEEDS_TORCH = {
     "Recording": "_capture",
     "record": "_capture",
     "recording": "_capture",
-    "ModeComparison": "_modes",
-    "ModeRow": "_modes",
     "compare_modes": "_modes",
-    "load_modes": "_modes",
     "StateMutationError": "_state",
     "SUPPORTED": "_version",
     "UnsupportedTorchVersion": "_version",

@@ -9,87 +9,14 @@ another's compile: compiled functions of yours recompile at their next call), th
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import torch
 
 from ._bench import benchmark_report, remember
-from ._benchtypes import BenchConfig, Benchmark
+from ._benchtypes import BenchConfig
 from ._capture import recording
-from ._report import Report
-
-
-@dataclass(frozen=True)
-class ModeRow:
-    """One configuration: its label, settings, recording (with the benchmark in it)."""
-
-    label: str  # "default", "reduce-overhead · bf16", "default · dynamic"
-    config: BenchConfig
-    report: Report | None = None  # None when skipped or eager
-    skipped: str | None = None  # why it did not run (e.g. CUDA graphs need CUDA)
-    error: str | None = None  # the compile or the benchmark raised
-
-    @property
-    def benchmark(self) -> Benchmark | None:
-        return self.report.benchmarks[-1] if self.report is not None and self.report.benchmarks else None
-
-
-@dataclass(frozen=True)
-class ModeComparison:
-    rows: tuple[ModeRow, ...] = ()
-    name: str = ""
-
-    def row(self, label: str) -> ModeRow:
-        for r in self.rows:
-            if r.label == label:
-                return r
-        raise KeyError(f"no configuration {label!r}; have {[r.label for r in self.rows]}")
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "rows": [
-                {
-                    "label": r.label,
-                    "config": r.config.__dict__,
-                    "skipped": r.skipped,
-                    "error": r.error,
-                    "report": r.report.to_dict() if r.report is not None else None,
-                }
-                for r in self.rows
-            ],
-        }
-
-    def save(self, path: str | os.PathLike[str]) -> str:
-        """Write as JSON (gzipped when the name ends in .gz); ``compiler.load_modes`` reads it."""
-        text = json.dumps(self.to_dict())
-        opener = gzip.open if os.fspath(path).endswith(".gz") else open
-        with opener(path, "wt", encoding="utf-8") as f:
-            f.write(text)
-        return os.fspath(path)
-
-
-def load_modes(path: str | os.PathLike[str]) -> ModeComparison:
-    opener = gzip.open if os.fspath(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        data = json.load(f)
-    return ModeComparison(
-        rows=tuple(
-            ModeRow(
-                label=r["label"],
-                config=BenchConfig(**r["config"]),
-                report=Report.from_dict(r["report"]) if r.get("report") else None,
-                skipped=r.get("skipped"),
-                error=r.get("error"),
-            )
-            for r in data["rows"]
-        ),
-        name=data.get("name", ""),
-    )
+from ._modetypes import ModeComparison, ModeRow, load_modes  # noqa: F401 - read without torch there
 
 
 def _label(mode: str, dynamic: bool, autocast: torch.dtype | None) -> str:

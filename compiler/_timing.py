@@ -20,9 +20,10 @@ import sys
 import time
 from collections.abc import Callable
 
-import torch
-
 from ._benchtypes import Timing
+
+# torch is imported where calls are timed: the notes on timings (Benchmark.timing_notes) are
+# read where torch is not installed, with the saved report
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 TARGET_S = 1.0  # per arm, when reps is not given
@@ -120,6 +121,8 @@ class Timer:
         self.note = ""
 
     def run(self, reps: int | None, warmup: int, label: str) -> None:
+        import torch
+
         t0 = time.perf_counter()
         for i in range(warmup):
             self.show(f"benchmark {label}: warm-up {i + 1}/{warmup}")
@@ -146,6 +149,8 @@ class Timer:
                 self.show(f"benchmark {label}: rep {i // 2 + 1}/{reps}")
 
     def _gpu(self, reps: int, per_call_ms: float, label: str) -> None:
+        import torch
+
         try:
             flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
         except torch.OutOfMemoryError:
@@ -187,6 +192,8 @@ def method(cuda: bool) -> str:
             f"in by about {LEAD_MS:.0f} ms of untimed calls; blocks of eager and compiled interleaved in ABBA order"
         )
     import os
+
+    import torch
 
     return (
         f"time.perf_counter per call; eager and compiled interleaved in ABBA order; "
