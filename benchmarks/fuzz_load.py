@@ -7,7 +7,9 @@ or deleted; JSON values in an event's metadata replaced by values of the wrong t
 restart ids); lines duplicated, deleted, swapped, emptied; tab prefixes dropped or added; the
 file truncated; for 40% of inputs every payload's MD5 then fixed (or has_payload made
 ``true``, as older torch wrote it) so that the damage reaches the report builder; sometimes
-gzipped, and then the gzip stream damaged too. The contract:
+gzipped, and then the gzip stream damaged too, or 64 MiB of payload lines put after its
+first line in a gzip bomb of 140 KB (past the expansion cap, compiler/model/_limits.py). The
+contract:
 ``load_trace`` returns a Report or raises ``TraceFormatError`` whose message starts with
 ``<file>:<line>:`` (``<file>:`` alone only for a file with no events). Anything else is a
 failure, printed with the seed that makes the input again.
@@ -37,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import compiler  # noqa: E402
+from benchmarks.fuzz_reports import gzip_bomb  # noqa: E402
 
 TRACES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "traces"
 _GLOG = re.compile(rb"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
@@ -193,9 +196,13 @@ def make_input(seed: int, names: list[str] | None = None) -> tuple[bytes, str]:
         what += ", has_payload true" if as_true else ", MD5s fixed"
     data = b"\n".join(lines)
     if rng.random() < 0.2:
-        data = gzip.compress(data, compresslevel=1, mtime=0)
+        plain, data = data, gzip.compress(data, compresslevel=1, mtime=0)
         what += ", gzipped"
-        if rng.random() < 0.5:
+        if rng.random() < 0.05:  # a gzip bomb after the first line: payload lines past the cap
+            cut = plain.find(b"\n") + 1 or len(plain)
+            data = gzip_bomb(plain[:cut], b"\t" + b"0" * 1022 + b"\n", 64, plain[cut:])
+            what += ", gzip bomb inside"
+        elif rng.random() < 0.5:
             at = rng.randrange(len(data))
             if rng.random() < 0.5:
                 data = data[:at]

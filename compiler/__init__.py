@@ -4,13 +4,15 @@ with compiler.recording() as rec:
     torch.compile(model)(x)
 rec.report.graph_breaks, rec.report.to_json("report.json")
 
-Recording needs torch; reading does not: ``compiler.load`` (saved reports) and
-``compiler.load_trace`` (TORCH_TRACE logs) import no torch, so reports open where torch is not
-installed. The recording names below (``record``, ``recording``, ``compare_modes``, …) import
-torch, and check its version, when first used.
+Recording needs torch; reading does not: ``compiler.load`` (saved reports),
+``compiler.load_trace`` (TORCH_TRACE logs) and ``compiler.load_modes`` (saved mode comparisons)
+import no torch, so reports open where torch is not installed. The recording names below
+(``record``, ``recording``, ``compare_modes``, …) import torch, and check its version, when
+first used.
 """
 
 from .build._events import TraceFormatError
+from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -64,10 +66,7 @@ _NEEDS_TORCH = {
     "Recording": "listen._capture",
     "record": "listen._capture",
     "recording": "listen._capture",
-    "ModeComparison": "bench._modes",
-    "ModeRow": "bench._modes",
     "compare_modes": "bench._modes",
-    "load_modes": "bench._modes",
     "StateMutationError": "bench._state",
     "SUPPORTED": "listen._version",
     "UnsupportedTorchVersion": "listen._version",

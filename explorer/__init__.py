@@ -39,10 +39,7 @@ def show(report: Report, title: str | None = None) -> None:
 
 
 def _is_modes(obj) -> bool:
-    import sys
-
-    modes = sys.modules.get("compiler.bench._modes")  # not imported: no ModeComparison exists (nor torch)
-    return modes is not None and isinstance(obj, modes.ModeComparison)
+    return isinstance(obj, _compiler.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
 
 
 def html(report: Report, title: str | None = None) -> str:

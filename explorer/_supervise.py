@@ -1,7 +1,7 @@
 """``pt2-explorer record`` survives the program's death: the program runs in a forked child
 while this process waits for it, and where the child dies before writing its report (killed
 by a signal, a crash in native code, ``os._exit``), this process builds the report from the
-recording's journal (compiler/_journal.py), then ends as the child did.
+recording's journal (compiler/listen/_journal.py), then ends as the child did.
 
 The child is this process forked before torch is imported, so it runs the program exactly as
 ``record`` did in one process: same fds (stdin, stdout, stderr), same process group (the

@@ -361,10 +361,11 @@ def _say(line: str) -> None:
 
 
 def _modes_file(path: str, compiler):
-    """The ModeComparison saved at ``path``, or None when it is not one."""
+    """The ModeComparison saved at ``path``, or None when it is not one (read without torch;
+    an ImportError is a broken install, not a file that is no comparison: it is not caught)."""
     try:
         return compiler.load_modes(path)
-    except (OSError, ValueError, KeyError, TypeError, RecursionError, ImportError):  # no torch here
+    except (OSError, ValueError):  # ReportFormatError: no saved comparison either
         return None
 
 

@@ -107,19 +107,25 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
         compiler.load(p)
     assert (
         str(e.value)
-        == f"{p}: string reference {len(data['strings'])} outside the {len(data['strings'])} strings"
+        == f"{p}: $.frames[0].filename: string reference {len(data['strings'])} outside the {len(data['strings'])} strings"
     )
     data = json.loads(report.to_json())
     data["compiles"][0]["stages"]["capture"]["guards"] = {"$t": 9999}
     p.write_text(json.dumps(data))
     with pytest.raises(compiler.ReportFormatError) as e:
         compiler.load(p)
-    assert str(e.value) == f"{p}: text reference 9999 outside the {len(data['texts'])} texts"
+    assert (
+        str(e.value)
+        == f"{p}: $.compiles[0].stages.capture.guards: text reference 9999 outside the {len(data['texts'])} texts"
+    )
     data["frames"][0]["filename"] = {"$g": 99}
     p.write_text(json.dumps(data))
     with pytest.raises(compiler.ReportFormatError) as e:
         compiler.load(p)
-    assert str(e.value) == f"{p}: graph reference 99 outside the {len(data['graphs'])} graphs"
+    assert (
+        str(e.value)
+        == f"{p}: $.frames[0].filename: graph reference 99 outside the {len(data['graphs'])} graphs"
+    )
 
 
 def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):

@@ -9,87 +9,15 @@ another's compile: compiled functions of yours recompile at their next call), th
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import torch
 
 from ..listen._capture import recording
-from ..model._atomic import write_file
-from ..model._benchtypes import BenchConfig, Benchmark
-from ..model._report import Report
+from ..model._benchtypes import BenchConfig
+from ..model._modetypes import ModeComparison, ModeRow, load_modes  # noqa: F401 - read without torch there
 from ..model._subject import remember
 from ._bench import benchmark_report
-
-
-@dataclass(frozen=True)
-class ModeRow:
-    """One configuration: its label, settings, recording (with the benchmark in it)."""
-
-    label: str  # "default", "reduce-overhead · bf16", "default · dynamic"
-    config: BenchConfig
-    report: Report | None = None  # None when skipped or eager
-    skipped: str | None = None  # why it did not run (e.g. CUDA graphs need CUDA)
-    error: str | None = None  # the compile or the benchmark raised
-
-    @property
-    def benchmark(self) -> Benchmark | None:
-        return self.report.benchmarks[-1] if self.report is not None and self.report.benchmarks else None
-
-
-@dataclass(frozen=True)
-class ModeComparison:
-    rows: tuple[ModeRow, ...] = ()
-    name: str = ""
-
-    def row(self, label: str) -> ModeRow:
-        for r in self.rows:
-            if r.label == label:
-                return r
-        raise KeyError(f"no configuration {label!r}; have {[r.label for r in self.rows]}")
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "rows": [
-                {
-                    "label": r.label,
-                    "config": r.config.__dict__,
-                    "skipped": r.skipped,
-                    "error": r.error,
-                    "report": r.report.to_dict() if r.report is not None else None,
-                }
-                for r in self.rows
-            ],
-        }
-
-    def save(self, path: str | os.PathLike[str]) -> str:
-        """Write as JSON (gzipped when the name ends in .gz); ``compiler.load_modes`` reads it."""
-        text = json.dumps(self.to_dict())
-        gz = os.fspath(path).endswith(".gz")
-        return write_file(path, gzip.compress(text.encode("utf-8")) if gz else text)
-
-
-def load_modes(path: str | os.PathLike[str]) -> ModeComparison:
-    opener = gzip.open if os.fspath(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        data = json.load(f)
-    return ModeComparison(
-        rows=tuple(
-            ModeRow(
-                label=r["label"],
-                config=BenchConfig(**r["config"]),
-                report=Report.from_dict(r["report"]) if r.get("report") else None,
-                skipped=r.get("skipped"),
-                error=r.get("error"),
-            )
-            for r in data["rows"]
-        ),
-        name=data.get("name", ""),
-    )
 
 
 def _label(mode: str, dynamic: bool, autocast: torch.dtype | None) -> str:

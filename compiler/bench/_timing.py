@@ -24,6 +24,9 @@ import torch
 
 from ..model._benchtypes import Timing
 
+# torch is imported where calls are timed: the notes on timings (Benchmark.timing_notes) are
+# read where torch is not installed, with the saved report
+
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 TARGET_S = 1.0  # per arm, when reps is not given
 BLOCK_MS = 100.0  # a GPU block's timed calls last about this long
@@ -94,6 +97,7 @@ class Timer:
         self.note = ""
 
     def run(self, reps: int | None, warmup: int, label: str) -> None:
+
         t0 = time.perf_counter()
         for i in range(warmup):
             self.show(f"benchmark {label}: warm-up {i + 1}/{warmup}")
@@ -120,6 +124,7 @@ class Timer:
                 self.show(f"benchmark {label}: rep {i // 2 + 1}/{reps}")
 
     def _gpu(self, reps: int, per_call_ms: float, label: str) -> None:
+
         try:
             flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
         except torch.OutOfMemoryError:

@@ -109,10 +109,22 @@ class TraceTruncatedError(TraceFormatError):
 
 def _open(path: str):
     """The file as bytes (gunzipped when it is gzip). Lines are split on b"\n" only: a
-    "\r" inside a payload is payload text."""
+    "\r" inside a payload is payload text. gzip data expands at most ``max_expansion`` ×
+    the file's size + 16 MiB (compiler/model/_limits.py: load_trace's argument, else
+    PT2_EXPLORER_MAX_EXPANSION, else 64); reading past that raises TraceFormatError naming
+    the line it was reached in."""
+    from ..model import _limits
+
     with open(path, "rb") as f:
         magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    if magic != b"\x1f\x8b":
+        return open(path, "rb")
+    ratio = _limits.reading.get()
+    return _limits.open_gzip(
+        path,
+        _limits.ratio() if ratio is None else ratio,
+        lambda line, problem: TraceFormatError(f"{path}:{line}: {problem}"),
+    )
 
 
 class _Pending:

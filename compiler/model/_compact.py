@@ -1,8 +1,9 @@
 """The report's file form (schema_version 2): each text stored once, defaults left out.
 
 ``Report.to_dict`` is the whole report as JSON values; on disk (``to_json``) it is made
-smaller, losslessly, and ``compiler.load`` makes it whole again before checking it against
-the schema (docs/report-schema.md, "File form"):
+smaller, losslessly, and ``compiler.load`` makes it whole again (``decode``, in
+compiler/model/_resolve.py) before checking it against the schema (docs/report-schema.md, "File
+form"):
 
 * ``"strings"``: texts that occur more than once, or are 64 characters or longer, are kept
   once in this list; where they were stands ``{"$s": i}``.
@@ -49,22 +50,6 @@ def encode(report) -> dict[str, Any]:
     out["graphs"] = enc.graph_list
     out.update(body)
     return out
-
-
-def decode(data: dict[str, Any]) -> dict[str, Any]:
-    """The full JSON form of a file-form report (references resolved); ``data`` of the full
-    form (schema_version 1, no ``strings``) comes back as it is."""
-    strings = data.get("strings")
-    if not isinstance(strings, list):
-        return data
-    graphs = data.get("graphs") if isinstance(data.get("graphs"), list) else []
-    texts = data.get("texts") if isinstance(data.get("texts"), list) else []
-    body = {k: v for k, v in data.items() if k not in ("strings", "texts", "graphs")}
-    return _Resolver(strings, texts, graphs).value(body)
-
-
-class FileFormError(ValueError):
-    """A reference that points nowhere (``{"$s": 99}`` with 10 strings)."""
 
 
 # ---- encoding -------------------------------------------------------------------------
@@ -194,55 +179,3 @@ def _same(v: Any, default: Any) -> bool:
     if type(v) is not type(default):
         return False
     return v == default
-
-
-# ---- decoding -------------------------------------------------------------------------
-
-
-class _Resolver:
-    def __init__(self, strings: list, texts: list, graphs: list):
-        self.strings = strings
-        self.texts = texts
-        self.joined: list[str | None] = [None] * len(texts)
-        self.graphs = graphs
-        self.resolved: list[Any] = [None] * len(graphs)
-
-    def value(self, v: Any) -> Any:
-        if isinstance(v, dict):
-            if len(v) == 1:
-                if "$s" in v:
-                    return self.string(v["$s"])
-                if "$t" in v:
-                    return self.text(v["$t"])
-                if "$g" in v:
-                    return self.graph(v["$g"])
-                if "$d" in v and isinstance(v["$d"], dict):  # a dict with a "$" key of its own
-                    v = v["$d"]
-            return {k: self.value(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [self.value(x) for x in v]
-        return v
-
-    def string(self, i: Any) -> str:
-        if type(i) is not int or not 0 <= i < len(self.strings) or not isinstance(self.strings[i], str):
-            raise FileFormError(f"string reference {i!r} outside the {len(self.strings)} strings")
-        return self.strings[i]
-
-    def text(self, i: Any) -> str:
-        if type(i) is not int or not 0 <= i < len(self.texts) or not isinstance(self.texts[i], list):
-            raise FileFormError(f"text reference {i!r} outside the {len(self.texts)} texts")
-        joined = self.joined[i]
-        if joined is None:
-            strings = self.strings
-            try:
-                joined = self.joined[i] = "".join([strings[j] for j in self.texts[i]])
-            except (IndexError, TypeError):
-                raise FileFormError(f"text {i} names a piece outside the {len(strings)} strings") from None
-        return joined
-
-    def graph(self, i: Any) -> Any:
-        if type(i) is not int or not 0 <= i < len(self.graphs):
-            raise FileFormError(f"graph reference {i!r} outside the {len(self.graphs)} graphs")
-        if self.resolved[i] is None:
-            self.resolved[i] = self.value(self.graphs[i])
-        return self.resolved[i]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
-from . import _schema
+from . import _limits, _schema
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
@@ -262,27 +262,46 @@ class Report:
         return text
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Report:
+    def from_dict(cls, data: dict[str, Any], *, max_expansion: float | None = None) -> Report:
         """The report from its JSON form (``to_dict``, or the file form ``to_json`` writes),
         checked against the schema the dataclasses' type hints make (compiler/model/_schema.py): a
         value of the wrong type, a missing required key or an unknown ``schema_version``
         raises ReportFormatError naming the JSON path
         (``$.compiles[3].stages.capture.guard_count``). Unknown keys are ignored. Reports of
-        schema_version 1 (the full form) load as they always did."""
-        from . import _compact
+        schema_version 1 (the full form) load as they always did. Nothing may nest deeper
+        than 100 levels, and the file form's references expand at most ``max_expansion`` ×
+        the size of its ``strings`` and ``texts`` tables + 16 MiB (``compiler.load``: ×
+        the size of the file's JSON; docs/report-schema.md, "Limits")."""
+        return _from_json(data, None, _limits.ratio(max_expansion), cls)
 
-        version = data.get("schema_version") if isinstance(data, dict) else None
-        if type(version) is not int or version not in READABLE_VERSIONS:
-            raise ReportFormatError(
-                f"report schema_version {version!r} is not supported (this reads {list(READABLE_VERSIONS)})"
-            )
-        try:
-            data = {**_compact.decode(data), "schema_version": SCHEMA_VERSION}
-            return _schema.decode(cls, data)
-        except _compact.FileFormError as e:
-            raise ReportFormatError(str(e)) from None
-        except _schema.SchemaError as e:
-            raise ReportFormatError(str(e)) from None
+
+def _from_json(data: Any, size: int | None, ratio: float, cls: type[Report] | None = None) -> Report:
+    """``Report.from_dict``, the references' cap taken from ``size`` (of the file's JSON; of
+    the tables where None)."""
+    from . import _resolve
+
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise ReportFormatError(
+            f"report schema_version {version!r} is not supported (this reads {list(READABLE_VERSIONS)})"
+        )
+    if size is None:
+        size = _tables_size(data)
+    try:
+        data = {**_resolve.decode(data, size=size, ratio=ratio), "schema_version": SCHEMA_VERSION}
+        return _schema.decode(cls or Report, data)
+    except _resolve.FileFormError as e:
+        raise ReportFormatError(str(e)) from None
+    except _schema.SchemaError as e:
+        raise ReportFormatError(str(e)) from None
+
+
+def _tables_size(data: dict) -> int:
+    """Characters of the file form's ``strings`` plus pieces of its ``texts`` (a dict has no
+    file size; these are most of it)."""
+    strings, texts = data.get("strings"), data.get("texts")
+    n = sum(len(s) for s in strings if isinstance(s, str)) if isinstance(strings, list) else 0
+    return n + (sum(len(t) for t in texts if isinstance(t, list)) if isinstance(texts, list) else 0)
 
 
 class ReportFormatError(ValueError):
@@ -291,21 +310,40 @@ class ReportFormatError(ValueError):
     ``r.json: $.compiles[3].stages.capture.guard_count: expected int or null, got "x"``."""
 
 
-def load(path: str | os.PathLike[str]) -> Report:
+def load(path: str | os.PathLike[str], *, max_expansion: float | None = None) -> Report:
     """Read a report written by ``Report.to_json(path)`` (plain or gzipped JSON).
 
     Raises ReportFormatError (a ValueError) naming the file, and the JSON path of the first
     value that does not fit the schema (docs/report-schema.md); OSError where the file
-    cannot be read."""
+    cannot be read. A shared file is input from anyone, so reading is bounded: gzip data
+    expands at most ``max_expansion`` × the file's size + 16 MiB, the file form's
+    references at most ``max_expansion`` × the size of its JSON + 16 MiB, nothing nests
+    deeper than 100 levels; past that the file is refused with a ReportFormatError.
+    ``max_expansion`` defaults to the environment variable PT2_EXPLORER_MAX_EXPANSION, else
+    64 (``inf``: no cap); ValueError for a value that is not a number >= 0."""
+    ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):  # a directory: open says so
+    data, size = _read_json(name, ratio)
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
+    try:
+        return _from_json(data, size, ratio)
+    except ReportFormatError as e:
+        raise ReportFormatError(f"{name}: {e}") from None
+
+
+def _read_json(name: str, ratio: float) -> tuple[Any, int]:
+    """The file's JSON value (gunzipped within the cap) and the size of its JSON text."""
+    if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):  # a directory: open says so
         raise ReportFormatError(f"{name}: not a regular file (a device, FIFO or socket is not read)")
-    with open(path, "rb") as f:
+    with open(name, "rb") as f:
         raw = f.read()
     try:
         if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        data = json.loads(raw.decode("utf-8"))
+            raw = _limits.gunzip(raw, ratio)
+        return json.loads(raw.decode("utf-8")), len(raw)
+    except _limits.Expanded as e:
+        raise ReportFormatError(f"{name}: {e}") from None
     except (OSError, EOFError, zlib.error) as e:
         raise ReportFormatError(f"{name}: corrupt gzip data: {e}") from None
     except UnicodeDecodeError as e:
@@ -316,12 +354,6 @@ def load(path: str | os.PathLike[str]) -> Report:
         raise ReportFormatError(f"{name}: not a report JSON file: {e}") from None
     except (ValueError, RecursionError) as e:  # an int of 5000 digits, nesting 100k deep
         raise ReportFormatError(f"{name}: not a report JSON file: {str(e) or type(e).__name__}") from None
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
-    try:
-        return Report.from_dict(data)
-    except ReportFormatError as e:
-        raise ReportFormatError(f"{name}: {e}") from None
 
 
 # ---- generic (de)serialisation over type hints -----------------------------------

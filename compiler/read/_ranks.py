@@ -15,7 +15,9 @@ _TRACE_RANK = re.compile(r"rank_(\d+)(?:_|\.|$)")
 _REPORT_RANK = re.compile(r"\.rank(\d+)\.json(?:\.gz)?$")
 
 
-def load_ranks(path: str | os.PathLike[str], *, strict: bool = False) -> Report:
+def load_ranks(
+    path: str | os.PathLike[str], *, strict: bool = False, max_expansion: float | None = None
+) -> Report:
     """All ranks under ``path`` as one report.
 
     ``path`` is a TORCH_TRACE directory with one log per rank (each read with
@@ -24,19 +26,20 @@ def load_ranks(path: str | os.PathLike[str], *, strict: bool = False) -> Report:
     report, possibly already multi-rank). With several ranks the result is the lowest rank's
     report, whose ``ranks`` holds every rank's report (itself included), lowest first, each
     with its ``rank`` and ``world_size`` (the number of ranks found where nothing says more).
-    With one rank it is that rank's report, ``ranks`` empty. ``strict`` is ``load_trace``'s.
+    With one rank it is that rank's report, ``ranks`` empty. ``strict`` is ``load_trace``'s;
+    ``max_expansion``: as for ``compiler.load`` and ``load_trace``, for every file read.
     """
     name = os.fspath(path)
     if os.path.isdir(name):
         reports = _report_files(name)
         if reports:
-            return combine([load(f) for f in reports])
-        return _trace_ranks(name, strict)
+            return combine([load(f, max_expansion=max_expansion) for f in reports])
+        return _trace_ranks(name, strict, max_expansion)
     if re.search(r"\.json(\.gz)?$", name):
-        return load(name)
+        return load(name, max_expansion=max_expansion)
     from ._trace import load_trace
 
-    return load_trace(name, strict=strict)
+    return load_trace(name, strict=strict, max_expansion=max_expansion)
 
 
 def combine(reports: list[Report]) -> Report:
@@ -51,14 +54,15 @@ def combine(reports: list[Report]) -> Report:
     return dataclasses.replace(reports[0], ranks=tuple(reports))
 
 
-def _trace_ranks(path: str, strict: bool) -> Report:
+def _trace_ranks(path: str, strict: bool, max_expansion: float | None) -> Report:
     from ._trace import load_trace
 
     ranks = sorted({int(m.group(1)) for n in os.listdir(path) if (m := _TRACE_RANK.search(n))})
     if len(ranks) <= 1:
-        report = load_trace(path, strict=strict)
+        report = load_trace(path, strict=strict, max_expansion=max_expansion)
         return report if report.rank is not None or not ranks else dataclasses.replace(report, rank=ranks[0])
-    return combine([_with_rank(load_trace(path, rank=r, strict=strict), r) for r in ranks])
+    loaded = [load_trace(path, rank=r, strict=strict, max_expansion=max_expansion) for r in ranks]
+    return combine([_with_rank(report, r) for report, r in zip(loaded, ranks, strict=True)])
 
 
 def _with_rank(report: Report, rank: int) -> Report:

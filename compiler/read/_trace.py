@@ -17,11 +17,17 @@ from ..build._events import (
     read_trace_file,
     trace_files,
 )
-from ..model import _schema
+from ..model import _limits, _schema
 from ..model._report import Report
 
 
-def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict: bool = False) -> Report:
+def load_trace(
+    path: str | os.PathLike[str],
+    *,
+    rank: int | None = None,
+    strict: bool = False,
+    max_expansion: float | None = None,
+) -> Report:
     """Read one TORCH_TRACE log file (plain or gzipped), or a directory of them (one per rank).
 
     A directory of several ranks' logs (``dedicated_log_torch_trace_rank_N[_suffix].log``)
@@ -50,7 +56,14 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     cut: the report's ``error`` names the file and line of the cut, a compile that was still
     running shows as failed ("did not finish"), and a warning is issued. ``strict=True``
     raises ``TraceTruncatedError`` (a ``TraceFormatError``) for it instead.
+
+    A gzipped log expands at most ``max_expansion`` × its size + 16 MiB: past that it is a
+    ``TraceFormatError`` naming the line the limit was reached in (a shared file is input
+    from anyone: 3 MB of gzip can hold 3 GiB). ``max_expansion`` defaults to the
+    environment variable PT2_EXPLORER_MAX_EXPANSION, else 64 (``inf``: no cap); ValueError
+    for a value that is not a number >= 0 (docs/report-schema.md, "Limits").
     """
+    ratio = _limits.ratio(max_expansion)
     path = os.fspath(path)
     files = trace_files(path)
     by_name = {f: _rank_in_name(f) for f in files}
@@ -58,7 +71,7 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
     if rank is None and len(named) > 1:  # every rank: one multi-rank report (report.ranks)
         from ._ranks import load_ranks
 
-        return load_ranks(path, strict=strict)
+        return load_ranks(path, strict=strict, max_expansion=ratio)
     want = rank if rank is not None else (min(named) if named else None)
     per_rank: dict[int | None, tuple[str, list, list[str]]] = {}
     for f in files:
@@ -66,6 +79,7 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
             continue  # another rank's log: not read, so its damage cannot stop this one
         events: list = []
         cuts: list[str] = []
+        reading = _limits.reading.set(ratio)  # for _events._open, which gunzips within it
         try:
             for ev in read_trace_file(f, strict=strict):
                 events.append(ev)
@@ -73,6 +87,8 @@ def load_trace(path: str | os.PathLike[str], *, rank: int | None = None, strict:
             if strict or not events:
                 raise
             cuts.append(str(e))
+        finally:
+            _limits.reading.reset(reading)
         if not events:
             raise TraceFormatError(f"{f}: empty file, no TORCH_TRACE events")
         r = rank_of(f, events)
