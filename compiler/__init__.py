@@ -11,7 +11,6 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
-from .build._events import TraceFormatError
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._report import (
     SCHEMA_VERSION,
@@ -46,8 +45,8 @@ from .model._report import (
 )
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
-from .read._ranks import load_ranks
-from .read._trace import load_trace
+from .read._logfile import TraceFormatError
+from .read._trace import load_ranks, load_trace
 
 
 def _benchmark(*args, **kwargs):

@@ -165,7 +165,7 @@ class Supervisor:
         return status, None
 
     def _rebuild(self, status: int, sig: int | None, leave: Callable[[object], None]) -> None:
-        from compiler.build._events import TraceFormatError
+        from compiler import TraceFormatError
         from compiler.read._journal import report_from_journal
 
         version = bytes(self._state[2:]).split(b"\0", 1)[0].decode("utf-8", "replace")

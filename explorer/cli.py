@@ -329,8 +329,8 @@ def _report(ns, compiler) -> int:
 
 
 def _ranks_report(ns) -> int:
+    from compiler import load_ranks
     from compiler.model._atomic import write_file
-    from compiler.read._ranks import load_ranks
     from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
     from explorer._summary import echo
 

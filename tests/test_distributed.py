@@ -4,6 +4,7 @@ directory, the ranks view (docs/distributed.md). The torchrun tests run 2 CPU ra
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.read._ranks import combine, load_ranks
+from compiler import load_ranks
+from compiler.read._ranks import combine
 from explorer import _program, cli
 from explorer._ranksview import build_ranks_view, diff_ranks, ranks_page, ranks_text
 
@@ -108,6 +110,10 @@ def test_multi_rank_report_round_trips_through_json(tmp_path):
     report.to_json(tmp_path / "all.json")
     back = compiler.load(tmp_path / "all.json")
     assert [r.rank for r in back.ranks] == [0, 1] and back.ranks[1].distributed == report.ranks[1].distributed
+    assert back == report
+    # the lowest rank is the top-level report and one of the ranks: written once
+    data = json.loads((tmp_path / "all.json").read_text())
+    assert (data["rank"], data["ranks_top_at"], [r["rank"] for r in data["ranks"]]) == (0, 0, [1])
 
 
 def test_cli_report_view_ranks_over_a_directory(tmp_path, capsys):

@@ -21,8 +21,8 @@ import pytest
 
 import compiler
 from benchmarks.fuzz_load import check, make_input
-from compiler.build import _events
-from compiler.build._events import TraceTruncatedError, read_trace_file
+from compiler.read import _logfile as _events
+from compiler.read._logfile import TraceTruncatedError, read_trace_file
 from explorer import cli
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.build._events import TraceTruncatedError, read_trace_file
+from compiler.read._logfile import TraceTruncatedError, read_trace_file
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 GPU_BREAKS = TRACES / "h100-torch211-breaks.log.gz"

@@ -38,7 +38,12 @@ _PIECES = 1024  # a text this long is stored as pieces
 
 
 def encode(report) -> dict[str, Any]:
-    """The file form of a report (a JSON-ready dict)."""
+    """The file form of a report (a JSON-ready dict). A multi-rank report is the lowest rank's
+    with every rank's in ``ranks``, itself included: that one is written once, at the top,
+    and ``ranks_top_at`` says where in ``ranks`` it stands."""
+    top_at = _top_in_ranks(report)
+    if top_at is not None:
+        report = dataclasses.replace(report, ranks=report.ranks[:top_at] + report.ranks[top_at + 1 :])
     counts: Counter[str] = Counter()
     graphs: dict[Graph, int] = {}
     _count(report, counts, graphs)
@@ -49,7 +54,17 @@ def encode(report) -> dict[str, Any]:
     out["texts"] = enc.text_list
     out["graphs"] = enc.graph_list
     out.update(body)
+    if top_at is not None:
+        out["ranks_top_at"] = top_at
     return out
+
+
+def _top_in_ranks(report) -> int | None:
+    """Where in ``report.ranks`` the report itself stands (without its ``ranks``), if it does."""
+    if not report.ranks:
+        return None
+    own = dataclasses.replace(report, ranks=())
+    return next((i for i, r in enumerate(report.ranks) if r == own), None)
 
 
 # ---- encoding -------------------------------------------------------------------------

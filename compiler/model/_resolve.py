@@ -34,8 +34,14 @@ def decode(data: dict[str, Any], *, size: int = 0, ratio: float = math.inf) -> d
         return data
     graphs = data.get("graphs") if isinstance(data.get("graphs"), list) else []
     texts = data.get("texts") if isinstance(data.get("texts"), list) else []
-    body = {k: v for k, v in data.items() if k not in ("strings", "texts", "graphs")}
-    return _Resolver(strings, texts, graphs, size, ratio).walk(body, "$", None)[0]
+    body = {k: v for k, v in data.items() if k not in ("strings", "texts", "graphs", "ranks_top_at")}
+    out = _Resolver(strings, texts, graphs, size, ratio).walk(body, "$", None)[0]
+    top_at, ranks = data.get("ranks_top_at"), out.get("ranks")
+    if top_at is not None:  # the top-level report is also one of the ranks (written once)
+        if type(top_at) is not int or not isinstance(ranks, list) or not 0 <= top_at <= len(ranks):
+            raise FileFormError("$.ranks_top_at", f"must be a position in ranks (0 to {len(ranks or [])})")
+        ranks.insert(top_at, {k: v for k, v in out.items() if k != "ranks"})
+    return out
 
 
 class FileFormError(ValueError):

@@ -9,8 +9,8 @@ import os
 import warnings
 
 from ..build import _build
-from ..build._events import TraceTruncatedError
 from ..model._report import Report
+from ._logfile import TraceTruncatedError
 from ._trace import load_trace
 
 CUT = "the event being written when the process died was cut off"

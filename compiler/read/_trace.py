@@ -9,16 +9,12 @@ import re
 import warnings
 
 from ..build import _build
-from ..build._events import (
-    Event,
-    TraceFormatError,
-    TraceTruncatedError,
-    rank_of,
-    read_trace_file,
-    trace_files,
-)
+from ..build._events import Event
 from ..model import _limits, _schema
-from ..model._report import Report
+from ..model._names import rank_of_log
+from ..model._report import Report, load
+from ._logfile import TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
+from ._ranks import combine, report_files, with_rank
 
 
 def load_trace(
@@ -66,11 +62,9 @@ def load_trace(
     ratio = _limits.ratio(max_expansion)
     path = os.fspath(path)
     files = trace_files(path)
-    by_name = {f: _rank_in_name(f) for f in files}
+    by_name = {f: rank_of_log(f) for f in files}
     named = {r for r in by_name.values() if r is not None}
     if rank is None and len(named) > 1:  # every rank: one multi-rank report (report.ranks)
-        from ._ranks import load_ranks
-
         return load_ranks(path, strict=strict, max_expansion=ratio)
     want = rank if rank is not None else (min(named) if named else None)
     per_rank: dict[int | None, tuple[str, list, list[str]]] = {}
@@ -79,7 +73,7 @@ def load_trace(
             continue  # another rank's log: not read, so its damage cannot stop this one
         events: list = []
         cuts: list[str] = []
-        reading = _limits.reading.set(ratio)  # for _events._open, which gunzips within it
+        reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
         try:
             for ev in read_trace_file(f, strict=strict):
                 events.append(ev)
@@ -114,6 +108,40 @@ def load_trace(
         report = dataclasses.replace(report, damaged=damaged)
         warnings.warn(_damaged_line(damaged), stacklevel=2)
     return report
+
+
+def load_ranks(
+    path: str | os.PathLike[str], *, strict: bool = False, max_expansion: float | None = None
+) -> Report:
+    """All ranks under ``path`` as one report.
+
+    ``path`` is a TORCH_TRACE directory with one log per rank (each read with
+    ``load_trace(path, rank=N)``), a directory of report JSON files that ``record`` wrote
+    under torchrun (``run.rank0.json``, ``run.rank1.json``, …), or one file (a log, or a
+    report, possibly already multi-rank). With several ranks the result is the lowest rank's
+    report, whose ``ranks`` holds every rank's report (itself included), lowest first, each
+    with its ``rank`` and ``world_size`` (the number of ranks found where nothing says more).
+    With one rank it is that rank's report, ``ranks`` empty. ``strict`` is ``load_trace``'s;
+    ``max_expansion``: as for ``compiler.load`` and ``load_trace``, for every file read.
+    """
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        reports = report_files(name)
+        if reports:
+            return combine([load(f, max_expansion=max_expansion) for f in reports])
+        return _trace_ranks(name, strict, max_expansion)
+    if re.search(r"\.json(\.gz)?$", name):
+        return load(name, max_expansion=max_expansion)
+    return load_trace(name, strict=strict, max_expansion=max_expansion)
+
+
+def _trace_ranks(path: str, strict: bool, max_expansion: float | None) -> Report:
+    ranks = sorted({r for n in os.listdir(path) if (r := rank_of_log(n)) is not None})
+    if len(ranks) <= 1:
+        report = load_trace(path, strict=strict, max_expansion=max_expansion)
+        return report if report.rank is not None or not ranks else dataclasses.replace(report, rank=ranks[0])
+    loaded = [load_trace(path, rank=r, strict=strict, max_expansion=max_expansion) for r in ranks]
+    return combine([with_rank(report, r) for report, r in zip(loaded, ranks, strict=True)])
 
 
 def _damaged_line(damaged: tuple[str, ...]) -> str:
@@ -190,11 +218,6 @@ def _culprit(events: list[Event], source: str) -> Event:
         except _BAD:
             hi = mid
     return events[hi - 1]
-
-
-def _rank_in_name(path: str) -> int | None:
-    m = re.search(r"rank_(\d+)(?:_|\.|$)", os.path.basename(path))
-    return int(m.group(1)) if m else None
 
 
 def _version_of(events) -> str:

@@ -1,0 +1,308 @@
+"""TORCH_TRACE log files (``TORCH_TRACE=dir python prog.py``): their lines read into events,
+every payload checked against the MD5 torch put beside it; a cut, damaged or foreign file
+named at its line. Torch-free."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from ..build._events import Event, event_name
+from ..model import _limits
+from ..model._names import rank_of_log
+
+# "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
+_GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
+_MD5 = re.compile(r"[0-9a-f]{32}")
+# The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
+# real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
+# (``/dev/zero``-like input), and reading it whole would exhaust memory.
+MAX_LINE_BYTES = 512 * 2**20
+# context keys torch writes as ints (torch/_logging/_internal.py: trace_structured)
+_INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
+
+
+class TraceFormatError(ValueError):
+    """A TORCH_TRACE file that cannot be read; the message starts with ``<file>:<line>:``
+    (``<file>:`` alone where the whole file is wrong: empty, or not a regular file)."""
+
+
+class TraceTruncatedError(TraceFormatError):
+    """The log ends in the middle of an event (the process was killed or crashed while
+    writing it). Every complete event before ``line`` is good."""
+
+    def __init__(self, message: str, path: str, line: int):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+def _open(path: str):
+    """The file as bytes (gunzipped when it is gzip). Lines are split on b"\n" only: a
+    "\r" inside a payload is payload text. gzip data expands at most ``max_expansion`` ×
+    the file's size + 16 MiB (compiler/model/_limits.py: load_trace's argument, else
+    PT2_EXPLORER_MAX_EXPANSION, else 64); reading past that raises TraceFormatError naming
+    the line it was reached in."""
+
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic != b"\x1f\x8b":
+        return open(path, "rb")
+    ratio = _limits.reading.get()
+    return _limits.open_gzip(
+        path,
+        _limits.ratio() if ratio is None else ratio,
+        lambda line, problem: TraceFormatError(f"{path}:{line}: {problem}"),
+    )
+
+
+class _Pending:
+    """The event being read and its payload lines so far (bytes, tab stripped)."""
+
+    __slots__ = ("event", "parts", "md5", "hashed", "held")
+
+    def __init__(self, event: Event):
+        self.event = event
+        self.parts: list[bytes] = []
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.hashed = 0  # parts[:hashed] are in md5 (hashed when asked: once per part)
+        self.held: list[bytes] = []  # blank lines after a `has_payload: true` event (see below)
+
+    def status(self) -> bool | None:
+        """Is the payload what the event announced? torch puts the payload's MD5 in
+        ``has_payload``; None when that cannot be told (older torch wrote ``true``)."""
+        announced = self.event.metadata.get("has_payload")
+        if not announced:
+            return None if self.parts else True
+        if not self.parts:
+            return False
+        if announced is True:
+            return None
+        parts, md5 = self.parts, self.md5
+        if self.hashed == 0:
+            md5.update(parts[0])
+            self.hashed = 1
+        if self.hashed < len(parts):
+            md5.update(b"\n" + b"\n".join(parts[self.hashed :]))
+            self.hashed = len(parts)
+        return md5.hexdigest() == announced
+
+
+def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
+    """Events of one TORCH_TRACE log. Raises TraceFormatError naming the bad line.
+
+    A payload that is not what torch wrote (it does not match its MD5, an announced payload
+    is missing, it is not UTF-8) is kept as read and its event marked (``Event.damaged``);
+    ``strict=True`` raises TraceFormatError instead. An id torch left null is no id.
+
+    A log cut off at its end (a killed or crashed process, a truncated copy) first yields
+    every complete event, then raises ``TraceTruncatedError`` naming the line where the
+    incomplete event starts; that event itself is not yielded. torch ends every record
+    with a newline and puts the MD5 of the payload in ``has_payload``: that is how a cut
+    between two payload lines is told from a complete event, and an edited payload from a
+    good one. Payload lines start with a tab; an empty line with none (torch.export of torch
+    2.6-2.7 writes them) is part of the payload while the payload's MD5 is not yet met or,
+    with no MD5 (``has_payload: true``), when a tab line follows it.
+    """
+    pending: _Pending | None = None
+    lineno = 0
+    seen = 0  # events started so far
+    complete = True  # did the last line read end with a newline?
+
+    with _open(path) as f:
+        try:
+            while raw := f.readline(MAX_LINE_BYTES):
+                lineno += 1
+                complete = raw.endswith(b"\n")
+                if not complete and len(raw) >= MAX_LINE_BYTES:
+                    raise TraceFormatError(
+                        f"{path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
+                    )
+                line = raw[:-1] if complete else raw
+                if line.startswith(b"\t"):
+                    if pending is None:
+                        raise TraceFormatError(f"{path}:{lineno}: payload line outside an event")
+                    if pending.held:  # a tab line follows: they were payload
+                        pending.parts += pending.held
+                        pending.held = []
+                    pending.parts.append(line[1:])
+                    continue
+                if not line.strip():
+                    if pending is not None:
+                        announced = pending.event.metadata.get("has_payload")
+                        if announced is True:
+                            pending.held.append(line)
+                            continue
+                        if announced and pending.status() is not True:
+                            pending.parts.append(line)  # the MD5 is not met yet: still the payload
+                            continue
+                        yield _finish(path, pending, strict)
+                        pending = None
+                    continue
+                try:  # this line first: where it is not an event, it is the line to name
+                    ev = _event(path, lineno, line, complete, seen)
+                except TraceTruncatedError:
+                    if pending is not None:
+                        yield _finish(path, pending, strict)
+                    raise
+                if pending is not None:
+                    yield _finish(path, pending, strict)
+                pending = _Pending(ev)
+                seen += 1
+        except EOFError:  # gzip stream cut off: what followed line `lineno` is lost
+            if pending is not None and pending.status() is True:
+                yield _finish(path, pending, strict)
+                pending = None
+            start = pending.event.line if pending is not None else lineno + 1
+            raise _truncated(path, start, lineno + 1, "the gzip stream ends early") from None
+        except (gzip.BadGzipFile, zlib.error) as e:
+            raise TraceFormatError(f"{path}:{lineno + 1}: corrupt gzip data: {e}") from None
+    if pending is not None:
+        ok = pending.status()
+        if ok is False or (ok is None and not complete):
+            raise _truncated(path, pending.event.line, lineno, f"event {pending.event.name!r} is incomplete")
+        yield _finish(path, pending, strict)
+
+
+def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
+    """The event a metadata line starts. A bad last line of a log with events before it
+    (``complete`` False: no newline) is a cut, not damage."""
+    cut = not complete and seen > 0
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise _not_utf8(path, lineno, raw, e.start) from None
+    m = _GLOG.match(line)
+    if not m:
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off")
+        raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
+    try:
+        metadata = json.loads(line[m.end() :])
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, int too long, nesting too deep
+        if cut:
+            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
+    if not isinstance(metadata, dict):
+        raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
+    name = event_name(metadata)
+    if name is None:
+        raise TraceFormatError(f"{path}:{lineno}: event has no name: {line[:80]!r}")
+    for key in _INT_KEYS:
+        if key in metadata:
+            v = metadata[key]
+            if v is None:  # torch 2.6-era logs write "compiled_autograd_id": null: no id
+                del metadata[key]
+                continue
+            if type(v) is not int or v < 0:  # bool is not an id
+                raise TraceFormatError(
+                    f"{path}:{lineno}: {key} of event {name!r} must be a non-negative integer, "
+                    f"got {_shown(v)}"
+                )
+    hp = metadata.get("has_payload")
+    if not (hp is None or hp is True or hp is False or (isinstance(hp, str) and _MD5.fullmatch(hp))):
+        raise TraceFormatError(
+            f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
+            f"got {_shown(hp)}"
+        )
+    return Event(name, metadata, None, lineno, path)
+
+
+def _finish(path: str, p: _Pending, strict: bool) -> Event:
+    """The event with its payload, checked against its MD5: a payload that is not what torch
+    wrote raises (``strict``) or is kept as read, the event marked ``damaged``."""
+    ev = p.event
+    if p.parts:
+        data = b"\n".join(p.parts)
+        try:
+            ev.payload = data.decode("utf-8")
+        except UnicodeDecodeError as e:  # named at its own line (the MD5 fails too)
+            n = data.count(b"\n", 0, e.start)  # payload line n is file line ev.line + 1 + n
+            start = data.rfind(b"\n", 0, e.start) + 1
+            lineno, col = ev.line + 1 + n, e.start - start + 1
+            if strict:
+                raise _not_utf8(path, lineno, b"\t" + data[start:], col) from None
+            ev.payload = data.decode("utf-8", errors="replace")
+            ev.damaged = f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text"
+            return ev
+    if p.status() is False:
+        if not p.parts:
+            what = "it announces a payload but none follows"
+            if strict:
+                raise TraceFormatError(
+                    f"{path}:{ev.line}: event {ev.name!r} announces a payload but none follows"
+                )
+        else:
+            what = "its payload does not match its MD5"
+            if strict:
+                raise TraceFormatError(
+                    f"{path}:{ev.line}: payload of event {ev.name!r} at line {ev.line} does not match its "
+                    "MD5: the log was edited or damaged"
+                )
+        ev.damaged = what
+    return ev
+
+
+def _not_utf8(path: str, lineno: int, line: bytes, col: int) -> TraceFormatError:
+    """``line[col]`` (0-based) is where decoding failed; the message counts from 1."""
+    return TraceFormatError(
+        f"{path}:{lineno}: byte 0x{line[col]:02x} at column {col + 1} is not UTF-8 text: "
+        "the log was damaged, or is not a TORCH_TRACE log"
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _truncated(path: str, start: int, end: int, what: str) -> TraceTruncatedError:
+    where = f"line {start}" if start >= end else f"lines {start}-{end}"
+    return TraceTruncatedError(
+        f"{path}:{start}: the log is truncated at {where}: {what} (a killed process or a cut "
+        f"copy?); the events before line {start} are complete",
+        path,
+        start,
+    )
+
+
+def trace_files(path: str) -> list[str]:
+    """The log files under ``path`` (a file, or a TORCH_TRACE directory of ranks)."""
+    if os.path.isdir(path):
+        files = sorted(
+            os.path.join(path, n)
+            for n in os.listdir(path)
+            if os.path.isfile(os.path.join(path, n)) and not n.startswith(".")
+        )
+        if not files:
+            raise FileNotFoundError(f"{path}: no TORCH_TRACE logs in this directory")
+        return files
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    if not os.path.isfile(path):  # /dev/zero, a FIFO, a socket: refused, never read
+        raise TraceFormatError(
+            f"{path}: not a regular file or directory (a device, FIFO or socket is not read)"
+        )
+    return [path]
+
+
+def rank_of(path: str, events: list[Event]) -> int | None:
+    for ev in events:
+        if "rank" in ev.metadata:
+            return int(ev.metadata["rank"])
+    return rank_of_log(path)
