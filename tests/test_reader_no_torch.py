@@ -124,3 +124,67 @@ def test_cli_without_torch(tmp_path):
     rec = _run([cli, "record", str(ROOT / "examples" / "tiny_model.py")], ROOT)
     assert rec.returncode == 2
     assert rec.stderr.strip() == "pt2-explorer: No module named 'torch' (blocked by the test)"
+
+
+def test_every_kind_of_file_we_write_reads_without_torch(tmp_path):
+    # what the project writes: a report (plain, gzipped), a multi-rank report, per-rank
+    # reports of a torchrun job, a report with benchmarks, a modes comparison, a recording's
+    # journal; and what torch writes: a TORCH_TRACE directory of ranks. Written here (torch),
+    # read in a child where torch cannot be imported, through the API and the CLI.
+    job = TRACES / "cpu-torch271-ddp-4rank"
+    ranks = compiler.load_trace(job)
+    ranks.to_json(tmp_path / "ranks.json")
+    one = compiler.load_trace(BREAKS)
+    one.to_json(tmp_path / "one.json")
+    one.to_json(tmp_path / "one.json.gz")
+    journal = tmp_path / "run.journal"
+    journal.write_bytes(__import__("gzip").decompress(BREAKS.read_bytes()))  # a journal is a log
+    bench = ROOT / "notebooks" / "data" / "h100-bench-mlp.json.gz"
+    modes = ROOT / "notebooks" / "data" / "h100-modes-mlp.json.gz"
+    per_rank = ROOT / "tests" / "fixtures" / "reports" / "h200x2-torch211-ddp"
+    api = _BLOCK + (
+        "import json, sys, warnings\n"
+        "import compiler, explorer\n"
+        "from compiler.read._journal import report_from_journal\n"
+        "warnings.simplefilter('ignore')\n"
+        "d = sys.argv[1]\n"
+        "out = {\n"
+        " 'ranks': [r.rank for r in compiler.load(d + '/ranks.json').ranks],\n"
+        " 'job': [len(r.compiles) for r in compiler.load_trace(sys.argv[2]).ranks],\n"
+        " 'per_rank': [r.rank for r in compiler.load_ranks(sys.argv[3]).ranks],\n"
+        " 'one': [c.id for c in compiler.load(d + '/one.json').compiles],\n"
+        " 'gz': [c.id for c in compiler.load(d + '/one.json.gz').compiles],\n"
+        " 'bench': len(compiler.load(sys.argv[4]).benchmarks),\n"
+        " 'modes': [r.label for r in compiler.load_modes(sys.argv[5]).rows],\n"
+        " 'journal': [c.id for c in report_from_journal(d + '/run.journal').compiles],\n"
+        " 'heavy': sorted(m for m in sys.modules if m.split('.')[0] in HEAVY),\n"
+        "}\n"
+        "print(json.dumps(out))\n"
+    )
+    got = _run([api, str(tmp_path), str(job), str(per_rank), str(bench), str(modes)], ROOT)
+    assert got.returncode == 0, got.stderr
+    out = json.loads(got.stdout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert out == {
+            "ranks": [0, 1, 2, 3],
+            "job": [len(r.compiles) for r in ranks.ranks],
+            "per_rank": [0, 1],
+            "one": [c.id for c in one.compiles],
+            "gz": [c.id for c in one.compiles],
+            "bench": len(compiler.load(bench).benchmarks),
+            "modes": [r.label for r in compiler.load_modes(modes).rows],
+            "journal": [c.id for c in one.compiles],
+            "heavy": [],
+        }
+    assert out["bench"] >= 1 and len(out["modes"]) >= 2
+    cli = _BLOCK + "import sys; from explorer.cli import main; sys.exit(main(sys.argv[1:]))"
+    for argv, expect in [
+        (["report", str(tmp_path / "ranks.json"), "--view", "ranks"], "4 ranks (world size 4)"),
+        (["report", str(per_rank), "--view", "ranks"], "2 ranks (world size 2)"),
+        (["load", str(job), "--json", str(tmp_path / "job.json")], f"report: {tmp_path / 'job.json'}"),
+        (["report", str(bench), "--view", "bench"], "eager"),
+        (["report", str(modes)], "default"),
+    ]:
+        run = _run([cli, *argv], ROOT)
+        assert run.returncode == 0 and expect in run.stdout, (argv, run.stdout[-500:], run.stderr[-2000:])
