@@ -114,6 +114,34 @@ def build(
 
 
 def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
+    m = a.metrics or {}
+    stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
+    stages = _stages(a, strings, stage_t)
+    status, err, failed_stage = _status(a, error)
+    name, filename, line = _where(m, stages.capture)
+    return Compile(
+        id=a.key,
+        frame=a.frame,
+        name=name,
+        filename=filename,
+        line=int(line) if line is not None else None,
+        status=status,
+        error=err,
+        failed_stage=failed_stage,
+        stages=stages,
+        metrics=_metrics(a),
+        phase_times_s={k: round(v, 6) for k, v in a.phase_times.items()},
+        stage_times_s=stage_t,
+        compile_time_s=_total_s(a),
+        cache=dict(a.cache),
+        traceback=a.slots.get("error_traceback"),
+        cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
+        phases=waterfall(a.spans),
+    )
+
+
+def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stages:
+    """The five stages' records from what the compile's events kept (parsed here, once)."""
     s = a.slots
     m = a.metrics or {}
     dyn = _graphs.parse_graph(s.get("graph"))
@@ -126,7 +154,6 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         for r, g in a.post_grad
         if g
     )
-    stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
 
     capture = None
     if dyn or s.get("guards") or a.start_stack is not None or a.symbols:
@@ -187,7 +214,12 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
             fx_graph_runnable=s.get("fx_graph_runnable"),
             time_s=stage_t.get("codegen"),
         )
+    return Stages(capture, autograd, decompose, fuse, codegen)
 
+
+def _status(a: _Acc, error: str | None) -> tuple[str, str | None, str | None]:
+    """ok or failed, torch's reason, and the stage that was running when it failed."""
+    m = a.metrics or {}
     fail_type = m.get("fail_type")
     bwd_fail = next((b for b in a.bwd_metrics if b.get("fail_type")), None)
     status, err, failed_stage = "ok", None, None
@@ -205,7 +237,12 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         # metrics arrive without fail_type, no code was installed, and it ended the block
         status, err = "failed", error
         failed_stage = _failed_stage(a, err)
+    return status, err, failed_stage
 
+
+def _metrics(a: _Acc) -> dict:
+    """torch's compilation_metrics, trimmed, with the backward's and the run time's."""
+    m = a.metrics or {}
     metrics = {k: m[k] for k in _METRIC_KEYS if k in m}
     if a.bwd_metrics:
         metrics["backward"] = [
@@ -214,9 +251,20 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         ]
     if a.runtime_metrics:
         metrics["runtime"] = a.runtime_metrics
+    return metrics
+
+
+def _total_s(a: _Acc) -> float | None:
+    """The frame's compile time with its backward's (compiled lazily, at the first backward)."""
+    m = a.metrics or {}
     total = m.get("entire_frame_compile_time_s")
     if total is not None:
         total += sum(b.get("inductor_compile_time_s") or 0.0 for b in a.bwd_metrics)
+    return total
+
+
+def _where(m: dict, capture: Capture | None) -> tuple[str | None, str | None, int | None]:
+    """The compiled code's name, file and first line (torch's wrapper named by its module)."""
     name, filename, line = m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno")
     wrapped = _text.wrapped_callable(name, filename, capture.guards if capture else None)
     if wrapped:  # torch's wrapper around a torch.nn module: named by the module, at its first traced line
@@ -225,25 +273,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         if first:
             filename, _, at = first.rpartition(":")
             line = int(at)
-    return Compile(
-        id=a.key,
-        frame=a.frame,
-        name=name,
-        filename=filename,
-        line=int(line) if line is not None else None,
-        status=status,
-        error=err,
-        failed_stage=failed_stage,
-        stages=Stages(capture, autograd, decompose, fuse, codegen),
-        metrics=metrics,
-        phase_times_s={k: round(v, 6) for k, v in a.phase_times.items()},
-        stage_times_s=stage_t,
-        compile_time_s=total,
-        cache=dict(a.cache),
-        traceback=s.get("error_traceback"),
-        cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
-        phases=waterfall(a.spans),
-    )
+    return name, filename, line
 
 
 def _symbol(body: dict, strings: dict[int, str]) -> Symbol:
