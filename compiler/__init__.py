@@ -11,6 +11,7 @@ torch, and check its version, when first used.
 """
 
 from .build._events import TraceFormatError
+from .model._atomic import write_file
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -34,22 +35,33 @@ from .model._report import (
     Kernel,
     KernelTime,
     Node,
+    OutputCode,
     PhaseSpan,
+    RawEvent,
     Recompile,
     Report,
     ReportFormatError,
+    RoleGraph,
+    StackFrame,
     Timing,
     load,
 )
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
+from .parse._outputcode import split_kernels
 from .read._ranks import load_ranks
 from .read._trace import load_trace
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
-# name -> the module that defines it; these import torch (first use checks its version)
+# name -> the module that defines it ("module:attribute" where the name differs); these
+# import torch (first use checks its version)
 _NEEDS_TORCH = {
+    "NotCompiledError": "bench._recheck",
+    "RecompileCheck": "bench._recheck",
+    "benchmark_subject": "bench._bench:subject_of",
+    "check_recompile": "bench._recheck:check",
+    "remember_benchmark_subject": "bench._bench:remember",
     "Recording": "record._capture",
     "record": "record._capture",
     "recording": "record._capture",
@@ -64,8 +76,8 @@ _NEEDS_TORCH = {
 
 
 def __getattr__(name: str):
-    module = _NEEDS_TORCH.get(name)
-    if module is None:
+    module, _, attribute = _NEEDS_TORCH.get(name, "").partition(":")
+    if not module:
         raise AttributeError(f"module 'compiler' has no attribute {name!r}")
     import importlib
 
@@ -73,7 +85,7 @@ def __getattr__(name: str):
         from .record._version import check
 
         check()
-    value = getattr(importlib.import_module(f"compiler.{module}"), name)
+    value = getattr(importlib.import_module(f"compiler.{module}"), attribute or name)
     globals()[name] = value
     return value
 
@@ -109,15 +121,23 @@ __all__ = [
     "ModeComparison",
     "ModeRow",
     "Node",
+    "NotCompiledError",
+    "OutputCode",
     "PhaseSpan",
+    "RawEvent",
     "Recompile",
+    "RecompileCheck",
     "Recording",
     "Report",
     "ReportFormatError",
+    "RoleGraph",
+    "StackFrame",
     "StateMutationError",
     "Timing",
     "TraceFormatError",
     "UnsupportedTorchVersion",
+    "benchmark_subject",
+    "check_recompile",
     "compare_modes",
     "export_summary",
     "flex_calls",
@@ -128,4 +148,7 @@ __all__ = [
     "load_trace",
     "record",
     "recording",
+    "remember_benchmark_subject",
+    "split_kernels",
+    "write_file",
 ]
