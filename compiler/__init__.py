@@ -11,6 +11,7 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
+from .model._atomic import write_file
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._report import (
     SCHEMA_VERSION,
@@ -35,16 +36,24 @@ from .model._report import (
     Kernel,
     KernelTime,
     Node,
+    OutputCode,
     PhaseSpan,
+    RawEvent,
     Recompile,
     Report,
     ReportFormatError,
+    RoleGraph,
+    StackFrame,
     Timing,
     load,
     use_benchmark,
 )
+from .model._subject import remember as remember_benchmark_subject
+from .model._subject import subject_of as benchmark_subject
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
+from .parse._outputcode import split_kernels
+from .read._journal import report_from_journal as load_journal
 from .read._logfile import TraceFormatError
 from .read._trace import load_ranks, load_trace
 
@@ -60,11 +69,15 @@ use_benchmark(_benchmark)
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
-# name -> the module that defines it; these import torch (first use checks its version)
+# name -> the module that defines it ("module:attribute" where the name differs); these
+# import torch (first use checks its version)
 _NEEDS_TORCH = {
     "Recording": "listen._capture",
     "record": "listen._capture",
     "recording": "listen._capture",
+    "NotCompiledError": "bench._recheck",
+    "RecompileCheck": "bench._recheck",
+    "check_recompile": "bench._recheck:check",
     "compare_modes": "bench._modes",
     "StateMutationError": "bench._state",
     "SUPPORTED": "listen._version",
@@ -73,8 +86,8 @@ _NEEDS_TORCH = {
 
 
 def __getattr__(name: str):
-    module = _NEEDS_TORCH.get(name)
-    if module is None:
+    module, _, attribute = _NEEDS_TORCH.get(name, "").partition(":")
+    if not module:
         raise AttributeError(f"module 'compiler' has no attribute {name!r}")
     import importlib
 
@@ -82,7 +95,7 @@ def __getattr__(name: str):
         from .listen._version import check
 
         check()
-    value = getattr(importlib.import_module(f"compiler.{module}"), name)
+    value = getattr(importlib.import_module(f"compiler.{module}"), attribute or name)
     globals()[name] = value
     return value
 
@@ -118,23 +131,35 @@ __all__ = [
     "ModeComparison",
     "ModeRow",
     "Node",
+    "NotCompiledError",
+    "OutputCode",
     "PhaseSpan",
+    "RawEvent",
     "Recompile",
+    "RecompileCheck",
     "Recording",
     "Report",
     "ReportFormatError",
+    "RoleGraph",
+    "StackFrame",
     "StateMutationError",
     "Timing",
     "TraceFormatError",
     "UnsupportedTorchVersion",
+    "benchmark_subject",
+    "check_recompile",
     "compare_modes",
     "export_summary",
     "flex_calls",
     "flex_summary",
     "load",
+    "load_journal",
     "load_modes",
     "load_ranks",
     "load_trace",
     "record",
     "recording",
+    "remember_benchmark_subject",
+    "split_kernels",
+    "write_file",
 ]

@@ -31,10 +31,6 @@ def show(report: Report, title: str | None = None) -> None:
 
     from explorer._widgets import Explorer
 
-    if report.ranks:  # a distributed job: where the ranks diverge first, then rank 0's explorer
-        from explorer._ranksview import ranks_widget
-
-        display(ranks_widget(report, title or "ranks"))
     display(Explorer(report, title=title))
 
 
@@ -49,62 +45,29 @@ def html(report: Report, title: str | None = None) -> str:
         from explorer._modesview import modes_page
 
         return modes_page(report)
-    from explorer._html import page_html
-    from explorer._view import build_view
+    from explorer._page import report_html
 
-    first: tuple[tuple[str, str, str], ...] = ()
-    if report.ranks:  # a distributed job: the ranks view opens first, then rank 0's views
-        from explorer._ranksview import build_ranks_view, ranks_html
-
-        first = (
-            ("ranks", f"Ranks ({len(report.ranks)})", ranks_html(build_ranks_view(report, title or "ranks"))),
-        )
-    from explorer._graphview import with_graph_script
-
-    return with_graph_script(page_html(build_view(report, title), first))
+    return report_html(report, title)
 
 
 def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
-    """The explorer's views as plain text: ``"summary"``, ``"breaks"``, ``"recompiles"``,
-    ``"bench"``, ``"ranks"``, ``"time"`` (where compile time goes), or a stage of one compile (``"capture"`` … ``"codegen"``,
-    ``compile="1/0"``; default: the compile with the most kernels), what
-    ``pt2-explorer report --view`` prints; the summary of a
-    multi-rank report (``compiler.load_trace`` of a TORCH_TRACE directory of several ranks)
-    starts with where the ranks diverge. A ``compiler.compare_modes``
-    result: its table and each configuration's benchmark, whatever the view."""
+    """The explorer's views as plain text, what ``pt2-explorer report --view VIEW`` prints:
+    ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
+    several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
+    ``"recompiles"``, ``"compiles"`` (one compile's own facts), a stage of one compile
+    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"time"`` (where compile time goes),
+    ``"raw"`` (the events no stage maps): explorer/_registry.py lists them. ``compile="1/0"``:
+    the compile of a compile's or a stage's view (default: the one with the most kernels).
+    A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
+    whatever the view."""
     if _is_modes(report):
         from explorer._modesview import modes_text
 
         return modes_text(report)
-    if view == "ranks" or (view == "summary" and report.ranks):
-        from explorer._ranksview import build_ranks_view, ranks_text
+    from explorer._registry import Subject
+    from explorer._registry import view as _view
 
-        ranks = ranks_text(build_ranks_view(report, title or "ranks"))
-        if view == "ranks":
-            return ranks
-        return ranks + "\n" + f"Rank {report.rank}:\n" + summary_text(report, title)
-    if view == "summary":
-        return summary_text(report, title)
-    if view == "bench":
-        from explorer._benchview import bench_text
-
-        return bench_text(report)
-    if view == "time":  # where compile time goes (explorer/_timeview.py)
-        from explorer._timeview import time_text
-
-        return time_text(report)
-    from compiler import STAGES
-    from explorer._textview import breaks_text, compile_of, recompiles_text, stage_text
-    from explorer._view import build_view
-
-    views = {"breaks": breaks_text, "recompiles": recompiles_text}
-    if view in STAGES:
-        return stage_text(compile_of(build_view(report, title), compile), view)
-    if view not in views:
-        raise ValueError(
-            f"unknown view {view!r}; choose one of: summary, breaks, recompiles, bench, ranks, time, {', '.join(STAGES)}"
-        )
-    return views[view](build_view(report, title))
+    return _view(view).text(Subject(report, title, compile))
 
 
 def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
@@ -115,9 +78,7 @@ def save_html(report: Report, path: str | os.PathLike[str], title: str | None = 
         from explorer._modesview import save_modes_html
 
         return save_modes_html(report, path)[0]
-    from compiler.model._atomic import write_file
-
-    return write_file(path, html(report, title))  # whole or not at all
+    return _compiler.write_file(path, html(report, title))  # whole or not at all
 
 
 def check_recompile(fn, *args, run: bool = False, **kwargs):
@@ -127,9 +88,7 @@ def check_recompile(fn, *args, run: bool = False, **kwargs):
     calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead, which also
     checks frames after a graph break (the call runs, up to where it would recompile).
     Returns a ``RecompileCheck`` (printable; docs/pipelines.md)."""
-    from compiler.bench._recheck import check
-
-    return check(fn, *args, run=run, **kwargs)
+    return _compiler.check_recompile(fn, *args, run=run, **kwargs)
 
 
 def _in_kernel(ip) -> bool:

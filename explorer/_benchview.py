@@ -7,7 +7,9 @@ import math
 
 from compiler import Benchmark, Report
 
-from ._view import Table
+from ._html import esc, frag, table_html
+from ._textview import table_text
+from ._viewtypes import Table
 
 
 def _ms(x: float | None) -> str:
@@ -55,8 +57,24 @@ def summary_lines(b: Benchmark) -> list[str]:
         )
     if b.mutated:
         out.append(f"state changed by the function and restored: {', '.join(b.mutated)}")
+    out.append(setup_line(b))
     out.append(f"method: {b.method}")
     return out
+
+
+def setup_line(b: Benchmark) -> str:
+    """How the benchmark was set up: torch.compile's settings, autocast, the warm-up calls, the
+    state, the torch version, the output tensors compared."""
+    c = b.config
+    line = (
+        f"setup: torch.compile(mode={c.mode or 'default'}, dynamic={c.dynamic}, backend={c.backend or 'inductor'}), "
+        f"autocast {c.autocast or 'off'}; {b.warmup} warm-up calls; state {b.state}"
+    )
+    if b.torch_version:
+        line += f"; torch {b.torch_version}"
+    if b.accuracy:
+        line += f"; {b.accuracy.tensors} output tensors compared"
+    return line
 
 
 def timing_table(b: Benchmark) -> Table:
@@ -70,38 +88,50 @@ def timing_table(b: Benchmark) -> Table:
                     f"{t.p25_ms:.4g}",
                     f"{t.p75_ms:.4g}",
                     f"{t.min_ms:.4g}",
+                    f"{t.max_ms:.4g}",
                     str(t.reps),
                 )
             )
-    return Table("Time per call (ms)", ("arm", "median", "p25", "p75", "min", "reps"), tuple(rows))
+    return Table("Time per call (ms)", ("arm", "median", "p25", "p75", "min", "max", "reps"), tuple(rows))
+
+
+def sample_lines(b: Benchmark) -> list[str]:
+    """Each arm's samples, one per timed call, in the order they were taken."""
+    return [
+        f"{arm} samples (ms): {' '.join(f'{x:.4g}' for x in t.samples_ms)}"
+        for arm, t in (("eager", b.eager), ("compiled", b.compiled))
+        if t is not None and t.samples_ms
+    ]
 
 
 def kernel_table(b: Benchmark, top: int = 20) -> Table:
     rows = tuple(
         (
-            k.name,
+            k.name if k.kernel in (None, k.name) else f"{k.name} ({k.kernel})",  # the report's kernel
             k.kind,
             k.compile_id or "",
             str(k.calls),
+            f"{k.total_ms:.4g}",
             f"{k.per_call_ms:.4g}",
             f"{k.share:.1%}",
+            "" if k.gb is None else f"{k.gb:.4g}",
             "" if k.gb_per_s is None else f"{k.gb_per_s:.0f}",
         )
         for k in b.kernels[:top]
     )
     title = f"Kernels of the compiled run ({b.profiled_calls} profiled calls)"
-    return Table(title, ("kernel", "kind", "compile", "launches", "ms per call", "share", "GB/s"), rows)
+    columns = ("kernel", "kind", "compile", "launches", "total ms", "ms per call", "share", "GB", "GB/s")
+    return Table(title, columns, rows)
 
 
 def bench_text(report: Report) -> str:
-    from ._textview import table_text
-
     if not report.benchmarks:
         return "No benchmarks: call report.benchmark() (or %%compile --bench).\n"
     out = []
     for b in report.benchmarks:
         out += summary_lines(b)
         out.append(table_text(timing_table(b)))
+        out += sample_lines(b)
         if b.kernels:
             out.append(table_text(kernel_table(b)))
     return "\n".join(out).rstrip() + "\n"
@@ -111,7 +141,6 @@ def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
     """The Benchmark section: summary, tables, and (static page) the charts inline, plotly.js
     once."""
     from . import _charts
-    from ._html import esc, table_html
 
     parts = []
     first = True
@@ -123,6 +152,10 @@ def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
                 parts.append(_charts.figure_html(fig, include_plotlyjs=first))
                 first = False
         parts.append(table_html(timing_table(b)))
+        if samples := sample_lines(b):
+            parts.append(
+                f"<details><summary>samples</summary><pre>{esc(chr(10).join(samples))}</pre></details>"
+            )
         if b.kernels:
             parts.append(table_html(kernel_table(b)))
             if b.profile_note:
@@ -135,11 +168,10 @@ def bench_widget(report: Report):
     import ipywidgets as w
 
     from . import _charts
-    from ._widgets import _frag
 
     children = []
     for b in report.benchmarks:
-        children.append(w.HTML(_frag(bench_html((b,), static=False))))
+        children.append(w.HTML(frag(bench_html((b,), static=False))))
         out = w.Output()
         with out:
             for fig in _charts.benchmark_figures(b):

@@ -14,10 +14,10 @@ import ast
 
 from IPython.core.error import UsageError
 
-from compiler.bench._recheck import NotCompiledError, RecompileCheck, check
+import compiler
 
 
-def check_cell(shell, cell: str, run: bool = False) -> RecompileCheck | None:
+def check_cell(shell, cell: str, run: bool = False) -> compiler.RecompileCheck | None:
     try:
         tree = ast.parse(cell)
     except SyntaxError as e:
@@ -41,6 +41,6 @@ def check_cell(shell, cell: str, run: bool = False) -> RecompileCheck | None:
     args = [value(a) for a in call.args]
     kwargs = {k.arg: value(k.value) for k in call.keywords}
     try:
-        return check(fn, *args, run=run, **kwargs)
-    except NotCompiledError as e:
+        return compiler.check_recompile(fn, *args, run=run, **kwargs)
+    except compiler.NotCompiledError as e:
         raise UsageError(f"%%compile --check: {e}") from None

@@ -17,8 +17,7 @@ Noise (kernel counters, cache paths, object ids, …) is normalised on both side
 
 from __future__ import annotations
 
-from compiler import Report
-from compiler.model._report import (
+from compiler import (
     Autograd,
     Capture,
     Codegen,
@@ -28,6 +27,7 @@ from compiler.model._report import (
     Graph,
     Kernel,
     OutputCode,
+    Report,
     RoleGraph,
 )
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from compiler import Report
-from compiler.model._report import Compile, Graph, RoleGraph
+from compiler import Compile, Graph, Report, RoleGraph
 
 from ._diffparts import (
     ROLES,

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
-from compiler import Report
-from compiler.model._report import Codegen, Compile, Graph, Kernel, RoleGraph
-from compiler.parse._outputcode import split_kernels
+from compiler import Codegen, Compile, Graph, Kernel, Report, RoleGraph, split_kernels
 
 from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes
 from ._normalize import kernel_base, normalize, to_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from compiler import Compile, ExportFact, ExportRun, Report
 
-from ._view import Block, Table
+from ._viewtypes import Block, Table
 
 
 def _plural(n: int, word: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 
 from ._graphdata import BUNDLE, bundle_text, graph_payload, payload_json
-from ._view import GraphBlock
+from ._viewtypes import GraphBlock
 
 _esc = html.escape
 _DATA_CLASS = "pt2x-graph-data"

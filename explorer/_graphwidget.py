@@ -6,7 +6,7 @@ import anywidget
 import traitlets
 
 from ._graphdata import BUNDLE, graph_payload, payload_json
-from ._view import GraphBlock
+from ._viewtypes import GraphBlock
 
 
 class GraphWidget(anywidget.AnyWidget):

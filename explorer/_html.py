@@ -1,5 +1,5 @@
-"""The view model lowered to HTML: fragments (used by the notebook widgets) and one
-self-contained static page (``report.save_html``, ``pt2-explorer report --html``).
+"""The view model lowered to HTML: the fragments the static page (``_page.py``) and the
+notebook widgets (``_widgets.py``) are made of.
 
 Every user-controlled string goes through ``esc`` (or pygments, which escapes). Fragments
 need no JavaScript (``<details>`` for collapsing), so they work inside ipywidgets.HTML, where
@@ -18,7 +18,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
 from ._graphview import graph_static_html
-from ._view import (
+from ._viewtypes import (
     Block,
     BreakView,
     CodeBlock,
@@ -30,7 +30,6 @@ from ._view import (
     StackLine,
     StageView,
     Table,
-    opening,
 )
 
 esc = functools.partial(html.escape, quote=True)
@@ -78,6 +77,11 @@ def _pygments_css() -> str:
     fmt = HtmlFormatter(style="default")
     scope = ".pt2x .highlight"
     return "\n".join(fmt.get_background_style_defs(scope) + fmt.get_token_style_defs(scope))
+
+
+def frag(body: str) -> str:
+    """A fragment inside the explorer's scope (``.pt2x``: the stylesheet's rules apply)."""
+    return f'<div class="pt2x">{body}</div>'
 
 
 def code_html(code: str, language: str) -> str:
@@ -266,94 +270,40 @@ def stage_html(sv: StageView, *, static: bool = False) -> str:
     return note + "".join(block_html(b, static=static) for b in sv.blocks)
 
 
-def compile_html(cv: CompileView, *, static: bool = False) -> str:
+def compile_facts_html(cv: CompileView, *, static: bool = False) -> str:
+    """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
+    return err + "".join(block_html(b, static=static) for b in cv.blocks)
+
+
+def compile_html(cv: CompileView, *, static: bool = False) -> str:
     stages = "".join(
         f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static)}</details>"
         for sv in cv.stages
     )
-    return f"<h3>{esc(cv.label)}</h3>{err}{stages}"
+    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static)}{stages}"
 
 
-_PAGE_JS = """
-document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('click',()=>{
- document.querySelectorAll('.pt2x-tab').forEach(t=>t.hidden=t.id!==b.dataset.tab);
- document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));}));
-const sel=document.getElementById('pt2x-compile');
-const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
-if(sel){sel.addEventListener('change',show);show();}
-document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
- sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
-"""
+def stylesheet() -> str:
+    """The explorer's rules, every one under ``.pt2x``, pygments' token colours included."""
+    return CSS + _pygments_css()
 
 
-def page_html(view: ExplorerView, first_tabs: tuple[tuple[str, str, str], ...] = ()) -> str:
-    """A self-contained page: no network, no external files. ``first_tabs`` ((key, label,
-    html), ...) come before the others, the first of them open (a multi-rank report's ranks)."""
-    tab, cid = opening(view)
-    if first_tabs:
-        tab = first_tabs[0][0]
+def fragment_css() -> str:
+    """The explorer's stylesheet: once per output (the widget's first child), the fragments
+    themselves carry none."""
+    return f"<style>{stylesheet()}</style>"
+
+
+def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
+    """The static page's compiles tab: a compile selector (the page's script shows the one
+    selected; ``selected``: the compile selected first, None: the first), then each compile."""
     options = "".join(
-        f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == cid else ""}>{esc(c.label)}</option>'
+        f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == selected else ""}>{esc(c.label)}</option>'
         for c in view.compiles
     )
     compiles = "".join(
         f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
         for c in view.compiles
     )
-    tabs = [(k, label) for k, label, _html in first_tabs] + [
-        ("breaks", f"Graph breaks ({len(view.breaks)})"),
-        ("recompiles", f"Recompiles ({len(view.recompiles)})"),
-        ("compiles", f"Compiles ({len(view.compiles)})"),
-    ]
-    bench = ""
-    if view.benchmarks:  # plotly.js is inlined only then (once): the page stays offline
-        from ._benchview import bench_html
-
-        tabs.append(("bench", f"Benchmark ({len(view.benchmarks)})"))
-        bench = f'<section class="pt2x-tab" id="tab-bench" hidden>{bench_html(view.benchmarks, static=True)}</section>'
-    bench += _time_section(view, tabs)
-    buttons = "".join(
-        f'<button data-tab="tab-{k}" class="{"on" if k == tab else ""}">{esc(label)}</button>'
-        for k, label in tabs
-    )
-
-    def hidden(k: str) -> str:
-        return "" if k == tab else " hidden"
-
-    body = (
-        f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>'
-        + "".join(
-            f'<section class="pt2x-tab" id="tab-{k}"{hidden(k)}>{h}</section>' for k, _label, h in first_tabs
-        )
-        + f'<section class="pt2x-tab" id="tab-breaks"{hidden("breaks")}>{breaks_html(view)}</section>'
-        f'<section class="pt2x-tab" id="tab-recompiles"{hidden("recompiles")}>{recompiles_html(view)}</section>'
-        f'<section class="pt2x-tab" id="tab-compiles"{hidden("compiles")}><label>compile <select id="pt2x-compile">{options}</select></label>{compiles}</section>'
-        f"{bench}</div>"
-    )
-    css = (
-        CSS
-        + _pygments_css()
-        + ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
-    )
-    return (
-        f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
-        f"<style>{css}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
-    )
-
-
-def _time_section(view: ExplorerView, tabs: list) -> str:
-    """The "Compile time" tab: where each compile's time went (explorer/_timeview.py)."""
-    if view.report is None or not any(c.phases for c in view.report.compiles):
-        return ""
-    from ._timeview import time_html
-
-    tabs.append(("time", "Compile time"))
-    body = time_html(view.report)
-    return f'<section class="pt2x-tab" id="tab-time" hidden>{body}</section>'
-
-
-def fragment_css() -> str:
-    """The explorer's stylesheet, every rule under ``.pt2x``: once per output (the widget's
-    first child), the fragments themselves carry none."""
-    return f"<style>{CSS}{_pygments_css()}</style>"
+    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}'

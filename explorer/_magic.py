@@ -140,9 +140,7 @@ class CompileMagics(Magics):
                 else:
                     result = _run_compiled(source, shell, args, subject)
             if subject and rec.report is not None:
-                from compiler.model._subject import remember
-
-                remember(rec.report, **subject)
+                compiler.remember_benchmark_subject(rec.report, **subject)
             if args.bench:
                 rec.report.benchmark(reps=args.reps, mutates=args.mutates, progress=progress.bench)
         finally:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from ._benchview import _ms, break_even_text, summary_lines
-from ._view import Table
+from ._viewtypes import Table
 
 COLUMNS = ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution")
 
@@ -97,8 +97,9 @@ def modes_page(comparison, links: list[str | None] | None = None) -> str:
 def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
     """``path``: the modes page; beside it one explorer page per configuration's recording
     (``<name>.<i>-<label>.html``), which the table and the bars link to. Returns the paths."""
-    from compiler.model._atomic import write_file
-    from explorer import save_html
+    from compiler import write_file
+
+    from ._page import report_html
 
     path = Path(path)
     links: list[str | None] = []
@@ -108,7 +109,7 @@ def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
             links.append(None)
             continue
         page = path.with_name(f"{path.stem}.{i}-{_slug(r.label)}.html")
-        written.append(save_html(r.report, page, title=f"{comparison.name}: {r.label}"))
+        written.append(write_file(page, report_html(r.report, title=f"{comparison.name}: {r.label}")))
         links.append(page.name)
     write_file(path, modes_page(comparison, links))
     return [os.fspath(path), *written]
@@ -119,8 +120,8 @@ def modes_widget(comparison):
     import ipywidgets as w
 
     from . import _charts
-    from ._html import esc, fragment_css
-    from ._widgets import Explorer, _frag
+    from ._html import esc, frag, fragment_css
+    from ._widgets import Explorer
 
     chart = w.Output()
     with chart:
@@ -140,7 +141,7 @@ def modes_widget(comparison):
             cells.append(w.HTML(f'<span style="{cell}">{esc(row[0])}</span>'))
         cells += [w.HTML(f'<span style="{cell}">{esc(v)}</span>') for v in row[1:]]
     grid = w.GridBox(cells, layout=w.Layout(grid_template_columns=f"repeat({len(table.columns)}, auto)"))
-    title = w.HTML(fragment_css() + _frag(f"<h3>{esc(table.title)}</h3>"))  # the stylesheet, once
+    title = w.HTML(fragment_css() + frag(f"<h3>{esc(table.title)}</h3>"))  # the stylesheet, once
     return w.VBox([chart, title, grid, opened])
 
 

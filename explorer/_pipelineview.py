@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from compiler import Compile, Report, flex_calls
 
-from ._view import Block, CodeBlock, GraphBlock, Table
+from ._viewtypes import Block, CodeBlock, GraphBlock, Table
 
 
 def _plural(n: int, word: str) -> str:
@@ -67,6 +67,9 @@ def autograd_blocks(c: Compile) -> list[Block]:
             GraphBlock("compiled autograd graph (hooks included)", ca.graph),
             CodeBlock("compiled autograd graph (code)", "python", ca.graph.code),
         ]
+    if ca.graph_pre_reordering is not None:
+        title = "compiled autograd graph before torch moved its hooks and AccumulateGrad (code)"
+        blocks.append(CodeBlock(title, "python", ca.graph_pre_reordering.code))
     return blocks
 
 

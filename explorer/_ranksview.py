@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from compiler import Report
 
-from ._view import Table
+from ._viewtypes import Table
 
 
 @dataclass(frozen=True)
@@ -321,7 +321,7 @@ def ranks_widget(report: Report, title: str = "ranks"):
     out = w.HTML()
 
     def redraw(_=None):
-        out.value = diff_ranks(report, a.value, b.value)._repr_html_() if a.value != b.value else ""
+        out.value = diff_ranks(report, a.value, b.value).html() if a.value != b.value else ""
 
     a.observe(redraw, "value")
     b.observe(redraw, "value")

@@ -6,21 +6,13 @@ from __future__ import annotations
 
 import re
 
-from compiler import Report
-from compiler.model._report import _LOCAL_SCOPE, Recompile
+from compiler import Recompile, Report
 
 from ._summary import display_name, reasons_line, where
-from ._view import (
-    DynamicDim,
-    FrameTimeline,
-    GuardLine,
-    OtherFailure,
-    RecompileView,
-    TimelineEntry,
-    previous_compile,
-)
+from ._viewtypes import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
 
 _ENTRY_PREFIX = re.compile(r"^\s*!?\d+(?:/\d+)+:\s*")  # torch's "0/0: " before a reason
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x, as Symbol.dim strips it
 
 
 def timelines(report: Report) -> tuple[FrameTimeline, ...]:
@@ -44,6 +36,14 @@ def timelines(report: Report) -> tuple[FrameTimeline, ...]:
             )
         )
     return tuple(out)
+
+
+def previous_compile(report: Report, compile_id: str) -> str | None:
+    """The compile before ``compile_id`` of the same frame, if any."""
+    frame = report.compile(compile_id).frame
+    ids = [c.id for c in report.compiles if c.frame == frame]
+    i = ids.index(compile_id)
+    return ids[i - 1] if i > 0 else None
 
 
 def _frame_and_index(compile_id: str) -> tuple[str, int]:

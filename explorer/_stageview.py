@@ -1,12 +1,17 @@
 """The stage views of one compile (part of the view model in ``_view.py``): which graphs,
-tables and code each of the five stages shows."""
+tables and code each of the five stages shows; and the compile's own facts beside them
+(``compile_blocks``: stage times, caches, torch's traceback and metrics)."""
 
 from __future__ import annotations
 
-from compiler import Compile, Graph, Report
+import json
 
-from ._summary import no_kernels_note, where_source
-from ._view import Block, CodeBlock, GraphBlock, StageView, Table
+from compiler import STAGES, Compile, Graph, Report
+
+from ._exportview import export_run_blocks
+from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
+from ._summary import no_kernels_note, secs, where, where_source
+from ._viewtypes import Block, CodeBlock, GraphBlock, StageView, Table
 
 KERNEL_COLORS = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -22,10 +27,15 @@ def _nodes_table(title: str, g: Graph) -> Table:
     if len(nodes) > TABLE_ROWS:
         title = f"{title} (first {TABLE_ROWS} of {len(nodes)})"
     rows = tuple(
-        (n.name, n.op, n.target, f"{n.dtype or ''}{n.shape or ''}", where_source(n.source), n.module or "")
-        for n in nodes[:TABLE_ROWS]
+        (n.name, n.op, n.target, _meta(n), where_source(n.source), n.module or "") for n in nodes[:TABLE_ROWS]
     )
     return Table(title, ("node", "op", "target", "dtype/shape", "source", "module"), rows)
+
+
+def _meta(n) -> str:
+    """A node's tensor as torch's graph code annotates it: ``f32[4, 8][8, 1]cuda:0``."""
+    stride = n.stride or ""
+    return f"{n.dtype or ''}{n.shape or ''}{stride}{n.device or ''}"
 
 
 def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
@@ -56,9 +66,6 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         return StageView(stage, (), note=why)
     blocks: list[Block] = []
     if stage == "capture":
-        from ._exportview import export_run_blocks
-        from ._pipelineview import autograd_blocks, flex_blocks  # builds on this module's types
-
         blocks += autograd_blocks(c)
         blocks += export_run_blocks(report, c)
         blocks += flex_blocks(report, c)
@@ -72,6 +79,14 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(
                 CodeBlock(f"guards ({st.guard_count})" if st.guard_count else "guards", "text", st.guards)
             )
+        if st.symbols:
+            blocks.append(_symbols_table(st))
+        blocks += _texts(
+            ("shape guards", "\n".join(st.shape_guards)),
+            ("why Dynamo restarted the analysis", "\n".join(st.restarts)),
+            ("bytecode Dynamo rewrote", st.bytecode_original),
+            ("bytecode Dynamo made (what runs)", st.bytecode_modified),
+        )
     elif stage == "autograd":
         for name in ("joint", "forward", "backward", "inference"):
             g = getattr(st, name)
@@ -86,6 +101,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(
                 Table(f"saved for backward ({_bytes(total)})", ("tensor", "dtype", "shape", "bytes"), rows)
             )
+        blocks += _texts(("forward metadata (AOTAutograd's ViewAndMutationMeta)", st.fw_metadata))
     elif stage == "decompose":
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
@@ -95,9 +111,15 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ]
         if st.pre_grad_before:
             blocks.append(CodeBlock("pre-grad graph", "python", st.pre_grad_before.code))
+        if st.pre_grad_after:
+            blocks.append(
+                CodeBlock("pre-grad graph after the pre-grad passes", "python", st.pre_grad_after.code)
+            )
+        for rg in st.post_grad_before:
+            blocks.append(
+                CodeBlock(f"post-grad ({rg.role}) before the post-grad passes", "python", rg.graph.code)
+            )
     elif stage == "fuse":
-        from ._pipelineview import autotune_blocks
-
         blocks += autotune_blocks(c)
         # one colour per kernel; one coloured graph per role (forward / backward kernels name
         # the nodes of different graphs)
@@ -124,18 +146,73 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
         for i, ir in enumerate(st.ir_post_fusion):
             blocks.append(CodeBlock(f"IR after fusion #{i + 1}", "text", ir))
+        if st.kernel_nodes:
+            rows = tuple((k.kernel, ", ".join(k.nodes), ", ".join(k.aten_ops)) for k in st.kernel_nodes)
+            blocks.append(Table("torch's kernel comments", ("kernel", "nodes", "ATen ops"), rows))
+        blocks += _texts(("fusion log", "\n".join(st.fusion_log)), ("provenance", st.provenance))
     elif stage == "codegen":
-        from ._pipelineview import flex_blocks
-
         blocks += flex_blocks(report, c)
         for k in report.kernels_of(c.id):
+            ops = f" from {', '.join(k.aten_ops)}" if k.aten_ops else ""
             meta = f"  {k.metadata}" if k.metadata else ""
-            blocks.append(CodeBlock(f"{k.role} kernel {k.name} ({k.language}){meta}", k.language, k.source))
+            blocks.append(
+                CodeBlock(f"{k.role} kernel {k.name} ({k.language}){ops}{meta}", k.language, k.source)
+            )
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
+        files = tuple((f"{oc.role} wrapper module", oc.path) for oc in st.output_code if oc.path)
+        names = (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names else ()
+        if files or names:
+            blocks.append(Table("output code", ("", ""), files + names))
+        blocks += _texts(("fx_graph_runnable: the graph Inductor got, as a script", st.fx_graph_runnable))
         if not report.kernels_of(c.id):
             return StageView(stage, tuple(blocks), note=no_kernels_note(c))
     return StageView(stage, tuple(blocks))
+
+
+def _symbols_table(st) -> Table:
+    """The sizes this compile made symbols (dynamic dimensions) and the user line of each."""
+    rows = tuple(
+        (
+            s.symbol,
+            s.dim or "?",
+            s.vr or "",
+            s.val or "",
+            where(s.user_stack[-1].filename, s.user_stack[-1].line) if s.user_stack else "",
+        )
+        for s in st.symbols
+    )
+    return Table("dynamic dimensions", ("symbol", "dimension", "range", "seen", "created at"), rows)
+
+
+def _texts(*titled: tuple[str, str | None]) -> list[Block]:
+    """A text block for each (title, text) that holds something."""
+    return [CodeBlock(title, "text", text) for title, text in titled if text]
+
+
+def compile_blocks(c: Compile) -> tuple[Block, ...]:
+    """The compile's own facts, beside its stages: each stage's time, the caches it used,
+    whether it installed a cache entry; torch's traceback of a failure; its compilation metrics."""
+    times = ", ".join(
+        f"{s} {secs(st.time_s)}"
+        for s in STAGES
+        if (st := getattr(c.stages, s)) is not None and st.time_s is not None
+    )
+    rows = [
+        ("compile time", secs(c.compile_time_s)),
+        ("stage times", times or "-"),
+        ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or "-"),
+        ("cache entry", "installed" if c.cache_entry else "none: later calls do not run this compile's code"),
+    ]
+    blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
+    blocks += _texts(("torch's traceback", c.traceback))
+    if c.phase_times_s:
+        lines = (f"{name}: {secs(t)}" for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1]))
+        blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))
+    if c.metrics:
+        lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
+        blocks.append(CodeBlock("compilation metrics", "text", "\n".join(lines)))
+    return tuple(blocks)
 
 
 def captured_nothing(c: Compile) -> bool:

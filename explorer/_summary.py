@@ -1,7 +1,8 @@
 """The summary view of a report — frames, compiles, breaks, recompiles, kernels — built once
-(``build_summary``, part of the view model) and lowered here to rich: the terminal at its width
-(``print_summary``), plain text (``summary_text``); ``_html.summary_html`` lowers the same
-``Summary``. Also ``where``: every source location in one style."""
+(``build_summary``, part of the view model; its types are in ``_viewtypes``) and lowered here to
+rich: the terminal at its width (``print_summary``), plain text (``summary_text``);
+``_html.summary_html`` lowers the same ``Summary``. Also ``where``: every source location in one
+style."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import io
 import os
 import re
 import sys
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import fields, is_dataclass, replace
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -17,6 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from compiler import STAGES, Compile, Report
+
+from ._exportview import export_run_lines
+from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
+from ._viewtypes import BreakLine, CompileRow, Summary
 
 _LETTER = dict(zip(STAGES, "CADFG"))
 
@@ -83,7 +88,7 @@ def display_name(name: str | None) -> str:
     return f"{m.group('fn')} (resumed after line {m.group('line')})" if m else name
 
 
-def _secs(s: float | None) -> str:
+def secs(s: float | None) -> str:
     return "-" if s is None else (f"{s:.2f} s" if s >= 0.1 else f"{s * 1000:.0f} ms")
 
 
@@ -96,56 +101,8 @@ def headline(report: Report) -> str:
         f"{n(report.graph_breaks)} graph-break site{'s' * (n(report.graph_breaks) != 1)} ({breaks} hit{'s' * (breaks != 1)}) · "
         f"{n(report.recompiles)} recompile{'s' * (n(report.recompiles) != 1)} · "
         f"{n(report.kernels)} kernel{'s' * (n(report.kernels) != 1)} · "
-        f"compile time {_secs(report.compile_time_s)}"
+        f"compile time {secs(report.compile_time_s)}"
     )
-
-
-@dataclass(frozen=True)
-class BreakLine:
-    site: str  # where(): "model.py:12" or "Cell In[2], line 9"
-    type: str
-    count: int
-    first: str  # the compile it was first logged in
-    code: str | None = None  # the site's line of code
-    hint: str | None = None  # torch's first hint
-
-    def text(self) -> str:
-        return f"{self.site}  {self.type}  (hit {self.count}×, first in [{self.first}])"
-
-
-@dataclass(frozen=True)
-class CompileRow:
-    compile_id: str
-    frame: str
-    status: str  # "ok" or "FAILED in fuse"
-    stages: str  # "CADFG" with "·" for a stage that did not run
-    kernels: str  # "3 cpp"
-    time: str
-    stage_times: str  # "0.12/-/0.30/-/0.50"
-    error: str | None = None
-    note: str | None = None  # why an Inductor compile generated no kernel
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The summary view: what every lowering (terminal, text, widget header, static page)
-    shows at the top, in one wording."""
-
-    title: str
-    meta: str  # torch version, device
-    headline: str
-    error: str | None = None
-    breaks: tuple[BreakLine, ...] = ()
-    recompile_lines: tuple[str, ...] = ()  # "[0/1] fn: reason", then frames at the limit
-    frame_lines: tuple[str, ...] = ()
-    compiles: tuple[CompileRow, ...] = ()
-    unknown: str | None = None  # the events kept raw
-    damaged: str | None = None  # a log's events whose payload is not what torch wrote
-    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("Compiled Autograd", lines), …
-
-    @property
-    def break_lines(self) -> tuple[str, ...]:
-        return tuple(b.text() for b in self.breaks)
 
 
 def no_kernels_note(c: Compile) -> str | None:
@@ -186,6 +143,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     frames = tuple(
         f"{f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
         f"{f.compiles} compile{'s' * (f.compiles != 1)}"
+        + (f"  called from {where_source(f.called_from)}" if f.called_from else "")
         + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
         for f in report.frames
     )
@@ -199,7 +157,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
                 "ok" if c.status == "ok" else f"FAILED in {c.failed_stage}",
                 "".join(_LETTER[s] if getattr(c.stages, s) else "·" for s in STAGES),
                 f"{len(ks)} {'/'.join(sorted({k.language for k in ks}))}".strip(),
-                _secs(c.compile_time_s),
+                secs(c.compile_time_s),
                 "/".join(f"{c.stage_times_s[s]:.2f}" if s in c.stage_times_s else "-" for s in STAGES),
                 c.error if c.status != "ok" else None,
                 None if ks else no_kernels_note(c),
@@ -220,9 +178,6 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             + (" …" if n > 3 else "")
         )
     # Compiled Autograd, AOTInductor, FlexAttention
-    from ._exportview import export_run_lines
-    from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
-
     sections = tuple(
         (name, lines)
         for name, lines in (

@@ -165,12 +165,11 @@ class Supervisor:
         return status, None
 
     def _rebuild(self, status: int, sig: int | None, leave: Callable[[object], None]) -> None:
-        from compiler import TraceFormatError
-        from compiler.read._journal import report_from_journal
+        from compiler import TraceFormatError, load_journal
 
         version = bytes(self._state[2:]).split(b"\0", 1)[0].decode("utf-8", "replace")
         try:
-            report = report_from_journal(self.journal, torch_version=version or None)
+            report = load_journal(self.journal, torch_version=version or None)
         except (OSError, TraceFormatError) as e:
             print(
                 f"pt2-explorer: error: the program died and its report could not be rebuilt: {e}",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._view import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table, opening_compile
+from ._view import opening_compile
+from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table
 
 
 def breaks_text(view: ExplorerView) -> str:
@@ -97,6 +98,16 @@ def stage_text(cv: CompileView, stage: str) -> str:
     if sv.note:
         out += [sv.note, ""]
     out += [block_text(b) for b in sv.blocks]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def compile_text(cv: CompileView) -> str:
+    """One compile's own facts: how it ended, its stage times and caches, torch's traceback
+    and metrics (its stages: ``stage_text``)."""
+    out = [cv.label, ""]
+    if cv.error:
+        out += [cv.error, ""]
+    out += [block_text(b) for b in cv.blocks]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -1,176 +1,26 @@
-"""One view model of a report. Lowered to widgets, static HTML and rich text elsewhere
-(``_html.py``, ``_widgets.py``, ``_textview.py``); tests assert its text.
-
-Everything here is plain data built from the Report alone (plus the user's source files
-for context lines, read through linecache so notebook cells work too).
+"""One view model of a report (its types: ``_viewtypes.py``), built here from the Report
+alone (plus the user's source files for context lines, read through linecache so notebook
+cells work too). Lowered to rich text, static HTML and widgets elsewhere (``_textview.py``,
+``_html.py``, ``_widgets.py``); tests assert its text.
 """
 
 from __future__ import annotations
 
 import linecache
 import os
-from dataclasses import dataclass, field
 
-from compiler import STAGES, Benchmark, Compile, Graph, Report
-from compiler.model._report import StackFrame
+from compiler import STAGES, Compile, Report, StackFrame
 
 from ._program import OWN_DIRS
-from ._summary import Summary, build_summary, display_name, where
-
-
-@dataclass(frozen=True)
-class SourceLine:
-    number: int
-    text: str
-    highlight: bool = False
-
-
-@dataclass(frozen=True)
-class StackLine:
-    """One frame of a break's stack: the program's own code or a library it called."""
-
-    text: str  # "file.py:12 in fn"
-    library: bool = False  # an installed package or the standard library (shown dimmed, "[lib]")
-    yours: bool = False  # the innermost frame of the program's own code (shown bold)
-
-
-@dataclass(frozen=True)
-class BreakView:
-    site: str  # "file.py:12"
-    type: str
-    reason: str
-    explanation: str | None
-    hints: tuple[str, ...]
-    count: int
-    compile_ids: tuple[str, ...]
-    user_stack: tuple[StackLine, ...]  # outermost first; torch's and this package's frames left out
-    context: tuple[SourceLine, ...]
-    graph_before: str | None  # compile whose graph ends at the break
-    graph_after: str | None  # compile of the code after it (torch's resume function)
-    gb_id: str | None = None
-    your_code: str | None = None  # "train.py:11 in step" when the site itself is in a library
-
-
-@dataclass(frozen=True)
-class GuardLine:
-    text: str
-    failing: bool = False
-
-
-@dataclass(frozen=True)
-class OtherFailure:
-    """A further cache entry whose guards also failed (torch tries every entry, newest first)."""
-
-    entry: str | None
-    reason: str  # first line, without torch's "0/0: " prefix
-    guard: str | None
-
-
-@dataclass(frozen=True)
-class RecompileView:
-    compile_id: str
-    frame: str
-    reasons: tuple[str, ...]
-    failed_entry: str | None
-    failing_guard: str | None
-    guards: tuple[GuardLine, ...]
-    guard_from: str | None = None  # "file.py:12 in fn": the user code the failing guard came from
-    also_failed: tuple[OtherFailure, ...] = ()
-    dynamic: tuple[tuple[str, str], ...] = ()  # (dimension, symbol) this recompile made dynamic
-    failed_later_in: str | None = None  # the later recompile whose failure names this compile
-    dynamic_note: str | None = None  # "compiled with dynamic … (s27); later calls reuse it"
-    diff_from: str | None = None  # the compile its "diff" button compares it with
-
-
-@dataclass(frozen=True)
-class DynamicDim:
-    """A row of the "Dynamic dimensions" section: a symbol a compile created for a size (or
-    stride), or a dimension it specialized to a constant."""
-
-    compile_id: str
-    symbol: str | None  # "s27" (for a specialization: the symbol it replaced)
-    dim: str  # "kwargs['input_ids'].size()[1]" (a specialization's sources joined by ", ")
-    range: str | None = None  # torch's value range, "[2, int_oo]"
-    seen: str | None = None  # the value seen when the symbol was created
-    specialized: str | None = None  # the constant it was fixed to (a specialization)
-    reason: str | None = None  # torch's reason for the specialization
-    at: str | None = None  # "file.py:4": the user line that specialized it
-
-
-@dataclass(frozen=True)
-class TimelineEntry:
-    compile_id: str
-    status: str
-    label: str  # "first compile", the recompile reason, or the failure
-
-
-@dataclass(frozen=True)
-class FrameTimeline:
-    frame: str
-    where: str
-    entries: tuple[TimelineEntry, ...]
-    limit_hit: bool = False
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class CodeBlock:
-    title: str
-    language: str  # python | cpp | triton | text
-    code: str
-
-
-@dataclass(frozen=True)
-class GraphBlock:
-    title: str
-    graph: Graph
-    colors: dict[str, str] = field(default_factory=dict)  # node -> kernel colour (fuse view)
-
-
-Block = Table | CodeBlock | GraphBlock
-
-
-@dataclass(frozen=True)
-class StageView:
-    stage: str
-    blocks: tuple[Block, ...]
-    note: str | None = None  # why a stage is empty (or, beside its blocks, what it lacks and why)
-
-
-@dataclass(frozen=True)
-class CompileView:
-    compile_id: str
-    label: str  # "[0/1] forward — ok"
-    status: str
-    error: str | None
-    stages: tuple[StageView, ...]
-    kernels: int = 0  # how many kernels it generated
-    previous: str | None = None  # the compile before it of the same frame ("diff with previous")
-
-
-@dataclass(frozen=True)
-class ExplorerView:
-    summary: Summary
-    breaks: tuple[BreakView, ...]
-    timelines: tuple[FrameTimeline, ...]
-    recompiles: tuple[RecompileView, ...]
-    compiles: tuple[CompileView, ...]
-    benchmarks: tuple[Benchmark, ...] = ()  # report.benchmarks (explorer/_benchview.py)
-    dynamic_dims: tuple[DynamicDim, ...] = ()  # every compile's symbols and specializations
-    report: Report | None = field(default=None, repr=False, compare=False)  # for the time charts
+from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
+from ._stageview import compile_blocks, stage_view
+from ._summary import build_summary, display_name, where
+from ._viewtypes import BreakView, CompileView, ExplorerView, SourceLine, StackLine
 
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
     names = {c.id: display_name(c.name) for c in report.compiles}
     summary = build_summary(report, title)
-    from ._recompileview import dynamic_dims, recompile_view, timelines  # built on these types
-
     return ExplorerView(
         summary=summary,
         breaks=tuple(_break_view(report, b) for b in report.graph_breaks),
@@ -273,8 +123,6 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
 
 
 def _compile_view(report: Report, c: Compile) -> CompileView:
-    from ._stageview import stage_view  # it builds on this module's types
-
     label = f"[{c.id}] {display_name(c.name)} — " + (
         "ok" if c.status == "ok" else f"failed in {c.failed_stage}"
     )
@@ -284,17 +132,10 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         status=c.status,
         error=c.error,
         stages=tuple(stage_view(report, c, s) for s in STAGES),
+        blocks=compile_blocks(c),
         kernels=len(report.kernels_of(c.id)),
         previous=previous_compile(report, c.id),
     )
-
-
-def previous_compile(report: Report, compile_id: str) -> str | None:
-    """The compile before ``compile_id`` of the same frame, if any."""
-    frame = report.compile(compile_id).frame
-    ids = [c.id for c in report.compiles if c.frame == frame]
-    i = ids.index(compile_id)
-    return ids[i - 1] if i > 0 else None
 
 
 def opening_compile(view: ExplorerView) -> CompileView | None:
@@ -302,14 +143,3 @@ def opening_compile(view: ExplorerView) -> CompileView | None:
     if not view.compiles:
         return None
     return max(view.compiles, key=lambda c: (c.kernels, -view.compiles.index(c)))
-
-
-def opening(view: ExplorerView) -> tuple[str, str | None]:
-    """The most informative tab to open on, and its compile: the graph breaks if there are
-    any, else the recompiles if any, else the compiles with the most kernels selected."""
-    first = opening_compile(view)
-    if view.breaks:
-        return "breaks", None
-    if view.recompiles:
-        return "recompiles", None
-    return "compiles", first.compile_id if first else None

@@ -7,11 +7,10 @@ pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
-pt2-explorer report REPORT.json --view STAGE [--compile ID]
-        one compile's stage as text: capture, autograd, decompose, fuse or codegen
-        (default: the compile with the most kernels)
+pt2-explorer report REPORT.json --view VIEW [--compile ID]
+        one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
+        is of --compile ID (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
-pt2-explorer report REPORT.json --view time       where each compile's time went
 """
 
 from __future__ import annotations
@@ -23,13 +22,14 @@ import sys
 from explorer import _program, _supervise
 
 USAGE = __doc__
-STAGE_VIEWS = ("capture", "autograd", "decompose", "fuse", "codegen")  # compiler.STAGES (a test checks)
 RECORD_USAGE = (
     "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] (SCRIPT | -m MODULE) [ARGS...]"
 )
 
 
 def _parser() -> argparse.ArgumentParser:
+    from explorer._registry import NAMES, help_lines  # the views: one registry
+
     p = argparse.ArgumentParser(
         prog="pt2-explorer",
         description="See what torch.compile did: graphs, graph breaks, recompiles, kernels.",
@@ -62,12 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=("summary", "breaks", "recompiles", "bench", "ranks", "time", *STAGE_VIEWS),
+        choices=NAMES,
         default="summary",
-        help="what to print (default: the summary); a stage: one compile's stage (--compile)",
+        help=f"what to print (default: the summary). {help_lines()}",
     )
     rep.add_argument(
-        "--compile", metavar="ID", help="the compile of a stage view, e.g. 1/0 (default: most kernels)"
+        "--compile",
+        metavar="ID",
+        help="the compile of a compiles or stage view, e.g. 1/0 (default: most kernels)",
     )
     return p
 
@@ -329,8 +331,7 @@ def _report(ns, compiler) -> int:
 
 
 def _ranks_report(ns) -> int:
-    from compiler import load_ranks
-    from compiler.model._atomic import write_file
+    from compiler import load_ranks, write_file
     from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
     from explorer._summary import echo
 

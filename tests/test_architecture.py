@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import sys
 import types
 from pathlib import Path
@@ -106,13 +107,13 @@ def _compiler_imports(path: Path) -> list[str]:
             ]
         elif isinstance(node, ast.ImportFrom) and node.module == "compiler":
             bad += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "compiler"
-        ):
-            if node.attr.startswith("_") and node.attr != "__pt2_explorer__":
-                bad.append(f"{path.name}:{node.lineno}: compiler.{node.attr}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            private = node.attr.startswith("_") and not node.attr.startswith("__")
+            if node.value.id in ("compiler", "_compiler") and private:
+                bad.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"compiler(\.\w+)+", node.value):  # importlib, sys.modules
+                bad.append(f"{path.name}:{node.lineno}: {node.value!r}")
     return bad
 
 
@@ -128,10 +129,14 @@ def test_explorer_uses_compilers_public_names_only():
 
 def test_the_public_check_sees_a_private_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("from compiler.model._report import Report\nimport compiler\ncompiler._x\n")
+    bad.write_text(
+        "from compiler.model._report import Report\nimport compiler\ncompiler._x\n"
+        "import sys\nsys.modules.get('compiler.bench._modes')\n"
+    )
     assert _compiler_imports(bad) == [
         "bad.py:1: from compiler.model._report import …",
         "bad.py:3: compiler._x",
+        "bad.py:5: 'compiler.bench._modes'",
     ]
 
 

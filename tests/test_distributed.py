@@ -100,6 +100,22 @@ def test_ranks_html_and_diff_between_two_ranks():
         diff_ranks(report, 0, 5)
 
 
+def test_explorer_of_a_multi_rank_report_opens_on_its_ranks_tab():
+    """The notebook explorer, as the static page: the ranks first (and open), with the diff of
+    the first and the last rank under their dropdowns."""
+    from explorer._widgets import Explorer
+
+    report = load_ranks(GPU_DDP)
+    app = Explorer(report, title="ddp")
+    titles = [app.tabs.get_title(i) for i in range(len(app.tabs.children))]
+    assert titles == ["Ranks (2)", "Graph breaks (2)", "Recompiles (0)", "Compiles (5)"]
+    assert app.tabs.selected_index == 0
+    view, row, diff = app.tabs.children[0].children
+    a, b = row.children
+    assert "<h2>ddp: 2 ranks (world size 2)</h2>" in view.value and (a.value, b.value) == (0, 1)
+    assert diff.value == diff_ranks(report, 0, 1).html()
+
+
 def test_combine_of_one_report_is_that_report():
     r = compiler.load_trace(TRACE, rank=0)
     assert combine([r]).ranks == ()

@@ -24,6 +24,13 @@ def test_compiled_torch_module_frame_names_the_users_call_site():
     lines, start = inspect.getsourcelines(test_compiled_torch_module_frame_names_the_users_call_site)
     line = start + next(i for i, ln in enumerate(lines) if "# CALL-SITE" in ln)
     assert frame.called_from == f"{__file__}:{line}"
+    # the summary's frame line says it too
+    from explorer._summary import where
+
+    (shown,) = [
+        ln for ln in explorer.text(rec.report).splitlines() if ln.startswith("  0: Sequential.forward")
+    ]
+    assert shown.endswith(f"  1 compile  called from {where(__file__, line)}")
 
 
 def test_a_torch_nn_module_is_named_by_its_class_and_its_fast_path_says_why_no_kernel():

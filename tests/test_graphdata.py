@@ -19,7 +19,7 @@ import explorer._summary
 from compiler import Graph, Node
 from explorer._graphdata import BUNDLE, graph_payload, group_paths, payload_json
 from explorer._graphview import graph_static_html, with_graph_script
-from explorer._view import GraphBlock
+from explorer._viewtypes import GraphBlock
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVIL = '</script><b x="1">&amp;\u2028'

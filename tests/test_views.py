@@ -13,7 +13,8 @@ from _e2e import marker_line
 import compiler
 import explorer
 from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
-from explorer._html import breaks_html, page_html
+from explorer._html import breaks_html
+from explorer._page import page_html
 from explorer._textview import breaks_text, recompiles_text
 from explorer._view import build_view
 from explorer._widgets import Explorer
@@ -139,7 +140,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
 def recorded_headline(r: Report) -> str:
     return (
         f"2 frames · 4 compiles · 1 graph-break site (2 hits) · 2 recompiles · 0 kernels · "
-        f"compile time {explorer._summary._secs(r.compile_time_s)}"
+        f"compile time {explorer._summary.secs(r.compile_time_s)}"
     )
 
 
@@ -605,20 +606,29 @@ def test_stage_views_as_text_against_torchs_trace():
     assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
     w = max(len(relu), len(mul))
     n_guards = rec.report.compiles[0].stages.capture.guard_count
-    assert explorer.text(rec.report, "capture", compile="0/0") == (
-        "[0/0] _stage_model — ok · capture\n\n"
-        "Dynamo graph: 3 nodes, 3 edges\n\n"
-        + _indented("Dynamo graph (code)", graph)
-        + "\nnodes\n"
-        + f"node  op             target        dtype/shape  {'source'.ljust(w)}  module\n"
-        "L_x_  placeholder    L_x_          f32[4]\n"
-        f"y     call_function  torch.relu    f32[4]       {relu}\n"
-        f"mul   call_function  operator.mul  f32[4]       {mul}\n"
-        "\n" + _indented(f"guards ({n_guards})", guards)
+    assert (
+        explorer.text(rec.report, "capture", compile="0/0")
+        == (
+            "[0/0] _stage_model — ok · capture\n\n"
+            "Dynamo graph: 3 nodes, 3 edges\n\n"
+            + _indented("Dynamo graph (code)", graph)
+            + "\nnodes\n"
+            + f"node  op             target        dtype/shape   {'source'.ljust(w)}  module\n"
+            "L_x_  placeholder    L_x_          f32[4][1]cpu\n"  # as torch's graph code annotates it
+            f"y     call_function  torch.relu    f32[4][1]cpu  {relu}\n"
+            f"mul   call_function  operator.mul  f32[4][1]cpu  {mul}\n"
+            "\n" + _indented(f"guards ({n_guards})", guards)
+        )
     )
+    (fw_metadata,) = [
+        p for m, p in raw.records if m.get("artifact", {}).get("name") == "aot_forward_graph_fw_metadata"
+    ]
     assert explorer.text(rec.report, "autograd") == (  # default: the compile with the most kernels
         "[0/0] _stage_model — ok · autograd\n\n"
-        "inference graph: 3 nodes, 3 edges\n\n" + _indented("inference graph (code)", inference)
+        "inference graph: 3 nodes, 3 edges\n\n"
+        + _indented("inference graph (code)", inference)
+        + "\n"
+        + _indented("forward metadata (AOTAutograd's ViewAndMutationMeta)", fw_metadata)
     )
     assert explorer.text(rec.report, "codegen", compile="0/0") == (
         "[0/0] _stage_model — ok · codegen\n\n"
@@ -727,23 +737,44 @@ def test_inductor_stage_views_as_text_gpu_recording():
             "IR before fusion #2 (179 lines)",
             "IR after fusion #1 (324 lines)",
             "IR after fusion #2 (214 lines)",
+            "torch's kernel comments",  # what Inductor's comments name per kernel, and its logs
+            *headings(fuse)[16:23],  # the table's header and six rows, checked below
+            "fusion log (91 lines)",
+            "provenance (4 lines)",
         ]
     )
     assert headings(fuse)[2].split() == ["role", "kernel", "nodes", "colour"]
+    assert headings(fuse)[16].split() == ["kernel", "nodes", "ATen", "ops"]
+    kernel_nodes = r.compile("0/0").stages.fuse.kernel_nodes
+    assert [ln.split()[0] for ln in headings(fuse)[17:23]] == [k.kernel for k in kernel_nodes]
+    assert headings(fuse)[17].split() == [
+        "triton_per_fused_native_layer_norm_0",
+        "layer_norm",
+        "aten.native_layer_norm",
+    ]
     assert [ln.split()[:2] for ln in headings(fuse)[3:9]] == [[k.role, k.name] for k in r.kernels_of("0/0")]
     assert headings(fuse)[3].split() == [
         "forward", "triton_per_fused_native_layer_norm_0", "layer_norm", "#4e79a7",
     ]  # fmt: skip
     codegen = explorer.text(r, "codegen", compile="0/0")
     kernels = r.kernels_of("0/0")
-    assert [h.split(" (triton)")[0] for h in headings(codegen)[1:-2]] == [
+    assert [h.split(" (triton)")[0] for h in headings(codegen)[1:7]] == [
         f"{k.role} kernel {k.name}" for k in kernels
     ]
+    assert headings(codegen)[1].startswith(
+        "forward kernel triton_per_fused_native_layer_norm_0 (triton) from aten.native_layer_norm  {"
+    )
     first = kernels[0].source.rstrip("\n").splitlines()
     assert "".join(f"    {ln}".rstrip() + "\n" for ln in first) in codegen
-    assert headings(codegen)[-2:] == [
+    forward, backward = r.compile("0/0").stages.codegen.output_code
+    assert headings(codegen)[7:] == [
         "forward wrapper module (355 lines)",
         "backward wrapper module (276 lines)",
+        "output code",  # where torch wrote them, the kernels they define; the graph as a script
+        f"forward wrapper module   {forward.path}",
+        f"backward wrapper module  {backward.path}",
+        f"kernels it defines       {', '.join(k.name for k in kernels)}",
+        "fx_graph_runnable: the graph Inductor got, as a script (123 lines)",
     ]
     decompose = headings(explorer.text(r, "decompose", compile="0/0"))
     assert decompose[:3] == [
@@ -751,10 +782,80 @@ def test_inductor_stage_views_as_text_gpu_recording():
         "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
         "op                                  before  after",
     ]
-    assert decompose[-5:] == [
+    assert decompose[-8:] == [
         "post-grad graph (forward): 23 nodes, 33 edges",
         "post-grad (forward, code) (24 lines)",
         "post-grad graph (backward): 30 nodes, 35 edges",
         "post-grad (backward, code) (27 lines)",
         "pre-grad graph (20 lines)",
+        "pre-grad graph after the pre-grad passes (20 lines)",
+        "post-grad (forward) before the post-grad passes (24 lines)",
+        "post-grad (backward) before the post-grad passes (27 lines)",
     ]
+
+
+def test_page_and_widget_tabs_come_from_one_registry():
+    """The static page's tabs and the notebook explorer's: the registry's views whose facts the
+    report holds, with the same labels in the same order; "Compile time" (timed phases) and
+    "Unmapped events" in both, each tab the same HTML in both."""
+    from pathlib import Path
+
+    from explorer._html import frag
+    from explorer._registry import NAMES
+
+    r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
+    names = ["breaks", "recompiles", "compiles", "time", "raw"]
+    labels = ["Graph breaks (1)", "Recompiles (2)", "Compiles (4)", "Compile time", "Unmapped events (1)"]
+    page = page_html(build_view(r))
+    assert re.findall(r'<button data-tab="tab-(\w+)"[^>]*>([^<]*)</button>', page) == list(zip(names, labels))
+    app = Explorer(r)
+    assert [app.tabs.get_title(i) for i in range(len(app.tabs.children))] == labels
+    for i in (3, 4):  # the tabs without a widget of their own: the page's HTML
+        section = re.search(
+            rf'<section class="pt2x-tab" id="tab-{names[i]}" hidden>(.*?)</section>', page, re.S
+        )
+        assert app.tabs.children[i].value == frag(section.group(1))
+    assert app.tabs.children[4].value.count("<h3>artifact:torch_version</h3>") == 1
+    assert explorer.text(r, "raw") == (
+        "artifact:torch_version\n"
+        '  metadata: {"artifact": {"name": "torch_version", "encoding": "json"}, '
+        '"has_payload": "98696a967131e5fafe595f7ec2e727bc"}\n'
+        "    {\n"
+        '    "pytorch_version": "2.13.0+cpu",\n'
+        '    "commit": "cf30153c4c131c8164ee7798e5022d810682e2cb",\n'
+        '    "oss": true\n'
+        "    }\n"
+    )
+    assert set(names) < set(NAMES)
+    with pytest.raises(ValueError, match=r"^unknown view 'nope'; choose one of: summary, ranks, breaks, "):
+        explorer.text(r, "nope")
+
+
+def test_a_failed_compile_shows_torchs_traceback():
+    """``Compile.traceback``: in the compile's view, as text (``--view compiles``) and on the
+    page, collapsed."""
+    from pathlib import Path
+
+    r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 3, in f\nRuntimeError: <boom>'
+    failed = dataclasses.replace(
+        r.compiles[1], status="failed", failed_stage="fuse", error="RuntimeError: <boom>", traceback=tb
+    )
+    r = dataclasses.replace(r, compiles=(r.compiles[0], failed, *r.compiles[2:]))
+    text = explorer.text(r, "compiles", compile="1/0")
+    assert text.startswith(
+        "[1/0] f (resumed after line 15) — failed in fuse\n\nRuntimeError: <boom>\n\ncompile\n"
+    )
+    assert (
+        "torch's traceback (3 lines)\n"
+        "    Traceback (most recent call last):\n"
+        '      File "x.py", line 3, in f\n'
+        "    RuntimeError: <boom>\n"
+    ) in text
+    page = page_html(build_view(r))
+    assert (  # collapsed: <details> without "open"
+        '<details><summary>torch&#x27;s traceback <span class="meta">(3 lines)</span></summary>'
+        '<div class="highlight"><pre><span></span>Traceback (most recent call last):\n'
+        '  File "x.py", line 3, in f\nRuntimeError: &lt;boom&gt;\n</pre></div>\n</details>'
+    ) in page
+    assert "<boom>" not in page

@@ -1,0 +1,58 @@
+"""The self-contained static page of a report (``explorer.html``, ``explorer.save_html``,
+``pt2-explorer ... --html``): the summary, then one tab per view of the registry
+(``_registry.py``) whose facts the report holds, each the view's HTML (``_html.py`` and the
+views' modules). No network, no external files: the graph component and, where a benchmark
+is shown, plotly.js are inlined once."""
+
+from __future__ import annotations
+
+from compiler import Report
+
+from ._graphview import with_graph_script
+from ._html import esc, stylesheet, summary_html
+from ._registry import Subject, opening, tabs
+from ._view import opening_compile
+from ._viewtypes import ExplorerView
+
+_PAGE_JS = """
+document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('click',()=>{
+ document.querySelectorAll('.pt2x-tab').forEach(t=>t.hidden=t.id!==b.dataset.tab);
+ document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));}));
+const sel=document.getElementById('pt2x-compile');
+const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
+if(sel){sel.addEventListener('change',show);show();}
+document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
+ sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
+"""
+_TAB_CSS = ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
+
+
+def page_html(subject: Subject | ExplorerView) -> str:
+    """The page of ``subject`` (or of the report an ``ExplorerView`` was built from): it
+    opens on the most informative tab (``_registry.opening``); there, on the compiles tab, on
+    the compile with the most kernels."""
+    s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
+    view = s.view
+    first = opening(s.report)
+    if first == "compiles" and s.compile is None:
+        cv = opening_compile(view)
+        s.compile = cv.compile_id if cv else None
+    shown = tabs(s.report)
+    buttons = "".join(
+        f'<button data-tab="tab-{v.name}" class="{"on" if v.name == first else ""}">{esc(v.tab(s.report))}</button>'
+        for v in shown
+    )
+    sections = "".join(
+        f'<section class="pt2x-tab" id="tab-{v.name}"{"" if v.name == first else " hidden"}>{v.html(s)}</section>'
+        for v in shown
+    )
+    body = f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
+        f"<style>{stylesheet()}{_TAB_CSS}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
+    )
+
+
+def report_html(report: Report, title: str | None = None) -> str:
+    """The page of ``report``, with the graph component inlined where it shows a graph."""
+    return with_graph_script(page_html(Subject(report, title)))
