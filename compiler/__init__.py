@@ -13,6 +13,7 @@ first used.
 
 from .model._atomic import write_file
 from .model._modetypes import ModeComparison, ModeRow, load_modes
+from .model._names import CompileId, rank_path, resume_of, without_entry
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -113,6 +114,7 @@ __all__ = [
     "Capture",
     "Codegen",
     "Compile",
+    "CompileId",
     "CompiledAutograd",
     "Decompose",
     "ExportFact",
@@ -157,9 +159,12 @@ __all__ = [
     "load_modes",
     "load_ranks",
     "load_trace",
+    "rank_path",
     "record",
     "recording",
     "remember_benchmark_subject",
+    "resume_of",
     "split_kernels",
+    "without_entry",
     "write_file",
 ]

@@ -5,10 +5,9 @@ guards, Dynamo and post-grad graphs and kernels (``diff_compiles`` has every sta
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from compiler import Compile, Frame, Report
+from compiler import Compile, Frame, Report, resume_of, without_entry
 
 from ._diffcompiles import clip, compile_sections, failing, status
 from ._diffparts import (
@@ -22,9 +21,6 @@ from ._diffparts import (
 )
 from ._diffview import Diff
 from ._summary import display_name, where
-
-_RESUME_LINE = re.compile(r"_at_\d+$")
-_ENTRY = re.compile(r"^\d+/\d+: ")
 
 
 def _frame(f: Frame) -> str:
@@ -91,9 +87,9 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
         [
             lambda f: (f.name, f.filename, f.line),
             lambda f: (f.name, f.filename),
-            lambda f: (_RESUME_LINE.sub("", f.name or ""), f.filename),
+            lambda f: (_without_line(f.name), f.filename),
             lambda f: f.name,
-            lambda f: _RESUME_LINE.sub("", f.name or ""),
+            lambda f: _without_line(f.name),
         ],
     )
     summary.append(
@@ -163,7 +159,7 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
             removed.append(_recompile(rx))
         elif ry and not rx:
             added.append(_recompile(ry))
-        elif rx and ry and [_ENTRY.sub("", s) for s in rx.reasons] != [_ENTRY.sub("", s) for s in ry.reasons]:
+        elif rx and ry and [without_entry(s) for s in rx.reasons] != [without_entry(s) for s in ry.reasons]:
             changed.append(f"{_pair(x, y)} now {_reason(ry)}")
     summary.append(_phrase("recompiles", [("added", added), ("removed", removed), ("changed", changed)]))
 
@@ -220,8 +216,14 @@ def _pair(x: Compile, y: Compile) -> str:
 
 
 def _reason(r) -> str:
-    return clip(_ENTRY.sub("", r.reasons[0]) if r.reasons else "?", 90)
+    return clip(without_entry(r.reasons[0]) if r.reasons else "?", 90)
 
 
 def _recompile(r) -> str:
     return f"{r.compile_id}: {_reason(r)}"
+
+
+def _without_line(name: str | None) -> str:
+    """A resume function's name without the line it resumes after: the same code, moved."""
+    resumed = resume_of(name)
+    return f"torch_dynamo_resume_in_{resumed[0]}" if resumed else name or ""

@@ -230,15 +230,6 @@ def torchrun_rank() -> tuple[int | None, int | None]:
         return None, None
 
 
-def rank_path(path: str, rank: int) -> str:
-    """``out/run.json`` -> ``out/run.rank1.json``: each rank's report under its own name."""
-    root, ext = os.path.splitext(path)
-    if ext == ".gz":  # run.json.gz -> run.rank1.json.gz
-        root, inner = os.path.splitext(root)
-        ext = inner + ext
-    return f"{root}.rank{rank}{ext}"
-
-
 def _exit_code(code) -> int:
     if code is None:
         return 0

@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from compiler import Report
+from compiler import CompileId, Report
 
 from ._viewtypes import Table
 
@@ -151,10 +151,8 @@ def divergence(reports: tuple[Report, ...]) -> list[str]:
 
 
 def _id_key(cid: str) -> tuple:
-    try:
-        return tuple(int(x) for x in cid.split(":")[-1].split("/"))
-    except ValueError:
-        return (1 << 30,)
+    parsed = CompileId.parse(cid)
+    return parsed.sort_key() if parsed is not None else (1 << 30,)
 
 
 def build_ranks_view(report: Report, title: str = "ranks") -> RanksView:

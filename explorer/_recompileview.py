@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import re
 
-from compiler import Recompile, Report
+from compiler import Recompile, Report, without_entry
 
 from ._summary import display_name, reasons_line, where
 from ._viewtypes import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
 
-_ENTRY_PREFIX = re.compile(r"^\s*!?\d+(?:/\d+)+:\s*")  # torch's "0/0: " before a reason
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x, as Symbol.dim strips it
 
 
@@ -76,7 +75,7 @@ def recompile_view(report: Report, r: Recompile, names: dict[str, str]) -> Recom
         f = r.failures[0].user_stack[-1]
         guard_from = f"{where(f.filename, f.line)} in {f.name}"
     also = tuple(
-        OtherFailure(x.entry, _ENTRY_PREFIX.sub("", (x.reason.strip().splitlines() or [""])[0]), x.guard)
+        OtherFailure(x.entry, without_entry((x.reason.strip().splitlines() or [""])[0]), x.guard)
         for x in r.failures[1:]
     )
     dynamic, later, note = (), None, None

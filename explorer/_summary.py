@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compiler import STAGES, Compile, Report
+from compiler import STAGES, Compile, Report, resume_of
 
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
@@ -66,9 +66,6 @@ def where_source(source: str | None) -> str:
     return where(filename, int(line)) if sep and line.isdigit() else source
 
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
-
-
 def reasons_line(reasons) -> str:
     """A recompile's reasons on one line: the first line of each (torch appends a "User stack
     trace:" block to some), joined by "; "."""
@@ -84,8 +81,8 @@ def display_name(name: str | None) -> str:
     """`torch_dynamo_resume_in_forward_at_18` -> `forward (resumed after line 18)`."""
     if not name:
         return "?"
-    m = _RESUME.match(name)
-    return f"{m.group('fn')} (resumed after line {m.group('line')})" if m else name
+    resumed = resume_of(name)
+    return f"{resumed[0]} (resumed after line {resumed[1]})" if resumed else name
 
 
 def secs(s: float | None) -> str:

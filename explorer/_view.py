@@ -9,7 +9,7 @@ from __future__ import annotations
 import linecache
 import os
 
-from compiler import STAGES, Compile, Report, StackFrame
+from compiler import STAGES, Compile, Report, StackFrame, resume_of
 
 from ._program import OWN_DIRS
 from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
@@ -75,11 +75,8 @@ def _break_view(report: Report, b) -> BreakView:
     if c is not None:
         # torch names the code after a break torch_dynamo_resume_in_<fn>_at_<line>
         for other in report.compiles:
-            if (
-                other.name
-                and other.name.startswith("torch_dynamo_resume_in_")
-                and other.name.endswith(f"_at_{b.line}")
-            ):
+            resumed = resume_of(other.name)
+            if resumed is not None and resumed[1] == b.line:
                 after = other.id
                 break
     stack, mine = _stack(b)

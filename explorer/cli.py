@@ -144,8 +144,8 @@ def _record(ns) -> int:
     rank, world_size = _program.torchrun_rank()
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
         title = f"{title} (rank {rank} of {world_size})"
-        ns.json = ns.json and _program.rank_path(ns.json, rank)
-        ns.html = ns.html and _program.rank_path(ns.html, rank)
+        ns.json = ns.json and compiler.rank_path(ns.json, rank)
+        ns.html = ns.html and compiler.rank_path(ns.html, rank)
 
     def leave(report) -> bool:  # write and print the report; False where a write failed
         return _leave_report(report, ns, title, rank, world_size)
@@ -248,13 +248,15 @@ def _same_file(a: str, b: str) -> bool:
 def _output_is_input(ns) -> str | None:
     """The usage error where --json / --html name the input (the script, the trace, the
     report): writing would destroy it. Under torchrun each rank writes its own name."""
+    import compiler  # reading and names: no torch
+
     source = {"record": "script", "load": "trace", "report": "report"}[ns.command]
     given = getattr(ns, source, None)
     rank = _program.torchrun_rank()[0] if ns.command == "record" else None
     for opt in ("json", "html"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
-            out = _program.rank_path(out, rank)
+            out = compiler.rank_path(out, rank)
         if out and given and _same_file(out, given):
             return f"--{opt} {out} is the {source} itself: refusing to overwrite it"
     return None

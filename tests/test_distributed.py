@@ -15,7 +15,7 @@ import pytest
 import compiler
 from compiler import load_ranks
 from compiler.read._ranks import combine
-from explorer import _program, cli
+from explorer import cli
 from explorer._ranksview import build_ranks_view, diff_ranks, ranks_page, ranks_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,9 +26,9 @@ RECOMPILED = "rank 1 recompiled [4/1] — 4/0: tensor 'x' size mismatch at index
 
 
 def test_rank_path_puts_the_rank_in_the_file_name():
-    assert _program.rank_path("out/run.json", 1) == "out/run.rank1.json"
-    assert _program.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
-    assert _program.rank_path("report.html", 3) == "report.rank3.html"
+    assert compiler.rank_path("out/run.json", 1) == "out/run.rank1.json"
+    assert compiler.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
+    assert compiler.rank_path("report.html", 3) == "report.rank3.html"
 
 
 def test_load_ranks_reads_every_rank_of_a_trace_directory():

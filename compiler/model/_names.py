@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 _ID = r"(?:(?P<gen>\d+):)?(?:!(?P<ca>\d+)/)?(?P<frame>\d+)/(?P<compile>\d+)"
 TORCH_ID = r"(?:!\d+/)?\d+/\d+"  # as torch prints one inside a text (a recompile reason's "0/0: ")
+_ENTRY = re.compile(rf"^\s*{TORCH_ID}:\s*")  # the cache entry torch names before a recompile reason
 _WHOLE = re.compile(rf"^\[?{_ID}(?:_(?P<attempt>\d+))?\]?$")
 
 
@@ -76,6 +77,11 @@ class CompileId:
 
     def sort_key(self) -> tuple[int, int, int, int]:
         return (self.generation, self.autograd if self.autograd is not None else -1, self.frame, self.compile)
+
+
+def without_entry(reason: str) -> str:
+    """A recompile reason without the cache entry torch names before it (``0/0: ``)."""
+    return _ENTRY.sub("", reason)
 
 
 # ---- the code Dynamo makes after a graph break ---------------------------------------
