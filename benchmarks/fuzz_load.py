@@ -22,23 +22,20 @@ tests/test_loader_robust.py runs the same inputs (``make_input``) for a few hund
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import json
 import random
 import re
 import sys
-import tempfile
-import time
 import warnings
-from collections import Counter
 from functools import cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import compiler  # noqa: E402
+from benchmarks import _fuzz  # noqa: E402
 from benchmarks.fuzz_reports import gzip_bomb  # noqa: E402
 
 TRACES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "traces"
@@ -231,40 +228,10 @@ def check(path: str) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=180.0)
-    ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--save", metavar="DIR", help="write failing inputs here (seed.log)")
-    ns = ap.parse_args()
     names = fixtures()
-    outcomes: Counter[str] = Counter()
-    failures: list[tuple[int, str, str]] = []
-    seed = ns.first_seed
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "dedicated_log_torch_trace_fuzz.log")
-        while time.perf_counter() - t0 < ns.seconds:
-            data, what = make_input(seed, names)
-            Path(path).write_bytes(data)
-            try:
-                outcomes[check(path)] += 1
-            except Exception as e:  # the contract broken: record and go on
-                outcomes[f"FAIL {type(e).__name__}"] += 1
-                failures.append((seed, what, f"{type(e).__name__}: {str(e)[:200]}"))
-                if ns.save:
-                    Path(ns.save).mkdir(parents=True, exist_ok=True)
-                    (Path(ns.save) / f"{seed}.log").write_bytes(data)
-            seed += 1
-    elapsed = time.perf_counter() - t0
-    tried = seed - ns.first_seed
-    print(f"inputs tried: {tried} (seeds {ns.first_seed}..{seed - 1})")
-    print(f"seconds: {elapsed:.1f} ({tried / elapsed:.1f} inputs/s)")
-    print("outcomes:")
-    for name, n in outcomes.most_common():
-        print(f"  {n:7d}  {name}")
-    for s, what, err in failures[:20]:
-        print(f"FAIL seed {s} ({what}): {err}")
-    return 1 if failures else 0
+    return _fuzz.main(
+        __doc__, lambda seed: make_input(seed, names), check, "dedicated_log_torch_trace_fuzz.log", 180.0
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 import warnings
 import zlib
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import compiler
+from benchmarks._fuzz import campaign
 from benchmarks.fuzz_reports import (
     check,
     graph_bomb,
@@ -372,22 +371,9 @@ FUZZ_BUDGET_S = 40
 def test_fuzzed_reports_load_or_raise_report_format_error(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("PT2_EXPLORER_MAX_EXPANSION", raising=False)
     path = str(tmp_path / "fuzz.json")
-    outcomes: Counter[str] = Counter()
-    failures = []
-    t0 = time.perf_counter()
-    for seed in range(FUZZ_SEEDS):
-        if time.perf_counter() - t0 > FUZZ_BUDGET_S:  # a slow machine: fewer seeds, said below
-            break
-        data, what = make_input(seed)
-        Path(path).write_bytes(data)
-        try:
-            outcomes[check(path)] += 1
-        except Exception as e:  # the contract broken: any exception at all
-            failures.append(f"seed {seed} ({what}): {type(e).__name__}: {str(e)[:300]}")
-    seconds = time.perf_counter() - t0
+    outcomes, failed, _, seconds = campaign(make_input, check, path, range(FUZZ_SEEDS), FUZZ_BUDGET_S)
+    failures = [f"seed {seed} ({what}): {err}" for seed, what, err, _ in failed]
     with capsys.disabled():
-        print(
-            f"\nfuzz: {sum(outcomes.values()) + len(failures)} reports in {seconds:.1f} s: {dict(outcomes)}"
-        )
+        print(f"\nfuzz: {sum(outcomes.values())} reports in {seconds:.1f} s: {dict(outcomes)}")
     assert not failures, "\n".join(failures[:10])
     assert outcomes["Report"] and outcomes["ReportFormatError"]

@@ -12,14 +12,13 @@ import json
 import math
 import os
 import re
-import time
 import warnings
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import compiler
+from benchmarks._fuzz import campaign
 from benchmarks.fuzz_load import check, make_input
 from compiler.read import _logfile as _events
 from compiler.read._logfile import TraceTruncatedError, read_trace_file
@@ -339,21 +338,10 @@ FUZZ_BUDGET_S = 55
 
 def test_fuzzed_logs_load_or_raise_trace_format_error(tmp_path, capsys):
     path = str(tmp_path / "dedicated_log_torch_trace_fuzz.log")
-    outcomes: Counter[str] = Counter()
-    failures = []
-    t0 = time.perf_counter()
-    for seed in range(FUZZ_SEEDS):
-        if time.perf_counter() - t0 > FUZZ_BUDGET_S:  # a slow machine: fewer seeds, said below
-            break
-        data, what = make_input(seed)
-        Path(path).write_bytes(data)
-        try:
-            outcomes[check(path)] += 1
-        except Exception as e:  # the contract broken: any exception at all
-            failures.append(f"seed {seed} ({what}): {type(e).__name__}: {str(e)[:300]}")
-    seconds = time.perf_counter() - t0
+    outcomes, failed, _, seconds = campaign(make_input, check, path, range(FUZZ_SEEDS), FUZZ_BUDGET_S)
+    failures = [f"seed {seed} ({what}): {err}" for seed, what, err, _ in failed]
     with capsys.disabled():
-        print(f"\nfuzz: {sum(outcomes.values()) + len(failures)} inputs in {seconds:.1f} s: {dict(outcomes)}")
+        print(f"\nfuzz: {sum(outcomes.values())} inputs in {seconds:.1f} s: {dict(outcomes)}")
     assert not failures, "\n".join(failures[:10])
     assert outcomes["Report"] and outcomes["TraceFormatError"]
 
