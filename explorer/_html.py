@@ -126,7 +126,7 @@ def summary_html(view: ExplorerView) -> str:
     items = [f'<li class="brk">{esc(x)}</li>' for x in s.break_lines]
     items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
     items += [f'<li class="pipe">{esc(name)}: {esc(x)}</li>' for name, lines in s.sections for x in lines]
-    err = error_html(view)
+    err = error_html(view) + (f'<div class="note">{esc(s.damaged)}</div>' if s.damaged else "")
     glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
     return (
         f'<h2>PT2 Explorer — {esc(s.title)}</h2><div class="meta">{esc(s.meta)}</div>'
@@ -175,8 +175,7 @@ def _stack_frame_html(f: StackLine) -> str:
 def error_html(view: ExplorerView) -> str:
     """How the recorded program ended, when it raised."""
     s = view.summary
-    out = f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
-    return out + (f'<div class="note">{esc(s.damaged)}</div>' if s.damaged else "")
+    return f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
 
 
 def _cid_link(cid: str) -> str:
