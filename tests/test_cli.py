@@ -350,27 +350,9 @@ def test_terminal_views_take_the_terminals_width_and_pipes_get_whole_lines(break
 
 def _in_pty(args, columns: int, env) -> str:
     """``pt2-explorer report ARGS`` with its stdout on a pseudo-terminal ``columns`` wide."""
-    import os
-    import pty
     import re
-    import struct
-    from fcntl import ioctl
-    from termios import TIOCSWINSZ
 
-    leader, follower = pty.openpty()
-    ioctl(follower, TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
-    cmd = [sys.executable, "-m", "explorer", "report", *args]
-    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.PIPE, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait()
-    os.close(leader)
-    return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode()).replace("\r\n", "\n")
+    from tests._pty import run_in_pty
+
+    _, shown = run_in_pty([sys.executable, "-m", "explorer", "report", *args], columns, 30, env)
+    return re.sub(r"\x1b\[[0-9;]*m", "", shown.decode()).replace("\r\n", "\n")

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import pty
 import re
 import shutil
-import struct
 import subprocess
 import sys
-from fcntl import ioctl
 from pathlib import Path
-from termios import TIOCSWINSZ
 
 import pytest
 
 import compiler
 import explorer
 from explorer import cli
+from tests._pty import run_in_pty
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "tests" / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"
@@ -91,24 +88,10 @@ def cli_printable(text: str) -> str:
 def test_report_strings_reach_a_terminal_with_control_characters_escaped(crafted):
     """On a terminal rich draws the summary with its own colours: those are its only ESC
     sequences."""
-    leader, follower = pty.openpty()
-    ioctl(follower, TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
     cmd = [sys.executable, "-m", "explorer", "report", str(crafted)]
-    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.PIPE, env={**env, "TERM": "xterm"})
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    assert proc.wait() == 0
-    os.close(leader)
-    shown = b"".join(chunks)
+    status, shown = run_in_pty(cmd, 200, 40, {**env, "TERM": "xterm"})
+    assert status == 0
     assert re.search(rb"\x1b\[[0-9;]*m", shown)  # rich's colours: a terminal indeed
     rest = re.sub(rb"\x1b\[[0-9;]*m", b"", shown)
     assert not re.search(rb"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]", rest)  # (\r: the pty's)
