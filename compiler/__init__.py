@@ -49,11 +49,14 @@ from .model._report import (
     load,
     use_benchmark,
 )
+from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._outputcode import split_kernels
+from .parse._speed import cache_key_changes
+from .parse._speed import short_reason as cudagraph_reason
 from .read._journal import report_from_journal as load_journal
 from .read._logfile import TraceFormatError
 from .read._trace import load_ranks, load_trace
@@ -165,6 +168,12 @@ __all__ = [
     "remember_benchmark_subject",
     "resume_of",
     "split_kernels",
+    "CacheLookup",
+    "CompileConfig",
+    "CudaGraphRun",
+    "CudaGraphs",
+    "cache_key_changes",
+    "cudagraph_reason",
     "without_entry",
     "write_file",
 ]

@@ -10,6 +10,7 @@ from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
+from ._speedview import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
 from ._viewtypes import Block, CodeBlock, GraphBlock, StageView, Table
 
@@ -201,11 +202,12 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     rows = [
         ("compile time", secs(c.compile_time_s)),
         ("stage times", times or "-"),
-        ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or "-"),
+        ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or _no_cache(c)),
         ("cache entry", "installed" if c.cache_entry else "none: later calls do not run this compile's code"),
+        *compile_rows(c),
     ]
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
-    blocks += _texts(("torch's traceback", c.traceback))
+    blocks += _texts(("torch's traceback", c.traceback), *key_blocks(c))
     if c.phase_times_s:
         lines = (f"{name}: {secs(t)}" for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1]))
         blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))
@@ -213,6 +215,12 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
         blocks.append(CodeBlock("compilation metrics", "text", "\n".join(lines)))
     return tuple(blocks)
+
+
+def _no_cache(c: Compile) -> str:
+    if c.config is not None and "fx_graph_cache" in c.config.set_by_recording:
+        return "off: the recording turned them off (--keep-caches / caches=True keeps them)"
+    return "-"
 
 
 def captured_nothing(c: Compile) -> bool:

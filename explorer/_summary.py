@@ -17,11 +17,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compiler import STAGES, Compile, Report, resume_of
+from compiler import STAGES, Compile, Report
 
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
+from ._speedview import speed_lines
 from ._viewtypes import BreakLine, CompileRow, Summary
+from ._words import display_name, secs  # noqa: F401 - where the views import them from
 
 _LETTER = dict(zip(STAGES, "CADFG"))
 
@@ -75,18 +77,6 @@ def reasons_line(reasons) -> str:
 def _squeeze(reason: str) -> str:
     """torch pads a guard's code to a column before its ``# source`` comment: one gap."""
     return re.sub(r" {3,}#", "  #", reason)
-
-
-def display_name(name: str | None) -> str:
-    """`torch_dynamo_resume_in_forward_at_18` -> `forward (resumed after line 18)`."""
-    if not name:
-        return "?"
-    resumed = resume_of(name)
-    return f"{resumed[0]} (resumed after line {resumed[1]})" if resumed else name
-
-
-def secs(s: float | None) -> str:
-    return "-" if s is None else (f"{s:.2f} s" if s >= 0.1 else f"{s * 1000:.0f} ms")
 
 
 def headline(report: Report) -> str:
@@ -182,6 +172,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             ("export → AOTInductor", export_lines(report) + export_run_lines(report)),
             ("FlexAttention", flex_lines(report)),
             ("Max-autotune", autotune_lines(report)),
+            ("Mode, CUDA graphs and caches", speed_lines(report)),
         )
         if lines
     )

@@ -37,6 +37,7 @@ class _Acc:
     outputs: list[tuple[str, str | None, str]] = field(default_factory=list)
     kernel_info: dict[str, dict] = field(default_factory=dict)
     cache: dict[str, str] = field(default_factory=dict)  # {"fx_graph": "hit", ...}
+    cache_lookups: list[tuple[str, str, str | None]] = field(default_factory=list)  # (kind, state, payload)
     symbols: list[dict] = field(default_factory=list)  # create_symbol bodies
     specializations: list[dict] = field(default_factory=list)  # symbolic_shape_specialization
     shape_guards: list[str] = field(default_factory=list)
@@ -67,6 +68,9 @@ class Context:
     unnumbered_captures: int = 0  # the capture being read of a torch that logs no capture id
     exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
     aoti: dict = field(default_factory=lambda: {"n": 0, "open": None, "pending": []})  # (_export)
+    cudagraph_logs: dict[str, list[str]] = field(default_factory=dict)  # compile key -> messages (_speed)
+    last_cudagraph: str | None = None  # the compile the last cudagraphs message named
+    set_by_recording: dict[str, str] = field(default_factory=dict)  # config the recording set
 
     generation: int = 0
     frame_offset: int = 0

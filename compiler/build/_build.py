@@ -22,7 +22,7 @@ from ..model._report import (
     Symbol,
 )
 from ..parse import _graphs, _outputcode, _text
-from . import _autograd, _draft, _export
+from . import _autograd, _draft, _export, _speed
 from ._acc import Context, _Acc, jsonable
 from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles, stack_frames
@@ -86,7 +86,7 @@ def build(
 
     accs, strings = ctx.accs, ctx.strings
     compiles = [
-        _compile(a, error, strings)
+        _compile(a, error, strings, ctx)
         for a in sorted(accs.values(), key=lambda a: a.order)
         if a.compiled_something
     ]
@@ -113,10 +113,14 @@ def build(
     )
 
 
-def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
+def _compile(a: _Acc, error: str | None, strings: dict[int, str], ctx: Context) -> Compile:
     m = a.metrics or {}
     stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
     stages = _stages(a, strings, stage_t)
+    caches = _speed.lookups(a)
+    config = _speed.config_of(a, caches, ctx)
+    cpu_only = bool(a.kernels) and all(k.language == "cpp" for k in a.kernels)
+    cudagraphs = _speed.cudagraphs_of(a, config, ctx.cudagraph_logs.get(a.key, []), cpu_only)
     status, err, failed_stage = _status(a, error)
     name, filename, line = _where(m, stages.capture)
     return Compile(
@@ -137,6 +141,9 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str]) -> Compile:
         traceback=a.slots.get("error_traceback"),
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
         phases=waterfall(a.spans),
+        config=config,
+        caches=caches,
+        cudagraphs=cudagraphs,
     )
 
 

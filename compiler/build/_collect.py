@@ -112,6 +112,7 @@ def on_triton_kernel_info(a: _Acc, ev: Event, ctx: Context) -> None:
 def on_cache(a: _Acc, ev: Event, ctx: Context) -> None:
     kind, _, state = ev.name[len("artifact:") :].rpartition("_cache_")
     a.cache[kind] = state
+    a.cache_lookups.append((kind, state, ev.payload))
 
 
 def on_metrics(a: _Acc, ev: Event, ctx: Context) -> None:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import _autograd, _export
+from . import _autograd, _export, _speed
 from . import _collect as c
 
 
@@ -73,6 +73,9 @@ EVENTS: dict[str, Spec] = {
         for state in ("hit", "miss", "bypass")
     },
     "artifact:dynamo_error": Spec(None, c.keep_payload("error_traceback")),
+    # CUDA graphs: Inductor's cudagraphs logger (in-process), and what the recording set
+    "log:cudagraphs": _report_wide(_speed.on_cudagraph_log),
+    "recording_config": _report_wide(_speed.on_recording_config),
     # torch.distributed: DDP's graph split at bucket borders, Inductor's collective schedule
     "optimize_ddp_split_graph": Spec(None, c.on_distributed),
     "optimize_ddp_split_child": Spec(None, c.on_distributed),

@@ -78,7 +78,8 @@ class Recording:
             raise RuntimeError("this recording is already active; use a new compiler.recording()")
         # the slow part first (importing Inductor takes ~1 s): Ctrl-C here leaves nothing attached
         wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
-        loggers = [_torch.artifact_logger(m, a) for m, a in _torch.FUSION_LOGGERS] if self.fusion_logs else []
+        names = (_torch.FUSION_LOGGERS if self.fusion_logs else ()) + _torch.CUDAGRAPH_LOGGERS
+        loggers = [(a, _torch.artifact_logger(m, a)) for m, a in names]
         self.events = []
         self._export_error = None  # a data-dependent error that ended a torch.export call
         self._report, self._ended = None, None
@@ -96,9 +97,10 @@ class Recording:
                 patch = module.patch({name: value})
                 patch.__enter__()
                 self._config.append((patch, name, value, module))
+            self.events.append(_recording_config(self._config))
             self._trace_handler = TraceHandler(self.events, scope, self.on_stage)
             _torch.trace_logger().addHandler(self._trace_handler)
-            for (_module, artifact), log in zip(_torch.FUSION_LOGGERS, loggers):
+            for artifact, log in loggers:
                 if log is None:  # artifact not registered in this torch version
                     continue
                 h = ArtifactHandler(self.events, scope, artifact)
@@ -199,17 +201,23 @@ _stale_hooks: dict[int, Any] = {}
 # torch's loggers are process-wide: the first recording to listen saves their state, the
 # last one to stop restores it, in whatever order recordings end
 _lock = threading.Lock()
-_listening: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate]
+_listening: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate, _PassOn]
 
 
 def _listen(log: logging.Logger, handler: logging.Handler) -> None:
+    """``handler`` on ``log`` at DEBUG, the logger kept from passing its DEBUG records to the
+    user's handlers; what it showed before (records at its level or above, where it
+    propagated) still reaches them, through ``_PassOn``."""
     with _lock:
         state = _listening.get(log.name)
         if state is None:
-            state = _listening[log.name] = [0, log.level, log.propagate]
+            passon = _PassOn(log, log.getEffectiveLevel()) if log.propagate else None
+            state = _listening[log.name] = [0, log.level, log.propagate, passon]
             if log.getEffectiveLevel() > logging.DEBUG:
                 log.setLevel(logging.DEBUG)
             log.propagate = False
+            if passon is not None:
+                log.addHandler(passon)
         state[0] += 1
         log.addHandler(handler)
 
@@ -225,6 +233,21 @@ def _unlisten(log: logging.Logger, handler: logging.Handler) -> None:
             del _listening[log.name]
             log.setLevel(state[1])
             log.propagate = state[2]
+            if state[3] is not None:
+                log.removeHandler(state[3])
+
+
+class _PassOn(logging.Handler):
+    """Hands the records a logger would have propagated without us (at its former level or
+    above) to its ancestors' handlers, as propagation does (``Logger.callHandlers``)."""
+
+    def __init__(self, log: logging.Logger, level: int):
+        super().__init__(level=level)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.log.parent is not None:
+            self.log.parent.callHandlers(record)
 
 
 def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, Any]]:
@@ -239,9 +262,11 @@ def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, An
         out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
         if hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
             out.append((functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE, False))
-    if provenance and hasattr(inductor.trace, "provenance_tracking_level"):
+    if provenance and not caches and hasattr(inductor.trace, "provenance_tracking_level"):
         # the user's own level where they chose one, else the basic one: the same kernel to
-        # post-grad node mapping without "normal"'s per-pass node history (see _torch)
+        # post-grad node mapping without "normal"'s per-pass node history (see _torch). Not
+        # with the caches on: the level is part of the FX-graph cache key, which must be
+        # the one torch computes without us
         level = inductor.trace.provenance_tracking_level or _torch.PROVENANCE_BASIC
         out.append((inductor, _torch.INDUCTOR_PROVENANCE, level))
     return out
@@ -259,6 +284,13 @@ def _fusion_config(fusion: FusionIR, *, caches: bool) -> list[tuple[Any, str, An
     if caches and not _torch.is_cache_safe_pass(prior):
         out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
     return out
+
+
+def _recording_config(config: list[tuple[Any, str, Any, Any]]) -> Event:
+    """An event naming the config the recording set (the report tells it from the user's)."""
+    return Event(
+        "recording_config", {"recording_config": {name: repr(value) for _p, name, value, _m in config}}
+    )
 
 
 def _get(module: Any, dotted: str) -> Any:

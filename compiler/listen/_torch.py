@@ -19,6 +19,14 @@ TRACE_LOGGER = "torch.__trace"
 # Inductor's artifact loggers we attach to: (module qualname, artifact name): the fusion
 # decisions ("fusion") only; the IR before and after fusion comes from the scheduler hooks below
 FUSION_LOGGERS = (("torch._inductor.scheduler", "fusion"),)
+# Inductor's CUDA-graph loggers (artifact "cudagraphs"): each recording, re-recording and
+# warm-up of a graph tree with the compile id in brackets, and the skips found while running;
+# not in the structured trace. Listened to in every recording (silent where nothing runs
+# under CUDA graphs); its warnings still reach the user's handlers as without us.
+CUDAGRAPH_LOGGERS = (
+    ("torch._inductor.cudagraph_trees", "cudagraphs"),
+    ("torch._inductor.cudagraph_utils", "cudagraphs"),
+)
 # Inductor's scheduler pass hook before fusion (torch/_inductor/config.py, taking and returning
 # the scheduler's node list): the recording snapshots the nodes and the scheduler there and
 # renders them after the compile with Inductor's own formatter, into the text the

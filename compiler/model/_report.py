@@ -23,6 +23,7 @@ from . import _limits, _schema
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
+from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
@@ -84,6 +85,9 @@ class Compile:
     # Compiled Autograd's captured backward, where this compile is Dynamo compiling it ("!0/3/0")
     compiled_autograd: CompiledAutograd | None = None
     phases: tuple[PhaseSpan, ...] = ()  # torch's timed phases in time order: where compile time went
+    config: CompileConfig | None = None  # the mode and options it was compiled with
+    caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
+    cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,173 @@
+"""torch's records of a compile's mode, caches and CUDA graphs, read into facts (pure).
+
+* The runnable repro (``fx_graph_runnable``) starts with torch's own list of the config that
+  differs from the defaults (``torch._inductor.config.triton.cudagraphs = True``): the mode
+  and options in force.
+* A cache artifact (``fx_graph_cache_miss`` ...) is JSON: its state, key, bypass reason,
+  time saved and the key's components, one line each: ``[hash] name: value``.
+* Inductor's ``cudagraphs`` logger (in-process only; TORCH_TRACE does not carry it) tells each
+  recording, re-recording and warm-up with the compile id in brackets, and the skips.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..model._speedtypes import CacheLookup, CudaGraphRun
+
+_CONFIG_LINE = re.compile(r"^torch\.(_inductor|_dynamo)\.config\.([\w.]+) = (.*)$", re.M)
+
+
+def runnable_options(runnable: str | None) -> dict[str, str] | None:
+    """The non-default Inductor and Dynamo config a runnable repro sets, by name (Dynamo's
+    prefixed ``dynamo.``), values as torch printed them; None for no runnable."""
+    if not runnable:
+        return None
+    out = {}
+    for module, name, value in _CONFIG_LINE.findall(runnable):
+        out[name if module == "_inductor" else f"dynamo.{name}"] = value.strip()
+    return out
+
+
+def mode_of(cudagraphs: bool, max_autotune: bool) -> str:
+    """torch.compile's mode from the two options its modes set (torch's list_mode_options)."""
+    if max_autotune:
+        return "max-autotune" if cudagraphs else "max-autotune-no-cudagraphs"
+    return "reduce-overhead" if cudagraphs else "default"
+
+
+def is_true(value: str | None) -> bool:
+    return value in ("True", "BoxedBool(value=True)")
+
+
+_COMPONENT = re.compile(r"^\[(\w+)\] ([^:\n]+): ?(.*)$")
+
+
+def component_lines(components: list) -> str | None:
+    """torch's key components as one text, a line each; a multi-line value (the graph's code)
+    is cut to its first line and a ``…``."""
+    if not components:
+        return None
+    lines = []
+    for c in components:
+        text = str(c)
+        first, nl, _rest = text.partition("\n")
+        lines.append(first + (" …" if nl else ""))
+    return "\n".join(lines)
+
+
+def components(text: str | None) -> dict[str, tuple[str, str]]:
+    """name -> (hash, value) of a CacheLookup's components."""
+    out: dict[str, tuple[str, str]] = {}
+    for line in (text or "").splitlines():
+        m = _COMPONENT.match(line)
+        if m:
+            out[m.group(2)] = (m.group(1), m.group(3))
+    return out
+
+
+def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
+    """One cache artifact's payload (JSON; torch < 2.4 logged none) as a CacheLookup."""
+    try:
+        body = json.loads(payload) if payload else {}
+    except (json.JSONDecodeError, TypeError):
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    saved = None
+    if isinstance(body.get("time_saved_ns"), int | float):
+        saved = body["time_saved_ns"] / 1e9
+    elif isinstance(body.get("time_saved_ms"), int | float):
+        saved = body["time_saved_ms"] / 1e3
+    comps = body.get("components")
+    return CacheLookup(
+        kind=kind,
+        state=str(body.get("cache_state") or state),
+        key=body.get("key") if isinstance(body.get("key"), str) else None,
+        reason=body.get("cache_bypass_reason") if isinstance(body.get("cache_bypass_reason"), str) else None,
+        time_saved_s=saved,
+        components=component_lines(comps) if isinstance(comps, list) else None,
+    )
+
+
+def differing(a: str | None, b: str | None) -> list[tuple[str, str | None, str | None]]:
+    """The components of two keys that differ: (name, value in a, value in b); a component
+    only one of them has is None on the other side. A value torch logged as bytes (the
+    torch version's hash) or a graph's code is named by its hash."""
+    ca, cb = components(a), components(b)
+    out = []
+    for name in list(ca) + [n for n in cb if n not in ca]:
+        ha, hb = ca.get(name), cb.get(name)
+        if ha is None or hb is None or ha[0] != hb[0]:
+            out.append((name, _shown(ha), _shown(hb)))
+    return out
+
+
+def _shown(component: tuple[str, str] | None) -> str | None:
+    if component is None:
+        return None
+    h, value = component
+    if not value.isprintable() or value.endswith(" …"):
+        return f"hash {h[:10]}"
+    return value
+
+
+def cache_key_changes(a, b) -> list[tuple[str, list[tuple[str, str | None, str | None]]]]:
+    """For each cache two compiles (``Compile``) both looked up with different keys, the
+    components that differ: [(kind, [(name, value in a, value in b), ...]), ...]."""
+    out = []
+    for la in a.caches:
+        lb = next((x for x in b.caches if x.kind == la.kind), None)
+        if lb is None or la.key is None or lb.key is None or la.key == lb.key:
+            continue
+        out.append((la.kind, differing(la.components, lb.components)))
+    return out
+
+
+# Inductor's cudagraphs logger (torch/_inductor/cudagraph_trees.py, cudagraph_utils.py)
+_BRACKET = re.compile(r"^\[([!\d/:]+)\] ")
+_RECORD = re.compile(r"Recording function=(?P<fn>\S+?),")
+_TREE = re.compile(r"Recording cudagraph tree for (?:symint key (?P<key>.+)|graph without symints)")
+_RERECORD = re.compile(r"Re-recording function=(?P<fn>\S+?), mode=\S+, reason=(?P<why>.*)", re.S)
+_WARMUP = re.compile(r"Running warmup function=(?P<fn>\S+?),")
+SKIP = re.compile(r"^skipping cudagraphs? (?:due to )?", re.I)
+_USER_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def cudagraph_message(text: str) -> tuple[str | None, str, object]:
+    """One cudagraphs-logger message: (compile id in brackets or None, what it is, its fact).
+    What: "run" (a CudaGraphRun), "skip" (the reason), "warning" (the text), "other"."""
+    m = _BRACKET.match(text)
+    cid = m.group(1) if m else None
+    body = text[m.end() :] if m else text
+    if r := _RERECORD.search(body):
+        return cid, "run", CudaGraphRun("re-record", r.group("why").strip(), r.group("fn"))
+    if r := _RECORD.search(body):
+        return cid, "run", CudaGraphRun("record", None, r.group("fn"))
+    if r := _TREE.search(body):
+        return cid, "tree", r.group("key")
+    if r := _WARMUP.search(body):
+        return cid, "run", CudaGraphRun("warmup", None, r.group("fn"))
+    if SKIP.match(body):
+        return cid, "skip", body.strip()
+    if "distinct sizes" in body or "CUDAGraph" in body:
+        return cid, "warning", body.strip()
+    return cid, "other", body.strip()
+
+
+def reason_line(reason: str) -> str | None:
+    """The innermost ``file:line`` torch names in a skip reason's stack ("Found from: File
+    "model.py", line 5"), or None."""
+    found = _USER_LINE.findall(reason or "")
+    if not found:
+        return None
+    file, line = found[-1]
+    return f"{file}:{line}"
+
+
+def short_reason(reason: str) -> str:
+    """A skip reason's first line without torch's "skipping cudagraphs due to"."""
+    first = (reason or "").strip().splitlines()[0] if reason and reason.strip() else ""
+    first = SKIP.sub("", first)
+    return first.rstrip(". :").replace(" Found from", "").strip()
