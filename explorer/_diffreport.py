@@ -20,6 +20,7 @@ from ._diffparts import (
     op_delta,
 )
 from ._diffview import Diff
+from ._speedview import key_change_lines
 from ._summary import display_name, where
 
 
@@ -198,6 +199,7 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
         own = [ln for ln in res.lines if not ln.startswith(("kernels:", "Dynamo ops:", "ATen ops:"))]
         if own:
             summary.append(f"{label}: {'; '.join(own)}")
+        summary += warm_start_lines(bld, label, x, y)
     if kernels.phrases():
         summary.append("kernels: " + ", ".join(kernels.phrases()))
     for what, fn in (("Dynamo ops", dynamo_ops), ("ATen ops", aten_ops)):
@@ -209,6 +211,30 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
 
     title = f"{la} vs {lb}" if labels else "report A vs report B"
     return bld.finish(title, [s for s in summary if s], context)
+
+
+def warm_start_lines(bld: Builder, label: str, x: Compile, y: Compile) -> list[str]:
+    """Why a warm start missed: each cache whose answer or key differs between the two
+    compiles, with the key's components that differ (and a section with both keys' lists)."""
+    out = []
+    for lx in x.caches:
+        ly = next((c for c in y.caches if c.kind == lx.kind), None)
+        if ly is None or (lx.state == ly.state and lx.key == ly.key):
+            continue
+        states = f"{lx.kind} cache {lx.state} → {ly.state}"
+        if lx.key != ly.key and lx.components and ly.components:
+            bld.add(
+                f"{label}cache-key:{lx.kind}",
+                f"{label} {lx.kind} cache key",
+                "text",
+                lx.components,
+                ly.components,
+            )
+        out.append(f"{label} {states}")
+    changes = key_change_lines(x, y)
+    if changes:
+        out.append(f"{label} key components that differ: " + "; ".join(changes))
+    return out
 
 
 def _pair(x: Compile, y: Compile) -> str:

@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff}")
     r = sub.add_parser(
         "record",
         help="run a script as __main__ and record every torch.compile in it",
@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         "--compile",
         metavar="ID",
         help="the compile of a compiles or stage view, e.g. 1/0 (default: most kernels)",
+    )
+    d = sub.add_parser("diff", help="what changed between two saved reports (and why a warm start missed)")
+    d.add_argument("a", help="a report JSON file")
+    d.add_argument("b", help="another report JSON file")
+    d.add_argument(
+        "--full", action="store_true", help="also print every changed section (default: the summary)"
     )
     return p
 
@@ -131,7 +137,28 @@ def main(argv: list[str] | None = None) -> int:
         return _record(ns)
     if ns.command == "load":
         return _load(ns, compiler)
+    if ns.command == "diff":
+        return _diff(ns, compiler)
     return _report(ns, compiler)
+
+
+def _diff(ns, compiler) -> int:
+    """The two reports' differences: the summary (frames, compiles, breaks, recompiles, cache
+    answers and the key components that differ), and with --full every changed section."""
+    from explorer import diff
+    from explorer._summary import echo
+
+    reports = []
+    for path in (ns.a, ns.b):
+        try:
+            reports.append(compiler.load(path))
+        except (OSError, ValueError) as e:
+            _say(f"pt2-explorer: error: {e}")
+            return 2
+    d = diff(reports[0], reports[1], labels=(ns.a, ns.b))
+    text = str(d) if ns.full else "\n".join([d.title, *(f"  {s}" for s in d.summary)]) + "\n"
+    echo(text)
+    return 0
 
 
 def _record(ns) -> int:
@@ -250,7 +277,9 @@ def _output_is_input(ns) -> str | None:
     report): writing would destroy it. Under torchrun each rank writes its own name."""
     import compiler  # reading and names: no torch
 
-    source = {"record": "script", "load": "trace", "report": "report"}[ns.command]
+    source = {"record": "script", "load": "trace", "report": "report"}.get(ns.command)
+    if source is None:  # writes nothing
+        return None
     given = getattr(ns, source, None)
     rank = _program.torchrun_rank()[0] if ns.command == "record" else None
     for opt in ("json", "html"):

@@ -69,7 +69,7 @@ class Context:
     exports: dict = field(default_factory=dict)  # torch.export runs (_draft)
     aoti: dict = field(default_factory=lambda: {"n": 0, "open": None, "pending": []})  # (_export)
     cudagraph_logs: dict[str, list[str]] = field(default_factory=dict)  # compile key -> messages (_speed)
-    last_cudagraph: str | None = None  # the compile the last cudagraphs message named
+    last_compile: str | None = None  # the compile of the last per-compile event (_speed)
     set_by_recording: dict[str, str] = field(default_factory=dict)  # config the recording set
 
     generation: int = 0

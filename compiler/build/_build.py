@@ -82,8 +82,10 @@ def build(
             continue
         if spec.compiled and not (spec.handler is on_metrics and limit_hit(ev.body)):
             a.compiled_something = True
+        ctx.last_compile = a.key
         spec.handler(a, ev, ctx)
 
+    _speed.attach_cudagraph_logs(ctx)
     accs, strings = ctx.accs, ctx.strings
     compiles = [
         _compile(a, error, strings, ctx)

@@ -17,15 +17,40 @@ _KEY_CONFIG = re.compile(r"^inductor_config\[(.+)\]$")
 
 def on_cudagraph_log(ctx: Context, ev: Event) -> None:
     """A message of Inductor's cudagraphs logger: filed under the compile it names in
-    brackets; one that names none under the compile running when it was logged, else under
-    the compile the last bracketed message named (a skip found while running its graphs)."""
+    brackets or that was running when it was logged; one logged while compiled code ran
+    names none, and is filed when the build ends (``attach_cudagraph_logs``)."""
     text = ev.payload or ""
     cid, _what, _fact = p.cudagraph_message(text)
-    key = ctx.key(cid) if cid else (ctx.key(ev.compile_id) if ev.compile_id else ctx.last_cudagraph)
-    if cid or ev.compile_id:
-        ctx.last_cudagraph = key
-    if key is not None:
-        ctx.cudagraph_logs.setdefault(key, []).append(text)
+    cid = cid or ev.compile_id
+    if cid:
+        ctx.cudagraph_logs.setdefault(ctx.key(cid), []).append(text)
+    else:
+        ctx.cudagraph_logs.setdefault("", []).append(f"{ctx.last_compile or ''}\0{text}")
+
+
+def attach_cudagraph_logs(ctx: Context) -> None:
+    """Messages logged while compiled code ran: under the compile whose function holds the
+    line torch's stack names (a skip's "Found from: File ..., line N"), else under the last
+    compile before the message (torch logs them on the first calls after a compile)."""
+    for item in ctx.cudagraph_logs.pop("", []):
+        last, _, text = item.partition("\0")
+        key = _compile_at(ctx, p.reason_line(text)) or last
+        if key:
+            ctx.cudagraph_logs.setdefault(key, []).append(text)
+
+
+def _compile_at(ctx: Context, where: str | None) -> str | None:
+    if not where:
+        return None
+    file, _, line = where.rpartition(":")
+    best = None
+    for a in ctx.accs.values():
+        m = a.metrics or {}
+        first = m.get("co_firstlineno")
+        if m.get("co_filename") == file and isinstance(first, int) and first <= int(line):
+            if best is None or first > best[0]:
+                best = (first, a.key)
+    return best[1] if best else None
 
 
 def on_recording_config(ctx: Context, ev: Event) -> None:
