@@ -16,6 +16,7 @@ _STATE = {
 }
 
 
+_CACHE = {"fx_graph": "FX graph", "aotautograd": "AOTAutograd"}
 _WHEN = {"compile": "at compile time", "run": "while running"}
 
 
@@ -56,7 +57,7 @@ def cache_phrase(lookups: tuple[CacheLookup, ...]) -> str | None:
         return None
     out = []
     for lk in lookups:
-        text = f"{lk.kind.replace('_', ' ')} {lk.state}"
+        text = f"{_CACHE.get(lk.kind, lk.kind)} {lk.state}"
         if lk.time_saved_s:
             text += f" (saved {secs(lk.time_saved_s)})"
         if lk.reason:

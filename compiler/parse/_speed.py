@@ -127,10 +127,10 @@ def cache_key_changes(a, b) -> list[tuple[str, list[tuple[str, str | None, str |
 
 # Inductor's cudagraphs logger (torch/_inductor/cudagraph_trees.py, cudagraph_utils.py)
 _BRACKET = re.compile(r"^\[([!\d/:]+)\] ")
-_RECORD = re.compile(r"Recording function=(?P<fn>\S+?),")
+_RECORD = re.compile(r"Recording function=(?P<fn>[^\s,]+)")
 _TREE = re.compile(r"Recording cudagraph tree for (?:symint key (?P<key>.+)|graph without symints)")
-_RERECORD = re.compile(r"Re-recording function=(?P<fn>\S+?), mode=\S+, reason=(?P<why>.*)", re.S)
-_WARMUP = re.compile(r"Running warmup function=(?P<fn>\S+?),")
+_RERECORD = re.compile(r"Re-recording function=(?P<fn>[^\s,]+),.*?reason=(?P<why>.*)", re.S)
+_WARMUP = re.compile(r"Running warmup function=(?P<fn>[^\s,]+)")
 SKIP = re.compile(r"^skipping cudagraphs? (?:due to )?", re.I)
 _USER_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
