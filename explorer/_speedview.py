@@ -4,6 +4,8 @@ differ between two compiles of the same function)."""
 
 from __future__ import annotations
 
+import os
+
 from compiler import CacheLookup, Compile, Report, cache_key_changes, cudagraph_reason
 
 from ._words import display_name, secs
@@ -37,7 +39,7 @@ def cudagraph_phrase(c: Compile) -> str | None:
         return None
     text = f"CUDA graphs: {_STATE.get(cg.state, cg.state)}"
     if cg.reason:
-        text += f" — {cudagraph_reason(cg.reason)}" + (f", {cg.where}" if cg.where else "")
+        text += f" — {cudagraph_reason(cg.reason)}" + (f", {_short_where(cg.where)}" if cg.where else "")
     counts = []
     if cg.recordings:
         counts.append(f"{cg.recordings} recording{'s' * (cg.recordings != 1)}")
@@ -49,6 +51,12 @@ def cudagraph_phrase(c: Compile) -> str | None:
     if counts:
         text += " (" + ", ".join(counts) + ")"
     return text
+
+
+def _short_where(where: str) -> str:
+    """``/abs/path/model.py:5`` -> ``model.py:5`` (the full path is in the compile's view)."""
+    file, _, line = where.rpartition(":")
+    return f"{os.path.basename(file)}:{line}"
 
 
 def cache_phrase(lookups: tuple[CacheLookup, ...]) -> str | None:
@@ -102,6 +110,8 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
     if cg is not None:
         when = f" (found {_WHEN.get(cg.when, cg.when)})" if cg.when else ""
         rows.append(("CUDA graphs", (cudagraph_phrase(c) or "-").removeprefix("CUDA graphs: ") + when))
+        if cg.where:
+            rows.append(("  at", cg.where))
         if cg.reason and cg.reason != cudagraph_reason(cg.reason):
             rows.append(("torch's skip reason", cg.reason.strip()))
         for r in cg.runs:

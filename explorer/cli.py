@@ -11,6 +11,8 @@ pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
+pt2-explorer diff A.json B.json [--full]          what changed between two reports (and why a
+        warm start missed its cache: the key components that differ)
 """
 
 from __future__ import annotations

@@ -664,3 +664,21 @@ def test_11_shows_each_captured_backward_and_the_flex_kernel(run_notebook):
         "mask_mod: sliding_window_causal, line 27: return (q_idx >= kv_idx) & (q_idx - kv_idx <= WINDOW)",
         "class mask_fn_0(torch.nn.Module):",
     ]
+
+
+# ---- 15: CUDA graphs and caches ----------------------------------------------------------------
+
+
+def test_15_reads_cuda_graphs_and_caches(run_notebook):
+    nb, _ = run_notebook("15_cuda_graphs_and_caches.ipynb")
+    counts = _stdout(_cell(nb, "for c in cg.compiles:"))
+    assert "[0/0] step_mutating   skipped  recordings=0" in counts
+    assert "[1/0] step_pure       used     recordings=1" in counts
+    assert "[3/0] layer           used     recordings=6 sizes=6" in counts
+    modes = _stdout(_cell(nb, "for kwargs in"))
+    assert "{'mode': 'reduce-overhead'}" in modes and "mode=reduce-overhead" in modes
+    assert "CUDA graphs: skipped" in modes and "dynamic=True" in modes
+    why = _stdout(_cell(nb, "d = explorer.diff(caches, changed"))
+    assert "fx_graph key: inductor_config[max_fusion_size]: 64 → 32" in why
+    answer = _stdout(_tagged(nb, "answer"))
+    assert "('fx_graph', 'miss')" in answer and "inductor_config[max_autotune]: False → True" in answer

@@ -145,8 +145,8 @@ def cudagraphs_of(
         _cid, what, fact = p.cudagraph_message(text)
         if what == "run":
             runs.append(fact)
-        elif what == "tree":  # a new tree: a size (symint key) not seen before
-            runs.append(CudaGraphRun("new size", None, f"symint key {fact}" if fact else None))
+        elif what == "tree" and fact:  # a new tree for a size (symint key) not seen before
+            runs.append(CudaGraphRun("new size", None, f"symint key {fact}"))
         elif what == "skip" and run_reason is None:
             run_reason = fact
         elif what == "warning":

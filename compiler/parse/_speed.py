@@ -169,5 +169,5 @@ def reason_line(reason: str) -> str | None:
 def short_reason(reason: str) -> str:
     """A skip reason's first line without torch's "skipping cudagraphs due to"."""
     first = (reason or "").strip().splitlines()[0] if reason and reason.strip() else ""
-    first = SKIP.sub("", first)
-    return first.rstrip(". :").replace(" Found from", "").strip()
+    first = SKIP.sub("", first).split("Found from")[0]
+    return first.strip().rstrip(".:").strip()
