@@ -36,6 +36,30 @@ def test_fusion_artifact_loggers_exist():
     assert _torch.artifact_logger("torch._inductor.debug", "no_such_artifact_xyz") is None
 
 
+def test_cudagraph_loggers_and_the_messages_we_read_exist():
+    """Inductor's cudagraphs loggers, and the texts compiler/parse/_speed.py reads from them and
+    from torch's other records, as this torch writes them."""
+    import inspect
+
+    from torch._inductor import cudagraph_trees, cudagraph_utils
+
+    for module, artifact in _torch.CUDAGRAPH_LOGGERS:
+        assert _torch.artifact_logger(module, artifact) is not None
+    trees = inspect.getsource(cudagraph_trees)
+    for text in ("Recording function=%s", "Running warmup function=%s", "Re-recording function=%s"):
+        assert text in trees
+    assert "Recording cudagraph tree for symint key %s" in trees
+    utils = inspect.getsource(cudagraph_utils)
+    assert "distinct sizes" in utils and 'metrics_context.set("cudagraph_skip_reason"' in utils
+    assert "skipping cudagraphs due to" in utils
+    # the cache artifacts' JSON fields
+    from torch._inductor import codecache
+
+    source = inspect.getsource(codecache)
+    for field in ('"components"', '"cache_state"', '"cache_bypass_reason"', '"time_saved_ns"'):
+        assert field in source
+
+
 def test_fusion_ir_hook_and_formatter_exist():
     """What the IR before and after fusion is made from (the rendered text is checked against
     Inductor's loggers in tests/test_fusion_ir.py)."""
