@@ -71,6 +71,7 @@ class Context:
     cudagraph_logs: dict[str, list[str]] = field(default_factory=dict)  # compile key -> messages (_speed)
     last_compile: str | None = None  # the compile of the last per-compile event (_speed)
     set_by_recording: dict[str, str] = field(default_factory=dict)  # config the recording set
+    recording_before: dict[str, str] = field(default_factory=dict)  # its value before the recording
 
     generation: int = 0
     frame_offset: int = 0

@@ -56,8 +56,11 @@ def _compile_at(ctx: Context, where: str | None) -> str | None:
 def on_recording_config(ctx: Context, ev: Event) -> None:
     """What the recording itself set in torch's config (an event the recording adds)."""
     body = ev.body
-    if isinstance(body, dict):
-        ctx.set_by_recording.update({str(k): str(v) for k, v in body.items()})
+    for name, values in (body if isinstance(body, dict) else {}).items():
+        if isinstance(values, dict):
+            if "ours" in values:
+                ctx.set_by_recording[str(name)] = str(values["ours"])
+            ctx.recording_before[str(name)] = str(values.get("before"))
 
 
 def lookups(a: _Acc) -> tuple[CacheLookup, ...]:
@@ -79,7 +82,9 @@ def config_of(a: _Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> Compile
     if not inductor and not m:
         return None
     options = dict(options or {})
-    ours = {k: options.pop(k) for k in list(options) if k in ctx.set_by_recording}
+    ours = {k: options.pop(k) for k in list(options) if ctx.set_by_recording.get(k) == options[k]}
+    for k in [k for k in options if ctx.recording_before.get(k) == options[k]]:
+        del options[k]  # as it was before any recording: listed only because one set it back
     cudagraphs = _flag(options, comps, "triton.cudagraphs", "fx_kwargs[cudagraphs]")
     autotune = _flag(options, comps, "max_autotune", None)
     return CompileConfig(

@@ -93,11 +93,14 @@ class Recording:
                 self._fusion = FusionIR(self.events, scope)
                 wanted += _fusion_config(self._fusion, caches=self.caches)
             self._active = True
+            before = {
+                name: _get(module, name) for module, name in _watched() + [(m, n) for m, n, _v in wanted]
+            }
             for module, name, value in wanted:
                 patch = module.patch({name: value})
                 patch.__enter__()
                 self._config.append((patch, name, value, module))
-            self.events.append(_recording_config(self._config))
+            self.events.append(_recording_config(self._config, before))
             self._trace_handler = TraceHandler(self.events, scope, self.on_stage)
             _torch.trace_logger().addHandler(self._trace_handler)
             for artifact, log in loggers:
@@ -286,11 +289,23 @@ def _fusion_config(fusion: FusionIR, *, caches: bool) -> list[tuple[Any, str, An
     return out
 
 
-def _recording_config(config: list[tuple[Any, str, Any, Any]]) -> Event:
-    """An event naming the config the recording set (the report tells it from the user's)."""
-    return Event(
-        "recording_config", {"recording_config": {name: repr(value) for _p, name, value, _m in config}}
-    )
+def _recording_config(config: list[tuple[Any, str, Any, Any]], before: dict[str, Any]) -> Event:
+    """An event naming the config the recording set and the value before it (the report tells
+    them from the user's options)."""
+    body = {name: {"before": repr(value)} for name, value in before.items()}
+    for _p, name, value, _m in config:
+        body[name]["ours"] = repr(value)
+    return Event("recording_config", {"recording_config": body})
+
+
+def _watched() -> list[tuple[Any, str]]:
+    """The config a recording may set, named in its event with the value it found, whether it
+    set it or not: a value a recording set back is then told from one the user set."""
+    inductor = _torch.inductor_config()
+    out = [(inductor, _torch.INDUCTOR_FX_GRAPH_CACHE)]
+    if hasattr(inductor.trace, "provenance_tracking_level"):
+        out.append((inductor, _torch.INDUCTOR_PROVENANCE))
+    return out
 
 
 def _get(module: Any, dotted: str) -> Any:
