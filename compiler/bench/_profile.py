@@ -28,6 +28,7 @@ _CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
 _COMPILED_REGION = ("## Call CompiledFxGraph", "Torch-Compiled Region", "CompiledFunction")
 
+
 def peak_gb_per_s(device_name: str) -> float | None:
     """The device's peak memory bandwidth from the datasheet table; None: unknown."""
     p = device_peak(device_name)

@@ -99,6 +99,20 @@ def eager_costs(bench: Benchmark) -> tuple[KernelCost, ...]:
     return _with_shares(rows)
 
 
+def cost_groups(
+    costs: Iterable[KernelCost], by: str, bench: Benchmark | None = None
+) -> tuple[CostGroup, ...]:
+    """Kernel time summed ``by`` "line", "module" (beside eager's, given the benchmark) or
+    "family" (matmul, pointwise, reduction…)."""
+    if by == "line":
+        return by_line(costs)
+    if by == "module":
+        return by_module(costs, bench)
+    if by == "family":
+        return by_family(costs)
+    raise ValueError(f"cost_groups: by must be 'line', 'module' or 'family', not {by!r}")
+
+
 def by_line(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
     return _group(costs, lambda c: ", ".join(c.lines) or "(no line: an input or a copy)")
 
