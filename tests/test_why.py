@@ -31,7 +31,10 @@ def test_triton_kernel_read_for_people():
     # the decorator's facts, as the source writes them
     assert (t.name, t.heuristic, t.size_hints) == ("triton_poi_fused_gelu_1", "pointwise", {"x": 32768})
     assert t.signature == {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "XBLOCK": "constexpr"}
-    assert "'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}" in k.source
+    assert (
+        "'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}"
+        in k.source
+    )
     assert (t.mutated, t.loads, t.stores, t.reductions) == ((), 1, 1, 0)
     assert t.device.startswith("DeviceProperties(type='cuda'") and "cc=90" in t.device
     # the body: the @triton.jit function, whole, and nothing of the harness around it
@@ -41,7 +44,9 @@ def test_triton_kernel_read_for_people():
     assert t.body.splitlines() == lines[start : start + len(t.body.splitlines())]
     assert lines[t.body_line - 1].startswith("def triton_poi_fused_gelu_1(")
     after = [ln for ln in lines[start + len(t.body.splitlines()) :] if ln.strip()]
-    assert after == [] and t.body.splitlines()[-1].startswith("    tl.store(out_ptr0")  # this module ends there
+    assert after == [] and t.body.splitlines()[-1].startswith(
+        "    tl.store(out_ptr0"
+    )  # this module ends there
     mlp = compiler.load(DATA / "h100-bench-mlp.json.gz").kernels[1]  # one with Inductor's harness after it
     m_lines = mlp.source.splitlines()
     body = compiler.read_triton_source(mlp.source).body.splitlines()
@@ -79,7 +84,9 @@ def test_kernel_time_on_the_model_lines(mlp):
     r, b = mlp
     costs = compiler.kernel_costs(r, b)
     # every profiled row is there, with its own time per call
-    assert sorted((c.name, round(c.ms, 9)) for c in costs) == sorted((k.name, round(k.per_call_ms, 9)) for k in b.kernels)
+    assert sorted((c.name, round(c.ms, 9)) for c in costs) == sorted(
+        (k.name, round(k.per_call_ms, 9)) for k in b.kernels
+    )
     assert sum(c.share for c in costs) == pytest.approx(1.0)
     prov = _provenance(r)["cppCodeToPost"]
     for c in costs:
@@ -153,9 +160,10 @@ def test_verdict_launch_bound_modes():
     launch = next(c for c in v.causes if c.key == "launch")
     assert (v.main, launch.ms) == ("launch", pytest.approx(idle))
     assert v.headline.endswith("CUDA graphs are off (mode='reduce-overhead' turns them on)")
-    assert "mode=reduce-overhead: CUDA graphs on" in next(
-        c for c in rows["reduce-overhead"].causes if c.key == "launch"
-    ).evidence
+    assert (
+        "mode=reduce-overhead: CUDA graphs on"
+        in next(c for c in rows["reduce-overhead"].causes if c.key == "launch").evidence
+    )
 
 
 def test_why_view_text(mlp):

@@ -99,7 +99,8 @@ def _library(lib: list[KernelCost], ms: float, c: float, bench: Benchmark) -> Ca
     ev = []
     places = {p.name: p for p in roofline(tuple(lib), bench)}
     for k in lib[:3]:
-        prec, why = precision(k, bench) if k.family == "matmul" else (None, "")
+        cuda_mm = k.family == "matmul" and bench.device == "cuda"
+        prec, why = precision(k, bench) if cuda_mm else (None, "")
         p = places.get(k.name)
         at = (
             f", {p.of_bound:.0%} of the {p.precision or ''} {p.bound}-bound peak".replace("  ", " ")
