@@ -22,6 +22,7 @@ import torch
 from ..model._benchtypes import Launch, Timeline
 
 CALL = "## pt2-explorer call"
+HOST = "## pt2-explorer host"  # the call itself, without the synchronisation after it
 MODULE = "## pt2-explorer module: "
 REGION = "Torch-Compiled Region: "
 GRAPH = "## Call CompiledFxGraph"
@@ -34,7 +35,8 @@ def marked(call, cuda: bool):
 
     def run():
         with torch.profiler.record_function(CALL):
-            out = call()
+            with torch.profiler.record_function(HOST):
+                out = call()
             if cuda:
                 torch.cuda.synchronize()
         return out
@@ -190,9 +192,8 @@ class _CallFacts:
         self.launches = 0
         self.graphs = 0
         self.guard_us = 0.0
-        self.guard_in_region_us = 0.0
         self.graph_us = 0.0
-        self.region_us = 0.0
+        self.host_us = 0.0
 
     def host(self, evt) -> None:
         if evt.device_type != torch.autograd.DeviceType.CPU:
@@ -200,13 +201,11 @@ class _CallFacts:
         name, us = evt.name, evt.time_range.elapsed_us()
         if name == GUARDS:
             self.guard_us += us
-            if _ancestor(evt, REGION) is not None:
-                self.guard_in_region_us += us
         elif name.startswith(GRAPH) and _ancestor(evt, GRAPH) is None:
             self.graphs += 1
             self.graph_us += us
-        elif name.startswith(REGION) and _ancestor(evt, REGION) is None:
-            self.region_us += us
+        elif name == HOST:
+            self.host_us += us
 
 
 def _timeline(per_call: list[_CallFacts], spans: list[tuple[float, float]], cuda: bool) -> Timeline:
@@ -218,7 +217,7 @@ def _timeline(per_call: list[_CallFacts], spans: list[tuple[float, float]], cuda
         busy += sum(b - a for a, b in merged)
         gaps += [b[0] - a[1] for a, b in zip(merged, merged[1:], strict=False) if b[0] > a[1]]
     kernel = sum(f.kernel_us for f in per_call)
-    outside = sum(f.region_us - f.graph_us - f.guard_in_region_us for f in per_call)
+    outside = sum(max(f.host_us - f.graph_us - f.guard_us, 0.0) for f in per_call)
     return Timeline(
         call_ms=sum(b - a for a, b in spans) / n / 1e3,
         kernel_ms=kernel / n / 1e3,
@@ -227,7 +226,7 @@ def _timeline(per_call: list[_CallFacts], spans: list[tuple[float, float]], cuda
         graphs=sum(f.graphs for f in per_call) / n,
         guard_ms=sum(f.guard_us for f in per_call) / n / 1e3,
         graph_host_ms=sum(f.graph_us for f in per_call) / n / 1e3,
-        outside_ms=max(outside, 0.0) / n / 1e3,
+        outside_ms=outside / n / 1e3,
         gaps=len(gaps) / n,
         median_gap_us=statistics.median(gaps) if gaps else None,
         max_gap_us=max(gaps) if gaps else None,

@@ -254,8 +254,15 @@ def with_binaries(report: Report, found: dict[str, list[tuple[str | None, Triton
     if not found:
         return report
     kernels = []
+    named: dict[str, int] = {}
     for k in report.kernels:
-        mine = [(f, b) for f, b in found.get(k.name, []) if _same_module(f, k.source)]
+        if k.language == "triton":
+            named[k.name] = named.get(k.name, 0) + 1
+    for k in report.kernels:
+        heard = found.get(k.name, [])
+        mine = [(f, b) for f, b in heard if _same_module(f, k.source)]
+        if not mine and named.get(k.name) == 1:  # one kernel of that name: its module, even if
+            mine = heard  # the file differs from the wrapper's copy in whitespace or escapes
         if k.language != "triton" or not mine:
             kernels.append(k)
             continue

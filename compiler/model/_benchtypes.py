@@ -67,7 +67,7 @@ class Timeline:
     graphs: float = 0.0  # compiled graphs run ("## Call CompiledFxGraph")
     guard_ms: float = 0.0  # Dynamo's guard evaluation ("TorchDynamo Cache Lookup")
     graph_host_ms: float = 0.0  # host time inside the compiled graphs (their wrappers, launches)
-    outside_ms: float = 0.0  # host time in compiled frames outside any graph: Python between graphs
+    outside_ms: float = 0.0  # host time outside the graphs and guards: Python between graphs, wrappers
     gaps: float = 0.0  # idle spans of the GPU between two kernels
     median_gap_us: float | None = None
     max_gap_us: float | None = None
