@@ -26,18 +26,21 @@ def kernel_blocks(k: Kernel) -> list[Block]:
     t = read_triton_source(k.source) if k.language == "triton" else None
     if t is None:
         meta = f"  {k.metadata}" if k.metadata else ""
-        return [CodeBlock(title + meta, k.language, k.source)]
+        return [CodeBlock(title + meta, k.language, k.source), *_binary_blocks(k)]
     blocks: list[Block] = [
         CodeBlock(
             f"{title}, lines {t.body_line - 1}–{t.body_line + t.body.count(chr(10)) - 1}", "python", t.body
         ),
         Table(f"{k.name}: metadata", ("", ""), _meta_rows(t, k)),
     ]
-    if k.binaries:
-        blocks.append(_binaries_table(k))
-        chosen = next((b for b in k.binaries if b.chosen), k.binaries[0])
-        blocks += ir_blocks(k, chosen)
-    return blocks
+    return blocks + _binary_blocks(k)
+
+
+def _binary_blocks(k: Kernel) -> list[Block]:
+    if not k.binaries:
+        return []
+    chosen = next((b for b in k.binaries if b.chosen), k.binaries[0])
+    return [_binaries_table(k), *ir_blocks(k, chosen)]
 
 
 def _meta_rows(t: TritonSource, k: Kernel) -> tuple[tuple[str, str], ...]:
@@ -102,17 +105,17 @@ def _binaries_table(k: Kernel) -> Table:
                 ("▶ " if b.chosen else "") + _config_text(b.config),
                 _n(b.n_regs),
                 _n(b.n_spills),
-                f"{b.shared:,} B" if b.shared is not None else "?",
+                f"{b.shared} B" if b.shared is not None else "?",
                 f"{_n(b.num_warps)} / {_n(b.num_stages)}",
                 f"{occ[0]:.0%} ({occ[1]})" if occ else "?",
                 b.target or "?",
+                f"{_n(b.regs_per_sm)} / {_n(b.threads_per_sm)} / {_n(b.shared_per_sm)}",
+                b.hash,
             )
         )
-    return Table(
-        f"{k.name}: compiled by Triton (▶ the config that runs)",
-        ("config", "registers", "spills", "shared memory", "warps / stages", "occupancy (limit)", "target"),
-        tuple(rows),
-    )
+    cols = ("config", "registers", "spills", "shared memory", "warps / stages", "occupancy (limit)", "target")
+    cols += ("SM: registers / threads / shared", "Triton hash")
+    return Table(f"{k.name}: compiled by Triton (▶ the config that runs)", cols, tuple(rows))
 
 
 def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
@@ -126,5 +129,7 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
             for s, ln in zip(src, text.splitlines(), strict=False)
         ]
         title = f"{k.name}: {IR_TITLES.get(level, level)}, {len(lines)} lines; left: the kernel's line"
+        if b.line_offset:
+            title += f" (Triton's line {b.line_offset} more in the kernel's file)"
         out.append(CodeBlock(title, "text", "\n".join(lines)))
     return out

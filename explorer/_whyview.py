@@ -5,7 +5,17 @@ device's roofline. Built from ``compiler.verdict``, ``compiler.kernel_costs`` an
 
 from __future__ import annotations
 
-from compiler import Benchmark, Report, cost_groups, kernel_costs, no_roofline, roofline, verdict
+from compiler import (
+    Benchmark,
+    Launch,
+    Report,
+    Timeline,
+    cost_groups,
+    kernel_costs,
+    no_roofline,
+    roofline,
+    verdict,
+)
 
 from ._html import esc, table_html
 from ._summary import where_source
@@ -28,6 +38,9 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
     missing) and the tables: causes, lines, modules, op families, roofline."""
     v = verdict(report, b)
     lines = [f"{b.name} ({b.device_name}, mode={b.config.mode or 'default'}): {v.headline}"]
+    if b.matmul_precision is not None:
+        tf32 = "" if b.allow_tf32 is None else f", allow_tf32={b.allow_tf32}"
+        lines.append(f"matmul settings while timing: float32_matmul_precision={b.matmul_precision}{tf32}")
     causes = Table(
         "where the compiled call's time goes",
         ("cause", "ms a call", "share", "evidence"),
@@ -44,7 +57,55 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
     )
     tables.append(_group_table("by op family", "family", costs, b))
     tables.append(_kernel_table(costs, b))
+    if b.timeline or b.eager_timeline:
+        tables.append(_timeline_table(b))
+    for arm, launches in (("compiled", b.launches), ("eager", b.eager_launches)):
+        if launches:
+            tables.append(_launch_table(arm, launches))
     return lines, tables
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None else f"{x:.6g}"
+
+
+TIMELINE = (
+    ("call (ms)", "call_ms"),
+    ("kernels (ms)", "kernel_ms"),
+    ("device busy (ms)", "busy_ms"),
+    ("launches", "launches"),
+    ("graphs", "graphs"),
+    ("guards (ms)", "guard_ms"),
+    ("host inside graphs (ms)", "graph_host_ms"),
+    ("host outside graphs and guards (ms)", "outside_ms"),
+    ("idle gaps between kernels", "gaps"),
+    ("median gap (µs)", "median_gap_us"),
+    ("longest gap (µs)", "max_gap_us"),
+)
+
+
+def _timeline_table(b: Benchmark) -> Table:
+    arms: list[tuple[str, Timeline | None]] = [("compiled", b.timeline), ("eager", b.eager_timeline)]
+    rows = tuple((label, *(_num(getattr(t, f)) if t else "" for _, t in arms)) for label, f in TIMELINE)
+    return Table("one call, host against device (profiled, per call)", ("", "compiled", "eager"), rows)
+
+
+def _launch_table(arm: str, launches: tuple[Launch, ...]) -> Table:
+    rows = tuple(
+        (
+            r.name if len(r.name) <= 60 else r.name[:59] + "…",
+            r.kind,
+            r.compile_id or "",
+            r.op or "",
+            "" if r.op_index is None else str(r.op_index),
+            "" if r.module is None else (r.module or "(model)"),
+            str(r.calls),
+            _num(r.total_ms),
+        )
+        for r in launches[:TOP]
+    )
+    cols = ("kernel", "kind", "graph", "launched by", "call #", "module", "launches", "total ms")
+    return Table(f"the {arm} run's kernels by where they were launched", cols, rows)
 
 
 def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:

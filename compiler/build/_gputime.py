@@ -251,6 +251,8 @@ class _Joiner:
         return sum(b for b, _ in work) / len(work), sum(f for _, f in work) / len(work)
 
     def _kernel_call(self, cid: str, kernel: str) -> list[KernelCall] | None:
+        if cid not in self.prov:
+            return None
         calls = [k for k in self.prov[cid].calls if k.name == kernel]
         if calls:
             return calls
@@ -258,6 +260,8 @@ class _Joiner:
         return [KernelCall(kernel, kernel, None, k.nodes)] if isinstance(k, Kernel) else None
 
     def _extern_call(self, cid: str, op: str, index: int | None) -> list[KernelCall] | None:
+        if cid not in self.prov:
+            return None
         base = op_base(op)
         calls = [k for k in self.prov[cid].calls if k.extern and k.op == base]
         if not calls and index is None and _LIB_NAME.search(op):
