@@ -18,7 +18,10 @@ from compiler.listen import _torch
 
 @torch._dynamo.disable
 def host_work() -> int:
-    return sum(i * i for i in range(30000))  # Python the compiled code cannot take over
+    total = 0
+    for i in range(30000):  # Python the compiled code cannot take over
+        total += i * i
+    return total
 
 
 class Net(nn.Module):
