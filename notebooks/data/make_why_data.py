@@ -111,7 +111,9 @@ def show(report) -> None:
         share = "" if c.share is None else f"{c.share:6.1%}"
         print(f"  {share:>7} {c.title}: {'; '.join(c.evidence)[:160]}")
     costs = compiler.kernel_costs(report, b)
-    print(f"  kernels joined: {sum(1 for c in costs if c.nodes)}/{len(costs)} with nodes, {len(b.launches)} launch rows")
+    print(
+        f"  kernels joined: {sum(1 for c in costs if c.nodes)}/{len(costs)} with nodes, {len(b.launches)} launch rows"
+    )
     for k in report.kernels:
         for x in k.binaries:
             if x.chosen:
