@@ -24,22 +24,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
+from make_gpu_data import MLPBlock  # noqa: E402  the block of h100-bench-mlp.json.gz
 from torch import nn  # noqa: E402
 
 import compiler  # noqa: E402
-
-
-class MLPBlock(nn.Module):
-    def __init__(self, d: int = 1024) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.up = nn.Linear(d, 4 * d)
-        self.down = nn.Linear(4 * d, d)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.down(nn.functional.gelu(self.up(self.norm(x))))
 
 
 class Stack(nn.Module):
