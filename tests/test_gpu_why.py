@@ -38,10 +38,15 @@ def cases():
     return _cases()
 
 
-def test_join_against_the_profiler_and_provenance(cases):
+@pytest.fixture(scope="module")
+def launch(cases):
+    return cases.launch_case(reps=10)  # many small kernels: launch-bound by construction
+
+
+def test_join_against_the_profiler_and_provenance(launch):
     from compiler.bench import _launches, _profile
 
-    report = cases.launch_case(reps=5)
+    report = launch
     b = report.benchmarks[-1]
     subject = compiler.benchmark_subject(report)  # what the report remembers: model, compiled, args
     x = subject.args[0]
@@ -115,13 +120,12 @@ def test_ir_and_registers_against_triton():
                 assert "tl.store" in src[s - b.line_offset - 1]
 
 
-def test_verdicts_known_by_construction(cases):
+def test_verdicts_known_by_construction(cases, launch):
     gemm = cases.gemm_case(reps=5, triton_ir=False)
     v = compiler.verdict(gemm, gemm.benchmarks[-1])
     assert v.main == "library" and v.headline.endswith("the matmul is fp32 without TF32")
     lib = next(c for c in v.causes if c.key == "library")
     assert lib.share > 0.8 and "float32_matmul_precision='highest', allow_tf32=False" in lib.evidence[-1]
-    launch = cases.launch_case(reps=10)
     v = compiler.verdict(launch, launch.benchmarks[-1])
     assert v.main == "launch" and "CUDA graphs are off" in v.headline
     brk = cases.break_case(reps=5)

@@ -38,6 +38,7 @@ from ..model._tritontypes import TritonBinary
 from ..parse._tritonsrc import read_triton_source
 
 LEVELS = ("ttir", "ttgir", "llir", "ptx")
+Heard = tuple[str | None, TritonBinary, str | None]  # (kernel module file, binary, cubin path)
 
 
 def triton_knobs() -> Any | None:
@@ -109,10 +110,10 @@ class TritonCapture:
                 }
             )
 
-    def binaries(self, load: bool = True) -> dict[str, list[tuple[str | None, TritonBinary]]]:
-        """kernel name -> [(its module file, binary)], the files read now; ``load``: load each
-        cubin for its register and spill counts (needs the GPU)."""
-        out: dict[str, list[tuple[str | None, TritonBinary]]] = {}
+    def binaries(self, load: bool = True) -> dict[str, list[Heard]]:
+        """kernel name -> [(its module file, binary, its cubin)], the files read now; ``load``:
+        load each cubin for its register and spill counts (needs the GPU)."""
+        out: dict[str, list[Heard]] = {}
         seen: set[str] = set()
         for h in self.heard:
             meta = h["meta"]
@@ -121,7 +122,8 @@ class TritonCapture:
                 continue
             seen.add(key)
             b = _binary(h, load)
-            out.setdefault(str(h["name"]), []).append((h["file"], b))
+            cubin = next((p for f, p in h["files"].items() if f.endswith(".cubin")), None)
+            out.setdefault(str(h["name"]), []).append((h["file"], b, cubin))
         return out
 
 
@@ -142,8 +144,6 @@ def _binary(h: dict[str, Any], load: bool) -> TritonBinary:
         if path and os.path.exists(path):
             ir[level] = Path(path).read_text(errors="replace")
     cubin = next((p for f, p in files.items() if f.endswith(".cubin")), None)
-    if cubin and (sass := _sass(cubin)):
-        ir["sass"] = sass
     target = meta.get("target") or {}
     if isinstance(target, dict):
         target_s = f"{target.get('backend')}:{target.get('arch')}"
@@ -247,7 +247,7 @@ def best_config(path: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def with_binaries(report: Report, found: dict[str, list[tuple[str | None, TritonBinary]]]) -> Report:
+def with_binaries(report: Report, found: dict[str, list[Heard]]) -> Report:
     """``report`` with each Triton kernel's binaries attached: matched by name and by the
     module's text (two graphs may each have a ``triton_poi_fused_0``), the chosen one marked,
     the IR kept for the chosen one only (the others keep their resources)."""
@@ -260,7 +260,7 @@ def with_binaries(report: Report, found: dict[str, list[tuple[str | None, Triton
             named[k.name] = named.get(k.name, 0) + 1
     for k in report.kernels:
         heard = found.get(k.name, [])
-        mine = [(f, b) for f, b in heard if _same_module(f, k.source)]
+        mine = [h for h in heard if _same_module(h[0], k.source)]
         if not mine and named.get(k.name) == 1:  # one kernel of that name: its module, even if
             mine = heard  # the file differs from the wrapper's copy in whitespace or escapes
         if k.language != "triton" or not mine:
@@ -279,21 +279,25 @@ def _same_module(path: str | None, source: str) -> bool:
         return True
 
 
-def _marked(k, mine: list[tuple[str | None, TritonBinary]]) -> tuple[TritonBinary, ...]:
+def _marked(k, mine: list[Heard]) -> tuple[TritonBinary, ...]:
     best = best_config(mine[0][0])
     want = (best or {}).get("triton_cache_hash")
-    chosen = next((i for i, (_, b) in enumerate(mine) if want and b.hash == want), None)
+    chosen = next((i for i, (_, b, _c) in enumerate(mine) if want and b.hash == want), None)
     if chosen is None and best:
         cfg = {a: v for a, v in best.items() if a.isupper() or a in ("num_warps", "num_stages")}
         chosen = next(
-            (i for i, (_, b) in enumerate(mine) if all(b.config.get(a) == v for a, v in cfg.items())), None
+            (i for i, (_, b, _c) in enumerate(mine) if all(b.config.get(a) == v for a, v in cfg.items())),
+            None,
         )
     if chosen is None and len(mine) == 1:
         chosen = 0
     t = read_triton_source(k.source)
     out = []
-    for i, (_, b) in enumerate(mine):
+    for i, (_, b, cubin) in enumerate(mine):
         offset = b.line_offset - t.body_line if t and b.line_offset else 0
         keep = i == chosen or (chosen is None and i == 0)
-        out.append(dataclasses.replace(b, chosen=i == chosen, line_offset=offset, ir=b.ir if keep else {}))
+        ir = dict(b.ir) if keep else {}
+        if keep and cubin and (sass := _sass(cubin)):  # disassembled for the kept variant only
+            ir["sass"] = sass
+        out.append(dataclasses.replace(b, chosen=i == chosen, line_offset=offset, ir=ir))
     return tuple(out)

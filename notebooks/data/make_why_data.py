@@ -36,7 +36,7 @@ import compiler  # noqa: E402
 class Stack(nn.Module):
     """Small layers, each a few kernels of microseconds."""
 
-    def __init__(self, d: int = 128, layers: int = 6) -> None:
+    def __init__(self, d: int = 64, layers: int = 8) -> None:
         super().__init__()
         self.layers = nn.ModuleList(MLPBlock(d) for _ in range(layers))
 
@@ -84,13 +84,13 @@ def gemm_case(reps: int = 20, triton_ir: bool = True):
 def launch_case(reps: int = 50):
     torch.manual_seed(0)
     torch.set_float32_matmul_precision("high")
-    return _record(Stack().cuda().eval(), torch.randn(4, 8, 128, device="cuda"), reps)
+    return _record(Stack().cuda().eval(), torch.randn(2, 4, 64, device="cuda"), reps)
 
 
 def break_case(reps: int = 20):
     torch.manual_seed(0)
     torch.set_float32_matmul_precision("high")
-    return _record(Routed(layers=4).cuda().eval(), torch.randn(32, 64, 128, device="cuda"), reps)
+    return _record(Routed(layers=4).cuda().eval(), torch.randn(32, 64, 64, device="cuda"), reps)
 
 
 def show(report) -> None:
