@@ -177,7 +177,7 @@ def test_the_scripts_arguments_are_its_own(tmp_path):
 
 def test_triton_ir_compiles_kernels_in_process_while_recording(tmp_path):
     """--triton-ir: Inductor compiles in the recording process (Triton's listener hears only
-    there) while the script runs; without it, its own setting."""
+    there) while the script runs, whatever the user set."""
     script = _script(
         tmp_path,
         """
@@ -186,13 +186,9 @@ def test_triton_ir_compiles_kernels_in_process_while_recording(tmp_path):
         """,
     )
     env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "4"}  # the user's setting
-    cmd = [sys.executable, "-m", "explorer", "record", "-q"]
-    plain = subprocess.run([*cmd, str(script)], capture_output=True, text=True, timeout=300, env=env)
-    ours = subprocess.run(
-        [*cmd, "--triton-ir", str(script)], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert ours.returncode == plain.returncode == 0, ours.stderr
-    assert (plain.stdout, ours.stdout) == ("compile_threads 4\n", "compile_threads 1\n")
+    cmd = [sys.executable, "-m", "explorer", "record", "-q", "--triton-ir", str(script)]
+    ours = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert (ours.returncode, ours.stdout) == (0, "compile_threads 1\n"), ours.stderr
 
 
 def test_file_argv_path_and_traceback_as_python_gives_them(tmp_path):
