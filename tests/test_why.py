@@ -172,3 +172,34 @@ def test_why_view_text(mlp):
     assert text.splitlines()[0].startswith("MLPBlock (NVIDIA H100 80GB HBM3, mode=default): compiled ×1.00")
     assert "the lines of your model that cost the most kernel time" in text
     assert re.search(r"^norm\s+0\.04577\s+1%\s+1\s*$", text, re.M)  # the module table
+
+
+def test_verdict_names_generated_kernels_slower_than_eager(mlp):
+    """Eager profiled by module (the facts a new benchmark keeps): when eager's own kernels for
+    the ops compile fused took less time than the generated ones, that is a cause, named."""
+    import dataclasses
+
+    r, b = mlp
+    gen_ms = sum(k.per_call_ms for k in b.kernels if k.kind == "triton")
+    eager = (  # over 3 profiled calls: a GEMM (library), GELU and LayerNorm kernels (0.03 ms a call)
+        compiler.Launch("sm80_xmma_gemm_f32f32", "eager", 6, 16.3, op="aten::addmm", module="up"),
+        compiler.Launch(
+            "vectorized_elementwise_kernel", "eager", 3, gen_ms * 3 / 2, op="aten::gelu", module=""
+        ),
+        compiler.Launch("layer_norm_kernel", "eager", 3, 0.09, op="aten::native_layer_norm", module="norm"),
+    )
+    with_eager = dataclasses.replace(b, eager_launches=eager)
+    v = compiler.verdict(r, with_eager)
+    slow = next(c for c in v.causes if c.key == "generated")
+    assert slow.title == "generated kernels slower than eager's"
+    eager_ms = gen_ms / 2 + 0.03
+    assert (
+        slow.evidence[0]
+        == f"{gen_ms:.4g} ms a call, slower than the {eager_ms:.4g} ms of eager's 2 kernels they replace"
+    )
+    assert "eager's kernels were not profiled" not in " ".join(v.missing)
+    modules = {
+        g.key: g.eager_ms for g in compiler.cost_groups(compiler.kernel_costs(r, b), "module", with_eager)
+    }
+    # a kernel of one module beside eager's for it; one fused across modules has no single peer
+    assert modules["norm"] == pytest.approx(0.03) and modules["(model), up"] is None

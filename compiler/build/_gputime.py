@@ -14,6 +14,7 @@ per-kernel rows instead: an extern row then stands for every extern call of its 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -153,8 +154,6 @@ def _group(costs: Iterable[KernelCost], key) -> tuple[CostGroup, ...]:
 
 
 def _with_shares(rows: list[KernelCost]) -> tuple[KernelCost, ...]:
-    import dataclasses
-
     total = sum(r.ms for r in rows) or 1.0
     out = [dataclasses.replace(r, share=r.ms / total) for r in rows]
     return tuple(sorted(out, key=lambda r: (-r.ms, r.name)))
