@@ -11,6 +11,8 @@ Arms, one process each:
     nofusion    recording(fusion_logs=False): what the IR before/after fusion costs
     light       recording(fusion_logs=False, provenance=False)
     prov1       recording() with Inductor's "normal" provenance level 1 (the earlier default)
+    tritonir    recording(triton_ir=True): kernels compiled in-process, one at a time, and
+                every kernel's IR read (what giving up Inductor's compile workers costs)
 
 A round runs every arm once; rounds rotate the order (ABC, BCA, CAB, ...) so the machine's
 drift spreads over the arms. Every child gets Inductor's caches force-disabled
@@ -44,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULT_TAG = "OVERHEAD_RESULT "
 TARGET = 1.05
-ARMS = ("plain", "record", "trace", "nofusion", "light", "prov1")
+ARMS = ("plain", "record", "trace", "nofusion", "light", "prov1", "tritonir")
 # transformers configs built without weights: name -> (config class, model class, config kwargs)
 MODELS = {
     "bert": ("BertConfig", "BertModel", {}),  # BERT-base: 12 layers, hidden 768
@@ -90,6 +92,8 @@ def _arm_context(arm: str):
         return compiler.recording(fusion_logs=False)
     if arm == "light":
         return compiler.recording(fusion_logs=False, provenance=False)
+    if arm == "tritonir":
+        return compiler.recording(triton_ir=True)
     if arm == "prov1":
         import torch._inductor.config as inductor
 

@@ -11,7 +11,12 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
+from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
+from .build._roofline import Placement, no_roofline, roofline
+from .build._verdict import Cause, Verdict, verdict
 from .model._atomic import write_file
+from .model._benchtypes import Launch, Timeline
+from .model._devices import DevicePeak, device_peak
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._names import CompileId, rank_path, resume_of, without_entry
 from .model._report import (
@@ -52,11 +57,14 @@ from .model._report import (
 from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
+from .model._tritontypes import TritonBinary
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._outputcode import split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
+from .parse._tritonir import ir_source_lines, occupancy
+from .parse._tritonsrc import TritonSource, read_triton_source
 from .read._journal import report_from_journal as load_journal
 from .read._logfile import TraceFormatError
 from .read._trace import load_ranks, load_trace
@@ -115,11 +123,14 @@ __all__ = [
     "BenchConfig",
     "Benchmark",
     "Capture",
+    "Cause",
     "Codegen",
     "Compile",
     "CompileId",
     "CompiledAutograd",
+    "CostGroup",
     "Decompose",
+    "DevicePeak",
     "ExportFact",
     "ExportRun",
     "ExportSummary",
@@ -131,7 +142,9 @@ __all__ = [
     "GraphBreak",
     "InputSpec",
     "Kernel",
+    "KernelCost",
     "KernelTime",
+    "Launch",
     "ModSource",
     "ModeComparison",
     "ModeRow",
@@ -139,6 +152,7 @@ __all__ = [
     "NotCompiledError",
     "OutputCode",
     "PhaseSpan",
+    "Placement",
     "RawEvent",
     "Recompile",
     "RecompileCheck",
@@ -148,25 +162,37 @@ __all__ = [
     "RoleGraph",
     "StackFrame",
     "StateMutationError",
+    "Timeline",
     "Timing",
     "TraceFormatError",
+    "TritonBinary",
+    "TritonSource",
     "UnsupportedTorchVersion",
+    "Verdict",
     "benchmark_subject",
     "check_recompile",
     "compare_modes",
+    "cost_groups",
+    "device_peak",
     "export_summary",
     "flex_calls",
     "flex_summary",
+    "ir_source_lines",
+    "kernel_costs",
     "load",
     "load_journal",
     "load_modes",
     "load_ranks",
     "load_trace",
+    "no_roofline",
+    "occupancy",
     "rank_path",
+    "read_triton_source",
     "record",
     "recording",
     "remember_benchmark_subject",
     "resume_of",
+    "roofline",
     "split_kernels",
     "CacheLookup",
     "CompileConfig",
@@ -174,6 +200,7 @@ __all__ = [
     "CudaGraphs",
     "cache_key_changes",
     "cudagraph_reason",
+    "verdict",
     "without_entry",
     "write_file",
 ]

@@ -28,6 +28,7 @@ from ._textview import breaks_text, compile_of, compile_text, recompiles_text, s
 from ._timeview import time_html, time_text
 from ._view import build_view
 from ._viewtypes import ExplorerView
+from ._whyview import why_html, why_text
 
 
 class Subject:
@@ -156,6 +157,14 @@ VIEWS: tuple[View, ...] = (
         needs=lambda r: bool(r.benchmarks),
         html=lambda s: bench_html(s.report.benchmarks, static=True),
         widget=lambda app: bench_widget(app.report),
+    ),
+    View(
+        "why",
+        "why isn't compiled faster: the verdict, kernel time on your lines and modules, the roofline",
+        lambda s: why_text(s.report),
+        tab=lambda r: "Why not faster",
+        needs=lambda r: any(b.kernels or b.launches for b in r.benchmarks),
+        html=lambda s: why_html(s.report),
     ),
     View(
         "time",

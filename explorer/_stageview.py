@@ -9,6 +9,7 @@ import json
 from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
+from ._kernelview import kernel_blocks
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._speedview import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
@@ -154,11 +155,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
     elif stage == "codegen":
         blocks += flex_blocks(report, c)
         for k in report.kernels_of(c.id):
-            ops = f" from {', '.join(k.aten_ops)}" if k.aten_ops else ""
-            meta = f"  {k.metadata}" if k.metadata else ""
-            blocks.append(
-                CodeBlock(f"{k.role} kernel {k.name} ({k.language}){ops}{meta}", k.language, k.source)
-            )
+            blocks += kernel_blocks(k)
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
         files = tuple((f"{oc.role} wrapper module", oc.path) for oc in st.output_code if oc.path)

@@ -1,6 +1,6 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] SCRIPT [ARGS...]
+pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] SCRIPT [ARGS...]
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
@@ -24,9 +24,7 @@ import sys
 from explorer import _program, _supervise
 
 USAGE = __doc__
-RECORD_USAGE = (
-    "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] (SCRIPT | -m MODULE) [ARGS...]"
-)
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] (SCRIPT | -m MODULE) [ARGS...]"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,6 +87,11 @@ def _record_options(p: argparse.ArgumentParser) -> None:
         "--keep-caches",
         action="store_true",
         help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
+    )
+    p.add_argument(
+        "--triton-ir",
+        action="store_true",
+        help="keep every Triton kernel's IR, registers and spills (GPU; kernels compile one at a time)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
 
@@ -193,7 +196,9 @@ def _record(ns) -> int:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
-    rec = compiler.recording(caches=ns.keep_caches, journal=sup.journal if sup else None)
+    rec = compiler.recording(
+        caches=ns.keep_caches, journal=sup.journal if sup else None, triton_ir=ns.triton_ir
+    )
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
     pid = os.getpid()

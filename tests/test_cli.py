@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -172,6 +173,22 @@ def test_the_scripts_arguments_are_its_own(tmp_path):
     assert json.loads(config.read_text()) == {"lr": 0.1}  # not overwritten
     assert not (tmp_path / "x.html").exists()
     assert compiler.load(out).compiles == ()
+
+
+def test_triton_ir_compiles_kernels_in_process_while_recording(tmp_path):
+    """--triton-ir: Inductor compiles in the recording process (Triton's listener hears only
+    there) while the script runs, whatever the user set."""
+    script = _script(
+        tmp_path,
+        """
+        import torch._inductor.config as c
+        print("compile_threads", c.compile_threads)
+        """,
+    )
+    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "4"}  # the user's setting
+    cmd = [sys.executable, "-m", "explorer", "record", "-q", "--triton-ir", str(script)]
+    ours = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert (ours.returncode, ours.stdout) == (0, "compile_threads 1\n"), ours.stderr
 
 
 def test_file_argv_path_and_traceback_as_python_gives_them(tmp_path):

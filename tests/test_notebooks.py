@@ -682,3 +682,33 @@ def test_15_reads_cuda_graphs_and_caches(run_notebook):
     assert "fx_graph key: inductor_config[max_fusion_size]: 64 → 32" in why
     answer = _stdout(_tagged(nb, "answer"))
     assert "('fx_graph', 'miss')" in answer and "inductor_config[max_autotune]: False → True" in answer
+
+
+# ---- 14: why isn't it faster ----------------------------------------------------------------
+
+
+def test_14_reads_the_verdicts_from_the_line_down(run_notebook):
+    nb, _ = run_notebook("14_why_not_faster.ipynb")
+    costs = _stdout(_tagged(nb, "costs")).splitlines()
+    # the cuBLAS GEMM tied to both matmul calls of the wrapper, by torch's provenance
+    assert costs[0].endswith("extern_kernels.mm:2, extern_kernels.mm:4")
+    assert costs[1].strip() == "nodes mm_default_1, mm_default; modules ('up', 'down')"
+    roofline = _stdout(_tagged(nb, "roofline")).splitlines()
+    assert roofline[0].endswith("50.3 TFLOP/s  compute-bound, 75% of it")
+    verdict = _stdout(_tagged(nb, "verdict")).splitlines()
+    assert verdict[0] == (
+        "compiled ×1.00 of eager: compile has little left to win here: 95% of the compiled call is "
+        "library kernels it does not change; the matmul is fp32 without TF32"
+    )
+    modes = _stdout(_tagged(nb, "modes"))
+    assert "compiled ×0.65 of eager: launch-bound: 54% of the compiled call is the device waiting" in modes
+    assert _stdout(_tagged(nb, "live")).startswith("2 graphs; a call: 2 graphs, ")
+    live = _stdout(_tagged(nb, "live-verdict")).splitlines()
+    assert sorted(ln.split()[:3] for ln in live[:2]) == [
+        ["extern", "aten::addmm", "[0/0]"],
+        ["extern", "aten::addmm", "[1/0]"],
+    ]
+    assert "graph breaks: Python between graphs, guards" in "\n".join(live)
+    assert _stdout(_tagged(nb, "answer")).splitlines()[1] == (
+        "recovered 0.0366 ms, 42% of the default compiled call"
+    )

@@ -86,6 +86,8 @@ def test_config_names_exist():
         assert inductor.trace.provenance_tracking_level == 1
     with functorch.patch({_torch.FUNCTORCH_AUTOGRAD_CACHE: False}):
         assert functorch.enable_autograd_cache is False
+    with inductor.patch({_torch.INDUCTOR_COMPILE_THREADS: 1}):
+        assert inductor.compile_threads == 1
 
 
 def test_compile_id_and_interned_strings():

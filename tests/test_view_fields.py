@@ -64,6 +64,8 @@ CONVERTED = {
     "SavedTensor.bytes": (3 * 2**20, "3.0 MiB"),
     "Benchmark.peak_memory_eager": (5 * 2**20, "eager 5.0 MiB"),
     "Benchmark.peak_memory_compiled": (6 * 2**20, "compiled 6.0 MiB"),
+    "Benchmark.allow_tf32": (True, "allow_tf32=True"),
+    "TritonBinary.chosen": (True, "▶ "),
 }
 
 # internal: no view shows them, on purpose

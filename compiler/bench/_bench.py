@@ -20,7 +20,7 @@ import torch
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._report import Kernel, Report
 from ..model._subject import subject_of
-from . import _profile
+from . import _launches, _profile
 from ._accuracy import compare, frozen, tensors, with_state
 from ._state import Snapshot, StateMutationError, roots
 from ._timing import Timer, break_even, method, progress_line, timing
@@ -131,6 +131,8 @@ class _Run:
             threads=torch.get_num_threads(),
             torch_version=torch.__version__,
             peak_gb_per_s=_profile.peak_gb_per_s(_device_name(device)) if self.cuda else None,
+            matmul_precision=torch.get_float32_matmul_precision(),
+            allow_tf32=torch.backends.cuda.matmul.allow_tf32 if self.cuda else None,
         )
         try:
             self.show(f"benchmark {label}: eager call (state check)")
@@ -294,9 +296,24 @@ class _Run:
                 note += "; bytes moved unknown (compile with torch._inductor.config.benchmark_kernel=True)"
         call()
         _sync(self.cuda)
-        events = _profile.profile_calls(call, PROFILED_CALLS, self.cuda)
+        events = _profile.profile_calls(_launches.marked(call, self.cuda), PROFILED_CALLS, self.cuda)
         self.fields["kernels"] = _profile.kernel_rows(
             events, kernels, PROFILED_CALLS, cuda=self.cuda, by_event=by_event
+        )
+        triton = {k.name for k in kernels if k.language == "triton"}
+        launches, self.fields["timeline"] = _launches.take_apart(events, self.cuda, triton)
+        if call is not self.compiled_call:  # the profiling compile's ids are not the report's
+            ids = getattr(self, "prof_ids", {})
+            launches = tuple(
+                dataclasses.replace(r, compile_id=ids.get(r.compile_id, r.compile_id)) for r in launches
+            )
+        self.fields["launches"] = launches
+        with _launches.module_markers(self.fn):
+            events = _profile.profile_calls(
+                _launches.marked(self.eager_call, self.cuda), PROFILED_CALLS, self.cuda
+            )
+        self.fields["eager_launches"], self.fields["eager_timeline"] = _launches.take_apart(
+            events, self.cuda, set()
         )
         self.fields["profiled_calls"] = PROFILED_CALLS
         self.fields["profile_note"] = note
@@ -328,6 +345,8 @@ class _Run:
         for k in source.kernels:  # the last compile of a frame wins: its code is the one that runs
             theirs[(frame_of(source, k.compile_id), k.name)] = k
         by_event: dict[str, Kernel] = {}
+        # the second compile's graphs are the report's: same frame, same order
+        self.prof_ids = {c.id: mine.id for c, mine in zip(prof.compiles, source.compiles, strict=False)}
         matched = True
         for k in prof.kernels:
             mine = theirs.get((frame_of(prof, k.compile_id), k.name))

@@ -21,36 +21,18 @@ from typing import Any
 import torch
 
 from ..model._benchtypes import KernelTime
+from ..model._devices import device_peak
 from ..model._report import Kernel
 
 _CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
 _COMPILED_REGION = ("## Call CompiledFxGraph", "Torch-Compiled Region", "CompiledFunction")
 
-# Peak memory bandwidth, GB/s, from vendor datasheets; first match of the device name wins.
-PEAK_GB_PER_S: tuple[tuple[str, float], ...] = (
-    ("H200", 4800.0),
-    ("H100 NVL", 3900.0),
-    ("H100 PCIe", 2000.0),
-    ("H100", 3350.0),  # SXM5, HBM3 ("NVIDIA H100 80GB HBM3")
-    ("A100-SXM4-80GB", 2039.0),
-    ("A100 80GB PCIe", 1935.0),
-    ("A100", 1555.0),  # 40 GB
-    ("L40S", 864.0),
-    ("L4", 300.0),
-    ("A10G", 600.0),
-    ("RTX 4090", 1008.0),
-    ("V100", 900.0),
-    ("T4", 320.0),
-)
-
 
 def peak_gb_per_s(device_name: str) -> float | None:
-    """The device's peak memory bandwidth from a small datasheet table; None: unknown."""
-    for key, value in PEAK_GB_PER_S:
-        if key in device_name:
-            return value
-    return None
+    """The device's peak memory bandwidth from the datasheet table; None: unknown."""
+    p = device_peak(device_name)
+    return p.gb_per_s if p else None
 
 
 def kernel_num_gb(k: Kernel) -> float | None:

@@ -31,6 +31,7 @@ from . import _torch
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import ArtifactHandler, AutotuneFeedback, FusionIR, Scope, TraceHandler
+from ._tritonir import TritonCapture, with_binaries
 
 
 class Recording:
@@ -55,8 +56,11 @@ class Recording:
         caches: bool = False,
         on_stage: Callable[[str, str], None] | None = None,
         journal: str | os.PathLike[str] | None = None,
+        triton_ir: bool = False,
     ):
         self.journal = journal
+        self.triton_ir = triton_ir
+        self._triton: TritonCapture | None = None
         self.fusion_logs = fusion_logs
         self.provenance = provenance
         self.on_stage = on_stage
@@ -78,6 +82,8 @@ class Recording:
             raise RuntimeError("this recording is already active; use a new compiler.recording()")
         # the slow part first (importing Inductor takes ~1 s): Ctrl-C here leaves nothing attached
         wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
+        if self.triton_ir:  # Triton's listener hears only in-process compiles (_tritonir.py)
+            wanted.append((_torch.inductor_config(), _torch.INDUCTOR_COMPILE_THREADS, 1))
         names = (_torch.FUSION_LOGGERS if self.fusion_logs else ()) + _torch.CUDAGRAPH_LOGGERS
         loggers = [(a, _torch.artifact_logger(m, a)) for m, a in names]
         self.events = []
@@ -109,6 +115,9 @@ class Recording:
                 h = ArtifactHandler(self.events, scope, artifact)
                 _listen(log, h)
                 self._artifact.append((log, h))
+            if self.triton_ir:
+                self._triton = TritonCapture()
+                self._triton.attach()
             feedback = AutotuneFeedback(self.events, scope)
             if _torch.add_autotune_feedback(feedback):
                 self._feedback = feedback
@@ -146,6 +155,8 @@ class Recording:
 
     def _detach(self) -> None:
         """Undo what __enter__ did, whatever part of it ran; safe to call twice."""
+        if self._triton is not None:
+            self._triton.detach()
         if self._trace_handler is not None:
             _torch.trace_logger().removeHandler(self._trace_handler)
             self._trace_handler = None
@@ -182,6 +193,8 @@ class Recording:
             report = _build.build(
                 list(self.events), torch_version=torch.__version__, interned=interned, error=error
             )
+            if self._triton is not None:
+                report = with_binaries(report, self._triton.binaries(load=torch.cuda.is_available()))
             if self._export_error is not None:
                 report = dataclasses.replace(
                     report, exports=_draft.with_error(report.exports, self._export_error)
@@ -322,6 +335,7 @@ def recording(
     caches: bool = False,
     on_stage: Callable[[str, str], None] | None = None,
     journal: str | os.PathLike[str] | None = None,
+    triton_ir: bool = False,
 ) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
@@ -346,12 +360,22 @@ def recording(
     1,017 events of examples/tiny_model.py's 23 s recorded run on CPU). ``pt2-explorer
     record`` keeps one beside its report while the program runs.
 
+    ``triton_ir=True`` (GPU, Triton >= 3.4): every Inductor Triton kernel's TTIR, TTGIR, LLIR,
+    PTX (and SASS where nvdisasm is present), registers, spills, shared memory and the chosen
+    config, on ``Kernel.binaries``. It compiles kernels in this process, one at a time
+    (``compile_threads=1``): a compile with many kernels takes longer (benchmarks/README.md).
+
     >>> with recording() as rec:
     ...     torch.compile(fn)(x)
     >>> rec.report.graph_breaks
     """
     return Recording(
-        fusion_logs=fusion_logs, provenance=provenance, caches=caches, on_stage=on_stage, journal=journal
+        fusion_logs=fusion_logs,
+        provenance=provenance,
+        caches=caches,
+        on_stage=on_stage,
+        journal=journal,
+        triton_ir=triton_ir,
     )
 
 

@@ -50,6 +50,8 @@ INDUCTOR_PROVENANCE = "trace.provenance_tracking_level"
 # costs ~5% of a GPU BERT compile and only refines the pre-grad side of the mapping.
 PROVENANCE_BASIC = 2
 FUNCTORCH_AUTOGRAD_CACHE = "enable_autograd_cache"
+# 1: Inductor compiles its kernels in this process (Triton's listener hears them; _tritonir.py)
+INDUCTOR_COMPILE_THREADS = "compile_threads"
 
 
 def trace_logger() -> logging.Logger:

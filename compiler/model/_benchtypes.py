@@ -41,6 +41,39 @@ class KernelTime:
 
 
 @dataclass(frozen=True)
+class Launch:
+    """The kernels one place of the run launched, over the profiled calls: one kernel name, from
+    one CPU op, in one compiled graph (or, eager, one module)."""
+
+    name: str  # the kernel as the profiler named it (GPU kernel, C++ kernel event, ATen op on CPU)
+    kind: str  # triton | cpp | extern
+    calls: int
+    total_ms: float
+    compile_id: str | None = None  # the graph it ran in ("Torch-Compiled Region: 0/0"); None: eager
+    op: str | None = None  # the CPU op that launched it: "aten::mm", the Triton kernel's own name
+    op_index: int | None = None  # which call of ``op`` in its graph, from 1 (extern kernels)
+    module: str | None = None  # eager: the innermost nn.Module path it ran in ("" the root)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One arm's call as the profiler saw it, per call (averaged over the profiled calls):
+    where the wall time went between the host and the device."""
+
+    call_ms: float  # the call, start to its last kernel's end (synchronised)
+    kernel_ms: float  # summed kernel time (GPU; CPU: the C++ kernels and ATen ops)
+    busy_ms: float  # GPU time with some kernel running (the union of the kernels' spans)
+    launches: float  # kernels launched
+    graphs: float = 0.0  # compiled graphs run ("## Call CompiledFxGraph")
+    guard_ms: float = 0.0  # Dynamo's guard evaluation ("TorchDynamo Cache Lookup")
+    graph_host_ms: float = 0.0  # host time inside the compiled graphs (their wrappers, launches)
+    outside_ms: float = 0.0  # host time outside the graphs and guards: Python between graphs, wrappers
+    gaps: float = 0.0  # idle spans of the GPU between two kernels
+    median_gap_us: float | None = None
+    max_gap_us: float | None = None
+
+
+@dataclass(frozen=True)
 class Accuracy:
     """Compiled output against eager output, same inputs, same starting state."""
 
@@ -91,6 +124,12 @@ class Benchmark:
     interrupted: bool = False  # KeyboardInterrupt: the samples taken so far
     torch_version: str | None = None
     compiles_while_timing: tuple[str, ...] = ()  # "[0/3] <recompile reason>": torch compiled mid-run
+    launches: tuple[Launch, ...] = ()  # the compiled run's kernels by graph and launching op
+    timeline: Timeline | None = None  # the compiled call, host against device
+    eager_launches: tuple[Launch, ...] = ()  # the eager run's kernels by module and op
+    eager_timeline: Timeline | None = None
+    matmul_precision: str | None = None  # torch.get_float32_matmul_precision() while timing
+    allow_tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing (GPU)
 
     @property
     def timing_notes(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._paths import frame_kind
+from ._tritontypes import TritonBinary
 
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"](.*?)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
 
@@ -201,6 +202,7 @@ class Kernel:
     nodes: tuple[str, ...] = ()  # source FX nodes fused into it, where torch says
     aten_ops: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)  # triton_kernel_info
+    binaries: tuple[TritonBinary, ...] = ()  # recording(triton_ir=True): Triton's IR and resources
 
 
 @dataclass(frozen=True)

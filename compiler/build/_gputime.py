@@ -1,0 +1,368 @@
+"""Where a benchmark's kernel time went, on the user's lines (``compiler.kernel_costs``).
+
+Each profiled kernel is joined to the report: a Triton or C++ kernel by its name within its
+graph (the profiler's "Torch-Compiled Region: <compile id>"), an extern kernel (cuBLAS, cuDNN,
+an ATen op) by the op that launched it and its place among that op's calls in the graph,
+matched in order to Inductor's provenance (``extern_kernels.mm:2``, ``:4``…). The kernel's
+post-grad nodes come from the provenance (or, without it, torch's comment above the kernel);
+a node's source line and module come from the graphs, a post-grad node without a module
+taking its pre-grad node's. Torch-free: a saved report answers as well as a live one.
+
+A benchmark recorded before launches were kept (no ``Benchmark.launches``) joins its
+per-kernel rows instead: an extern row then stands for every extern call of its op at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..model._benchtypes import Benchmark, Launch
+from ..model._report import Report
+from ..model._stagetypes import Kernel, Node
+from ..parse._provenance import KernelCall, Provenance, op_base, read_provenance
+from ..parse._tritonsrc import read_triton_source
+
+_CPP_EVENT = re.compile(r"^graph_\d+_(cpp_\w+)$")
+_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "_int_mm", "_scaled_mm"}
+_CONV = {"convolution", "_convolution", "cudnn_convolution", "conv2d", "conv1d", "conv3d"}
+_LIB_NAME = re.compile(r"gemm|gemv|cublas|cutlass|xmma|nvjet|cudnn|flash|fmha|conv|wgrad|dgrad", re.I)
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """One kernel of the compiled (or eager) run, joined to the model's lines."""
+
+    name: str  # as profiled
+    kind: str  # triton | cpp | extern | eager
+    family: str  # matmul | convolution | attention | pointwise | reduction | template | other
+    ms: float  # per call of the benchmarked function
+    share: float  # of the run's summed kernel time
+    launches: float  # per call
+    compile_id: str | None = None
+    kernel: str | None = None  # the report's kernel (Kernel.name)
+    call: str | None = None  # provenance's key of the wrapper call ("extern_kernels.mm:2")
+    nodes: tuple[str, ...] = ()  # post-grad nodes it computes
+    lines: tuple[str, ...] = ()  # "file.py:34" of those nodes
+    code: tuple[str, ...] = ()  # those lines' code
+    modules: tuple[str, ...] = ()  # their nn.Module paths ("" the model itself)
+    library: bool = (
+        False  # a vendor library's kernel (cuBLAS, cuDNN, FlashAttention): compile does not touch it
+    )
+    dtype: str | None = None  # of its output node, where known
+    bytes: float | None = None  # moved per launch, where known
+    flops: float | None = None  # per launch, where known
+
+
+@dataclass(frozen=True)
+class CostGroup:
+    """Kernel time summed by one key: a line, a module or an op family."""
+
+    key: str
+    ms: float
+    share: float
+    kernels: int
+    eager_ms: float | None = None  # eager's kernel time for the same module (modules only)
+
+
+def kernel_costs(report: Report, bench: Benchmark) -> tuple[KernelCost, ...]:
+    """Each kernel of ``bench``'s compiled run joined to ``report``'s nodes and lines."""
+    calls = max(bench.profiled_calls, 1)
+    joiner = _Joiner(report)
+    if bench.launches:
+        rows = [joiner.launch(r, calls) for r in bench.launches]
+    else:
+        rows = [
+            joiner.row(k.name, k.kind, k.compile_id, k.kernel, k.total_ms, k.calls, calls)
+            for k in bench.kernels
+        ]
+    return _with_shares(rows)
+
+
+def eager_costs(bench: Benchmark) -> tuple[KernelCost, ...]:
+    """The eager run's kernels by module (``Benchmark.eager_launches``)."""
+    calls = max(bench.profiled_calls, 1)
+    rows = [
+        KernelCost(
+            name=r.name,
+            kind="eager",
+            family=_family_of_op(op_base(r.op or r.name), r.name),
+            ms=r.total_ms / calls,
+            share=0.0,
+            launches=r.calls / calls,
+            modules=(r.module,) if r.module is not None else (),
+            library=_library(r.name, r.op),
+        )
+        for r in bench.eager_launches
+    ]
+    return _with_shares(rows)
+
+
+def cost_groups(
+    costs: Iterable[KernelCost], by: str, bench: Benchmark | None = None
+) -> tuple[CostGroup, ...]:
+    """Kernel time summed ``by`` "line", "module" (beside eager's, given the benchmark) or
+    "family" (matmul, pointwise, reduction…)."""
+    if by == "line":
+        return by_line(costs)
+    if by == "module":
+        return by_module(costs, bench)
+    if by == "family":
+        return by_family(costs)
+    raise ValueError(f"cost_groups: by must be 'line', 'module' or 'family', not {by!r}")
+
+
+def by_line(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
+    return _group(costs, lambda c: ", ".join(c.lines) or "(no line: an input or a copy)")
+
+
+def by_family(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
+    return _group(costs, lambda c: c.family)
+
+
+def by_module(costs: Iterable[KernelCost], bench: Benchmark | None = None) -> tuple[CostGroup, ...]:
+    """Kernel time per nn.Module path, beside eager's for the same module where the benchmark
+    profiled eager by module."""
+    eager: dict[str, float] = {}
+    for c in eager_costs(bench) if bench is not None else ():
+        for m in c.modules:
+            eager[m] = eager.get(m, 0.0) + c.ms
+    groups = _group(costs, lambda c: ", ".join(_module_name(m) for m in c.modules) or "(no module)")
+    if not eager:
+        return groups
+    return tuple(
+        CostGroup(g.key, g.ms, g.share, g.kernels, eager.get("" if g.key == "(model)" else g.key))
+        for g in groups
+    )
+
+
+def _module_name(m: str) -> str:
+    return m or "(model)"
+
+
+def _group(costs: Iterable[KernelCost], key) -> tuple[CostGroup, ...]:
+    acc: dict[str, list[float]] = {}
+    for c in costs:
+        a = acc.setdefault(key(c), [0.0, 0.0, 0])
+        a[0] += c.ms
+        a[1] += c.share
+        a[2] += 1
+    out = [CostGroup(k, ms, share, int(n)) for k, (ms, share, n) in acc.items()]
+    return tuple(sorted(out, key=lambda g: (-g.ms, g.key)))
+
+
+def _with_shares(rows: list[KernelCost]) -> tuple[KernelCost, ...]:
+    total = sum(r.ms for r in rows) or 1.0
+    out = [dataclasses.replace(r, share=r.ms / total) for r in rows]
+    return tuple(sorted(out, key=lambda r: (-r.ms, r.name)))
+
+
+class _Joiner:
+    def __init__(self, report: Report):
+        self.report = report
+        self.compiles = {c.id: c for c in report.compiles}
+        self.prov: dict[str, Provenance] = {}
+        self.nodes: dict[str, dict[str, Node]] = {}
+        self.pre: dict[str, dict[str, Node]] = {}
+        for c in report.compiles:
+            fuse, dec, cap = c.stages.fuse, c.stages.decompose, c.stages.capture
+            self.prov[c.id] = read_provenance(fuse.provenance if fuse else None)
+            self.nodes[c.id] = {n.name: n for rg in (dec.post_grad if dec else ()) for n in rg.graph.nodes}
+            self.pre[c.id] = {n.name: n for n in (cap.graph.nodes if cap and cap.graph else ())}
+
+    def launch(self, r: Launch, calls: int) -> KernelCost:
+        kernel = None
+        m = _CPP_EVENT.match(r.name)
+        name = m.group(1) if m else r.name
+        if r.kind in ("triton", "cpp"):
+            kernel = name
+        return self.row(r.name, r.kind, r.compile_id, kernel, r.total_ms, r.calls, calls, r.op, r.op_index)
+
+    def row(
+        self, name, kind, compile_id, kernel, total_ms, launches, calls, op=None, op_index=None
+    ) -> KernelCost:
+        ids = [i.strip() for i in (compile_id or "").split(",") if i.strip()] or list(self.compiles)
+        call, nodes, cid = None, [], None
+        for i in ids:
+            if kernel is not None:
+                kc = self._kernel_call(i, kernel)
+                if kc is None:
+                    continue
+            else:
+                kc = self._extern_call(i, op or name, op_index)
+                if kc is None:
+                    continue
+            cid = i if cid is None else f"{cid}, {i}"
+            for k in kc:
+                call = k.key if call is None else f"{call}, {k.key}"
+                nodes += [(i, n) for n in k.nodes]
+        found = [self._node(i, n) for i, n in nodes]
+        found = [(i, n) for i, n in found if n is not None]
+        lines = _unique(n.source for _, n in found if n.source)
+        code = _unique(n.code for _, n in found if n.code)
+        modules = _unique(self._module(i, n) for i, n in found)
+        out_node = next((n for _, n in found if n.dtype), None)
+        fam = _family(kind, name, op, [n.target for _, n in found])
+        work = self._work(kernel, cid or compile_id, [n for _, n in found])
+        return KernelCost(
+            name=name,
+            kind=kind,
+            family=fam,
+            ms=total_ms / calls,
+            share=0.0,
+            launches=launches / calls,
+            compile_id=cid or compile_id,
+            kernel=kernel,
+            call=call,
+            nodes=tuple(n.name for _, n in found),
+            lines=lines,
+            code=code,
+            modules=tuple(m for m in modules if m is not None),
+            library=kind == "extern" and _library(name, op),
+            dtype=out_node.dtype if out_node else None,
+            bytes=work[0],
+            flops=work[1],
+        )
+
+    def _work(
+        self, kernel: str | None, cid: str | None, found: list[Node]
+    ) -> tuple[float | None, float | None]:
+        """Bytes and FLOPs per launch: Inductor's own counts for its kernels (written with
+        ``benchmark_kernel=True``), the operands' shapes for one extern matmul."""
+        if kernel is not None:
+            k = next(
+                (k for i in (cid or "").split(", ") for k in self.report.kernels_of(i) if k.name == kernel),
+                None,
+            )
+            t = read_triton_source(k.source) if k is not None and k.language == "triton" else None
+            if t is None or t.num_gb is None:
+                return None, None
+            return t.num_gb * 1e9, float(t.flops) if t.flops else None
+        mms = [n for n in found if op_base(n.target) in ("mm", "addmm", "bmm", "baddbmm")]
+        if not mms or cid is None or ", " in cid:
+            return None, None
+        # one launch per matmul: a row of several (an older per-kernel row) averages them
+        work = [matmul_work(n, self.nodes[cid]) for n in mms]
+        if any(b is None or f is None for b, f in work):
+            return None, None
+        return sum(b for b, _ in work) / len(work), sum(f for _, f in work) / len(work)
+
+    def _kernel_call(self, cid: str, kernel: str) -> list[KernelCall] | None:
+        if cid not in self.prov:
+            return None
+        calls = [k for k in self.prov[cid].calls if k.name == kernel]
+        if calls:
+            return calls
+        k = next((k for k in self.report.kernels_of(cid) if k.name == kernel), None)
+        return [KernelCall(kernel, kernel, None, k.nodes)] if isinstance(k, Kernel) else None
+
+    def _extern_call(self, cid: str, op: str, index: int | None) -> list[KernelCall] | None:
+        if cid not in self.prov:
+            return None
+        base = op_base(op)
+        calls = [k for k in self.prov[cid].calls if k.extern and k.op == base]
+        if not calls and index is None and _LIB_NAME.search(op):
+            # an older per-kernel row names the library kernel, not its op: every library call
+            calls = [k for k in self.prov[cid].calls if k.extern and _family_of_op(k.op, "") != "pointwise"]
+        if not calls:
+            return None
+        if index is None:
+            return calls  # a per-kernel row of an older benchmark: every call of that op
+        return [calls[index - 1]] if index <= len(calls) else None
+
+    def _node(self, cid: str, name: str) -> tuple[str, Node | None]:
+        return cid, self.nodes[cid].get(name) or self.pre[cid].get(name)
+
+    def _module(self, cid: str, n: Node) -> str | None:
+        if n.module is not None:
+            return n.module
+        for pre in self.prov[cid].post_to_pre.get(n.name, ()):
+            p = self.pre[cid].get(pre)
+            if p is not None:
+                return p.module or ""
+        return "" if n.source else None
+
+
+def _unique(items) -> tuple:
+    out: list = []
+    for x in items:
+        if x not in out:
+            out.append(x)
+    return tuple(out)
+
+
+def _library(name: str, op: str | None) -> bool:
+    return bool(_LIB_NAME.search(name)) or op_base(op or "") in _MATMUL | _CONV
+
+
+def _family_of_op(base: str, name: str) -> str:
+    if base in _MATMUL:
+        return "matmul"
+    if base in _CONV:
+        return "convolution"
+    if "attention" in base or re.search(r"flash|fmha", name, re.I):
+        return "attention"
+    if re.search(r"sum|mean|var|norm|softmax|amax|max|min|reduce", base):
+        return "reduction"
+    return "pointwise" if base else "other"
+
+
+def _family(kind: str, name: str, op: str | None, targets: list[str]) -> str:
+    if kind == "triton":
+        for prefix, fam in (("triton_tem_", "template"), ("triton_poi_", "pointwise")):
+            if name.startswith(prefix):
+                return fam
+        return "reduction" if name.startswith(("triton_per_", "triton_red_")) else "other"
+    if kind == "extern":
+        bases = [op_base(t) for t in targets] if op is None else [op_base(op)]
+        fams = [_family_of_op(b, name) for b in bases] or [_family_of_op("", name)]
+        return next((f for f in fams if f != "pointwise"), fams[0])
+    fams = {_family_of_op(op_base(t), "") for t in targets}
+    for fam in ("matmul", "convolution", "attention", "reduction", "pointwise"):
+        if fam in fams:
+            return fam
+    return "other"
+
+
+_ITEMSIZE = {
+    "f64": 8,
+    "f32": 4,
+    "tf32": 4,
+    "bf16": 2,
+    "f16": 2,
+    "i64": 8,
+    "i32": 4,
+    "i8": 1,
+    "u8": 1,
+    "f8e4m3fn": 1,
+}
+
+
+def _dims(shape: str | None) -> list[int] | None:
+    if not shape:
+        return None
+    try:
+        return [int(d) for d in shape.strip("[]").split(",") if d.strip()]
+    except ValueError:  # a symbolic size
+        return None
+
+
+def matmul_work(n: Node, nodes: dict[str, Node]) -> tuple[float | None, float | None]:
+    """(bytes, FLOPs) of one mm / addmm / bmm / baddbmm node from its operands' shapes:
+    2·M·N·K FLOPs (times the batch), every operand read once and the result written once."""
+    base = op_base(n.target)
+    operands = [nodes.get(a) for a in n.args]
+    if base in ("addmm", "baddbmm"):
+        operands = operands[1:]
+    out = _dims(n.shape)
+    first = _dims(operands[0].shape) if operands and operands[0] is not None else None
+    size = _ITEMSIZE.get(n.dtype or "")
+    if not out or not first or size is None or len(out) < 2:
+        return None, None
+    batch = out[0] if len(out) == 3 else 1
+    m, nn, k = out[-2], out[-1], first[-1]
+    flops = 2.0 * batch * m * nn * k
+    moved = size * batch * (m * k + k * nn + m * nn)
+    return float(moved), flops

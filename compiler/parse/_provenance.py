@@ -1,0 +1,90 @@
+"""Inductor's provenance tracking (artifact ``inductor_provenance_tracking_node_mappings``,
+recorded when ``trace.provenance_tracking_level`` is on): which post-grad nodes each kernel
+call of the wrapper computes, and which pre-grad (Dynamo graph) node each post-grad node came
+from. Kernel keys carry the call's place in the wrapper (``triton_poi_fused_gelu_1:3``,
+``extern_kernels.mm:2``); torch names the map ``cppCodeToPost`` on CPU and GPU alike in 2.11,
+``tritonCodeToPost`` elsewhere. Pure: the payload texts in, the maps out."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_CALL = re.compile(r"^(?P<name>.+?)(?::(?P<n>\d+))?$")
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One kernel call of the wrapper, as provenance names it."""
+
+    key: str  # as torch wrote it: "extern_kernels.mm:2"
+    name: str  # "extern_kernels.mm", "triton_poi_fused_gelu_1"
+    place: int | None  # the number after the colon: the call's order in the wrapper
+    nodes: tuple[str, ...]  # post-grad nodes
+
+    @property
+    def extern(self) -> bool:
+        return not self.name.startswith(("triton_", "cpp_"))
+
+    @property
+    def op(self) -> str:
+        """The ATen op's base name an extern call runs: "mm" for ``extern_kernels.mm`` and
+        ``aten.mm.default`` alike; the kernel's name otherwise."""
+        return op_base(self.name) if self.extern else self.name
+
+
+@dataclass(frozen=True)
+class Provenance:
+    calls: tuple[KernelCall, ...] = ()
+    post_to_pre: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def op_base(name: str) -> str:
+    """``extern_kernels.mm`` / ``torch.ops.aten.mm.default`` / ``aten::mm`` -> ``mm``."""
+    name = name.replace("::", ".")
+    for prefix in ("extern_kernels.", "torch.ops.", "aten.", "_inductor_"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    for suffix in (".default", ".Tensor", ".out"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def read_provenance(text: str | None) -> Provenance:
+    """Every kernel call and the post→pre map found in ``text`` (one or more JSON payloads,
+    one after another); anything else in it is skipped."""
+    calls: list[KernelCall] = []
+    post_to_pre: dict[str, tuple[str, ...]] = {}
+    for doc in _docs(text or ""):
+        for key, mapping in doc.items():
+            if not isinstance(mapping, dict):
+                continue
+            if key.endswith("CodeToPost"):
+                for k, nodes in mapping.items():
+                    m = _CALL.match(str(k))
+                    if m and isinstance(nodes, list):
+                        place = int(m.group("n")) if m.group("n") else None
+                        calls.append(KernelCall(str(k), m.group("name"), place, tuple(map(str, nodes))))
+            elif key == "postToPre":
+                for k, pre in mapping.items():
+                    if isinstance(pre, list):
+                        post_to_pre[str(k)] = tuple(map(str, pre))
+    calls.sort(key=lambda c: (c.place is None, c.place or 0, c.key))
+    return Provenance(tuple(calls), post_to_pre)
+
+
+def _docs(text: str):
+    """The JSON objects in ``text``, one after another (the payloads are joined by newlines)."""
+    dec = json.JSONDecoder()
+    i = text.find("{")
+    while i >= 0:
+        try:
+            doc, end = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(doc, dict):
+            yield doc
+        i = text.find("{", end)

@@ -1,0 +1,138 @@
+"""Why isn't compiled faster, on a GPU: the line-level join against the profiler's own kernel list
+and torch's provenance artifact, Triton's IR and register counts against what Triton reports for
+the same kernel, and the verdict on three cases whose cause is known by construction
+(notebooks/data/make_why_data.py). Skipped without CUDA.
+
+Run on a GPU machine with `python -m pytest -m gpu tests/test_gpu_why.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import compiler
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU with Triton"),
+]
+
+DATA = Path(__file__).parent.parent / "notebooks" / "data"
+
+
+def _cases():
+    spec = importlib.util.spec_from_file_location("make_why_data", DATA / "make_why_data.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return _cases()
+
+
+@pytest.fixture(scope="module")
+def launch(cases):
+    return cases.launch_case(reps=10)  # many small kernels: launch-bound by construction
+
+
+def test_join_against_the_profiler_and_provenance(launch):
+    from compiler.bench import _launches, _profile
+
+    report = launch
+    b = report.benchmarks[-1]
+    subject = compiler.benchmark_subject(report)  # what the report remembers: model, compiled, args
+    x = subject.args[0]
+    with torch.inference_mode():
+        events = _profile.profile_calls(_launches.marked(lambda: subject.compiled(x), True), 3, True)
+    triton_names = {k.name for k in report.kernels if k.language == "triton"}
+    launches, timeline = _launches.take_apart(events, True, triton_names)
+    costs = compiler.kernel_costs(report, dataclasses.replace(b, launches=launches, profiled_calls=3))
+    # the profiler's own list: every CUDA kernel it saw, with its time
+    device = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+    total_us = sum(e.time_range.elapsed_us() for e in device)
+    assert sum(c.ms for c in costs) * 3 * 1e3 == pytest.approx(total_us, rel=0.01)
+    profiled_triton = {e.name for e in device if e.name in triton_names}
+    assert profiled_triton and profiled_triton == {c.name for c in costs if c.kind == "triton"}
+    # every Triton kernel attributed: its provenance call, that call's nodes, a line of the model
+    prov = {}
+    for c in report.compiles:
+        doc = json.JSONDecoder().raw_decode(c.stages.fuse.provenance)[0]
+        prov.update(next(v for k, v in doc.items() if k.endswith("CodeToPost")))
+    for c in costs:
+        if c.kind == "triton":
+            assert c.call in prov and set(c.nodes) == set(prov[c.call])
+            assert c.lines and all("make_why_data.py:" in ln for ln in c.lines)
+    gemms = [c for c in costs if c.kind == "extern" and c.family == "matmul"]
+    assert gemms and all(c.call.startswith("extern_kernels.") and c.modules for c in gemms)
+
+
+def _launchers(name: str):
+    """Inductor's own compiled kernel (its CachingAutotuner) for ``name``: the oracle."""
+    from torch._inductor.codecache import PyCodeCache
+
+    mods = PyCodeCache.modules
+    for mod in mods.values() if isinstance(mods, dict) else mods:
+        k = getattr(mod, name, None)
+        if k is not None and getattr(k, "launchers", None):
+            return k.launchers
+    return None
+
+
+def test_ir_and_registers_against_triton():
+    def f(x):
+        return torch.nn.functional.gelu(x).sum(-1)
+
+    x = torch.randn(256, 512, device="cuda")
+    threads = torch._inductor.config.compile_threads
+    with compiler.recording(triton_ir=True) as rec:
+        assert torch._inductor.config.compile_threads == 1
+        torch.compile(f)(x)
+    assert torch._inductor.config.compile_threads == threads  # compile parallelism given back
+    kernels = [k for k in rec.report.kernels if k.language == "triton"]
+    assert kernels
+    for k in kernels:
+        chosen = [b for b in k.binaries if b.chosen]
+        assert len(chosen) == 1, k.name
+        b = chosen[0]
+        assert {"ttir", "ttgir", "llir", "ptx"} <= set(b.ir)
+        assert f"tt.func public @{k.name}(" in b.ir["ttir"] and f".entry {k.name}(" in b.ir["ptx"]
+        (launcher,) = [
+            ln
+            for ln in _launchers(k.name)
+            if ln.config.kwargs == {a: v for a, v in b.config.items() if a.isupper()}
+        ]
+        assert (b.n_regs, b.n_spills, b.shared) == (launcher.n_regs, launcher.n_spills, launcher.shared)
+        assert (b.num_warps, b.num_stages) == (launcher.config.num_warps, launcher.config.num_stages)
+        # Triton's locations, shifted to the report's source: a tt.store sits on a tl.store line
+        src = k.source.splitlines()
+        for ln, s in zip(
+            b.ir["ttir"].splitlines(), compiler.ir_source_lines("ttir", b.ir["ttir"]), strict=True
+        ):
+            if "tt.store" in ln and s is not None:
+                assert "tl.store" in src[s - b.line_offset - 1]
+
+
+def test_verdicts_known_by_construction(cases, launch):
+    gemm = cases.gemm_case(reps=5, triton_ir=False)
+    v = compiler.verdict(gemm, gemm.benchmarks[-1])
+    assert v.main == "library" and v.headline.endswith("the matmul is fp32 without TF32")
+    lib = next(c for c in v.causes if c.key == "library")
+    assert lib.share > 0.8 and "float32_matmul_precision='highest', allow_tf32=False" in lib.evidence[-1]
+    v = compiler.verdict(launch, launch.benchmarks[-1])
+    assert v.main == "launch" and "CUDA graphs are off" in v.headline
+    brk = cases.break_case(reps=5)
+    b = brk.benchmarks[-1]
+    v = compiler.verdict(brk, b)
+    assert v.main == "breaks" and b.timeline.graphs >= 4
+    for r in (gemm, launch, brk):  # parts add up to the compiled median
+        bb = r.benchmarks[-1]
+        parts = [c.ms for c in compiler.verdict(r, bb).causes if c.ms is not None]
+        assert sum(parts) == pytest.approx(bb.compiled.median_ms)

@@ -1,0 +1,126 @@
+"""The CPU path of "why isn't compiled faster": C++ kernels and ATen calls timed by the profiler,
+joined to the user's lines, and three verdicts whose cause is known by construction (Python
+between two graphs, an fp32 GEMM, a call too small for its overhead). The GPU cases are in
+tests/test_gpu_why.py."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+import torch
+from torch import nn
+
+import compiler
+from compiler.listen import _torch
+
+
+@torch._dynamo.disable
+def host_work() -> int:
+    total = 0
+    for i in range(30000):  # Python the compiled code cannot take over
+        total += i * i
+    return total
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(32, 32)
+        self.b = nn.Linear(32, 32)
+
+    def forward(self, x):
+        y = self.a(x)  # LINE_A
+        host_work()
+        return self.b(y)  # LINE_B
+
+
+def _line(tag: str) -> str:
+    lines = open(__file__).read().splitlines()
+    return f"{__file__}:{next(i + 1 for i, ln in enumerate(lines) if ln.endswith('# ' + tag))}"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One intra-op thread while timing: on a machine shared with other jobs, OpenMP's
+    barriers make a 16x32x32 addmm take milliseconds, and the causes built into these cases
+    must not depend on that."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _bench(fn, *args, **kw):
+    with contextlib.redirect_stdout(io.StringIO()):
+        with compiler.recording(**kw) as rec:
+            compiled = torch.compile(fn)
+            compiled(*args)
+        compiler.remember_benchmark_subject(rec.report, fn, compiled, args, {})
+        b = rec.report.benchmark(reps=5, warmup=1, progress=False)
+    return rec.report, b
+
+
+def test_graph_break_in_the_hot_loop_joined_to_lines():
+    torch.manual_seed(0)
+    threads = _torch.inductor_config().compile_threads
+    r, b = _bench(Net(), torch.randn(16, 32), triton_ir=True)
+    # triton_ir on a CPU run: no Triton, nothing captured, compile parallelism given back
+    assert _torch.inductor_config().compile_threads == threads
+    assert all(k.binaries == () for k in r.kernels)
+    assert [c.id for c in r.compiles] == ["0/0", "1/0"]
+    t = b.timeline
+    assert (t.graphs, t.launches) == (2.0, 2.0)  # two graphs a call, one addmm in each
+    costs = compiler.kernel_costs(r, b)
+    # each graph's addmm: its provenance call, its node's line and module
+    assert sorted((c.compile_id, c.name, c.call, c.lines, c.modules, c.library) for c in costs) == [
+        ("0/0", "aten::addmm", "extern_kernels.addmm:1", (_line("LINE_A"),), ("a",), True),
+        ("1/0", "aten::addmm", "extern_kernels.addmm:1", (_line("LINE_B"),), ("b",), True),
+    ]
+    # the profile's kernel time, whole: the joined rows sum to the timeline's kernel time
+    assert sum(c.ms for c in costs) == pytest.approx(t.kernel_ms)
+    # eager, profiled by module: each Linear's ATen call under its own path
+    eager = {(r_.module, r_.op) for r_ in b.eager_launches}
+    assert {("a", "aten::linear"), ("b", "aten::linear")} <= eager
+    v = compiler.verdict(r, b)
+    breaks = next(c for c in v.causes if c.key == "breaks")
+    assert v.main == "breaks" and breaks.title == "graph breaks: Python between graphs, guards"
+    assert breaks.evidence[0].startswith("2 graphs a call, ")
+    assert sum(c.ms for c in v.causes if c.ms is not None) == pytest.approx(b.compiled.median_ms)
+
+
+def _gemm(x, w):
+    return x @ w
+
+
+def _tiny(x):
+    return torch.relu(x * 2 + 1)  # TINY
+
+
+def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
+    torch.manual_seed(0)
+    r, b = _bench(_gemm, torch.randn(768, 768), torch.randn(768, 768))
+    v = compiler.verdict(r, b)
+    (mm,) = compiler.kernel_costs(r, b)
+    assert (mm.name, mm.kind, mm.library, mm.family, mm.call) == (
+        "aten::mm",
+        "extern",
+        True,
+        "matmul",
+        "extern_kernels.mm:1",
+    )
+    assert v.main == "library" and "library kernels it does not change" in v.headline
+    assert not any("TF32" in e for c in v.causes for e in c.evidence)  # a CPU run has no TF32
+    assert compiler.roofline(compiler.kernel_costs(r, b), b) == ()
+    r, b = _bench(_tiny, torch.randn(8))
+    (k,) = r.kernels
+    (cost,) = compiler.kernel_costs(r, b)  # the C++ kernel, timed by the profiler, on its line
+    assert (cost.kind, cost.kernel, cost.lines) == ("cpp", k.name, (_line("TINY"),))
+    assert cost.nodes and set(cost.nodes) <= {
+        n.name for rg in r.compiles[0].stages.decompose.post_grad for n in rg.graph.nodes
+    }
+    v = compiler.verdict(r, b)
+    launch = next(c for c in v.causes if c.key == "launch")
+    assert v.main == "launch" and launch.title == "host overhead around the kernels"
+    assert launch.share > 0.5
