@@ -142,7 +142,7 @@ def cudagraphs_of(
     compile's metrics carry torch's reason) or at run time (torch's cudagraphs logger), else
     used where torch recorded a graph or timed wrapping one."""
     asked = config is not None and config.mode in ("reduce-overhead", "max-autotune")
-    compile_reason = (a.metrics or {}).get("cudagraph_skip_reason")
+    compile_reason = ((a.metrics or {}).get("cudagraph_skip_reason") or "").strip() or None
     runs: list[CudaGraphRun] = []
     warnings: list[str] = []
     run_reason = None

@@ -169,5 +169,7 @@ def reason_line(reason: str) -> str | None:
 def short_reason(reason: str) -> str:
     """A skip reason's first line without torch's "skipping cudagraphs due to"."""
     first = (reason or "").strip().splitlines()[0] if reason and reason.strip() else ""
-    first = SKIP.sub("", first).split("Found from")[0]
+    while SKIP.match(first):  # torch prefixes some reasons twice
+        first = SKIP.sub("", first, count=1)
+    first = first.split("Found from")[0]
     return first.strip().rstrip(".:").strip()
