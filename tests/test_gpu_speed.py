@@ -168,3 +168,32 @@ def test_a_dynamic_function_records_a_tree_per_size_and_torchs_distinct_sizes_wa
     assert c.cudagraphs.recordings == torch_lines.recordings()
     warned = [ln for ln in torch_lines.lines if "distinct sizes" in ln]
     assert warned and tuple(w.strip() for w in warned) == c.cudagraphs.warnings
+
+
+class _Lin(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(64, 64, device="cuda"))
+
+    def forward(self, x):
+        return torch.relu(x @ self.w)
+
+
+def test_a_replaced_parameter_re_records_with_torchs_reason():
+    """A parameter is a static input of the CUDA graph: replacing it (a new address) makes
+    torch re-record the graph; each re-recording is counted with torch's reason."""
+    m = _Lin()
+    f = torch.compile(m, mode="reduce-overhead")
+    x = torch.randn(64, 64, device="cuda")
+    with torch.no_grad(), TorchLines() as torch_lines, compiler.recording() as rec:
+        for _ in range(3):
+            f(x)
+        m.w = torch.nn.Parameter(torch.randn(64, 64, device="cuda"))
+        for _ in range(3):
+            f(x)
+    rerecords = [ln for ln in torch_lines.lines if "Re-recording function=" in ln]
+    assert rerecords, "torch re-recorded the graph"
+    runs = [r for c in rec.report.compiles for r in c.cudagraphs.runs if r.kind == "re-record"]
+    assert [r.reason for r in runs] == [ln.split("reason=", 1)[1].strip() for ln in rerecords]
+    assert sum(c.cudagraphs.rerecordings for c in rec.report.compiles) == len(rerecords)
+    assert "re-recording" in explorer.text(rec.report, "summary")
