@@ -768,7 +768,9 @@ def test_inductor_stage_views_as_text_gpu_recording():
     # each kernel's @triton.jit body in full, then its metadata table (not Inductor's one-line dicts)
     body = compiler.read_triton_source(kernels[0].source).body.splitlines()
     assert "".join(f"    {ln}".rstrip() + "\n" for ln in body) in codegen
-    assert [h for h in headings(codegen) if h.endswith(": metadata")] == [f"{k.name}: metadata" for k in kernels]
+    assert [h for h in headings(codegen) if h.endswith(": metadata")] == [
+        f"{k.name}: metadata" for k in kernels
+    ]
     assert "triton_meta=" not in codegen.split("forward wrapper module")[0]
     forward, backward = r.compile("0/0").stages.codegen.output_code
     assert headings(codegen)[-7:] == [
