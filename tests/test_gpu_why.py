@@ -51,6 +51,8 @@ def test_join_against_the_profiler_and_provenance(launch):
     subject = compiler.benchmark_subject(report)  # what the report remembers: model, compiled, args
     x = subject.args[0]
     with torch.inference_mode():
+        subject.compiled(x)  # conftest resets Dynamo before each test: compile again, outside the profile
+        torch.cuda.synchronize()
         events = _profile.profile_calls(_launches.marked(lambda: subject.compiled(x), True), 3, True)
     triton_names = {k.name for k in report.kernels if k.language == "triton"}
     launches, timeline = _launches.take_apart(events, True, triton_names)
@@ -69,7 +71,7 @@ def test_join_against_the_profiler_and_provenance(launch):
     for c in costs:
         if c.kind == "triton":
             assert c.call in prov and set(c.nodes) == set(prov[c.call])
-            assert c.lines and all("make_why_data.py:" in ln for ln in c.lines)
+            assert c.lines and all("make_gpu_data.py:" in ln for ln in c.lines)  # MLPBlock.forward
     gemms = [c for c in costs if c.kind == "extern" and c.family == "matmul"]
     assert gemms and all(c.call.startswith("extern_kernels.") and c.modules for c in gemms)
 
@@ -104,20 +106,19 @@ def test_ir_and_registers_against_triton():
         b = chosen[0]
         assert {"ttir", "ttgir", "llir", "ptx"} <= set(b.ir)
         assert f"tt.func public @{k.name}(" in b.ir["ttir"] and f".entry {k.name}(" in b.ir["ptx"]
+        kwargs = {a: v for a, v in b.config.items() if a.isupper()}
         (launcher,) = [
             ln
             for ln in _launchers(k.name)
-            if ln.config.kwargs == {a: v for a, v in b.config.items() if a.isupper()}
+            if getattr(ln, "cache_hash", None) == b.hash or ln.config.kwargs == kwargs
         ]
         assert (b.n_regs, b.n_spills, b.shared) == (launcher.n_regs, launcher.n_spills, launcher.shared)
         assert (b.num_warps, b.num_stages) == (launcher.config.num_warps, launcher.config.num_stages)
         # Triton's locations, shifted to the report's source: a tt.store sits on a tl.store line
         src = k.source.splitlines()
-        for ln, s in zip(
-            b.ir["ttir"].splitlines(), compiler.ir_source_lines("ttir", b.ir["ttir"]), strict=True
-        ):
-            if "tt.store" in ln and s is not None:
-                assert "tl.store" in src[s - b.line_offset - 1]
+        pairs = zip(b.ir["ttir"].splitlines(), compiler.ir_source_lines("ttir", b.ir["ttir"]), strict=True)
+        stores = [s for ln, s in pairs if "tt.store" in ln and s is not None]
+        assert stores and all("tl.store" in src[s - b.line_offset - 1] for s in stores), k.name
 
 
 def test_verdicts_known_by_construction(cases, launch):

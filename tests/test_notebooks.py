@@ -503,6 +503,10 @@ def test_07_reads_the_h100_recordings(run_notebook):
     assert "triton_tem_fused_addmm_gelu_t_view_3" in blocks["max-autotune"]
     assert blocks["default · dynamic · bfloat16"].startswith("  triton_poi_fused__to_copy_1 ")
     assert "MLPBlock, 8×32×1024: modes and settings" in _widget_state(nb)  # the modes chart
+    assert _stdout(_tagged(nb, "gpu-verdict")).splitlines()[0] == (
+        "default: compiled ×0.65 of eager: launch-bound: 54% of the compiled call is the device waiting "
+        "for the host; CUDA graphs are off (mode='reduce-overhead' turns them on)"
+    )
     assert _stdout(_tagged(nb, "answer")) == (
         "Triton kernels: 0.285 ms of a 5.758 ms call (5.0%)\n"
         "at 3350 GB/s: 0.260 ms, at most 0.025 ms less (0.43% of the call)\n"

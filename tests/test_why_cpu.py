@@ -123,4 +123,5 @@ def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     v = compiler.verdict(r, b)
     launch = next(c for c in v.causes if c.key == "launch")
     assert v.main == "launch" and launch.title == "host overhead around the kernels"
+    assert v.headline.split(": ", 1)[1].startswith("host overhead: ")
     assert launch.share > 0.5

@@ -217,16 +217,19 @@ def _timeline(per_call: list[_CallFacts], spans: list[tuple[float, float]], cuda
         busy += sum(b - a for a, b in merged)
         gaps += [b[0] - a[1] for a, b in zip(merged, merged[1:], strict=False) if b[0] > a[1]]
     kernel = sum(f.kernel_us for f in per_call)
-    outside = sum(max(f.host_us - f.graph_us - f.guard_us, 0.0) for f in per_call)
+
+    def median_ms(values) -> float:  # host figures: the first profiled call can be an outlier
+        return statistics.median(values) / 1e3
+
     return Timeline(
-        call_ms=sum(b - a for a, b in spans) / n / 1e3,
+        call_ms=median_ms([b - a for a, b in spans]),
         kernel_ms=kernel / n / 1e3,
         busy_ms=(busy if cuda else kernel) / n / 1e3,
         launches=sum(f.launches for f in per_call) / n,
         graphs=sum(f.graphs for f in per_call) / n,
-        guard_ms=sum(f.guard_us for f in per_call) / n / 1e3,
-        graph_host_ms=sum(f.graph_us for f in per_call) / n / 1e3,
-        outside_ms=outside / n / 1e3,
+        guard_ms=median_ms([f.guard_us for f in per_call]),
+        graph_host_ms=median_ms([f.graph_us for f in per_call]),
+        outside_ms=median_ms([max(f.host_us - f.graph_us - f.guard_us, 0.0) for f in per_call]),
         gaps=len(gaps) / n,
         median_gap_us=statistics.median(gaps) if gaps else None,
         max_gap_us=max(gaps) if gaps else None,

@@ -218,6 +218,8 @@ def _headline(main: Cause | None, bench: Benchmark) -> str:
         detail = next((e for e in main.evidence if "TF32" in e or "tf32" in e), "")
         tail = "; the matmul is fp32 without TF32" if "no TF32" in detail else ""
         return f"{lead}: compile has little left to win here: {share} is library kernels it does not change{tail}"
+    if main.key == "launch" and bench.device != "cuda":
+        return f"{lead}: host overhead: {share} is outside the kernels (guards, wrappers, launches)"
     if main.key == "launch":
         on, _ = cudagraphs(bench)
         tip = (

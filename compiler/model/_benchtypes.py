@@ -57,8 +57,9 @@ class Launch:
 
 @dataclass(frozen=True)
 class Timeline:
-    """One arm's call as the profiler saw it, per call (averaged over the profiled calls):
-    where the wall time went between the host and the device."""
+    """One arm's call as the profiler saw it, per call: where the wall time went between the
+    host and the device. Kernel figures are averaged over the profiled calls (as the launches'
+    are), host figures are the median call's (the first profiled call can be an outlier)."""
 
     call_ms: float  # the call, start to its last kernel's end (synchronised)
     kernel_ms: float  # summed kernel time (GPU; CPU: the C++ kernels and ATen ops)
