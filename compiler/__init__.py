@@ -51,6 +51,7 @@ from .model._report import (
 )
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
+from .parse._bytecode import BytecodeStep, bytecode_steps
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._outputcode import split_kernels
@@ -165,6 +166,8 @@ __all__ = [
     "remember_benchmark_subject",
     "resume_of",
     "split_kernels",
+    "bytecode_steps",
+    "BytecodeStep",
     "without_entry",
     "write_file",
 ]

@@ -11,6 +11,10 @@ pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
+pt2-explorer repro REPORT.json --compile ID [--backward] [-o repro.py]
+        save torch's runnable repro of one compile (the graph Inductor got, its config, inputs);
+pt2-explorer repro REPORT.json --break N [-o break.py]
+        a starting point for reproducing graph break site N (as numbered in --view breaks)
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,repro}")
     r = sub.add_parser(
         "record",
         help="run a script as __main__ and record every torch.compile in it",
@@ -71,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="the compile of a compiles or stage view, e.g. 1/0 (default: most kernels)",
     )
+    from explorer._repro import repro_parser
+
+    repro_parser(sub)
     return p
 
 
@@ -131,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         return _record(ns)
     if ns.command == "load":
         return _load(ns, compiler)
+    if ns.command == "repro":
+        from explorer._repro import repro_main
+
+        return repro_main(ns, _error)
     return _report(ns, compiler)
 
 
@@ -250,10 +261,10 @@ def _output_is_input(ns) -> str | None:
     report): writing would destroy it. Under torchrun each rank writes its own name."""
     import compiler  # reading and names: no torch
 
-    source = {"record": "script", "load": "trace", "report": "report"}[ns.command]
+    source = {"record": "script", "load": "trace", "report": "report", "repro": "report"}[ns.command]
     given = getattr(ns, source, None)
     rank = _program.torchrun_rank()[0] if ns.command == "record" else None
-    for opt in ("json", "html"):
+    for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
             out = compiler.rank_path(out, rank)

@@ -1,0 +1,123 @@
+"""A compile's runnable repro (``pt2-explorer repro``): saved from a recorded report, run in a
+fresh process, it makes the same kernels (names and count) as the recorded compile; the repro
+of a compile that failed fails the same way. The kernels on both sides are read from torch's
+own trace: the recorded compile's from a handler on torch's trace logger, the repro's from
+the TORCH_TRACE log its process writes. The GPU twin is tests/test_gpu_repro.py."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import compiler
+from explorer import cli
+from tests._torch_trace import RawTrace, read_log
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.M)
+
+
+def kernels_in_trace(records) -> list[str]:
+    """The kernel names of every ``inductor_output_code`` torch logged, in order."""
+    out = []
+    for meta, payload in records:
+        if "inductor_output_code" in meta and payload:
+            out += [m.group(1) for m in KERNEL_DEF.finditer(payload)]
+    return out
+
+
+def model(x, w):
+    y = torch.sin(x) @ w
+    return torch.relu(y * 2) + y.sum(dim=1, keepdim=True)
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def run_repro(path, tmp_path, *, trace: bool = True) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """``python repro.py`` in a fresh process (its own Inductor cache), and the kernels torch
+    logged there."""
+    logs = tmp_path / "trace"
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
+    if trace:
+        env["TORCH_TRACE"] = str(logs)
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env)
+    records = [r for f in sorted(glob.glob(f"{logs}/*.log")) for r in read_log(f)]
+    return proc, kernels_in_trace(records)
+
+
+def record(fn, *args, **config):
+    with torch._inductor.config.patch(config), RawTrace() as raw, compiler.recording() as rec:
+        try:
+            torch.compile(fn)(*args)
+        except Exception as e:  # the failing compile's error is the test's to check
+            rec.error_seen = e
+    return rec, raw
+
+
+def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
+    rec, raw = record(model, torch.randn(8, 16), torch.randn(16, 4))
+    recorded = kernels_in_trace(raw.records)
+    assert len(recorded) == 2 and all(
+        k.startswith("cpp_fused_") for k in recorded
+    )  # a fusion and a reduction
+    report_path = tmp_path / "r.json"
+    rec.report.to_json(report_path)
+    (c,) = rec.report.compiles
+    assert [k.name for k in rec.report.kernels_of(c.id)] == recorded
+
+    out = tmp_path / "repro_0_0.py"
+    assert cli.main(["repro", str(report_path), "--compile", "0/0", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"repro: {out}\n"
+    script = out.read_text()
+    assert script.startswith(
+        "# Runnable repro of compile [0/0] (forward graph) of model, saved by pt2-explorer."
+    )
+    assert script.endswith(c.stages.codegen.fx_graph_runnable.lstrip("\n"))  # torch's artifact, whole
+
+    proc, made = run_repro(out, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert made == recorded  # the same kernels, by name and count
+
+
+def test_repro_of_a_failed_compile_fails_the_same_way(tmp_path):
+    # Inductor's own switch for testing repros: its C++ relu emits code that does not compile
+    rec, _raw = record(
+        model, torch.randn(8, 16), torch.randn(16, 4), **{"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}
+    )
+    (c,) = rec.report.compiles
+    assert c.status == "failed"
+    from explorer._repro import repro_script
+
+    script = repro_script(rec.report, c.id)
+    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'" in script
+    assert "# Recorded with torch" in script and "the compile ended FAILED in" in script
+    out = tmp_path / "repro.py"
+    out.write_text(script)
+    proc, _made = run_repro(out, tmp_path, trace=False)
+    assert proc.returncode != 0
+    assert "CppCompileError" in proc.stderr or "C++ compile error" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_repro_says_why_there_is_none(tmp_path, capsys):
+    with compiler.recording() as rec:
+        torch.compile(model, backend="eager")(torch.randn(8, 16), torch.randn(16, 4))
+    path = tmp_path / "r.json"
+    rec.report.to_json(path)
+    assert cli.main(["repro", str(path), "--compile", "0/0"]) == 2
+    assert capsys.readouterr().err == (
+        "pt2-explorer: error: compile 0/0 has no runnable repro of its graph: torch logs "
+        "fx_graph_runnable when Inductor compiles a graph (backend 'inductor'), from torch 2.5\n"
+    )
+    assert cli.main(["repro", str(path), "--compile", "3/0"]) == 2
+    assert capsys.readouterr().err == "pt2-explorer: error: no compile 3/0 in this report (compiles: 0/0)\n"
