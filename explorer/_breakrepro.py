@@ -116,8 +116,9 @@ def break_program(report: Report, site: str) -> str:
         "# made by pt2-explorer from a report: not a promise that it reproduces the break. It",
         "# compiles the break's function with fullgraph=True, so the break raises instead of",
         "# splitting the graph, and calls it with random tensors shaped as the recorded inputs.",
-        f"# torch's reason: {' '.join(b.reason.split())[:300]}",
     ]
+    why = " ".join((b.explanation or b.reason.splitlines()[0]).split())
+    head += textwrap.wrap(f"torch: {why}", 96, initial_indent="# ", subsequent_indent="#   ")
     if free:
         head.append(f"# names the function takes from its module (define or import them): {', '.join(free)}")
     body = [
@@ -125,6 +126,7 @@ def break_program(report: Report, site: str) -> str:
         "",
         "",
         source.rstrip("\n"),
+        "",
         "",
         "if __name__ == '__main__':",
         *(f"    {name} = {made}" for name, made in args),

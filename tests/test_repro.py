@@ -6,11 +6,13 @@ the TORCH_TRACE log its process writes. The GPU twin is tests/test_gpu_repro.py.
 
 from __future__ import annotations
 
+import base64
 import glob
 import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 import torch
@@ -85,6 +87,16 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
     )
     assert script.endswith(c.stages.codegen.fx_graph_runnable.lstrip("\n"))  # torch's artifact, whole
 
+    # the page's and the widget's button saves the same file
+    from explorer._html import compile_facts_html
+    from explorer._view import build_view
+
+    button = re.search(
+        r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',
+        compile_facts_html(build_view(rec.report).compiles[0]),
+    )
+    assert base64.b64decode(button.group(1)).decode() == script
+
     proc, made = run_repro(out, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert made == recorded  # the same kernels, by name and count
@@ -121,3 +133,59 @@ def test_repro_says_why_there_is_none(tmp_path, capsys):
     )
     assert cli.main(["repro", str(path), "--compile", "3/0"]) == 2
     assert capsys.readouterr().err == "pt2-explorer: error: no compile 3/0 in this report (compiles: 0/0)\n"
+
+
+BREAKS = textwrap.dedent(
+    """
+    import torch
+
+    def helper(y):
+        print("in helper")  # BREAK helper
+        return y
+
+    def f(x, w):
+        y = x @ w
+        if y.sum() > 0:  # BREAK branch
+            y = y * 2
+        return helper(y).cos()
+    """
+)
+
+
+def test_break_starting_point_reproduces_the_break(tmp_path, capsys):
+    path = tmp_path / "prog.py"
+    path.write_text(BREAKS)
+    scope: dict = {"__name__": "prog"}
+    exec(compile(BREAKS, str(path), "exec"), scope)
+    with compiler.recording() as rec:
+        torch.compile(scope["f"], backend="eager")(torch.ones(3, 5), torch.ones(5, 2))
+    report_path = tmp_path / "r.json"
+    rec.report.to_json(report_path)
+    branch = next(i for i, ln in enumerate(BREAKS.splitlines(), 1) if "# BREAK branch" in ln)
+    helper = next(i for i, ln in enumerate(BREAKS.splitlines(), 1) if "# BREAK helper" in ln)
+
+    out = tmp_path / "break.py"
+    assert cli.main(["repro", str(report_path), "--break", f"prog.py:{branch}", "-o", str(out)]) == 0
+    program = out.read_text()
+    assert program.startswith(f"# A STARTING POINT for reproducing the graph break at {path}:{branch}")
+    assert "# names the function takes from its module (define or import them): helper\n" in program
+    assert program.endswith(
+        "if __name__ == '__main__':\n"
+        "    x = torch.randn(3, 5, dtype=torch.float32)\n"
+        "    w = torch.randn(5, 2, dtype=torch.float32)\n"
+        "    torch.compile(f, fullgraph=True)(x, w)\n"
+    )
+    # a starting point: completed with the helper it names, it raises torch's break
+    out.write_text(program.replace("import torch\n", "import torch\n\n\ndef helper(y):\n    return y\n", 1))
+    proc, _ = run_repro(out, tmp_path, trace=False)
+    assert proc.returncode == 1
+    assert "torch._dynamo.exc.Unsupported: Data-dependent branching" in proc.stderr, proc.stderr[-2000:]
+
+    # the helper's break: its inputs are not the compiled frame's graph inputs
+    capsys.readouterr()
+    assert cli.main(["repro", str(report_path), "--break", f"prog.py:{helper}"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "pt2-explorer: error: the break is in helper, called from the compiled frame "
+        f"torch_dynamo_resume_in_f_at_{branch}: its inputs are not the graph's; no starting point\n"
+    )
