@@ -1,0 +1,81 @@
+"""A compile's runnable repro on the GPU: saved from a recorded report, run in a fresh
+process, it makes the same Triton kernels (names and count) as the recorded compile, for the
+forward graph and for the backward one. Kernels on both sides from torch's own trace, as in
+tests/test_repro.py (the CPU twin). Skipped without CUDA.
+
+Run on a GPU machine with `python -m pytest -m gpu tests/test_gpu_repro.py`.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import compiler
+from explorer import cli
+from tests._torch_trace import RawTrace
+from tests.test_repro import kernels_in_trace, model, run_repro
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU with Triton"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _recorded(fn, *args):
+    with RawTrace() as raw, compiler.recording() as rec:
+        fn(*args)
+    per_graph = [kernels_in_trace([r]) for r in raw.records if "inductor_output_code" in r[0]]
+    assert all(names and all(n.startswith("triton_") for n in names) for names in per_graph)
+    return rec.report, per_graph
+
+
+def _run(report, tmp_path, backward: bool) -> list[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    report_path = tmp_path / "r.json"
+    report.to_json(report_path)
+    out = tmp_path / f"repro_{int(backward)}.py"
+    args = ["repro", str(report_path), "--compile", "0/0", "-o", str(out)] + (
+        ["--backward"] if backward else []
+    )
+    assert cli.main(args) == 0
+    assert "device=device(type='cuda', index=0)" in out.read_text()
+    proc, made = run_repro(out, tmp_path / f"run{int(backward)}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return made
+
+
+def test_repro_makes_the_same_triton_kernels(tmp_path):
+    x = torch.randn(64, 128, device="cuda")
+    w = torch.randn(128, 32, device="cuda")
+    report, (recorded,) = _recorded(torch.compile(model), x, w)
+    assert _run(report, tmp_path, backward=False) == recorded  # the same kernels, by name and count
+
+
+def _kind_and_index(name: str) -> tuple[str, str]:
+    """``triton_red_fused_add_sum_1`` -> ("triton_red", "1"): the kernel's kind and number."""
+    return name.split("_fused_")[0], name.rsplit("_", 1)[-1]
+
+
+def test_training_repros_make_the_same_kinds_of_kernels_forward_and_backward(tmp_path):
+    """Of a training compile, the forward graph and the backward one: the same count, kinds
+    (pointwise, reduction, persistent reduction) and order. The ops part of a name can differ:
+    Inductor names a kernel after the ATen ops before AOTAutograd's decompositions (relu's
+    backward: threshold_backward), which the runnable's graph, already decomposed (le, where),
+    no longer carries."""
+    x = torch.randn(64, 128, device="cuda", requires_grad=True)
+    w = torch.randn(128, 32, device="cuda", requires_grad=True)
+    report, per_graph = _recorded(lambda: torch.compile(model)(x, w).sum().backward())
+    assert len(per_graph) == 2  # the forward graph's module, then the backward's
+    (c,) = report.compiles
+    assert c.stages.codegen.fx_graph_runnable and c.stages.codegen.fx_graph_runnable_backward
+    for backward, recorded in zip((False, True), per_graph):
+        made = _run(report, tmp_path / str(backward), backward)
+        assert [_kind_and_index(n) for n in made] == [_kind_and_index(n) for n in recorded], (made, recorded)
