@@ -1,9 +1,7 @@
-"""A compile's runnable repro on the GPU: saved from a recorded report, run in a fresh
-process, it makes the same Triton kernels (names and count) as the recorded compile, for the
-forward graph and for the backward one. Kernels on both sides from torch's own trace, as in
-tests/test_repro.py (the CPU twin). Skipped without CUDA.
-
-Run on a GPU machine with `python -m pytest -m gpu tests/test_gpu_repro.py`.
+"""The GPU twin of tests/test_repro.py: a compile's repro, run in a fresh process on the GPU,
+makes the recorded compile's Triton kernels; of a training compile, the forward graph's and
+the backward graph's. Kernels on both sides from torch's own trace. Skipped without CUDA;
+on the GPU machine: `python -m pytest -m gpu tests/test_gpu_repro.py`.
 """
 
 from __future__ import annotations
@@ -14,19 +12,9 @@ import torch
 import compiler
 from explorer import cli
 from tests._torch_trace import RawTrace
-from tests.test_repro import kernels_in_trace, model, run_repro
+from tests.test_repro import _reset, kernels_in_trace, model, run_repro  # noqa: F401 (_reset: autouse fixture)
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU with Triton"),
-]
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
 
 def _recorded(fn, *args):
