@@ -199,3 +199,13 @@ def test_steps_read_python_313_listings():
         ("python", "CALL 1", 5),  # print's load is a global's: not listed as a step
         ("resume", "__resume_at_30_2", 5),
     ]
+
+
+def test_a_journal_replays_the_bytecode_events(fn, tmp_path):
+    """The hook's facts are events like torch's: a recording's journal rebuilds them."""
+    journal = tmp_path / "run.journal"
+    with compiler.recording(journal=journal) as rec:
+        torch.compile(fn[0], backend="eager")(torch.ones(4))
+    replayed = compiler.load_journal(journal)
+    assert [c.stages.capture for c in replayed.compiles] == [c.stages.capture for c in rec.report.compiles]
+    assert all(c.stages.capture.bytecode_modified for c in replayed.compiles)
