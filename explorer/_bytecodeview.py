@@ -37,7 +37,11 @@ def _resume_names(report: Report, c: Compile, line: int | None) -> str:
         for r in report.compiles
         if (of := resume_of(r.name)) is not None and of == (fn, line)
     ]
-    return ", ".join(dict.fromkeys(hits)) if hits else "not called in this run"
+    return (
+        ", ".join(dict.fromkeys(hits))
+        if hits
+        else "(no compile of it recorded: not called, or nothing to capture)"
+    )
 
 
 def _step_text(report: Report, c: Compile, s: BytecodeStep) -> str:
@@ -62,7 +66,10 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
         (title, code)
         for title, code in (
             ("the frame's code, as Python", cap.bytecode_original_source),
-            ("what Dynamo runs instead, as Python", cap.bytecode_modified_source),
+            (
+                "what Dynamo runs instead, as Python (depyf's reading: the dis listing is what runs)",
+                cap.bytecode_modified_source,
+            ),
         )
         if code
     )
@@ -83,6 +90,12 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
 
 
 def frame_codes(report: Report, compile_id: str | None = None) -> tuple[FrameCode, ...]:
+    """Every compile's code (``compile_id``: that one's; a ValueError naming the ids if none)."""
+    if compile_id is not None:
+        compile_id = compile_id.strip("[]")
+        if all(c.id != compile_id for c in report.compiles):
+            ids = ", ".join(c.id for c in report.compiles) or "none"
+            raise ValueError(f"no compile {compile_id!r} in this report (compiles: {ids})")
     out = (frame_code(report, c) for c in report.compiles if compile_id in (None, c.id))
     return tuple(f for f in out if f is not None)
 

@@ -12,7 +12,7 @@ import torch
 import compiler
 from explorer import cli
 from tests._torch_trace import RawTrace
-from tests.test_repro import _reset, kernels_in_trace, model, run_repro  # noqa: F401 (_reset: autouse fixture)
+from tests.test_repro import _reset, kernel_code, kernels_in_trace, model, run_repro  # noqa: F401 (_reset: autouse fixture)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
@@ -20,12 +20,14 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 def _recorded(fn, *args):
     with RawTrace() as raw, compiler.recording() as rec:
         fn(*args)
-    per_graph = [kernels_in_trace([r]) for r in raw.records if "inductor_output_code" in r[0]]
-    assert all(names and all(n.startswith("triton_") for n in names) for names in per_graph)
+    per_graph = [[r] for r in raw.records if "inductor_output_code" in r[0]]
+    assert all(
+        kernels_in_trace(g) and all(n.startswith("triton_") for n in kernels_in_trace(g)) for g in per_graph
+    )
     return rec.report, per_graph
 
 
-def _run(report, tmp_path, backward: bool) -> list[str]:
+def _run(report, tmp_path, backward: bool) -> list:
     tmp_path.mkdir(parents=True, exist_ok=True)
     report_path = tmp_path / "r.json"
     report.to_json(report_path)
@@ -44,7 +46,9 @@ def test_repro_makes_the_same_triton_kernels(tmp_path):
     x = torch.randn(64, 128, device="cuda")
     w = torch.randn(128, 32, device="cuda")
     report, (recorded,) = _recorded(torch.compile(model), x, w)
-    assert _run(report, tmp_path, backward=False) == recorded  # the same kernels, by name and count
+    made = _run(report, tmp_path, backward=False)
+    assert kernels_in_trace(made) == kernels_in_trace(recorded)  # the same kernels, by name and count
+    assert kernel_code(made) == kernel_code(recorded)
 
 
 def _kind_and_index(name: str) -> tuple[str, str]:
@@ -52,12 +56,11 @@ def _kind_and_index(name: str) -> tuple[str, str]:
     return name.split("_fused_")[0], name.rsplit("_", 1)[-1]
 
 
-def test_training_repros_make_the_same_kinds_of_kernels_forward_and_backward(tmp_path):
-    """Of a training compile, the forward graph and the backward one: the same count, kinds
-    (pointwise, reduction, persistent reduction) and order. The ops part of a name can differ:
-    Inductor names a kernel after the ATen ops before AOTAutograd's decompositions (relu's
-    backward: threshold_backward), which the runnable's graph, already decomposed (le, where),
-    no longer carries."""
+def test_training_repros_make_the_same_kernels_forward_and_backward(tmp_path):
+    """Of a training compile, the forward graph's repro and the backward graph's: the same
+    kernels' code, count, kinds (pointwise, reduction, persistent reduction) and order. The ops
+    part of a name can differ (tests/test_repro.py: kernel_code): relu's backward is
+    threshold_backward in the recorded names, le/where in the repro's."""
     x = torch.randn(64, 128, device="cuda", requires_grad=True)
     w = torch.randn(128, 32, device="cuda", requires_grad=True)
     report, per_graph = _recorded(lambda: torch.compile(model)(x, w).sum().backward())
@@ -66,4 +69,6 @@ def test_training_repros_make_the_same_kinds_of_kernels_forward_and_backward(tmp
     assert c.stages.codegen.fx_graph_runnable and c.stages.codegen.fx_graph_runnable_backward
     for backward, recorded in zip((False, True), per_graph):
         made = _run(report, tmp_path / str(backward), backward)
-        assert [_kind_and_index(n) for n in made] == [_kind_and_index(n) for n in recorded], (made, recorded)
+        names = [_kind_and_index(n) for n in kernels_in_trace(made)]
+        assert names == [_kind_and_index(n) for n in kernels_in_trace(recorded)], (backward, made)
+        assert kernel_code(made) == kernel_code(recorded), backward
