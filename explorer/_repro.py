@@ -12,14 +12,12 @@ from compiler import Compile, Report
 
 from ._html import esc
 
-# Inductor names a kernel after the ATen ops its nodes came from (``node.meta["original_aten"]``),
-# which the repro's make_fx keeps only under preserve_node_meta: with it, the repro's kernels
-# get the recorded names (cpp_fused_add_mul_0, not cpp_fused_0)
 _KEEP_NAMES = """\
 import torch.fx.traceback
 
-# Inductor names kernels after the ATen ops their nodes came from (node meta), which the
-# repro's make_fx keeps only under preserve_node_meta: kept, the kernels get the recorded names
+# Inductor names a kernel after the ATen ops its nodes came from (node meta), which the repro's
+# make_fx keeps only under preserve_node_meta: kept, the kernels get the recorded names where no
+# op was decomposed on the way to Inductor (else the decomposed ops name them: the same code)
 _keep_node_meta = torch.fx.traceback.preserve_node_meta()
 _keep_node_meta.__enter__()
 """
