@@ -58,6 +58,7 @@ from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGra
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
 from .model._tritontypes import TritonBinary
+from .parse._bytecode import BytecodeStep, bytecode_steps
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._outputcode import split_kernels
@@ -201,6 +202,8 @@ __all__ = [
     "cache_key_changes",
     "cudagraph_reason",
     "verdict",
+    "bytecode_steps",
+    "BytecodeStep",
     "without_entry",
     "write_file",
 ]

@@ -70,6 +70,25 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
     return _view(view).text(Subject(report, title, compile))
 
 
+def repro(report: Report, compile_id: str, *, backward: bool = False) -> str:
+    """A runnable repro of compile ``compile_id`` (its backward graph's with ``backward``):
+    torch's ``fx_graph_runnable`` (the graph Inductor got, the non-default config, inputs of
+    the recorded shapes, strides and dtypes) with a header; what ``pt2-explorer repro REPORT
+    --compile ID`` saves. A ValueError says why a compile has none."""
+    from explorer._repro import repro_script
+
+    return repro_script(report, compile_id, backward=backward)
+
+
+def break_repro(report: Report, site: str) -> str:
+    """A starting point for reproducing the graph break at ``site`` ("model.py:12"): its
+    function compiled with ``fullgraph=True`` and called with tensors shaped as recorded;
+    a ValueError where the report does not allow one. Not a promise that it reproduces."""
+    from explorer._breakrepro import break_program
+
+    return break_program(report, site)
+
+
 def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
     """Write the static page; returns ``path``. For a ``compiler.compare_modes`` result it also
     writes each configuration's recording beside it (``<name>.<i>-<label>.html``), linked from
@@ -144,6 +163,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Explorer",
+    "break_repro",
     "check_recompile",
     "compare_stages",
     "diff",
@@ -154,6 +174,7 @@ __all__ = [
     "html",
     "load_ipython_extension",
     "print_summary",
+    "repro",
     "reports",
     "save_html",
     "show",

@@ -68,6 +68,7 @@ CSS = """
 .pt2x .stack{font-size:12px}.pt2x .stack .lib{color:#8c959f}.pt2x .stack .yours{font-weight:700}
 .pt2x .gb{color:#57606a;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .pt2x .dynamic{font-weight:700;margin:2px 0}
+.pt2x a.button{display:inline-block;border:1px solid #d0d7de;border-radius:4px;padding:2px 8px;margin:4px 4px 4px 0;background:#f6f8fa;color:#1f2328;text-decoration:none}
 """
 
 
@@ -272,7 +273,7 @@ def stage_html(sv: StageView, *, static: bool = False) -> str:
 def compile_facts_html(cv: CompileView, *, static: bool = False) -> str:
     """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
-    return err + "".join(block_html(b, static=static) for b in cv.blocks)
+    return err + cv.repros + "".join(block_html(b, static=static) for b in cv.blocks)
 
 
 def compile_html(cv: CompileView, *, static: bool = False) -> str:

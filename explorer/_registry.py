@@ -20,6 +20,7 @@ from typing import Any
 from compiler import STAGES, Report
 
 from ._benchview import bench_html, bench_text, bench_widget
+from ._bytecodeview import bytecode_html, bytecode_text, has_bytecode
 from ._html import breaks_html, compiles_html, recompiles_html
 from ._ranksview import build_ranks_view, ranks_html, ranks_text, ranks_widget
 from ._rawview import raw_html, raw_text
@@ -173,6 +174,14 @@ VIEWS: tuple[View, ...] = (
         tab=lambda r: "Compile time",
         needs=lambda r: any(c.phases for c in r.compiles),
         html=lambda s: time_html(s.report),
+    ),
+    View(
+        "bytecode",
+        "the code Dynamo ran in each frame's place: graph calls, breaks, resume functions, as Python and dis (--compile: one)",
+        lambda s: bytecode_text(s.report, s.compile),
+        tab=lambda r: "Bytecode",
+        needs=has_bytecode,
+        html=lambda s: bytecode_html(s.report),
     ),
     View(
         "raw",

@@ -86,8 +86,6 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks += _texts(
             ("shape guards", "\n".join(st.shape_guards)),
             ("why Dynamo restarted the analysis", "\n".join(st.restarts)),
-            ("bytecode Dynamo rewrote", st.bytecode_original),
-            ("bytecode Dynamo made (what runs)", st.bytecode_modified),
         )
     elif stage == "autograd":
         for name in ("joint", "forward", "backward", "inference"):
@@ -162,7 +160,10 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         names = (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names else ()
         if files or names:
             blocks.append(Table("output code", ("", ""), files + names))
-        blocks += _texts(("fx_graph_runnable: the graph Inductor got, as a script", st.fx_graph_runnable))
+        blocks += _texts(
+            ("fx_graph_runnable: the graph Inductor got, as a script", st.fx_graph_runnable),
+            ("fx_graph_runnable of the backward graph", st.fx_graph_runnable_backward),
+        )
         if not report.kernels_of(c.id):
             return StageView(stage, tuple(blocks), note=no_kernels_note(c))
     return StageView(stage, tuple(blocks))

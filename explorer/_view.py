@@ -13,6 +13,7 @@ from compiler import STAGES, Compile, Report, StackFrame, resume_of
 
 from ._program import OWN_DIRS
 from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
+from ._repro import repro_links_html
 from ._stageview import compile_blocks, stage_view
 from ._summary import build_summary, display_name, where
 from ._viewtypes import BreakView, CompileView, ExplorerView, SourceLine, StackLine
@@ -132,6 +133,7 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         blocks=compile_blocks(c),
         kernels=len(report.kernels_of(c.id)),
         previous=previous_compile(report, c.id),
+        repros=repro_links_html(report, c),
     )
 
 

@@ -195,6 +195,7 @@ class CompileView:
     ] = ()  # the compile's own facts: stage times, caches, torch's traceback and metrics
     kernels: int = 0  # how many kernels it generated
     previous: str | None = None  # the compile before it of the same frame ("diff with previous")
+    repros: str = ""  # the buttons that save its runnable repros (explorer/_repro.py), HTML
 
 
 @dataclass(frozen=True)

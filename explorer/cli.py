@@ -13,6 +13,10 @@ pt2-explorer report REPORT.json --view VIEW [--compile ID]
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
 pt2-explorer diff A.json B.json [--full]          what changed between two reports (and why a
         warm start missed its cache: the key components that differ)
+pt2-explorer repro REPORT.json --compile ID [--backward] [-o repro.py]
+        save torch's runnable repro of one compile (the graph Inductor got, its config, inputs);
+pt2-explorer repro REPORT.json --break N [-o break.py]
+        a starting point for reproducing graph break site N (as numbered in --view breaks)
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff,repro}")
     r = sub.add_parser(
         "record",
         help="run a script as __main__ and record every torch.compile in it",
@@ -77,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--full", action="store_true", help="also print every changed section (default: the summary)"
     )
+    from explorer._repro import repro_parser
+
+    repro_parser(sub)
     return p
 
 
@@ -144,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         return _load(ns, compiler)
     if ns.command == "diff":
         return _diff(ns, compiler)
+    if ns.command == "repro":
+        from explorer._repro import repro_main
+
+        return repro_main(ns, _error)
     return _report(ns, compiler)
 
 
@@ -284,12 +295,12 @@ def _output_is_input(ns) -> str | None:
     report): writing would destroy it. Under torchrun each rank writes its own name."""
     import compiler  # reading and names: no torch
 
-    source = {"record": "script", "load": "trace", "report": "report"}.get(ns.command)
+    source = {"record": "script", "load": "trace", "report": "report", "repro": "report"}.get(ns.command)
     if source is None:  # writes nothing
         return None
     given = getattr(ns, source, None)
     rank = _program.torchrun_rank()[0] if ns.command == "record" else None
-    for opt in ("json", "html"):
+    for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
             out = compiler.rank_path(out, rank)

@@ -716,3 +716,30 @@ def test_14_reads_the_verdicts_from_the_line_down(run_notebook):
     assert _stdout(_tagged(nb, "answer")).splitlines()[1] == (
         "recovered 0.0366 ms, 42% of the default compiled call"
     )
+
+
+def test_12_takes_one_function_through_dynamo_and_a_repro(run_notebook):
+    nb, _ = run_notebook("12_bytecode_and_repros.ipynb")
+    fn = _tagged(nb, "fn")
+    call = _line_of(fn, 'print("normalized"')
+    steps = _stdout(_tagged(nb, "steps")).splitlines()
+    assert [re.sub(r"__(compiled_fn|resume_at)_\w+", r"__\1_…", s) for s in steps] == [
+        "line 1: graph   __compiled_fn_…",
+        f"line {call}: python  CALL 2",
+        f"line {call}: resume  __resume_at_…",
+    ]
+    view = _stdout(_tagged(nb, "view"))
+    assert (
+        f"continues in {steps[2].split()[-1]}: resume function torch_dynamo_resume_in_normalize_at_{call} (compile 1/0)"
+        in view
+    )
+    resume = [ln for ln in _stdout(_tagged(nb, "resume")).splitlines() if ln.strip()]
+    assert resume[0] == f"torch_dynamo_resume_in_normalize_at_{call} -> ('normalize', {call})"
+    assert resume[-1].strip() in ("return torch.tanh(y) * 2", "RETURN_VALUE")  # depyf's Python, or dis
+    assert "TENSOR_MATCH: check_tensor(L['x'], Tensor" in _stdout(_tagged(nb, "guards"))
+    repro = _stdout(_tagged(nb, "repro")).splitlines()
+    assert repro[1] == "# Runnable repro of compile [0/0] (forward graph) of wrapper, saved by pt2-explorer."
+    assert "    reader.tensor(buf0, (2, 256), dtype=torch.int64, is_leaf=True)  # arg0_1" in repro
+    answer = _stdout(_tagged(nb, "answer")).splitlines()
+    assert answer[-1] == "('normalize_first', 2)"
+    assert [s.split()[2] for s in answer[2:-1]] == ["python", "resume"]  # no graph before the print

@@ -266,3 +266,30 @@ def test_data_dependent_condition_reads_the_exceptions_cond():
     except ValueError as wrapped:
         assert _torch.data_dependent_condition(wrapped) == "zuf0 > 0.0"
     assert _torch.data_dependent_condition(RuntimeError("x")) is None
+
+
+def test_bytecode_hook():
+    """Dynamo's bytecode hook: called inside the compile (its id is current) with the frame's
+    code and the code Dynamo made; the handle's remove() takes it off."""
+    import types
+
+    seen = []
+
+    def hook(code, new_code):
+        seen.append((code, new_code, _torch.current_compile_id()))
+
+    def fn(x):
+        return x + 1
+
+    handle = _torch.add_bytecode_hook(hook)
+    try:
+        torch._dynamo.reset()
+        torch.compile(fn, backend="eager")(torch.ones(2))
+    finally:
+        handle.remove()
+    ((code, new_code, cid),) = seen
+    assert code is fn.__code__ and isinstance(new_code, types.CodeType) and new_code is not code
+    assert cid is not None and cid[1] == 0  # the first compile of its frame
+    torch._dynamo.reset()
+    torch.compile(fn, backend="eager")(torch.ones(2))
+    assert len(seen) == 1  # removed

@@ -810,18 +810,25 @@ def test_page_and_widget_tabs_come_from_one_registry():
     from explorer._registry import NAMES
 
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
-    names = ["breaks", "recompiles", "compiles", "time", "raw"]
-    labels = ["Graph breaks (1)", "Recompiles (2)", "Compiles (4)", "Compile time", "Unmapped events (1)"]
+    names = ["breaks", "recompiles", "compiles", "time", "bytecode", "raw"]
+    labels = [
+        "Graph breaks (1)",
+        "Recompiles (2)",
+        "Compiles (4)",
+        "Compile time",
+        "Bytecode",
+        "Unmapped events (1)",
+    ]
     page = page_html(build_view(r))
     assert re.findall(r'<button data-tab="tab-(\w+)"[^>]*>([^<]*)</button>', page) == list(zip(names, labels))
     app = Explorer(r)
     assert [app.tabs.get_title(i) for i in range(len(app.tabs.children))] == labels
-    for i in (3, 4):  # the tabs without a widget of their own: the page's HTML
+    for i in (3, 4, 5):  # the tabs without a widget of their own: the page's HTML
         section = re.search(
             rf'<section class="pt2x-tab" id="tab-{names[i]}" hidden>(.*?)</section>', page, re.S
         )
         assert app.tabs.children[i].value == frag(section.group(1))
-    assert app.tabs.children[4].value.count("<h3>artifact:torch_version</h3>") == 1
+    assert app.tabs.children[5].value.count("<h3>artifact:torch_version</h3>") == 1
     assert explorer.text(r, "raw") == (
         "artifact:torch_version\n"
         '  metadata: {"artifact": {"name": "torch_version", "encoding": "json"}, '

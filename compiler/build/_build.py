@@ -176,6 +176,9 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             restarts=tuple(str(r) for r in (m.get("restart_reasons") or ())),
             bytecode_original=s.get("bytecode_original"),
             bytecode_modified=s.get("bytecode_modified"),
+            bytecode_original_source=s.get("bytecode_original_source"),
+            bytecode_modified_source=s.get("bytecode_modified_source"),
+            bytecode_source_note=s.get("bytecode_source_note"),
             time_s=stage_t.get("capture"),
         )
     autograd = None
@@ -221,6 +224,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             output_code=tuple(OutputCode(r, p, c) for r, p, c in a.outputs),
             kernel_names=tuple(k.name for k in kernels),
             fx_graph_runnable=s.get("fx_graph_runnable"),
+            fx_graph_runnable_backward=s.get("fx_graph_runnable_backward"),
             time_s=stage_t.get("codegen"),
         )
     return Stages(capture, autograd, decompose, fuse, codegen)

@@ -82,12 +82,47 @@ def on_autotune(a: _Acc, ev: Event, ctx: Context) -> None:
     a.autotune.append(json.loads(ev.payload or "{}"))
 
 
+_CODES = (("original", "the frame's code"), ("modified", "what Dynamo runs instead"))
+
+
+def on_bytecode(a: _Acc, ev: Event, ctx: Context) -> None:
+    """The recording's bytecode hook (compiler/listen/_listeners.py: BytecodeHook): the frame's
+    ``dis`` listing and Dynamo's, each as Python where depyf decompiled it, or why not."""
+    try:
+        facts = json.loads(ev.payload or "{}")
+    except json.JSONDecodeError:
+        facts = None
+    if not isinstance(facts, dict):
+        return
+    body = ev.body if isinstance(ev.body, dict) else {}
+    for key in ("original", "modified"):
+        if isinstance(facts.get(key), str):
+            a.slots[f"bytecode_{key}"] = facts[key]
+        if isinstance(facts.get(f"{key}_source"), str):
+            a.slots[f"bytecode_{key}_source"] = facts[f"{key}_source"]
+    errors = [f"{what}: {facts[f'{key}_error']}" for key, what in _CODES if facts.get(f"{key}_error")]
+    decompiler = body.get("decompiler")
+    if decompiler is None:
+        a.slots["bytecode_source_note"] = (
+            "depyf is not installed: no Python (pip install 'pt2-explorer[bytecode]')"
+        )
+    elif errors:
+        a.slots["bytecode_source_note"] = f"{decompiler} could not decompile " + "; ".join(errors)
+
+
 def on_fusion_log(a: _Acc, ev: Event, ctx: Context) -> None:
     a.fusion_log.append(ev.payload or "")
 
 
 def on_provenance(a: _Acc, ev: Event, ctx: Context) -> None:
     a.provenance.append(ev.payload or "")
+
+
+def on_runnable(a: _Acc, ev: Event, ctx: Context) -> None:
+    """torch's runnable repro of a graph Inductor got, logged before Inductor compiles it: the
+    first of a compile is its forward (or inference) graph's, a second its backward's."""
+    slot = "fx_graph_runnable" if "fx_graph_runnable" not in a.slots else "fx_graph_runnable_backward"
+    a.slots[slot] = ev.payload
 
 
 def on_output_code(a: _Acc, ev: Event, ctx: Context) -> None:

@@ -37,6 +37,7 @@ EVENTS: dict[str, Spec] = {
     "dynamo_guards": Spec("capture", c.keep_payload("guards_json")),
     "artifact:dynamo_graph_break_reason": Spec("capture", c.on_graph_break),
     "artifact:recompile_reasons": Spec("capture", c.on_recompile_reasons, compiled=False),
+    "bytecode": Spec("capture", c.on_bytecode),  # the recording's bytecode hook (every frame)
     "create_symbol": Spec("capture", c.on_symbol),
     "symbolic_shape_specialization": Spec("capture", c.on_specialization),
     "guard_added_fast": Spec("capture", c.on_shape_guard),
@@ -64,7 +65,7 @@ EVENTS: dict[str, Spec] = {
     # codegen: Triton / C++ kernels and the Python wrapper
     "inductor_output_code": Spec("codegen", c.on_output_code),
     "artifact:triton_kernel_info": Spec("codegen", c.on_triton_kernel_info),
-    "artifact:fx_graph_runnable": Spec("codegen", c.keep_payload("fx_graph_runnable")),
+    "artifact:fx_graph_runnable": Spec("codegen", c.on_runnable),
     "graph_dump": Spec("codegen", _export.on_graph_dump),  # AOTInductor's C++ wrapper and kernels
     # report-wide, or facts about a compile that are not a stage
     **{

@@ -8,7 +8,9 @@ Hooks torch offers for it:
   * Inductor's scheduler pass hook before fusion (config), where each compile's nodes and
     scheduler are snapshotted; the IR text before and after fusion is rendered from them when
     the report is built, after the compile;
-  * Inductor's autotuning feedback saver.
+  * Inductor's autotuning feedback saver;
+  * Dynamo's bytecode hook: each frame's code and the code Dynamo runs in its place (and, with
+    depyf installed, both as Python).
 Nothing is patched; everything is detached on exit, whatever ends the block.
 """
 
@@ -30,7 +32,15 @@ from ..model._subject import remember
 from . import _torch
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
-from ._listeners import ArtifactHandler, AutotuneFeedback, FusionIR, Scope, TraceHandler
+from ._listeners import (
+    ArtifactHandler,
+    AutotuneFeedback,
+    BytecodeHook,
+    FusionIR,
+    Scope,
+    TraceHandler,
+    decompiler,
+)
 from ._tritonir import TritonCapture, with_binaries
 
 
@@ -72,6 +82,7 @@ class Recording:
         self._trace_handler: TraceHandler | None = None
         self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
         self._feedback: AutotuneFeedback | None = None
+        self._bytecode: Any = None  # the bytecode hook's removable handle
         self._fusion: FusionIR | None = None
         self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
         self._journal: Journal | None = None
@@ -86,6 +97,7 @@ class Recording:
             wanted.append((_torch.inductor_config(), _torch.INDUCTOR_COMPILE_THREADS, 1))
         names = (_torch.FUSION_LOGGERS if self.fusion_logs else ()) + _torch.CUDAGRAPH_LOGGERS
         loggers = [(a, _torch.artifact_logger(m, a)) for m, a in names]
+        decompile = decompiler()
         self.events = []
         self._export_error = None  # a data-dependent error that ended a torch.export call
         self._report, self._ended = None, None
@@ -121,6 +133,7 @@ class Recording:
             feedback = AutotuneFeedback(self.events, scope)
             if _torch.add_autotune_feedback(feedback):
                 self._feedback = feedback
+            self._bytecode = _torch.add_bytecode_hook(BytecodeHook(self.events, scope, decompile))
         except BaseException:
             self._detach()
             self._active = False
@@ -166,6 +179,9 @@ class Recording:
         if self._feedback is not None:
             _torch.remove_autotune_feedback(self._feedback)
             self._feedback = None
+        if self._bytecode is not None:
+            self._bytecode.remove()
+            self._bytecode = None
         if self._fusion is not None:
             self._fusion.stop()
         if self._journal is not None:

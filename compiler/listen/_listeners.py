@@ -4,9 +4,11 @@ attaches and detaches them). Each appends ``Event``s to the recording's list."""
 
 from __future__ import annotations
 
+import dis
 import json
 import logging
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -187,3 +189,56 @@ class FusionIR:
             except Exception as e:  # a torch change we do not know: say so where the IR goes
                 ev.payload = f"{_torch.FUSION_HEADERS[artifact]}(not rendered: {type(e).__name__}: {e})"
             # None: never reached (the compile failed while fusing); the report leaves it out
+
+
+class BytecodeHook:
+    """Receives Dynamo's bytecode hook (``_torch.add_bytecode_hook``): one ``bytecode`` event
+    per compiled frame, resume functions included, in the compile that made it. Its payload
+    holds the ``dis`` listing of the frame's code and of the code Dynamo made to run instead
+    (``dis.Bytecode(code).dis()``, the text torch logs as ``<name>_ORIGINAL_BYTECODE``), and
+    each as Python where ``decompile`` (depyf's, when installed) manages it."""
+
+    def __init__(self, sink: list[Event], scope: Scope, decompiler: tuple[Callable, str] | None):
+        self.sink = sink
+        self.scope = scope
+        self.decompile, self.decompiler = decompiler if decompiler is not None else (None, None)
+
+    def __call__(self, code: Any, new_code: Any) -> None:
+        try:
+            ev = compile_event("bytecode")
+            if not self.scope.accepts(threading.get_ident(), ev.compile_id):
+                return
+            ev.metadata["bytecode"] = {
+                "name": code.co_name,
+                "filename": code.co_filename,
+                "line": code.co_firstlineno,
+                "decompiler": self.decompiler,
+            }
+            facts: dict[str, Any] = {}
+            for key, c in (("original", code), ("modified", new_code)):
+                facts[key] = dis.Bytecode(c).dis()
+                if self.decompile is not None:
+                    try:
+                        facts[f"{key}_source"] = self.decompile(c)
+                    except Exception as e:  # depyf does not know every instruction
+                        msg = str(e)
+                        facts[f"{key}_error"] = (
+                            msg if msg.startswith(type(e).__name__) else f"{type(e).__name__}: {msg}"
+                        )
+            ev.payload = json.dumps(facts)
+            self.sink.append(ev)
+        except Exception:  # never disturb the user's compile
+            pass
+
+
+def decompiler() -> tuple[Callable, str] | None:
+    """depyf's ``decompile(code) -> str`` and its version where depyf is installed (the
+    ``bytecode`` extra), else None. Imported before the recording attaches anything: depyf
+    imports torch._dynamo, and warns about torch versions it compares as strings."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import depyf
+    except ImportError:
+        return None
+    return depyf.decompile, f"depyf {getattr(depyf, '__version__', '?')}"

@@ -332,3 +332,15 @@ def render_fusion_ir(artifact: str, snapshot: tuple[Any, list, Any]) -> str | No
         return None
     with V.set_graph_handler(graph):
         return FUSION_HEADERS[artifact] + DebugFormatter._write_ir(nodes)
+
+
+def add_bytecode_hook(hook: Any) -> Any:
+    """Dynamo's bytecode hook (``torch._dynamo.convert_frame.register_bytecode_hook``, 2.2+):
+    ``hook(code, new_code)`` is called inside each compile, resume frames included, with the
+    frame's code object and the one Dynamo made to run in its place; it returns None (the code
+    stays Dynamo's). Returns the handle whose ``remove()`` takes it off, or None where this
+    torch has no such hook."""
+    from torch._dynamo import convert_frame
+
+    register = getattr(convert_frame, "register_bytecode_hook", None)
+    return register(hook) if register is not None else None

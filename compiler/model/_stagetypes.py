@@ -117,8 +117,11 @@ class Capture:
     specializations: tuple[Specialization, ...] = ()
     shape_guards: tuple[str, ...] = ()
     restarts: tuple[str, ...] = ()  # why Dynamo restarted the analysis
-    bytecode_original: str | None = None  # dis of the frame Dynamo rewrote (where torch logs it)
-    bytecode_modified: str | None = None
+    bytecode_original: str | None = None  # dis of the frame Dynamo rewrote (every frame recorded
+    bytecode_modified: str | None = None  # in-process; in torch >= 2.12's logs, resume frames only)
+    bytecode_original_source: str | None = None  # both as Python, where depyf decompiled them
+    bytecode_modified_source: str | None = None
+    bytecode_source_note: str | None = None  # why one has no Python (depyf missing or failing)
     time_s: float | None = None
 
 
@@ -209,7 +212,8 @@ class Kernel:
 class Codegen:
     output_code: tuple[OutputCode, ...] = ()
     kernel_names: tuple[str, ...] = ()
-    fx_graph_runnable: str | None = None
+    fx_graph_runnable: str | None = None  # torch's runnable repro of the first graph Inductor got
+    fx_graph_runnable_backward: str | None = None  # of the backward graph, where it compiled one
     time_s: float | None = None
 
 

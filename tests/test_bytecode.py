@@ -1,0 +1,211 @@
+"""The code Dynamo ran instead of the user's: the recording's bytecode listings checked against
+``dis`` of the code objects torch handed its bytecode hook (a hook of the test's own, beside
+the recording's), every resume function of the graph-break cases shown with its resume line,
+depyf's Python where it is installed, and what torch's own logs hold (resume functions only,
+torch >= 2.12). Run it on every supported torch (2.13 in CI, 2.14.1, 2.11 on the GPU machine)."""
+
+from __future__ import annotations
+
+import dis
+import os
+import textwrap
+
+import pytest
+import torch
+
+import compiler
+from compiler import bytecode_steps
+from compiler.listen import _capture
+from explorer import text
+from tests._torch_trace import read_log
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "traces")
+
+SOURCE = textwrap.dedent(
+    """
+    import torch
+
+    def f(x):
+        y = x.sin()
+        print("between graphs")  # BREAK call
+        y = y * 2
+        if y.sum() > 0:  # BREAK branch
+            y = y + 1
+        return y.cos()
+    """
+)
+
+
+def _line(marker: str) -> int:
+    return next(i for i, ln in enumerate(SOURCE.splitlines(), 1) if marker in ln)
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def fn(tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text(SOURCE)
+    scope: dict = {"__name__": "prog"}
+    exec(compile(SOURCE, str(path), "exec"), scope)
+    return scope["f"], str(path)
+
+
+def _record(fn):
+    """Record ``fn`` (eager backend) with the test's own bytecode hook registered beside the
+    recording's: what torch handed the hooks, keyed by compile id."""
+    handed: dict[str, tuple] = {}
+
+    def oracle(code, new_code):
+        handed[str(torch._guards.CompileContext.current_compile_id())] = (code, new_code)
+
+    handle = torch._dynamo.convert_frame.register_bytecode_hook(oracle)
+    try:
+        with compiler.recording() as rec:
+            torch.compile(fn, backend="eager")(torch.ones(4))
+        hooks_after = [h.__name__ for h in torch._dynamo.convert_frame._bytecode_hooks.values()]
+    finally:
+        handle.remove()
+    return rec.report, handed, hooks_after
+
+
+def test_listings_are_dis_of_the_codes_torch_handed_the_hook(fn):
+    report, handed, hooks_after = _record(fn[0])
+    assert hooks_after == ["oracle"]  # the recording's own hook is gone, the test's stays
+    assert [c.id for c in report.compiles] == ["0/0", "1/0", "2/0"] == sorted(handed)
+    for c in report.compiles:
+        code, new_code = handed[c.id]
+        cap = c.stages.capture
+        assert c.name == code.co_name
+        assert cap.bytecode_original == dis.Bytecode(code).dis()
+        assert cap.bytecode_modified == dis.Bytecode(new_code).dis()
+
+
+def test_every_resume_function_is_shown_with_its_resume_line(fn):
+    f, path = fn
+    report, handed, _ = _record(f)
+    call, branch = _line("# BREAK call"), _line("# BREAK branch")
+    names = [handed[cid][0].co_name for cid in ("0/0", "1/0", "2/0")]
+    assert names == ["f", f"torch_dynamo_resume_in_f_at_{call}", f"torch_dynamo_resume_in_f_at_{branch}"]
+
+    # what runs in each frame's place: the graph, the break's instruction in Python, the resume
+    steps = {c.id: bytecode_steps(c.stages.capture.bytecode_modified) for c in report.compiles}
+    assert [(s.kind, s.line) for s in steps["0/0"]] == [("graph", 4), ("python", call), ("resume", call)]
+    assert steps["0/0"][1].name == "CALL 1"  # print("between graphs"), run by Python
+    assert [(s.kind, s.line) for s in steps["1/0"]] == [
+        ("graph", call),
+        ("python", branch),
+        ("resume", branch),
+        ("resume", branch),  # both sides of the branch continue in a resume function
+    ]
+    assert [s.kind for s in steps["2/0"]] == ["graph"]
+
+    shown = text(report, "bytecode")
+    assert f"[1/0] torch_dynamo_resume_in_f_at_{call} ({path}:{call})\n" in shown
+    assert f"  resume function: continues f after line {call} ({path}:{call})\n" in shown
+    assert f"  resume function: continues f after line {branch} ({path}:{branch})\n" in shown
+    resume_at = steps["0/0"][2].name
+    assert (
+        f"    {f'line {call}':<8} continues in {resume_at}: resume function "
+        f"torch_dynamo_resume_in_f_at_{call} (compile 1/0)\n" in shown
+    )
+    assert f"resume function torch_dynamo_resume_in_f_at_{branch} (compile 2/0)\n" in shown
+
+
+def test_decompiled_python_where_depyf_manages_it(fn):
+    pytest.importorskip("depyf")
+    report, handed, _ = _record(fn[0])
+    first, _resume1, last = report.compiles
+    import depyf
+
+    # the frame's own code, as the user wrote it; what runs instead: the graph, then print, then the resume
+    assert first.stages.capture.bytecode_original_source == depyf.decompile(handed["0/0"][0])
+    instead = first.stages.capture.bytecode_modified_source
+    assert "__builtins_dict___" in instead and "['print']('between graphs')" in instead
+    assert f"return {bytecode_steps(first.stages.capture.bytecode_modified)[-1].name}(" in instead
+    body = last.stages.capture.bytecode_original_source
+    assert body.startswith(f"def torch_dynamo_resume_in_f_at_{_line('# BREAK branch')}(")
+    assert "return y.cos()" in body
+
+
+def test_without_depyf_the_view_says_so(fn, monkeypatch):
+    monkeypatch.setattr(_capture, "decompiler", lambda: None)
+    report, _handed, _ = _record(fn[0])
+    for c in report.compiles:
+        assert c.stages.capture.bytecode_original_source is None
+        assert c.stages.capture.bytecode_source_note == (
+            "depyf is not installed: no Python (pip install 'pt2-explorer[bytecode]')"
+        )
+    assert text(report, "bytecode").count("depyf is not installed") == 3
+
+
+@pytest.mark.parametrize(
+    ("log", "resumes"),
+    [("cpu-torch213-breaks.log.gz", 2), ("cpu-torch271-breaks.log.gz", 0), ("cpu-torch260-breaks.log.gz", 0)],
+)
+def test_what_torchs_logs_hold(log, resumes):
+    """torch >= 2.12 logs the listings of resume functions only (2.13's log: 1/0 and its recompile
+    1/1); older torch none."""
+    path = os.path.join(FIXTURES, log)
+    artifacts = {}
+    for meta, payload in read_log(path):
+        name = (meta.get("artifact") or {}).get("name", "")
+        if name.endswith(("_ORIGINAL_BYTECODE", "_MODIFIED_BYTECODE")):
+            artifacts[(f"{meta['frame_id']}/{meta['frame_compile_id']}", name.rsplit("_", 2)[1])] = payload
+    assert len(artifacts) == 2 * resumes
+    report = compiler.load_trace(path)
+    with_listing = {
+        c.id: c.stages.capture
+        for c in report.compiles
+        if c.stages.capture and c.stages.capture.bytecode_original
+    }
+    assert {(cid, kind) for cid in with_listing for kind in ("ORIGINAL", "MODIFIED")} == set(artifacts)
+    for cid, cap in with_listing.items():
+        assert (cap.bytecode_original, cap.bytecode_modified) == (
+            artifacts[cid, "ORIGINAL"],
+            artifacts[cid, "MODIFIED"],
+        )
+    shown = text(report, "bytecode")
+    if resumes:
+        assert "no Python: torch's log holds the listings only" in shown
+        assert "resume function: continues f after line 15" in shown  # make_cpu_trace.py's break
+    else:
+        assert shown.startswith("No bytecode recorded")
+
+
+def test_steps_read_python_313_listings():
+    """Python 3.13 prints labels and, by default, no offsets: the only number is the line."""
+    listing = textwrap.dedent(
+        """\
+          3           RESUME                   0
+                      LOAD_GLOBAL              1 (__compiled_fn_1_abc + NULL)
+                      LOAD_FAST                0 (x)
+                      CALL                     1
+          5           LOAD_GLOBAL              3 (print + NULL)
+                      CALL                     1
+                      LOAD_GLOBAL              5 (__resume_at_30_2 + NULL)
+                      CALL_FUNCTION_EX         0
+                      RETURN_VALUE
+          --   L1:    RETURN_CONST             0 (None)
+        """
+    )
+    assert [(s.kind, s.name, s.line) for s in bytecode_steps(listing)] == [
+        ("graph", "__compiled_fn_1_abc", 3),
+        ("python", "CALL 1", 5),  # print's load is a global's: not listed as a step
+        ("resume", "__resume_at_30_2", 5),
+    ]
+
+
+def test_a_journal_replays_the_bytecode_events(fn, tmp_path):
+    """The hook's facts are events like torch's: a recording's journal rebuilds them."""
+    journal = tmp_path / "run.journal"
+    with compiler.recording(journal=journal) as rec:
+        torch.compile(fn[0], backend="eager")(torch.ones(4))
+    replayed = compiler.load_journal(journal)
+    assert [c.stages.capture for c in replayed.compiles] == [c.stages.capture for c in rec.report.compiles]
+    assert all(c.stages.capture.bytecode_modified for c in replayed.compiles)
