@@ -38,12 +38,17 @@ def kernel_code(records) -> list[str]:
     """Each kernel's code in every ``inductor_output_code`` torch logged, in order, without its
     name and comments: Inductor names a kernel after the ATen ops before AOTAutograd's
     decompositions (node meta, which the runnable's graph no longer carries), so a repro of a
-    graph with decomposed ops (layer_norm: var_mean, rsqrt) names the same code differently."""
+    graph with decomposed ops (layer_norm: var_mean, rsqrt) names the same code differently.
+    A Triton kernel's code is its ``@triton.jit`` function: the decorator's metadata above it
+    (Inductor's hashes and compile facts) is not code."""
     out = []
     for meta, payload in records:
         if "inductor_output_code" in meta and payload:
             for k in compiler.split_kernels(payload):
-                lines = k.source.replace(k.name, "KERNEL").splitlines()
+                source = k.source
+                if "@triton.jit" in source:
+                    source = source[source.index("@triton.jit") :]
+                lines = source.replace(k.name, "KERNEL").splitlines()
                 out.append("\n".join(ln for ln in lines if not ln.lstrip().startswith("#")))
     return out
 
