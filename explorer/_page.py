@@ -29,12 +29,12 @@ _TAB_CSS = ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button
 
 def page_html(subject: Subject | ExplorerView) -> str:
     """The page of ``subject`` (or of the report an ``ExplorerView`` was built from): it
-    opens on the most informative tab (``_registry.opening``); there, on the compiles tab, on
-    the compile with the most kernels."""
+    opens on the most informative tab (``_registry.opening``); its compiles tab on the
+    compile with the most work (``_view.opening_compile``)."""
     s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
     view = s.view
     first = opening(s.report)
-    if first == "compiles" and s.compile is None:
+    if s.compile is None:
         cv = opening_compile(view)
         s.compile = cv.compile_id if cv else None
     shown = tabs(s.report)

@@ -9,6 +9,7 @@ import json
 from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
+from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._summary import no_kernels_note, secs, where, where_source
 from ._viewtypes import Block, CodeBlock, GraphBlock, StageView, Table
@@ -207,7 +208,10 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback))
     if c.phase_times_s:
-        lines = (f"{name}: {secs(t)}" for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1]))
+        lines = (
+            f"{phase_label(name)}: {secs(t)}"
+            for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1])
+        )
         blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))
     if c.metrics:
         lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))

@@ -21,7 +21,7 @@ from compiler import STAGES, Compile, Report, resume_of
 
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
-from ._viewtypes import BreakLine, CompileRow, Summary
+from ._viewtypes import BreakLine, CompileRow, Summary, hits
 
 _LETTER = dict(zip(STAGES, "CADFG"))
 
@@ -123,7 +123,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             where(b.filename, b.line),
             b.type,
             b.count,
-            b.compile_id,
+            b.compile_ids or (b.compile_id,),
             b.user_stack[-1].code if b.user_stack and b.user_stack[-1].code else None,
             b.hints[0] if b.hints else None,
         )
@@ -218,7 +218,7 @@ def renderable(s: Summary):
                     ("  " + b.site, "cyan"),
                     "  ",
                     (b.type, "yellow"),
-                    f"  (hit {b.count}×, first in [{b.first}])",
+                    f"  ({hits(b.count, b.compile_ids)})",
                 )
             )
             if b.code:

@@ -131,12 +131,21 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         stages=tuple(stage_view(report, c, s) for s in STAGES),
         blocks=compile_blocks(c),
         kernels=len(report.kernels_of(c.id)),
+        nodes=_nodes(c),
         previous=previous_compile(report, c.id),
     )
 
 
+def _nodes(c: Compile) -> int:
+    """The nodes of the compile's biggest graph: Dynamo's, or AOTAutograd's joint graph."""
+    graphs = [c.stages.capture and c.stages.capture.graph, c.stages.autograd and c.stages.autograd.joint]
+    return max((len(g.nodes) for g in graphs if g), default=0)
+
+
 def opening_compile(view: ExplorerView) -> CompileView | None:
-    """The compile with the most kernels (the first of equals), where a stage view starts."""
+    """The compile with the most work, where the compiles tab and a stage view start: the most
+    kernels, then the biggest graph (the first of equals), never a frame that captured nothing
+    when another did."""
     if not view.compiles:
         return None
-    return max(view.compiles, key=lambda c: (c.kernels, -view.compiles.index(c)))
+    return max(view.compiles, key=lambda c: (c.kernels, c.nodes, -view.compiles.index(c)))

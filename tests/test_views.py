@@ -57,7 +57,7 @@ def test_breaks_view_text(recorded):
         for n in range(line - 3, line + 4)
     )
     expected = (
-        f"{rel}  Data-dependent branching  GB0170  (hit 2×; logged in 0/0, 0/1)\n"
+        f"{rel}  Data-dependent branching  GB0170  (hit 2×; logged in [0/0], [0/1])\n"
         f"{context}\n"
         f"  why: {' '.join(b.explanation.split())}\n"
         + "".join(f"  hint: {h}\n" for h in b.hints)
@@ -121,7 +121,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
         f"{recorded_headline(recorded)}\n"
         "\n"
         "Graph breaks\n"
-        f"  {brk}  Data-dependent branching  (hit 2×, first in [0/0])\n"
+        f"  {brk}  Data-dependent branching  (hit 2×; logged in [0/0], [0/1])\n"
         "      if y.sum() > 0:  # VIEW-BREAK\n"
         f"{hint}\n"
         "\n"
@@ -130,7 +130,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
         f"  [1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
     )
     assert f"  0: branchy  {first}  2 compiles" in explorer.text(recorded, title="t")
-    line = f"{brk}  Data-dependent branching  (hit 2×, first in [0/0])"
+    line = f"{brk}  Data-dependent branching  (hit 2×; logged in [0/0], [0/1])"
     view = build_view(recorded, "t")
     assert view.summary.break_lines == (line,)
     assert f'<li class="brk">{line}</li>' in Explorer(recorded).header.value
@@ -211,7 +211,7 @@ def test_widget_app_structure(recorded):
         f"[1/1] branchy (resumed after line {marker_line(HERE, 'VIEW-BREAK')}) — ok",
     ]
     buttons = [c for c in _leaves(app.breaks) if type(c).__name__ == "Button"]
-    assert [b.description for b in buttons] == ["graph before the break [0/0]", "code after it [1/0]"]
+    assert [b.description for b in buttons] == ["graph before [0/0]", "graph after [1/0]"]
     buttons[1].click()
     assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
@@ -457,7 +457,7 @@ def test_break_in_a_library_names_your_line_and_marks_library_frames(fake_lib):
     assert breaks_text(build_view(r)) == (
         "The recorded program ended with: RuntimeError: stopped after the break\n"
         "\n"
-        "pt2x_fakelib.py:7  logging.Logger method not supported for non-export cases  GB0291  (hit 1×; logged in 0/0, 1/0)\n"
+        "pt2x_fakelib.py:7  logging.Logger method not supported for non-export cases  GB0291  (hit 1×; logged in [0/0], [1/0])\n"
         f"  your code: {call} in calls_a_library\n"
         + "".join(f"  {'>' if n == 7 else ' '} {n} | {lib_lines[n - 1]}\n" for n in range(4, 9))
         + f"  why: {b.explanation}\n"
@@ -554,7 +554,7 @@ def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
     # the break: transformers' logger.warning_once, reached from the program's own line
     assert re.fullmatch(
         r"transformers/modeling_utils\.py:\d+  logging\.Logger method not supported for non-export cases"
-        r"  GB0291  \(hit \d+×; logged in [\d/, ]+\)",
+        r"  GB0291  \(hit \d+×; logged in [\[\]\d/, ]+\)",
         out[0],
     ), out[0]
     assert out[1] == f"  your code: hf_walkthrough.py:{call} in <module>"
