@@ -35,6 +35,17 @@ def cell_label(filename: str) -> str | None:
     return f"Cell In[{number}]" if number is not None else None
 
 
+# the function %%compile makes of a cell (explorer/_cell.py, which imports IPython)
+CELL_FUNCTION = "__pt2_cell__"
+
+
+def _shown_caller(called_from: str | None) -> bool:
+    """A frame's call site worth showing: not this package's, IPython's or the launcher's."""
+    from ._program import machinery
+
+    return bool(called_from) and not machinery(called_from.rpartition(":")[0])
+
+
 _INSTALLED = re.compile(r"^.*[/\\](?:site|dist)-packages[/\\]")
 
 
@@ -140,7 +151,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     frames = tuple(
         f"{f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
         f"{f.compiles} compile{'s' * (f.compiles != 1)}"
-        + (f"  called from {where_source(f.called_from)}" if f.called_from else "")
+        + (f"  called from {where_source(f.called_from)}" if _shown_caller(f.called_from) else "")
         + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
         for f in report.frames
     )

@@ -11,10 +11,10 @@ import os
 
 from compiler import STAGES, Compile, Report, StackFrame, resume_of
 
-from ._program import OWN_DIRS
+from ._program import machinery
 from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
 from ._stageview import compile_blocks, stage_view
-from ._summary import build_summary, display_name, where
+from ._summary import CELL_FUNCTION, build_summary, cell_label, display_name, where
 from ._viewtypes import BreakView, CompileView, ExplorerView, SourceLine, StackLine
 
 
@@ -106,17 +106,33 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
     library frames between them and the break) less this package's own frames (the CLI or
     ``compiler.record`` that called the program), from the program's outermost own frame on;
     and the innermost frame of the program's own code."""
-    frames = [f for f in b.shown_stack if not f.filename.startswith(OWN_DIRS)]
+    frames = [f for f in b.shown_stack if not machinery(f.filename)]
+    # a %%compile cell: the cell's own line that only called the magic, then the cell compiled
+    frames = [
+        f
+        for i, f in enumerate(frames)
+        if not (f.name == "<module>" and i + 1 < len(frames) and _cell_code(frames[i + 1], f.filename))
+    ]
     first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
     if first is None:  # no frame of the program's own: what torch gave, libraries included
-        return tuple(StackLine(f"{where(f.filename, f.line)} in {f.name}", True) for f in frames), None
+        return tuple(StackLine(_frame_text(f), True) for f in frames), None
     frames = frames[first:]
     mine = max((i for i, f in enumerate(frames) if f.kind == "user"), default=None)
-    lines = tuple(
-        StackLine(f"{where(f.filename, f.line)} in {f.name}", f.kind != "user", i == mine)
-        for i, f in enumerate(frames)
-    )
+    lines = tuple(StackLine(_frame_text(f), f.kind != "user", i == mine) for i, f in enumerate(frames))
     return lines, frames[mine]
+
+
+def _cell_code(f: StackFrame, filename: str | None = None) -> bool:
+    """A notebook cell's own code (its top level, or the function ``%%compile`` makes of it)."""
+    name = resume_of(f.name)[0] if resume_of(f.name) else f.name
+    cell = cell_label(f.filename)
+    same = filename is None or cell == cell_label(filename)  # %%compile files the cell anew
+    return cell is not None and same and name in ("<module>", CELL_FUNCTION)
+
+
+def _frame_text(f: StackFrame) -> str:
+    """``file.py:12 in fn``; a cell's own code as IPython names it: ``Cell In[3], line 2``."""
+    return where(f.filename, f.line) if _cell_code(f) else f"{where(f.filename, f.line)} in {f.name}"
 
 
 def _compile_view(report: Report, c: Compile) -> CompileView:
