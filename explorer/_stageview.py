@@ -9,6 +9,8 @@ import json
 from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
+from ._guardview import guard_tables
+from ._kernelview import extern_table, kernels_table
 from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._summary import no_kernels_note, secs, where, where_source
@@ -77,9 +79,8 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ]
             blocks.append(_nodes_table("nodes", st.graph))
         if st.guards:
-            blocks.append(
-                CodeBlock(f"guards ({st.guard_count})" if st.guard_count else "guards", "text", st.guards)
-            )
+            blocks += guard_tables(report, c)
+            blocks.append(CodeBlock("guards as torch prints them", "text", st.guards))
         if st.symbols:
             blocks.append(_symbols_table(st))
         blocks += _texts(
@@ -153,6 +154,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks += _texts(("fusion log", "\n".join(st.fusion_log)), ("provenance", st.provenance))
     elif stage == "codegen":
         blocks += flex_blocks(report, c)
+        blocks += [t for t in (kernels_table(report, c), extern_table(c)) if t is not None]
         for k in report.kernels_of(c.id):
             ops = f" from {', '.join(k.aten_ops)}" if k.aten_ops else ""
             meta = f"  {k.metadata}" if k.metadata else ""

@@ -3,6 +3,7 @@ HTML (escaping, self-containment), the widget app's structure."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 
@@ -13,6 +14,7 @@ from _e2e import marker_line
 import compiler
 import explorer
 from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
+from explorer._guardview import KINDS, guard_tables
 from explorer._html import breaks_html
 from explorer._page import page_html
 from explorer._textview import breaks_text, recompiles_text
@@ -606,8 +608,19 @@ def test_stage_views_as_text_against_torchs_trace():
     assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
     w = max(len(relu), len(mul))
     n_guards = rec.report.compiles[0].stages.capture.guard_count
+    text = explorer.text(rec.report, "capture", compile="0/0")
+    head, grouped = text.split("\nguards by kind ", 1)
+    # the guards grouped by kind, counted here from torch's own guard tree
+    kinds = collections.Counter(re.findall(r"^[| ]*\+- ([A-Z_]+):", guards, re.MULTILINE))
+    assert grouped.startswith(
+        f"({sum(kinds.values())} checks in the guard tree; torch counts {n_guards} guards)\n"
+    )
+    for kind, n in kinds.items():
+        assert re.search(rf"^{kind} +{n} +{re.escape(KINDS[kind])}$", grouped, re.MULTILINE), kind
+    assert re.search(r"^x +\d+ +.*TENSOR_MATCH 1", grouped, re.MULTILINE)  # the input's guards, by source
+    assert grouped.endswith("\n" + _indented("guards as torch prints them", guards))
     assert (
-        explorer.text(rec.report, "capture", compile="0/0")
+        head
         == (
             "[0/0] _stage_model — ok · capture\n\n"
             "Dynamo graph: 3 nodes, 3 edges\n\n"
@@ -617,7 +630,6 @@ def test_stage_views_as_text_against_torchs_trace():
             "L_x_  placeholder    L_x_          f32[4][1]cpu\n"  # as torch's graph code annotates it
             f"y     call_function  torch.relu    f32[4][1]cpu  {relu}\n"
             f"mul   call_function  operator.mul  f32[4][1]cpu  {mul}\n"
-            "\n" + _indented(f"guards ({n_guards})", guards)
         )
     )
     (fw_metadata,) = [
@@ -758,6 +770,17 @@ def test_inductor_stage_views_as_text_gpu_recording():
     ]  # fmt: skip
     codegen = explorer.text(r, "codegen", compile="0/0")
     kernels = r.kernels_of("0/0")
+    # first the kernels in one table, the largest first (no benchmark: by lines of source)
+    table = headings(codegen)[:9]
+    assert table[:2] == ["[0/0] forward — ok · codegen", "kernels (6, the largest size first)"]
+    assert table[2].split() == ["role", "kernel", "language", "lines", "nodes", "fused"]
+    sizes = {k.name: len(k.source.splitlines()) for k in kernels}
+    assert [ln.split()[1] for ln in table[3:9]] == sorted(sizes, key=lambda n: (-sizes[n], n))
+    assert [int(ln.split()[3]) for ln in table[3:9]] == sorted(sizes.values(), reverse=True)
+    start = next(i for i, h in enumerate(headings(codegen)) if h.startswith("forward kernel "))
+    assert "extern calls (library kernels the wrapper calls, not generated)" in headings(codegen)[9:start]
+    lines = codegen.splitlines()
+    codegen = "\n".join([lines[0], *lines[lines.index(headings(codegen)[start]) :]])  # then as before
     assert [h.split(" (triton)")[0] for h in headings(codegen)[1:7]] == [
         f"{k.role} kernel {k.name}" for k in kernels
     ]
@@ -859,3 +882,16 @@ def test_a_failed_compile_shows_torchs_traceback():
         '  File "x.py", line 3, in f\nRuntimeError: &lt;boom&gt;\n</pre></div>\n</details>'
     ) in page
     assert "<boom>" not in page
+
+
+def test_guards_grouped_by_kind_and_source_the_failing_one_first(recorded):
+    """[0/1] recompiled because [0/0]'s size guard on x failed: [0/0]'s guards open on that
+    guard's kind and source, each kind said in one line."""
+    (r,) = [r for r in recorded.recompiles if r.compile_id == "0/1"]
+    assert r.failed_entry == "0/0" and r.failing_guard.startswith("TENSOR_MATCH: check_tensor(L['x']")
+    by_kind, by_source = guard_tables(recorded, recorded.compile("0/0"))
+    assert by_kind.rows[0] == ("TENSOR_MATCH (failed)", "1", KINDS["TENSOR_MATCH"])
+    assert by_source.rows[0][:2] == ("x (failed)", "6")
+    assert "TENSOR_MATCH 1" in by_source.rows[0][2]
+    text = explorer.text(recorded, "capture", compile="0/0")
+    assert re.search(r"^TENSOR_MATCH \(failed\) +1 +a tensor's dtype", text, re.MULTILINE)
