@@ -7,7 +7,9 @@ The payload (schema 1), every string the user's or torch's text, never HTML::
 
     {"schema": 1, "title": str, "n": node count,
      "mods": [module path, ...],          # each path once; nodes name them by index
-     "srcs": [[where, code], ...],        # each source line once ("Cell In[2], line 3" / file:line)
+     "srcs": [[where, code(, ops)], ...], # each source line once ("Cell In[2], line 3" / file:line),
+                                          # with the ops Dynamo's graph made there, where a
+                                          # later graph decomposed them ("layer_norm")
      "nodes": [{"n": name, "o": op, "t": target, "d": "f32[4, 8]", "s": src index,
                 "m": module index (the node's own path), "g": group index (the path it is
                 collapsed under, when it differs: a module-less parameter joins the module
@@ -67,13 +69,17 @@ def group_paths(graph: Graph) -> list[str | None]:
     return out
 
 
-def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None) -> dict:
+def graph_payload(
+    graph: Graph, title: str, colors: dict[str, str] | None = None, origins: dict[str, str] | None = None
+) -> dict:
     """The JSON-ready payload of ``graph`` (see the module's docstring)."""
     nodes = graph.nodes
     colors = colors or {}
+    origins = origins or {}
     index = {n.name: i for i, n in enumerate(nodes)}
     mods: dict[str, int] = {}
     srcs: dict[tuple[str, str], int] = {}
+    src_of: dict[tuple[str, str], str] = {}  # (where, code) -> the node source it came from
     out = []
     for n, g in zip(nodes, group_paths(graph)):
         rec: dict = {"n": n.name, "o": n.op, "t": n.target}
@@ -84,6 +90,7 @@ def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None
         if w:
             key = (w, (n.code or "")[:CODE_MAX])
             rec["s"] = srcs.setdefault(key, len(srcs))
+            src_of.setdefault(key, n.source or "")
         if n.module:
             rec["m"] = mods.setdefault(n.module, len(mods))
             if n.module_inferred:
@@ -102,7 +109,7 @@ def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None
         "title": title,
         "n": len(nodes),
         "mods": list(mods),
-        "srcs": [list(k) for k in srcs],
+        "srcs": [list(k) + ([origins[src_of[k]]] if origins.get(src_of[k]) else []) for k in srcs],
         "nodes": out,
     }
 

@@ -90,11 +90,12 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ("bytecode Dynamo made (what runs)", st.bytecode_modified),
         )
     elif stage == "autograd":
+        origins = _origins(c)
         for name in ("joint", "forward", "backward", "inference"):
             g = getattr(st, name)
             if g is not None:
                 blocks += [
-                    GraphBlock(f"{name} graph", g),
+                    GraphBlock(f"{name} graph", g, origins=origins),
                     CodeBlock(f"{name} graph (code)", "python", g.code),
                 ]
         if st.saved_tensors:
@@ -108,7 +109,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
-                GraphBlock(f"post-grad graph ({rg.role})", rg.graph),
+                GraphBlock(f"post-grad graph ({rg.role})", rg.graph, origins=_origins(c)),
                 CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
             ]
         if st.pre_grad_before:
@@ -219,6 +220,19 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
         blocks.append(CodeBlock("compilation metrics", "text", "\n".join(lines)))
     return tuple(blocks)
+
+
+def _origins(c: Compile) -> dict[str, str]:
+    """Each source line of Dynamo's graph -> the ops it made there (``layer_norm``), for the
+    later graphs whose nodes of that line are what those ops decomposed into."""
+    out: dict[str, list[str]] = {}
+    graph = c.stages.capture.graph if c.stages.capture else None
+    for n in graph.nodes if graph else ():
+        if n.source and n.op.startswith("call"):
+            op = n.target.rsplit(".", 1)[-1].rstrip("_").lower()
+            if op not in out.setdefault(n.source, []):
+                out[n.source].append(op)
+    return {src: " ".join(ops) for src, ops in out.items()}
 
 
 def captured_nothing(c: Compile) -> bool:

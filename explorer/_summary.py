@@ -39,6 +39,10 @@ def cell_label(filename: str) -> str | None:
 CELL_FUNCTION = "__pt2_cell__"
 
 
+# a frame whose code was made at run time (exec of a string): no source file to show
+_GENERATED = "  (code generated at run time, e.g. a dataclass's __init__: no source file)"
+
+
 def _shown_caller(called_from: str | None) -> bool:
     """A frame's call site worth showing: not this package's, IPython's or the launcher's."""
     from ._program import machinery
@@ -153,6 +157,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         f"{f.compiles} compile{'s' * (f.compiles != 1)}"
         + (f"  called from {where_source(f.called_from)}" if _shown_caller(f.called_from) else "")
         + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
+        + (_GENERATED if f.filename == "<string>" else "")
         for f in report.frames
     )
     rows = []
@@ -174,8 +179,10 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     unknown = None
     if report.unknown_events:
         kinds = sorted({e.name for e in report.unknown_events})
-        unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
-            " …" if len(kinds) > 8 else ""
+        unknown = (
+            f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}"
+            + (" …" if len(kinds) > 8 else "")
+            + " — torch logged them, no view of this explorer reads them; the Unmapped events tab shows them as written"
         )
     damaged = None
     if report.damaged:

@@ -176,6 +176,9 @@ class GraphBlock:
     title: str
     graph: Graph
     colors: dict[str, str] = field(default_factory=dict)  # node -> kernel colour (fuse view)
+    # a source line ("file.py:12") -> the ops Dynamo's graph made there ("layer_norm"): what a
+    # later graph's nodes of that line were before decomposition (the search's op:)
+    origins: dict[str, str] = field(default_factory=dict)
 
 
 Block = Table | CodeBlock | GraphBlock

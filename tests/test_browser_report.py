@@ -175,6 +175,69 @@ def test_report_page_opens_on_what_matters_and_says_one_number_per_fact(gpt2):
             browser.close()
 
 
+def _op(target: str) -> str:
+    """The op torch's target names: ``torch.ops.aten.addmm.default`` -> ``addmm``."""
+    return target.split(".")[3].rstrip("_") if target.startswith("torch.ops.") else target.rsplit(".", 1)[-1]
+
+
+@pytest.mark.slow
+def test_search_with_fields_in_the_joint_graph(gpt2):
+    """The joint graph of [1/0] on the page: ``op:addmm`` finds the addmm nodes alone (not the
+    views made on the same source line), ``op:layer_norm`` the nodes LayerNorm decomposed into,
+    ``module:ln_1`` the nodes of those modules; no match clears the node panel."""
+    from playwright.sync_api import expect, sync_playwright
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    joint = report.compile(busiest).stages.autograd.joint
+    addmm = [n.name for n in joint.nodes if _op(n.target) == "addmm"]
+    ln_1 = [n.name for n in joint.nodes if n.module and "ln_1" in n.module]
+    assert addmm and ln_1 and not any(_op(n.target) == "layer_norm" for n in joint.nodes)
+    made = {
+        n.source for n in report.compile(busiest).stages.capture.graph.nodes if _op(n.target) == "layer_norm"
+    }
+    from_ln = [n.name for n in joint.nodes if n.source in made]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(html_path.as_uri())
+            page.locator("[data-tab=tab-compiles]").click()
+            autograd = page.locator(
+                f".pt2x-compile[data-id='{busiest}'] > details",
+                has=page.locator("summary", has_text=re.compile("^autograd$")),
+            )
+            autograd.evaluate("d => d.open = true")
+            autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
+            view = autograd.locator(".pt2x-gv").first
+            view.locator(".pt2x-gv-box").first.wait_for()
+            search, hits, info = (
+                view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info")
+            )
+            search.fill("op:addmm")
+            expect(hits).to_have_text(f"1 of {len(addmm)}")
+            expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
+            expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+            search.press("Enter")  # the next match, the panel following it
+            expect(hits).to_have_text(f"2 of {len(addmm)}")
+            expect(info.locator("tr", has_text="name").first).to_contain_text(addmm[1])
+            search.fill("module:ln_1")
+            expect(hits).to_have_text(f"1 of {len(ln_1)}")
+            search.fill("op:layer_norm")  # the nodes of the lines where Dynamo's graph called it
+            expect(hits).to_have_text(f"1 of {len(from_ln)}")
+            assert view.locator(".pt2x-gv-selected").get_attribute("data-name") in from_ln
+            view.screenshot(path=str(ARTIFACTS / "test_report_page-search.png"))
+            search.fill("op:no_such_op")
+            expect(hits).to_have_text("no match")
+            expect(info).to_have_text("no node matches op:no_such_op")
+            expect(view.locator(".pt2x-gv-selected")).to_have_count(0)
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
 def _lab_extension(tmp: Path) -> None:
     """This checkout's build of the lab extension, ahead of the venv's (JUPYTER_DATA_DIR is
     searched first): what these tests exercise is this tree's, where it is built."""
@@ -227,7 +290,18 @@ def test_report_in_jupyterlab_opens_on_what_matters_with_the_pages_numbers(lab, 
         widget = _explorer(page)
         expect(widget.locator(".widget-dropdown select option:checked").first).to_have_text(label)
         expect(widget.locator("tr", has_text="compile time").first).to_contain_text(said)
+        # the same guard groups and kernel order as the text view
+        text = explorer.text(report, "capture", compile=busiest)
+        title = re.search(r"^guards by kind \(.*\)$", text, re.MULTILINE)[0]
+        expect(widget.locator("h3", has_text="guards by kind").first).to_have_text(title)
         s.shot("compiles", widget)
+        _tab(page, "codegen").click()
+        kernels = widget.locator("table", has=page.locator("th", has_text="nodes fused")).first
+        rows = re.findall(
+            r"^\w+ +(\w+) +cpp +\d+", explorer.text(report, "codegen", compile=busiest), re.MULTILINE
+        )
+        expect(kernels.locator("tbody tr td:nth-child(2)")).to_have_text(rows)
+        s.shot("kernels", widget)
         _tab(page, "Compile time").click()
         expect(widget.locator("h4", has_text=f"[{busiest}] ")).to_contain_text(f"compile time {said}")
         expect(widget.locator(".pt2x-ph", has_text="(bytecode_tracing)").first).to_contain_text(
