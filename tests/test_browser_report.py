@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,22 @@ STACK_CELLS = (
     'def f(x):\n    y = x.sin()\n    print("hi")  # the break: line 3 of this cell\n    return y.cos()',
     "%%compile --backend eager\nz = f(torch.randn(3))",
 )
+
+
+@contextmanager
+def _chromium():
+    """A Chromium page (file:// pages need no server) and the errors raised on it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, errors
+        finally:
+            browser.close()
 
 
 def _launcher() -> list[str]:
@@ -98,7 +115,7 @@ def test_record_quiet_names_what_it_wrote(gpt2):
 
 @pytest.mark.slow
 def test_report_page_opens_on_what_matters_and_says_one_number_per_fact(gpt2):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     report, _json, html_path, _run = gpt2
     busiest = _most_work(report)
@@ -107,72 +124,63 @@ def test_report_page_opens_on_what_matters_and_says_one_number_per_fact(gpt2):
     (brk,) = report.graph_breaks
     hits = f"hit {brk.count}×; logged in " + ", ".join(f"[{c}]" for c in brk.compile_ids)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(html_path.as_uri())
-            # one phrase for a break's compiles: the header, the breaks tab and the text
-            expect(page.locator(".pt2x li.brk").first).to_contain_text(f"({hits})")
-            expect(page.locator("#tab-breaks .break").first).to_contain_text(hits)
-            assert f"({hits})" in explorer.text(report, "breaks")
-            # no frame of the tool that ran the program
-            stack = page.locator("#tab-breaks .stack").first.inner_text()
-            main, call = (
-                _line("    SCENARIOS[name](backend)"),
-                _line("    out = step(input_ids=ids, labels=ids)"),
-            )
-            assert re.match(
-                rf"stack: \S*tests/hf_corpus\.py:{main} in <module> → \S*tests/hf_corpus\.py:{call} in gpt2_train → ",
-                stack,
-            ), stack
-            assert "pt2-explorer" not in stack and "explorer/" not in stack and "runpy" not in stack
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-breaks.png"))
-            # the compiles tab opens on the compile with the most kernels
-            page.locator("[data-tab=tab-compiles]").click()
-            expect(page.locator("#pt2x-compile option:checked")).to_have_text(label)
-            shown = page.locator(f'.pt2x-compile[data-id="{busiest}"]')
-            expect(shown).to_be_visible()
-            expect(shown.locator("tr", has_text="compile time").first).to_contain_text(said)
-            # its guards grouped by kind, each kind explained, the numbers of the text view
-            text = explorer.text(report, "capture", compile=busiest)
-            title = re.search(r"^guards by kind \(.*\)$", text, re.MULTILINE)[0]
-            kinds = shown.locator("table", has=page.locator("th", has_text="what it checks on each call"))
-            expect(kinds.locator("xpath=preceding-sibling::h3[1]")).to_have_text(title)
-            first = re.search(r"^guards by kind .*\n.*\n(\w+) +(\d+) +(.*)$", text, re.MULTILINE)
-            expect(kinds.locator("tbody tr").first).to_have_text(
-                re.compile(rf"^{first[1]}\s*{first[2]}\s*{re.escape(first[3])}$")
-            )
-            expect(shown.locator("h3", has_text="guards by source")).to_be_visible()
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-compiles.png"))
-            # its kernels, the largest first, sortable; the extern calls its wrapper makes
-            table = shown.locator("table", has=page.locator("th", has_text="nodes fused"))
-            shown.locator("summary", has_text="codegen").first.click()
-            expect(table.locator("tbody tr")).to_have_count(len(report.kernels_of(busiest)))
-            lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
-            assert lines == sorted(lines, reverse=True)
-            table.locator("th", has_text="lines").click()  # largest first, then smallest
-            table.locator("th", has_text="lines").click()
-            lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
-            assert lines == sorted(lines)
-            externs = shown.locator("table", has=page.locator("th", has_text="call"))
-            expect(externs.locator("tr", has_text="extern_kernels.addmm").first).to_be_visible()
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-kernels.png"), full_page=True)
-            # the same figure heads its waterfall; phases in words, torch's name beside
-            page.locator("[data-tab=tab-time]").click()
-            head = page.locator("#tab-time h4", has_text=f"[{busiest}] ")
-            expect(head).to_contain_text(f"compile time {said}")
-            expect(page.locator("#tab-time .pt2x-ph").first).to_contain_text(
-                "Dynamo, the whole frame (dynamo)"
-            )
-            expect(page.locator("#tab-time")).to_contain_text("tracing the bytecode (bytecode_tracing)")
-            assert f"[{busiest}] forward — compile time {said}" in explorer.text(report, "time")
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-time.png"))
-            assert not errors, errors
-        finally:
-            browser.close()
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        # one phrase for a break's compiles: the header, the breaks tab and the text
+        expect(page.locator(".pt2x li.brk").first).to_contain_text(f"({hits})")
+        expect(page.locator("#tab-breaks .break").first).to_contain_text(hits)
+        assert f"({hits})" in explorer.text(report, "breaks")
+        # no frame of the tool that ran the program
+        stack = page.locator("#tab-breaks .stack").first.inner_text()
+        main, call = (
+            _line("    SCENARIOS[name](backend)"),
+            _line("    out = step(input_ids=ids, labels=ids)"),
+        )
+        assert re.match(
+            rf"stack: \S*tests/hf_corpus\.py:{main} in <module> → \S*tests/hf_corpus\.py:{call} in gpt2_train → ",
+            stack,
+        ), stack
+        assert "pt2-explorer" not in stack and "explorer/" not in stack and "runpy" not in stack
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-breaks.png"))
+        # the compiles tab opens on the compile with the most kernels
+        page.locator("[data-tab=tab-compiles]").click()
+        expect(page.locator("#pt2x-compile option:checked")).to_have_text(label)
+        shown = page.locator(f'.pt2x-compile[data-id="{busiest}"]')
+        expect(shown).to_be_visible()
+        expect(shown.locator("tr", has_text="compile time").first).to_contain_text(said)
+        # its guards grouped by kind, each kind explained, the numbers of the text view
+        text = explorer.text(report, "capture", compile=busiest)
+        title = re.search(r"^guards by kind \(.*\)$", text, re.MULTILINE)[0]
+        kinds = shown.locator("table", has=page.locator("th", has_text="what it checks on each call"))
+        expect(kinds.locator("xpath=preceding-sibling::h3[1]")).to_have_text(title)
+        first = re.search(r"^guards by kind .*\n.*\n(\w+) +(\d+) +(.*)$", text, re.MULTILINE)
+        expect(kinds.locator("tbody tr").first).to_have_text(
+            re.compile(rf"^{first[1]}\s*{first[2]}\s*{re.escape(first[3])}$")
+        )
+        expect(shown.locator("h3", has_text="guards by source")).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-compiles.png"))
+        # its kernels, the largest first, sortable; the extern calls its wrapper makes
+        table = shown.locator("table", has=page.locator("th", has_text="nodes fused"))
+        shown.locator("summary", has_text="codegen").first.click()
+        expect(table.locator("tbody tr")).to_have_count(len(report.kernels_of(busiest)))
+        lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
+        assert lines == sorted(lines, reverse=True)
+        table.locator("th", has_text="lines").click()  # largest first, then smallest
+        table.locator("th", has_text="lines").click()
+        lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
+        assert lines == sorted(lines)
+        externs = shown.locator("table", has=page.locator("th", has_text="call"))
+        expect(externs.locator("tr", has_text="extern_kernels.addmm").first).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-kernels.png"), full_page=True)
+        # the same figure heads its waterfall; phases in words, torch's name beside
+        page.locator("[data-tab=tab-time]").click()
+        head = page.locator("#tab-time h4", has_text=f"[{busiest}] ")
+        expect(head).to_contain_text(f"compile time {said}")
+        expect(page.locator("#tab-time .pt2x-ph").first).to_contain_text("Dynamo, the whole frame (dynamo)")
+        expect(page.locator("#tab-time")).to_contain_text("tracing the bytecode (bytecode_tracing)")
+        assert f"[{busiest}] forward — compile time {said}" in explorer.text(report, "time")
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-time.png"))
+        assert not errors, errors
 
 
 def _op(target: str) -> str:
@@ -185,7 +193,7 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
     """The joint graph of [1/0] on the page: ``op:addmm`` finds the addmm nodes alone (not the
     views made on the same source line), ``op:layer_norm`` the nodes LayerNorm decomposed into,
     ``module:ln_1`` the nodes of those modules; no match clears the node panel."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     report, _json, html_path, _run = gpt2
     busiest = _most_work(report)
@@ -197,45 +205,36 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         n.source for n in report.compile(busiest).stages.capture.graph.nodes if _op(n.target) == "layer_norm"
     }
     from_ln = [n.name for n in joint.nodes if n.source in made]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(html_path.as_uri())
-            page.locator("[data-tab=tab-compiles]").click()
-            autograd = page.locator(
-                f".pt2x-compile[data-id='{busiest}'] > details",
-                has=page.locator("summary", has_text=re.compile("^autograd$")),
-            )
-            autograd.evaluate("d => d.open = true")
-            autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
-            view = autograd.locator(".pt2x-gv").first
-            view.locator(".pt2x-gv-box").first.wait_for()
-            search, hits, info = (
-                view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info")
-            )
-            search.fill("op:addmm")
-            expect(hits).to_have_text(f"1 of {len(addmm)}")
-            expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
-            expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
-            search.press("Enter")  # the next match, the panel following it
-            expect(hits).to_have_text(f"2 of {len(addmm)}")
-            expect(info.locator("tr", has_text="name").first).to_contain_text(addmm[1])
-            search.fill("module:ln_1")
-            expect(hits).to_have_text(f"1 of {len(ln_1)}")
-            search.fill("op:layer_norm")  # the nodes of the lines where Dynamo's graph called it
-            expect(hits).to_have_text(f"1 of {len(from_ln)}")
-            assert view.locator(".pt2x-gv-selected").get_attribute("data-name") in from_ln
-            view.screenshot(path=str(ARTIFACTS / "test_report_page-search.png"))
-            search.fill("op:no_such_op")
-            expect(hits).to_have_text("no match")
-            expect(info).to_have_text("no node matches op:no_such_op")
-            expect(view.locator(".pt2x-gv-selected")).to_have_count(0)
-            assert not errors, errors
-        finally:
-            browser.close()
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        page.locator("[data-tab=tab-compiles]").click()
+        autograd = page.locator(
+            f".pt2x-compile[data-id='{busiest}'] > details",
+            has=page.locator("summary", has_text=re.compile("^autograd$")),
+        )
+        autograd.evaluate("d => d.open = true")
+        autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
+        view = autograd.locator(".pt2x-gv").first
+        view.locator(".pt2x-gv-box").first.wait_for()
+        search, hits, info = (view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info"))
+        search.fill("op:addmm")
+        expect(hits).to_have_text(f"1 of {len(addmm)}")
+        expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+        search.press("Enter")  # the next match, the panel following it
+        expect(hits).to_have_text(f"2 of {len(addmm)}")
+        expect(info.locator("tr", has_text="name").first).to_contain_text(addmm[1])
+        search.fill("module:ln_1")
+        expect(hits).to_have_text(f"1 of {len(ln_1)}")
+        search.fill("op:layer_norm")  # the nodes of the lines where Dynamo's graph called it
+        expect(hits).to_have_text(f"1 of {len(from_ln)}")
+        assert view.locator(".pt2x-gv-selected").get_attribute("data-name") in from_ln
+        view.screenshot(path=str(ARTIFACTS / "test_report_page-search.png"))
+        search.fill("op:no_such_op")
+        expect(hits).to_have_text("no match")
+        expect(info).to_have_text("no node matches op:no_such_op")
+        expect(view.locator(".pt2x-gv-selected")).to_have_count(0)
+        assert not errors, errors
 
 
 def _lab_extension(tmp: Path) -> None:
@@ -337,7 +336,7 @@ RECOMPILED = TESTS / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"  # two
 
 
 def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     require_browser()
     benched, recompiled = compiler.load(BENCHED), compiler.load_trace(RECOMPILED)
@@ -345,34 +344,27 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
     explorer.save_html(recompiled, str(tmp_path / "recompiles.html"))
     (bench,) = benched.benchmarks
     times = {k.kernel: k.per_call_ms for k in bench.kernels if k.kernel}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto((tmp_path / "bench.html").as_uri())
-            page.locator("[data-tab=tab-bench]").click()
-            expect(page.locator("#tab-bench")).to_contain_text(f"speedup ×{bench.speedup:.2f}")
-            page.locator("[data-tab=tab-compiles]").click()
-            page.locator(".pt2x-compile:visible summary", has_text="codegen").first.click()
-            table = page.locator(
-                ".pt2x-compile:visible table", has=page.locator("th", has_text="ms per call")
+    with _chromium() as (page, errors):
+        page.goto((tmp_path / "bench.html").as_uri())
+        page.locator("[data-tab=tab-bench]").click()
+        expect(page.locator("#tab-bench")).to_contain_text(f"speedup ×{bench.speedup:.2f}")
+        page.locator("[data-tab=tab-compiles]").click()
+        page.locator(".pt2x-compile:visible summary", has_text="codegen").first.click()
+        table = page.locator(".pt2x-compile:visible table", has=page.locator("th", has_text="ms per call"))
+        names = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
+        assert names == sorted(times, key=lambda n: -times[n])  # the slowest first, as measured
+        ms = table.locator("tbody tr td:nth-child(6)").all_inner_texts()
+        assert ms == [f"{times[n]:.4g}" for n in names]  # the Benchmark tab's figures
+        table.locator("th", has_text="ms per call").click()
+        table.locator("th", has_text="ms per call").click()
+        assert table.locator("tbody tr td:nth-child(2)").all_inner_texts() == names[::-1]
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-bench-kernels.png"), full_page=True)
+        page.goto((tmp_path / "recompiles.html").as_uri())
+        page.locator("[data-tab=tab-recompiles]").click()
+        for r in recompiled.recompiles:
+            diff = page.locator(f'details.pt2x-page-diff[data-diff="{r.failed_entry}-{r.compile_id}"]')
+            diff.locator("summary").first.click()
+            expect(diff.locator(".pt2x-diff h2")).to_have_text(
+                explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
             )
-            names = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
-            assert names == sorted(times, key=lambda n: -times[n])  # the slowest first, as measured
-            ms = table.locator("tbody tr td:nth-child(6)").all_inner_texts()
-            assert ms == [f"{times[n]:.4g}" for n in names]  # the Benchmark tab's figures
-            table.locator("th", has_text="ms per call").click()
-            table.locator("th", has_text="ms per call").click()
-            assert table.locator("tbody tr td:nth-child(2)").all_inner_texts() == names[::-1]
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-bench-kernels.png"), full_page=True)
-            page.goto((tmp_path / "recompiles.html").as_uri())
-            page.locator("[data-tab=tab-recompiles]").click()
-            for r in recompiled.recompiles:
-                diff = page.locator(f'details.pt2x-page-diff[data-diff="{r.failed_entry}-{r.compile_id}"]')
-                diff.locator("summary").first.click()
-                expect(diff.locator(".pt2x-diff h2")).to_have_text(
-                    explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
-                )
-            page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
-        finally:
-            browser.close()
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
