@@ -14,7 +14,9 @@ The payload (schema 1), every string the user's or torch's text, never HTML::
                 "m": module index (the node's own path), "g": group index (the path it is
                 collapsed under, when it differs: a module-less parameter joins the module
                 that reads it), "i": 1 when the module was inferred, "a": [arg node indices],
-                "c": "#rrggbb" kernel colour}, ...]}     # keys left out when empty
+                "c": "#rrggbb" kernel colour, "k": index into kernels},
+               ...],
+     "kernels": [kernel name, ...]}      # the fuse view's; keys left out when empty
 
 Sources, module paths and targets repeat per layer, so they are interned: 10k nodes of a real
 model take about 1.5 MB.
@@ -70,12 +72,18 @@ def group_paths(graph: Graph) -> list[str | None]:
 
 
 def graph_payload(
-    graph: Graph, title: str, colors: dict[str, str] | None = None, origins: dict[str, str] | None = None
+    graph: Graph,
+    title: str,
+    colors: dict[str, str] | None = None,
+    origins: dict[str, str] | None = None,
+    kernels: dict[str, str] | None = None,
 ) -> dict:
     """The JSON-ready payload of ``graph`` (see the module's docstring)."""
     nodes = graph.nodes
     colors = colors or {}
     origins = origins or {}
+    kernels = kernels or {}
+    knames: dict[str, int] = {}
     index = {n.name: i for i, n in enumerate(nodes)}
     mods: dict[str, int] = {}
     srcs: dict[tuple[str, str], int] = {}
@@ -103,6 +111,8 @@ def graph_payload(
         c = colors.get(n.name)
         if c and _COLOR.fullmatch(c):
             rec["c"] = c
+        if n.name in kernels:
+            rec["k"] = knames.setdefault(kernels[n.name], len(knames))
         out.append(rec)
     return {
         "schema": SCHEMA,
@@ -111,6 +121,7 @@ def graph_payload(
         "mods": list(mods),
         "srcs": [list(k) + ([origins[src_of[k]]] if origins.get(src_of[k]) else []) for k in srcs],
         "nodes": out,
+        **({"kernels": list(knames)} if knames else {}),
     }
 
 

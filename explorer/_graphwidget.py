@@ -17,5 +17,8 @@ class GraphWidget(anywidget.AnyWidget):
 
     def __init__(self, block: GraphBlock, **kwargs):
         super().__init__(
-            data=payload_json(graph_payload(block.graph, block.title, block.colors, block.origins)), **kwargs
+            data=payload_json(
+                graph_payload(block.graph, block.title, block.colors, block.origins, block.kernels)
+            ),
+            **kwargs,
         )

@@ -30,21 +30,31 @@ def _size(k: Kernel) -> tuple[int, int]:
     return len(k.source.splitlines()), len(k.nodes)
 
 
-def kernels_table(report: Report, c: Compile) -> Table | None:
+def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = None) -> Table | None:
+    """``lines``: each kernel's source lines (the user's code its fused nodes came from)."""
     kernels = report.kernels_of(c.id)
     if not kernels:
         return None
     times = kernel_times(report, c.id)
     ordered = sorted(kernels, key=lambda k: (-times.get(k.name, -1.0), [-n for n in _size(k)], k.name))
     rows = tuple(
-        (k.role, k.name, k.language, str(_size(k)[0]), str(_size(k)[1]) if k.nodes else "")
+        (
+            k.role,
+            k.name,
+            k.language,
+            str(_size(k)[0]),
+            str(_size(k)[1]) if k.nodes else "",
+            (lines or {}).get(k.name, ""),
+        )
         + (
             (f"{times[k.name]:.4g}" if k.name in times else "",) if times else ()
         )  # as the Benchmark tab says it
         for k in ordered
     )
     by = "time per call (the benchmark's profile)" if times else "size"
-    columns = ("role", "kernel", "language", "lines", "nodes fused") + (("ms per call",) if times else ())
+    columns = ("role", "kernel", "language", "lines", "nodes fused", "from") + (
+        ("ms per call",) if times else ()
+    )
     return Table(f"kernels ({len(kernels)}, the largest {by} first)", columns, rows)
 
 

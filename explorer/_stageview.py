@@ -127,12 +127,14 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         # one colour per kernel; one coloured graph per role (forward / backward kernels name
         # the nodes of different graphs)
         by_role: dict[str, dict[str, str]] = {}
+        kernel_of: dict[str, dict[str, str]] = {}
         rows = []
         for i, k in enumerate(k for k in report.kernels_of(c.id) if k.nodes):
             color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
             rows.append((k.role, k.name, ", ".join(k.nodes), color))
             for n in k.nodes:
                 by_role.setdefault(k.role, {}).setdefault(n, color)
+                kernel_of.setdefault(k.role, {}).setdefault(n, k.name)
         if rows:
             blocks.append(
                 Table(
@@ -144,7 +146,9 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for role, colors in by_role.items():
             target = _fuse_graph(c, set(colors))
             if target is not None:
-                blocks.append(GraphBlock(f"{role} graph coloured by kernel", target, colors))
+                blocks.append(
+                    GraphBlock(f"{role} graph coloured by kernel", target, colors, kernels=kernel_of[role])
+                )
         for i, ir in enumerate(st.ir_pre_fusion):
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
         for i, ir in enumerate(st.ir_post_fusion):
@@ -155,7 +159,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks += _texts(("fusion log", "\n".join(st.fusion_log)), ("provenance", st.provenance))
     elif stage == "codegen":
         blocks += flex_blocks(report, c)
-        blocks += [t for t in (kernels_table(report, c), extern_table(c)) if t is not None]
+        blocks += [t for t in (kernels_table(report, c, _kernel_lines(report, c)), extern_table(c)) if t]
         for k in report.kernels_of(c.id):
             ops = f" from {', '.join(k.aten_ops)}" if k.aten_ops else ""
             meta = f"  {k.metadata}" if k.metadata else ""
@@ -220,6 +224,22 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
         blocks.append(CodeBlock("compilation metrics", "text", "\n".join(lines)))
     return tuple(blocks)
+
+
+def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
+    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style)."""
+    out = {}
+    for k in report.kernels_of(c.id):
+        g = _fuse_graph(c, set(k.nodes)) if k.nodes else None
+        by_name = {n.name: n for n in g.nodes} if g else {}
+        lines = list(
+            dict.fromkeys(
+                where_source(by_name[n].source) for n in k.nodes if n in by_name and by_name[n].source
+            )
+        )
+        if lines:
+            out[k.name] = ", ".join(lines[:most]) + (f", … ({len(lines)} lines)" if len(lines) > most else "")
+    return out
 
 
 def _origins(c: Compile) -> dict[str, str]:

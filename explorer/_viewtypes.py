@@ -179,6 +179,7 @@ class GraphBlock:
     # a source line ("file.py:12") -> the ops Dynamo's graph made there ("layer_norm"): what a
     # later graph's nodes of that line were before decomposition (the search's op:)
     origins: dict[str, str] = field(default_factory=dict)
+    kernels: dict[str, str] = field(default_factory=dict)  # node -> the kernel it was fused into
 
 
 Block = Table | CodeBlock | GraphBlock

@@ -234,6 +234,23 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         expect(hits).to_have_text("no match")
         expect(info).to_have_text("no node matches op:no_such_op")
         expect(view.locator(".pt2x-gv-selected")).to_have_count(0)
+        # the fuse view's graph: a node's row names the kernel it was fused into
+        k = next(k for k in report.kernels_of(busiest) if k.role == "forward" and k.nodes)
+        fuse = page.locator(
+            f".pt2x-compile[data-id='{busiest}'] > details",
+            has=page.locator("summary", has_text=re.compile("^fuse$")),
+        )
+        fuse.evaluate("d => d.open = true")
+        graph = fuse.locator("h3", has_text="forward graph coloured by kernel").locator(
+            "xpath=following-sibling::div[contains(@class, 'pt2x-graph')][1]"
+        )
+        graph.scroll_into_view_if_needed()
+        fv = graph.locator(".pt2x-gv").first
+        fv.locator(".pt2x-gv-box, .pt2x-gv-node").first.wait_for()
+        fv.locator(".pt2x-gv-search").fill(k.nodes[0])
+        row = fv.locator(".pt2x-gv-info tr", has=page.locator("th", has_text=re.compile("^kernel$")))
+        expect(row.locator("td")).to_have_text(k.name)
+        fv.screenshot(path=str(ARTIFACTS / "test_report_page-fuse-kernel.png"))
         assert not errors, errors
 
 

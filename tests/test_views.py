@@ -773,7 +773,7 @@ def test_inductor_stage_views_as_text_gpu_recording():
     # first the kernels in one table, the largest first (no benchmark: by lines of source)
     table = headings(codegen)[:9]
     assert table[:2] == ["[0/0] forward — ok · codegen", "kernels (6, the largest size first)"]
-    assert table[2].split() == ["role", "kernel", "language", "lines", "nodes", "fused"]
+    assert table[2].split() == ["role", "kernel", "language", "lines", "nodes", "fused", "from"]
     sizes = {k.name: len(k.source.splitlines()) for k in kernels}
     assert [ln.split()[1] for ln in table[3:9]] == sorted(sizes, key=lambda n: (-sizes[n], n))
     assert [int(ln.split()[3]) for ln in table[3:9]] == sorted(sizes.values(), reverse=True)

@@ -25,6 +25,7 @@ export interface RawNode {
   i?: number; // 1: the module path was inferred from neighbours
   a?: number[]; // arg node indices
   c?: string; // kernel colour
+  k?: number; // index into kernels: the kernel the node was fused into
 }
 
 export interface Payload {
@@ -34,6 +35,7 @@ export interface Payload {
   mods: string[];
   srcs: ([string, string] | [string, string, string])[]; // where, code, the ops Dynamo's graph made there
   nodes: RawNode[];
+  kernels?: string[]; // the fuse view's kernel names
 }
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
@@ -320,6 +322,12 @@ export class GraphModel {
   source(i: number): [string, string] | [string, string, string] | null {
     const s = this.p.nodes[i].s;
     return s === undefined ? null : this.p.srcs[s];
+  }
+
+  /** The kernel node ``i`` was fused into (the fuse view's graph), or null. */
+  kernel(i: number): string | null {
+    const k = this.p.nodes[i].k;
+    return k === undefined ? null : (this.p.kernels?.[k] ?? null);
   }
 
   module(i: number): string | null {

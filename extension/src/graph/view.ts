@@ -337,6 +337,7 @@ export class GraphView {
       ['source', src ? src[0] : ''],
       ['code', src ? src[1] : ''],
       ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
+      ['kernel', m.kernel(i) ?? ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
     this.showRows(rows);
