@@ -79,8 +79,10 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ]
             blocks.append(_nodes_table("nodes", st.graph))
         if st.guards:
-            blocks += guard_tables(report, c)
-            blocks.append(CodeBlock("guards as torch prints them", "text", st.guards))
+            grouped = guard_tables(report, c)  # their title says torch's count
+            counted = f" (torch counts {st.guard_count})" if st.guard_count and not grouped else ""
+            blocks += grouped
+            blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
             blocks.append(_symbols_table(st))
         blocks += _texts(
