@@ -370,7 +370,7 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
         table = page.locator(".pt2x-compile:visible table", has=page.locator("th", has_text="ms per call"))
         names = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
         assert names == sorted(times, key=lambda n: -times[n])  # the slowest first, as measured
-        ms = table.locator("tbody tr td:nth-child(6)").all_inner_texts()
+        ms = table.locator("tbody tr td:nth-child(7)").all_inner_texts()
         assert ms == [f"{times[n]:.4g}" for n in names]  # the Benchmark tab's figures
         table.locator("th", has_text="ms per call").click()
         table.locator("th", has_text="ms per call").click()
@@ -385,3 +385,4 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
                 explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
             )
         page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
+        assert not errors, errors
