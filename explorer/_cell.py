@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from IPython.core.displayhook import DisplayHook
 from IPython.core.error import UsageError
 
-CELL_FUNCTION = "__pt2_cell__"
+from ._summary import CELL_FUNCTION  # noqa: F401 - the name, said once; imported from here
+
 UNSET_ARG = "__pt2_unset__"
 BUILTINS_ARG = "__pt2_builtins__"
 _LOCALS = f"{CELL_FUNCTION}.<locals>."

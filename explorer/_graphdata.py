@@ -7,12 +7,16 @@ The payload (schema 1), every string the user's or torch's text, never HTML::
 
     {"schema": 1, "title": str, "n": node count,
      "mods": [module path, ...],          # each path once; nodes name them by index
-     "srcs": [[where, code], ...],        # each source line once ("Cell In[2], line 3" / file:line)
+     "srcs": [[where, code(, ops)], ...], # each source line once ("Cell In[2], line 3" / file:line),
+                                          # with the ops Dynamo's graph made there, where a
+                                          # later graph decomposed them ("layer_norm")
      "nodes": [{"n": name, "o": op, "t": target, "d": "f32[4, 8]", "s": src index,
                 "m": module index (the node's own path), "g": group index (the path it is
                 collapsed under, when it differs: a module-less parameter joins the module
                 that reads it), "i": 1 when the module was inferred, "a": [arg node indices],
-                "c": "#rrggbb" kernel colour}, ...]}     # keys left out when empty
+                "c": "#rrggbb" kernel colour, "k": index into kernels},
+               ...],
+     "kernels": [kernel name, ...]}      # the fuse view's; keys left out when empty
 
 Sources, module paths and targets repeat per layer, so they are interned: 10k nodes of a real
 model take about 1.5 MB.
@@ -67,13 +71,23 @@ def group_paths(graph: Graph) -> list[str | None]:
     return out
 
 
-def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None) -> dict:
+def graph_payload(
+    graph: Graph,
+    title: str,
+    colors: dict[str, str] | None = None,
+    origins: dict[str, str] | None = None,
+    kernels: dict[str, str] | None = None,
+) -> dict:
     """The JSON-ready payload of ``graph`` (see the module's docstring)."""
     nodes = graph.nodes
     colors = colors or {}
+    origins = origins or {}
+    kernels = kernels or {}
+    knames: dict[str, int] = {}
     index = {n.name: i for i, n in enumerate(nodes)}
     mods: dict[str, int] = {}
     srcs: dict[tuple[str, str], int] = {}
+    src_of: dict[tuple[str, str], str] = {}  # (where, code) -> the node source it came from
     out = []
     for n, g in zip(nodes, group_paths(graph)):
         rec: dict = {"n": n.name, "o": n.op, "t": n.target}
@@ -84,6 +98,7 @@ def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None
         if w:
             key = (w, (n.code or "")[:CODE_MAX])
             rec["s"] = srcs.setdefault(key, len(srcs))
+            src_of.setdefault(key, n.source or "")
         if n.module:
             rec["m"] = mods.setdefault(n.module, len(mods))
             if n.module_inferred:
@@ -96,14 +111,17 @@ def graph_payload(graph: Graph, title: str, colors: dict[str, str] | None = None
         c = colors.get(n.name)
         if c and _COLOR.fullmatch(c):
             rec["c"] = c
+        if n.name in kernels:
+            rec["k"] = knames.setdefault(kernels[n.name], len(knames))
         out.append(rec)
     return {
         "schema": SCHEMA,
         "title": title,
         "n": len(nodes),
         "mods": list(mods),
-        "srcs": [list(k) for k in srcs],
+        "srcs": [list(k) + ([origins[src_of[k]]] if origins.get(src_of[k]) else []) for k in srcs],
         "nodes": out,
+        **({"kernels": list(knames)} if knames else {}),
     }
 
 

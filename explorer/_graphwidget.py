@@ -16,4 +16,9 @@ class GraphWidget(anywidget.AnyWidget):
     data = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, block: GraphBlock, **kwargs):
-        super().__init__(data=payload_json(graph_payload(block.graph, block.title, block.colors)), **kwargs)
+        super().__init__(
+            data=payload_json(
+                graph_payload(block.graph, block.title, block.colors, block.origins, block.kernels)
+            ),
+            **kwargs,
+        )

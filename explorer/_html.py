@@ -30,6 +30,7 @@ from ._viewtypes import (
     StackLine,
     StageView,
     Table,
+    hits,
 )
 
 esc = functools.partial(html.escape, quote=True)
@@ -143,7 +144,7 @@ def break_html(b: BreakView) -> str:
     gb = f' <span class="gb">{esc(b.gb_id)}</span>' if b.gb_id else ""
     parts = [
         f'<div class="break" id="break-{esc(b.site)}"><div><b>{esc(b.site)}</b>  '
-        f'<span class="type">{esc(b.type)}</span>{gb}  hit {b.count}×; logged in {esc(", ".join(b.compile_ids))}</div>'
+        f'<span class="type">{esc(b.type)}</span>{gb}  {esc(hits(b.count, b.compile_ids))}</div>'
     ]
     if b.your_code:
         parts.append(f"<div><b>your code:</b> {esc(b.your_code)}</div>")
@@ -157,9 +158,9 @@ def break_html(b: BreakView) -> str:
         parts.append(f'<div class="stack">stack: {frames}</div>')
     graphs = []
     if b.graph_before:
-        graphs.append(f"graph before the break: compile {_cid_link(b.graph_before)}")
+        graphs.append(f"graph before: {_cid_link(b.graph_before)}")
     if b.graph_after:
-        graphs.append(f"code after it: compile {_cid_link(b.graph_after)}")
+        graphs.append(f"graph after: {_cid_link(b.graph_after)}")
     if graphs:
         parts.append(f'<div class="meta">{"; ".join(graphs)}</div>')
     parts.append(f"<details><summary>torch's full reason</summary><pre>{esc(b.reason)}</pre></details></div>")

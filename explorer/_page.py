@@ -10,6 +10,7 @@ from compiler import Report
 
 from ._graphview import with_graph_script
 from ._html import esc, stylesheet, summary_html
+from ._pagediffs import page_css
 from ._registry import Subject, opening, tabs
 from ._view import opening_compile
 from ._viewtypes import ExplorerView
@@ -21,20 +22,32 @@ document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('cl
 const sel=document.getElementById('pt2x-compile');
 const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
 if(sel){sel.addEventListener('change',show);show();}
+document.querySelectorAll('.pt2x table').forEach(t=>{const h=t.tHead,b=t.tBodies[0];if(!h||!b)return;
+ [...h.rows[0].cells].forEach((th,i)=>{th.classList.add('pt2x-sort');th.title='sort by this column';
+ th.addEventListener('click',()=>{const rs=[...b.rows],v=r=>(r.cells[i]?r.cells[i].textContent.trim():''),
+ num=rs.every(r=>v(r)===''||!isNaN(parseFloat(v(r)))),d=th.dataset.sort==='desc'?1:-1;
+ h.querySelectorAll('th').forEach(x=>delete x.dataset.sort);th.dataset.sort=d>0?'asc':'desc';
+ rs.sort((a,c)=>d*(num?(parseFloat(v(a)||'-Infinity')-parseFloat(v(c)||'-Infinity')):v(a).localeCompare(v(c))));
+ rs.forEach(r=>b.appendChild(r));});});});
 document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
  sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
 """
-_TAB_CSS = ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
+_TAB_CSS = (
+    ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
+    ".pt2x th.pt2x-sort{cursor:pointer}.pt2x th[data-sort=desc]::after{content:' ▼'}"
+    ".pt2x th[data-sort=asc]::after{content:' ▲'}"
+)
 
 
 def page_html(subject: Subject | ExplorerView) -> str:
-    """The page of ``subject`` (or of the report an ``ExplorerView`` was built from): it
-    opens on the most informative tab (``_registry.opening``); there, on the compiles tab, on
-    the compile with the most kernels."""
+    """The page of ``subject`` (or of the report an ``ExplorerView`` was built from), each
+    table sorted by a click on a column's header (largest first, then smallest): it
+    opens on the most informative tab (``_registry.opening``); its compiles tab on the
+    compile with the most work (``_view.opening_compile``)."""
     s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
     view = s.view
     first = opening(s.report)
-    if first == "compiles" and s.compile is None:
+    if s.compile is None:
         cv = opening_compile(view)
         s.compile = cv.compile_id if cv else None
     shown = tabs(s.report)
@@ -49,7 +62,7 @@ def page_html(subject: Subject | ExplorerView) -> str:
     body = f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
-        f"<style>{stylesheet()}{_TAB_CSS}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
+        f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
     )
 
 

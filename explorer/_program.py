@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import runpy
 import signal
 import sys
@@ -72,6 +73,19 @@ OWN_DIRS = tuple(
     os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d, "")
     for d in ("explorer", "compiler")
 )
+
+
+# what runs a notebook cell or a script, not the program: IPython's and the kernel's machinery,
+# the event loop, the console script that started `pt2-explorer`
+_MACHINERY = re.compile(
+    r"[/\\](?:IPython|ipykernel|tornado|asyncio|jupyter_client|traitlets|zmq)[/\\]|[/\\]bin[/\\]pt2-explorer$"
+)
+
+
+def machinery(filename: str) -> bool:
+    """A frame that is not the program's, nor a library it called: this package's own files,
+    runpy, the console script, IPython's and ipykernel's frames that run a cell."""
+    return _ours(filename) or bool(_MACHINERY.search(filename))
 
 
 def warn_shadowing(directory: str) -> None:

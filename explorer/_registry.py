@@ -22,6 +22,7 @@ from compiler import STAGES, Report
 from ._benchview import bench_html, bench_text, bench_widget
 from ._bytecodeview import bytecode_html, bytecode_text, has_bytecode
 from ._html import breaks_html, compiles_html, recompiles_html
+from ._pagediffs import recompile_diffs_html
 from ._ranksview import build_ranks_view, ranks_html, ranks_text, ranks_widget
 from ._rawview import raw_html, raw_text
 from ._summary import summary_text
@@ -136,7 +137,7 @@ VIEWS: tuple[View, ...] = (
         "each frame's compiles in order, each recompile's failing guard, dynamic dimensions",
         lambda s: recompiles_text(s.view),
         tab=lambda r: f"Recompiles ({len(r.recompiles)})",
-        html=lambda s: recompiles_html(s.view),
+        html=lambda s: recompiles_html(s.view) + recompile_diffs_html(s.view),
         widget=_recompiles_widget,
         opens=lambda r: bool(r.recompiles),
     ),

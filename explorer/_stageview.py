@@ -10,6 +10,9 @@ from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
 from ._kernelview import kernel_blocks
+from ._guardview import guard_tables
+from ._kerneltable import extern_table, kernels_table
+from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._speedview import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
@@ -78,9 +81,10 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ]
             blocks.append(_nodes_table("nodes", st.graph))
         if st.guards:
-            blocks.append(
-                CodeBlock(f"guards ({st.guard_count})" if st.guard_count else "guards", "text", st.guards)
-            )
+            grouped = guard_tables(report, c)  # their title says torch's count
+            counted = f" (torch counts {st.guard_count})" if st.guard_count and not grouped else ""
+            blocks += grouped
+            blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
             blocks.append(_symbols_table(st))
         blocks += _texts(
@@ -88,11 +92,12 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             ("why Dynamo restarted the analysis", "\n".join(st.restarts)),
         )
     elif stage == "autograd":
+        origins = _origins(c)
         for name in ("joint", "forward", "backward", "inference"):
             g = getattr(st, name)
             if g is not None:
                 blocks += [
-                    GraphBlock(f"{name} graph", g),
+                    GraphBlock(f"{name} graph", g, origins=origins),
                     CodeBlock(f"{name} graph (code)", "python", g.code),
                 ]
         if st.saved_tensors:
@@ -106,7 +111,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
-                GraphBlock(f"post-grad graph ({rg.role})", rg.graph),
+                GraphBlock(f"post-grad graph ({rg.role})", rg.graph, origins=_origins(c)),
                 CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
             ]
         if st.pre_grad_before:
@@ -124,12 +129,14 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         # one colour per kernel; one coloured graph per role (forward / backward kernels name
         # the nodes of different graphs)
         by_role: dict[str, dict[str, str]] = {}
+        kernel_of: dict[str, dict[str, str]] = {}
         rows = []
         for i, k in enumerate(k for k in report.kernels_of(c.id) if k.nodes):
             color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
             rows.append((k.role, k.name, ", ".join(k.nodes), color))
             for n in k.nodes:
                 by_role.setdefault(k.role, {}).setdefault(n, color)
+                kernel_of.setdefault(k.role, {}).setdefault(n, k.name)
         if rows:
             blocks.append(
                 Table(
@@ -141,7 +148,9 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for role, colors in by_role.items():
             target = _fuse_graph(c, set(colors))
             if target is not None:
-                blocks.append(GraphBlock(f"{role} graph coloured by kernel", target, colors))
+                blocks.append(
+                    GraphBlock(f"{role} graph coloured by kernel", target, colors, kernels=kernel_of[role])
+                )
         for i, ir in enumerate(st.ir_pre_fusion):
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
         for i, ir in enumerate(st.ir_post_fusion):
@@ -152,6 +161,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks += _texts(("fusion log", "\n".join(st.fusion_log)), ("provenance", st.provenance))
     elif stage == "codegen":
         blocks += flex_blocks(report, c)
+        blocks += [t for t in (kernels_table(report, c, _kernel_lines(report, c)), extern_table(c)) if t]
         for k in report.kernels_of(c.id):
             blocks += kernel_blocks(k)
         for oc in st.output_code:
@@ -207,7 +217,10 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback), *key_blocks(c))
     if c.phase_times_s:
-        lines = (f"{name}: {secs(t)}" for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1]))
+        lines = (
+            f"{phase_label(name)}: {secs(t)}"
+            for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1])
+        )
         blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))
     if c.metrics:
         lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
@@ -219,6 +232,35 @@ def _no_cache(c: Compile) -> str:
     if c.config is not None and "fx_graph_cache" in c.config.set_by_recording:
         return "off: the recording turned them off (--keep-caches / caches=True keeps them)"
     return "-"
+
+
+def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
+    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style)."""
+    out = {}
+    for k in report.kernels_of(c.id):
+        g = _fuse_graph(c, set(k.nodes)) if k.nodes else None
+        by_name = {n.name: n for n in g.nodes} if g else {}
+        lines = list(
+            dict.fromkeys(
+                where_source(by_name[n].source) for n in k.nodes if n in by_name and by_name[n].source
+            )
+        )
+        if lines:
+            out[k.name] = ", ".join(lines[:most]) + (f", … ({len(lines)} lines)" if len(lines) > most else "")
+    return out
+
+
+def _origins(c: Compile) -> dict[str, str]:
+    """Each source line of Dynamo's graph -> the ops it made there (``layer_norm``), for the
+    later graphs whose nodes of that line are what those ops decomposed into."""
+    out: dict[str, list[str]] = {}
+    graph = c.stages.capture.graph if c.stages.capture else None
+    for n in graph.nodes if graph else ():
+        if n.source and n.op.startswith("call"):
+            op = n.target.rsplit(".", 1)[-1].rstrip("_").lower()
+            if op not in out.setdefault(n.source, []):
+                out[n.source].append(op)
+    return {src: " ".join(ops) for src, ops in out.items()}
 
 
 def captured_nothing(c: Compile) -> bool:

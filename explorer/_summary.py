@@ -22,7 +22,7 @@ from compiler import STAGES, Compile, Report
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._speedview import speed_lines
-from ._viewtypes import BreakLine, CompileRow, Summary
+from ._viewtypes import BreakLine, CompileRow, Summary, hits
 from ._words import display_name, secs  # noqa: F401 - where the views import them from
 
 _LETTER = dict(zip(STAGES, "CADFG"))
@@ -35,6 +35,21 @@ def cell_label(filename: str) -> str | None:
     names = getattr(getattr(shell, "compile", None), "_filename_map", None)
     number = names.get(filename) if isinstance(names, dict) else None
     return f"Cell In[{number}]" if number is not None else None
+
+
+# the function %%compile makes of a cell (explorer/_cell.py, which imports IPython)
+CELL_FUNCTION = "__pt2_cell__"
+
+
+# a frame whose code was made at run time (exec of a string): no source file to show
+_GENERATED = "  (code generated at run time, e.g. a dataclass's __init__: no source file)"
+
+
+def _shown_caller(called_from: str | None) -> bool:
+    """A frame's call site worth showing: not this package's, IPython's or the launcher's."""
+    from ._program import machinery
+
+    return bool(called_from) and not machinery(called_from.rpartition(":")[0])
 
 
 _INSTALLED = re.compile(r"^.*[/\\](?:site|dist)-packages[/\\]")
@@ -113,7 +128,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
             where(b.filename, b.line),
             b.type,
             b.count,
-            b.compile_id,
+            b.compile_ids or (b.compile_id,),
             b.user_stack[-1].code if b.user_stack and b.user_stack[-1].code else None,
             b.hints[0] if b.hints else None,
         )
@@ -130,8 +145,9 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     frames = tuple(
         f"{f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
         f"{f.compiles} compile{'s' * (f.compiles != 1)}"
-        + (f"  called from {where_source(f.called_from)}" if f.called_from else "")
+        + (f"  called from {where_source(f.called_from)}" if _shown_caller(f.called_from) else "")
         + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
+        + (_GENERATED if f.filename == "<string>" else "")
         for f in report.frames
     )
     rows = []
@@ -153,8 +169,10 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     unknown = None
     if report.unknown_events:
         kinds = sorted({e.name for e in report.unknown_events})
-        unknown = f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}" + (
-            " …" if len(kinds) > 8 else ""
+        unknown = (
+            f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}"
+            + (" …" if len(kinds) > 8 else "")
+            + " — torch logged them, no view of this explorer reads them; the Unmapped events tab shows them as written"
         )
     damaged = None
     if report.damaged:
@@ -209,7 +227,7 @@ def renderable(s: Summary):
                     ("  " + b.site, "cyan"),
                     "  ",
                     (b.type, "yellow"),
-                    f"  (hit {b.count}×, first in [{b.first}])",
+                    f"  ({hits(b.count, b.compile_ids)})",
                 )
             )
             if b.code:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._view import opening_compile
-from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table
+from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table, hits
 
 
 def breaks_text(view: ExplorerView) -> str:
@@ -14,7 +14,7 @@ def breaks_text(view: ExplorerView) -> str:
         return "\n".join(out + ["No graph breaks: each compiled frame is one graph."])
     for b in view.breaks:
         gb = f"  {b.gb_id}" if b.gb_id else ""
-        out.append(f"{b.site}  {b.type}{gb}  (hit {b.count}×; logged in {', '.join(b.compile_ids)})")
+        out.append(f"{b.site}  {b.type}{gb}  ({hits(b.count, b.compile_ids)})")
         if b.your_code:
             out.append(f"  your code: {b.your_code}")
         width = len(str(b.context[-1].number)) if b.context else 0

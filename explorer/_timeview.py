@@ -9,7 +9,8 @@ from collections import defaultdict
 
 from compiler import Compile, PhaseSpan, Report
 
-from ._summary import display_name, where
+from ._phasenames import phase_label
+from ._summary import display_name, secs, where
 
 MIN_SHARE = 0.01  # phases shorter than this share of their compile are left out of the waterfall
 BAR = 40  # characters of the widest bar in the text waterfall
@@ -22,7 +23,19 @@ def shown_phases(c: Compile) -> list[PhaseSpan]:
 
 
 def _total(c: Compile) -> float:
+    """The span of the compile's phases, first begun to last ended: the waterfall's width."""
     return max((p.start_s + p.duration_s for p in c.phases), default=0.0)
+
+
+def heading(c: Compile) -> str:
+    """``[1/0] forward — compile time 47.02 s``: the compile's one figure, as the compiles
+    tab says it (``Compile.compile_time_s``); where its phases spread over a longer stretch
+    of the run (the backward compiles at the first ``.backward()``), that stretch beside it."""
+    total = c.compile_time_s if c.compile_time_s is not None else _total(c)
+    out = f"[{c.id}] {display_name(c.name)} — compile time {secs(total)}"
+    if _total(c) - total >= 0.01:
+        out += f", its phases spread over {secs(_total(c))} of the run"
+    return out
 
 
 def _cache_state(c: Compile) -> str:
@@ -64,15 +77,14 @@ def time_text(report: Report) -> str:
             continue
         total = _total(c)
         state = _cache_state(c)
-        lines.append(
-            f"[{c.id}] {display_name(c.name)}  {where(c.filename, c.line)}  {total:.3f} s"
-            + (f"  {state}" if state else "")
-        )
+        lines.append(heading(c) + f"  {where(c.filename, c.line)}" + (f"  {state}" if state else ""))
         for p in shown_phases(c):
             lead = int(round(BAR * p.start_s / total)) if total else 0
             width = max(1, int(round(BAR * p.duration_s / total))) if total else 1
             bar = (" " * lead + "█" * width).ljust(BAR + 1)
-            lines.append(f"  {bar} {p.start_s:7.3f} +{p.duration_s:7.3f} s  {'  ' * p.depth}{p.name}")
+            lines.append(
+                f"  {bar} {p.start_s:7.3f} +{p.duration_s:7.3f} s  {'  ' * p.depth}{phase_label(p.name)}"
+            )
         lines.append("")
     for cold, warm in cold_warm_pairs(report):
         lines.append(f"cold [{cold.id}] vs warm [{warm.id}]: {display_name(cold.name)}")
@@ -80,7 +92,7 @@ def time_text(report: Report) -> str:
         names = sorted(set(a) | set(b), key=lambda n: -max(a.get(n, 0.0), b.get(n, 0.0)))
         for n in names:
             if max(a.get(n, 0.0), b.get(n, 0.0)) >= MIN_SHARE * max(_total(cold), 1e-9):
-                lines.append(f"  {_s(a.get(n)):>9} {_s(b.get(n)):>9}  {n}")
+                lines.append(f"  {_s(a.get(n)):>9} {_s(b.get(n)):>9}  {phase_label(n)}")
         lines.append("")
     if not lines:
         return "No timed phases recorded (torch logs them from 2.5 on, in chromium_event records).\n"
@@ -106,7 +118,7 @@ def time_figure(report: Report, compile_id: str | None = None):
     warm = next((w for cold, w in cold_warm_pairs(report) if cold.id == c.id), None)
     if warm is not None:
         rows += [(warm, p) for p in shown_phases(warm)]
-    labels = [f"[{x.id}] " + "\u2007" * (2 * p.depth) + _t(p.name) for x, p in rows]
+    labels = [f"[{x.id}] " + "\u2007" * (2 * p.depth) + _t(phase_label(p.name)) for x, p in rows]
     fig = go.Figure(
         go.Bar(
             y=labels[::-1],
@@ -117,7 +129,7 @@ def time_figure(report: Report, compile_id: str | None = None):
             hovertemplate="%{y}: %{x:.3f} s from %{base:.3f} s<extra></extra>",
         )
     )
-    title = f"[{c.id}] {_t(display_name(c.name))}: where compile time goes ({_total(c):.2f} s)"
+    title = _t(heading(c))
     if warm is not None:
         title += f" — warm [{warm.id}] {_total(warm):.2f} s in green"
     fig.update_layout(
@@ -137,19 +149,20 @@ def time_html(report: Report) -> str:
         total = _total(c) or 1.0
         state = _cache_state(c)
         rows = "".join(
-            f'<div class="pt2x-ph"><span style="padding-left:{p.depth}em">{escape(p.name)}</span>'
+            f'<div class="pt2x-ph"><span style="padding-left:{p.depth}em">{escape(phase_label(p.name))}</span>'
             f'<span class="pt2x-ph-track"><span class="pt2x-ph-bar" style="margin-left:{100 * p.start_s / total:.2f}%;'
             f'width:{max(0.3, 100 * p.duration_s / total):.2f}%" title="{p.start_s:.3f} s + {p.duration_s:.3f} s">'
             f"</span></span><span>{p.duration_s:.3f} s</span></div>"
             for p in shown_phases(c)
         )
-        head = f"[{c.id}] {display_name(c.name)} — {_total(c):.3f} s" + (f" · {state}" if state else "")
+        head = heading(c) + (f" · {state}" if state else "")
         parts.append(f"<h4>{escape(head)}</h4>{rows}")
     for cold, warm in cold_warm_pairs(report):
         a, b = phase_totals(cold), phase_totals(warm)
         names = sorted(set(a) | set(b), key=lambda n: -max(a.get(n, 0.0), b.get(n, 0.0)))[:20]
         body = "".join(
-            f"<tr><td>{escape(n)}</td><td>{_s(a.get(n))}</td><td>{_s(b.get(n))}</td></tr>" for n in names
+            f"<tr><td>{escape(phase_label(n))}</td><td>{_s(a.get(n))}</td><td>{_s(b.get(n))}</td></tr>"
+            for n in names
         )
         parts.append(
             f"<h4>cold [{escape(cold.id)}] vs warm [{escape(warm.id)}]</h4>"

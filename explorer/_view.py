@@ -11,11 +11,11 @@ import os
 
 from compiler import STAGES, Compile, Report, StackFrame, resume_of
 
-from ._program import OWN_DIRS
+from ._program import machinery
 from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
 from ._repro import repro_links_html
 from ._stageview import compile_blocks, stage_view
-from ._summary import build_summary, display_name, where
+from ._summary import CELL_FUNCTION, build_summary, cell_label, display_name, where
 from ._viewtypes import BreakView, CompileView, ExplorerView, SourceLine, StackLine
 
 
@@ -107,17 +107,33 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
     library frames between them and the break) less this package's own frames (the CLI or
     ``compiler.record`` that called the program), from the program's outermost own frame on;
     and the innermost frame of the program's own code."""
-    frames = [f for f in b.shown_stack if not f.filename.startswith(OWN_DIRS)]
+    frames = [f for f in b.shown_stack if not machinery(f.filename)]
+    # a %%compile cell: the cell's own line that only called the magic, then the cell compiled
+    frames = [
+        f
+        for i, f in enumerate(frames)
+        if not (f.name == "<module>" and i + 1 < len(frames) and _cell_code(frames[i + 1], f.filename))
+    ]
     first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
     if first is None:  # no frame of the program's own: what torch gave, libraries included
-        return tuple(StackLine(f"{where(f.filename, f.line)} in {f.name}", True) for f in frames), None
+        return tuple(StackLine(_frame_text(f), True) for f in frames), None
     frames = frames[first:]
     mine = max((i for i, f in enumerate(frames) if f.kind == "user"), default=None)
-    lines = tuple(
-        StackLine(f"{where(f.filename, f.line)} in {f.name}", f.kind != "user", i == mine)
-        for i, f in enumerate(frames)
-    )
+    lines = tuple(StackLine(_frame_text(f), f.kind != "user", i == mine) for i, f in enumerate(frames))
     return lines, frames[mine]
+
+
+def _cell_code(f: StackFrame, filename: str | None = None) -> bool:
+    """A notebook cell's own code (its top level, or the function ``%%compile`` makes of it)."""
+    name = resume_of(f.name)[0] if resume_of(f.name) else f.name
+    cell = cell_label(f.filename)
+    same = filename is None or cell == cell_label(filename)  # %%compile files the cell anew
+    return cell is not None and same and name in ("<module>", CELL_FUNCTION)
+
+
+def _frame_text(f: StackFrame) -> str:
+    """``file.py:12 in fn``; a cell's own code as IPython names it: ``Cell In[3], line 2``."""
+    return where(f.filename, f.line) if _cell_code(f) else f"{where(f.filename, f.line)} in {f.name}"
 
 
 def _compile_view(report: Report, c: Compile) -> CompileView:
@@ -132,13 +148,22 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         stages=tuple(stage_view(report, c, s) for s in STAGES),
         blocks=compile_blocks(c),
         kernels=len(report.kernels_of(c.id)),
+        nodes=_nodes(c),
         previous=previous_compile(report, c.id),
         repros=repro_links_html(report, c),
     )
 
 
+def _nodes(c: Compile) -> int:
+    """The nodes of the compile's biggest graph: Dynamo's, or AOTAutograd's joint graph."""
+    graphs = [c.stages.capture and c.stages.capture.graph, c.stages.autograd and c.stages.autograd.joint]
+    return max((len(g.nodes) for g in graphs if g), default=0)
+
+
 def opening_compile(view: ExplorerView) -> CompileView | None:
-    """The compile with the most kernels (the first of equals), where a stage view starts."""
+    """The compile with the most work, where the compiles tab and a stage view start: the most
+    kernels, then the biggest graph (the first of equals), never a frame that captured nothing
+    when another did."""
     if not view.compiles:
         return None
-    return max(view.compiles, key=lambda c: (c.kernels, -view.compiles.index(c)))
+    return max(view.compiles, key=lambda c: (c.kernels, c.nodes, -view.compiles.index(c)))

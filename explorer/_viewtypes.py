@@ -15,12 +15,17 @@ class BreakLine:
     site: str  # where(): "model.py:12" or "Cell In[2], line 9"
     type: str
     count: int
-    first: str  # the compile it was first logged in
+    compile_ids: tuple[str, ...]  # every compile torch logged it in
     code: str | None = None  # the site's line of code
     hint: str | None = None  # torch's first hint
 
     def text(self) -> str:
-        return f"{self.site}  {self.type}  (hit {self.count}×, first in [{self.first}])"
+        return f"{self.site}  {self.type}  ({hits(self.count, self.compile_ids)})"
+
+
+def hits(count: int, compile_ids: tuple[str, ...]) -> str:
+    """``hit 2×; logged in [0/0], [1/0], [2/0]``: a break's hits, said one way everywhere."""
+    return f"hit {count}×; logged in " + ", ".join(f"[{c}]" for c in compile_ids)
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,10 @@ class GraphBlock:
     title: str
     graph: Graph
     colors: dict[str, str] = field(default_factory=dict)  # node -> kernel colour (fuse view)
+    # a source line ("file.py:12") -> the ops Dynamo's graph made there ("layer_norm"): what a
+    # later graph's nodes of that line were before decomposition (the search's op:)
+    origins: dict[str, str] = field(default_factory=dict)
+    kernels: dict[str, str] = field(default_factory=dict)  # node -> the kernel it was fused into
 
 
 Block = Table | CodeBlock | GraphBlock
@@ -194,6 +203,7 @@ class CompileView:
         Block, ...
     ] = ()  # the compile's own facts: stage times, caches, torch's traceback and metrics
     kernels: int = 0  # how many kernels it generated
+    nodes: int = 0  # the nodes of its biggest graph (Dynamo's or the joint graph)
     previous: str | None = None  # the compile before it of the same frame ("diff with previous")
     repros: str = ""  # the buttons that save its runnable repros (explorer/_repro.py), HTML
 

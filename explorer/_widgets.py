@@ -35,7 +35,7 @@ class Explorer(w.VBox):
         self.recompile_diff = w.Output()  # a recompile's diff, under its buttons
         self.compile_diff = w.Output()  # "compare stages" / "diff with previous", under them
         first = opening(report)
-        if first == "compiles":  # on the compile with the most kernels
+        if self.subject.compile is None:  # the compiles tab on the compile with the most work
             cv = opening_compile(self.view)
             self.subject.compile = cv.compile_id if cv else None
         self.tabs = w.Tab()

@@ -41,7 +41,7 @@ def breaks_tab(app) -> w.Widget:
     for b in view.breaks:
         rows.append(w.HTML(frag(_html.break_html(b))))
         buttons = []
-        for label, cid in (("graph before the break", b.graph_before), ("code after it", b.graph_after)):
+        for label, cid in (("graph before", b.graph_before), ("graph after", b.graph_after)):
             if cid:
                 btn = w.Button(description=f"{label} [{cid}]", layout=w.Layout(width="auto"))
                 btn.on_click(lambda _b, cid=cid: app.select(cid, "capture"))

@@ -100,7 +100,12 @@ def _record_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep every Triton kernel's IR, registers and spills (GPU; kernels compile one at a time)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no summary: one line on stderr naming the files written",
+    )
 
 
 def _split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
@@ -243,10 +248,12 @@ def _leave_report(report, ns, title: str, rank: int | None, world_size: int | No
 
         report = dataclasses.replace(report, rank=rank, world_size=world_size)
     written, ok = _write_all(ns, report, title)
-    if not ns.quiet:  # -q: the program's own output alone
+    if not ns.quiet:
         print_summary(report, title=title)
         for out in written:
             print(f"report: {out}")
+    elif written:  # -q: the program's own output, then one line on stderr of what we wrote
+        _say(f"pt2-explorer: wrote {', '.join(written)}")
     return ok
 
 

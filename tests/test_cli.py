@@ -68,10 +68,12 @@ def test_record_runs_script_as_main_with_args_and_writes_report(tmp_path, capsys
 def test_options_before_script_and_quiet(tmp_path, capsys):
     script = _script(tmp_path, BREAKING_SCRIPT)
     out = tmp_path / "r.json"
-    assert cli.main(["record", "--json", str(out), "-q", str(script)]) == 0
-    printed = capsys.readouterr().out
-    assert "Graph breaks" not in printed
-    assert out.exists()
+    html = tmp_path / "r.html"
+    assert cli.main(["record", "--json", str(out), "--html", str(html), "-q", str(script)]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == "seen []\n"  # the program's own output; no summary
+    assert printed.err == f"pt2-explorer: wrote {out}, {html}\n"  # -q: one line, what it wrote
+    assert compiler.load(out).graph_breaks and html.read_text().startswith("<!doctype html>")
 
 
 def test_script_not_found(tmp_path, capsys):

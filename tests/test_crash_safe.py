@@ -74,7 +74,8 @@ def test_a_program_that_dies_leaves_the_report_of_what_it_compiled(tmp_path, dea
     ours = _record("-q", "--json", out, script)
     assert plain.returncode == ours.returncode == status
     assert ours.stdout == plain.stdout == "seen\ncompiled\n"
-    assert ours.stderr == plain.stderr == ""
+    assert plain.stderr == ""
+    assert ours.stderr == f"pt2-explorer: wrote {out}\n"  # -q: one line naming what it wrote
     report = compiler.load(out)
     torch_ids = sorted(f"{m['frame_id']}/{m['frame_compile_id']}" for m, _ in records if "dynamo_start" in m)
     assert torch_ids == ["0/0", "1/0"]
@@ -137,7 +138,8 @@ def test_a_forked_child_of_the_program_adds_nothing_to_the_report(tmp_path):
     ours = _record("-q", "--json", out, script)
     assert ours.returncode == plain.returncode == -signal.SIGKILL
     assert ours.stdout == plain.stdout == "child done\nchild status 4\n"
-    assert ours.stderr == plain.stderr == ""
+    assert plain.stderr == ""
+    assert ours.stderr == f"pt2-explorer: wrote {out}\n"
     report = compiler.load(out)
     assert [c.id for c in report.compiles] == ["0/0"]
     assert report.error.startswith("the program was killed by signal 9 (SIGKILL) before its report")
@@ -167,7 +169,8 @@ def test_pool_terminate_ends_forked_workers_silently_as_without_us(tmp_path):
     ours = _record("-q", "--json", tmp_path / "r.json", script)
     assert ours.returncode == plain.returncode == 0
     assert ours.stdout == plain.stdout == "terminated\n"
-    assert ours.stderr == plain.stderr == ""
+    assert plain.stderr == ""
+    assert ours.stderr == f"pt2-explorer: wrote {tmp_path / 'r.json'}\n"
     assert len(compiler.load(tmp_path / "r.json").compiles) == 1
 
 
@@ -207,7 +210,7 @@ def test_sigterm_ends_the_program_which_writes_its_whole_report(tmp_path, to):
         os.killpg(p.pid, signal.SIGTERM)
     _, err = p.communicate(timeout=120)
     assert p.returncode == -signal.SIGTERM
-    assert err == ""
+    assert err == f"pt2-explorer: wrote {out}\n"
     report = compiler.load(out)
     assert report.error == "_Terminated: signal 15 (SIGTERM)"
     assert len(report.compiles) == 1
@@ -268,7 +271,7 @@ def test_a_second_sigterm_while_the_program_ends_kills_it_and_the_report_comes_f
     p.terminate()
     _, err = p.communicate(timeout=60)
     assert p.returncode == -signal.SIGTERM
-    assert err == ""
+    assert err == f"pt2-explorer: wrote {out}\n"
     assert compiler.load(out).error == (
         "the program was killed by signal 15 (SIGTERM) before its report was written; the report "
         "holds the 1 compile recorded until then, without the IR before and after fusion"

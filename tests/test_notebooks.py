@@ -151,10 +151,10 @@ def test_tour_break_view_names_the_model_cell_line(tour):
     # named as IPython's tracebacks name a cell: by the number it ran as
     assert heads[0] == (
         f"Cell In[{model_cell.execution_count}], line {line}  Data-dependent branching  GB0170  "
-        "(hit 4×; logged in 0/0, 1/0, 4/0, 1/1)"
+        "(hit 4×; logged in [0/0], [1/0], [4/0], [1/1])"
     )
     assert re.fullmatch(
-        r"Cell In\[\d+\], line 3  Unsupported Tensor\.backward\(\) call  GB0123  \(hit 1×; logged in 3/0\)",
+        r"Cell In\[\d+\], line 3  Unsupported Tensor\.backward\(\) call  GB0123  \(hit 1×; logged in \[3/0\]\)",
         heads[1],
     )
     # the break line itself, highlighted in its context
@@ -236,7 +236,7 @@ def test_01_finds_the_print_break_at_its_line(run_notebook):
     line = _line_of(model, 'print(f"features: {tuple(h.shape)}")')
     text = _stdout(_tagged(nb, "breaks"))
     assert _break_heads(text) == [
-        f"Cell In[{model.execution_count}], line {line}  Failed to trace builtin operator  GB0059  (hit 1×; logged in 0/0)"
+        f"Cell In[{model.execution_count}], line {line}  Failed to trace builtin operator  GB0059  (hit 1×; logged in [0/0])"
     ]
     assert re.search(rf"^  > +{line} \|         print\(f\"features: ", text, re.M), text
     assert "  graph before: [0/0], graph after: [1/0]\n" in text

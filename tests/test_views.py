@@ -3,6 +3,7 @@ HTML (escaping, self-containment), the widget app's structure."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 
@@ -13,6 +14,7 @@ from _e2e import marker_line
 import compiler
 import explorer
 from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
+from explorer._guardview import KINDS, guard_tables
 from explorer._html import breaks_html
 from explorer._page import page_html
 from explorer._textview import breaks_text, recompiles_text
@@ -57,7 +59,7 @@ def test_breaks_view_text(recorded):
         for n in range(line - 3, line + 4)
     )
     expected = (
-        f"{rel}  Data-dependent branching  GB0170  (hit 2×; logged in 0/0, 0/1)\n"
+        f"{rel}  Data-dependent branching  GB0170  (hit 2×; logged in [0/0], [0/1])\n"
         f"{context}\n"
         f"  why: {' '.join(b.explanation.split())}\n"
         + "".join(f"  hint: {h}\n" for h in b.hints)
@@ -121,7 +123,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
         f"{recorded_headline(recorded)}\n"
         "\n"
         "Graph breaks\n"
-        f"  {brk}  Data-dependent branching  (hit 2×, first in [0/0])\n"
+        f"  {brk}  Data-dependent branching  (hit 2×; logged in [0/0], [0/1])\n"
         "      if y.sum() > 0:  # VIEW-BREAK\n"
         f"{hint}\n"
         "\n"
@@ -130,7 +132,7 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
         f"  [1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
     )
     assert f"  0: branchy  {first}  2 compiles" in explorer.text(recorded, title="t")
-    line = f"{brk}  Data-dependent branching  (hit 2×, first in [0/0])"
+    line = f"{brk}  Data-dependent branching  (hit 2×; logged in [0/0], [0/1])"
     view = build_view(recorded, "t")
     assert view.summary.break_lines == (line,)
     assert f'<li class="brk">{line}</li>' in Explorer(recorded).header.value
@@ -211,7 +213,7 @@ def test_widget_app_structure(recorded):
         f"[1/1] branchy (resumed after line {marker_line(HERE, 'VIEW-BREAK')}) — ok",
     ]
     buttons = [c for c in _leaves(app.breaks) if type(c).__name__ == "Button"]
-    assert [b.description for b in buttons] == ["graph before the break [0/0]", "code after it [1/0]"]
+    assert [b.description for b in buttons] == ["graph before [0/0]", "graph after [1/0]"]
     buttons[1].click()
     assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
@@ -459,7 +461,7 @@ def test_break_in_a_library_names_your_line_and_marks_library_frames(fake_lib):
     assert breaks_text(build_view(r)) == (
         "The recorded program ended with: RuntimeError: stopped after the break\n"
         "\n"
-        "pt2x_fakelib.py:7  logging.Logger method not supported for non-export cases  GB0291  (hit 1×; logged in 0/0, 1/0)\n"
+        "pt2x_fakelib.py:7  logging.Logger method not supported for non-export cases  GB0291  (hit 1×; logged in [0/0], [1/0])\n"
         f"  your code: {call} in calls_a_library\n"
         + "".join(f"  {'>' if n == 7 else ' '} {n} | {lib_lines[n - 1]}\n" for n in range(4, 9))
         + f"  why: {b.explanation}\n"
@@ -556,7 +558,7 @@ def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
     # the break: transformers' logger.warning_once, reached from the program's own line
     assert re.fullmatch(
         r"transformers/modeling_utils\.py:\d+  logging\.Logger method not supported for non-export cases"
-        r"  GB0291  \(hit \d+×; logged in [\d/, ]+\)",
+        r"  GB0291  \(hit \d+×; logged in [\[\]\d/, ]+\)",
         out[0],
     ), out[0]
     assert out[1] == f"  your code: hf_walkthrough.py:{call} in <module>"
@@ -608,8 +610,19 @@ def test_stage_views_as_text_against_torchs_trace():
     assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
     w = max(len(relu), len(mul))
     n_guards = rec.report.compiles[0].stages.capture.guard_count
+    text = explorer.text(rec.report, "capture", compile="0/0")
+    head, grouped = text.split("\nguards by kind ", 1)
+    # the guards grouped by kind, counted here from torch's own guard tree
+    kinds = collections.Counter(re.findall(r"^[| ]*\+- ([A-Z_]+):", guards, re.MULTILINE))
+    assert grouped.startswith(
+        f"({sum(kinds.values())} checks in the guard tree; torch counts {n_guards} guards)\n"
+    )
+    for kind, n in kinds.items():
+        assert re.search(rf"^{kind} +{n} +{re.escape(KINDS[kind])}$", grouped, re.MULTILINE), kind
+    assert re.search(r"^x +\d+ +.*TENSOR_MATCH 1", grouped, re.MULTILINE)  # the input's guards, by source
+    assert grouped.endswith("\n" + _indented("guards as torch prints them", guards))
     assert (
-        explorer.text(rec.report, "capture", compile="0/0")
+        head
         == (
             "[0/0] _stage_model — ok · capture\n\n"
             "Dynamo graph: 3 nodes, 3 edges\n\n"
@@ -619,7 +632,6 @@ def test_stage_views_as_text_against_torchs_trace():
             "L_x_  placeholder    L_x_          f32[4][1]cpu\n"  # as torch's graph code annotates it
             f"y     call_function  torch.relu    f32[4][1]cpu  {relu}\n"
             f"mul   call_function  operator.mul  f32[4][1]cpu  {mul}\n"
-            "\n" + _indented(f"guards ({n_guards})", guards)
         )
     )
     (fw_metadata,) = [
@@ -760,6 +772,15 @@ def test_inductor_stage_views_as_text_gpu_recording():
     ]  # fmt: skip
     codegen = explorer.text(r, "codegen", compile="0/0")
     kernels = r.kernels_of("0/0")
+    # first the kernels in one table, the largest first (no benchmark: by lines of source)
+    table = headings(codegen)[:9]
+    assert table[:2] == ["[0/0] forward — ok · codegen", "kernels (6, the largest size first)"]
+    assert table[2].split() == ["role", "kernel", "language", "lines", "nodes", "fused", "from"]
+    sizes = {k.name: len(k.source.splitlines()) for k in kernels}
+    assert [ln.split()[1] for ln in table[3:9]] == sorted(sizes, key=lambda n: (-sizes[n], n))
+    assert [int(ln.split()[3]) for ln in table[3:9]] == sorted(sizes.values(), reverse=True)
+    start = next(i for i, h in enumerate(headings(codegen)) if h.startswith("forward kernel "))
+    assert "extern calls (library kernels the wrapper calls, not generated)" in headings(codegen)[9:start]
     kernel_heads = [h for h in headings(codegen) if " kernel triton_" in h and "(triton)" in h]
     assert [h.split(" (triton)")[0] for h in kernel_heads] == [f"{k.role} kernel {k.name}" for k in kernels]
     assert kernel_heads[0].startswith(
@@ -872,3 +893,16 @@ def test_a_failed_compile_shows_torchs_traceback():
         '  File "x.py", line 3, in f\nRuntimeError: &lt;boom&gt;\n</pre></div>\n</details>'
     ) in page
     assert "<boom>" not in page
+
+
+def test_guards_grouped_by_kind_and_source_the_failing_one_first(recorded):
+    """[0/1] recompiled because [0/0]'s size guard on x failed: [0/0]'s guards open on that
+    guard's kind and source, each kind said in one line."""
+    (r,) = [r for r in recorded.recompiles if r.compile_id == "0/1"]
+    assert r.failed_entry == "0/0" and r.failing_guard.startswith("TENSOR_MATCH: check_tensor(L['x']")
+    by_kind, by_source = guard_tables(recorded, recorded.compile("0/0"))
+    assert by_kind.rows[0] == ("TENSOR_MATCH (failed)", "1", KINDS["TENSOR_MATCH"])
+    assert by_source.rows[0][:2] == ("x (failed)", "6")
+    assert "TENSOR_MATCH 1" in by_source.rows[0][2]
+    text = explorer.text(recorded, "capture", compile="0/0")
+    assert re.search(r"^TENSOR_MATCH \(failed\) +1 +a tensor's dtype", text, re.MULTILINE)

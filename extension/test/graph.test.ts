@@ -204,3 +204,59 @@ describe('payload checks', () => {
     expect(shortTarget('operator.getitem')).toBe('operator.getitem');
   });
 });
+
+describe('search with fields', () => {
+  /** A linear layer's matmul, the views its source line also makes, and a layer norm that
+   * decomposition turned into var_mean and rsqrt (its source line calls layer_norm). */
+  function decomposed(): Payload {
+    const p = payload([
+      ['x', null, [], { o: 'placeholder' }],
+      ['view', 'h.0.attn.c_attn', ['x'], { s: 1 }],
+      ['addmm', 'h.0.attn.c_attn', ['view'], { s: 1 }],
+      ['view_1', 'h.0.attn.c_attn', ['addmm'], { s: 1 }],
+      ['var_mean', 'h.0.ln_1', ['view_1'], { s: 2 }],
+      ['rsqrt', 'h.0.ln_1', ['var_mean'], { s: 2 }],
+      ['mul', 'h.0.ln_1', ['rsqrt'], { s: 2 }],
+      ['addmm_1', 'h.1.attn.c_attn', ['mul'], { s: 3 }],
+      ['output', null, ['addmm_1'], { o: 'output', t: 'output' }]
+    ]);
+    p.srcs.push(
+      ['conv.py:106', 'x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)'],
+      ['normalization.py:228', 'return F.layer_norm('],
+      ['Cell In[2], line 106', 'y = torch.addmm(b, y, w)']
+    );
+    return p;
+  }
+  const names = (m: GraphModel, q: string) => m.search(q).map(i => m.p.nodes[i].n);
+
+  it('op: the op itself, not the nodes whose source line mentions it', () => {
+    const m = new GraphModel(decomposed());
+    expect(names(m, 'op:addmm')).toEqual(['addmm', 'addmm_1']);
+    expect(names(m, 'addmm')).toEqual(['addmm', 'view', 'view_1', 'addmm_1']); // free text: exact first
+    expect(names(m, 'op:placeholder')).toEqual(['x']);
+  });
+
+  it('op: an op decomposed away is found by the source lines that call it', () => {
+    const m = new GraphModel(decomposed());
+    expect(names(m, 'op:layer_norm')).toEqual(['var_mean', 'rsqrt', 'mul']);
+    expect(names(m, 'op:layer_norm op:rsqrt')).toEqual(['rsqrt']);
+  });
+
+  it("op: an op decomposed away is found where Dynamo's graph made it (the source line's ops)", () => {
+    const p = decomposed();
+    p.srcs[2] = ['gpt2.py:273', 'hidden_states = self.ln_1(hidden_states)', 'layer_norm'];
+    const m = new GraphModel(p);
+    expect(names(m, 'op:layer_norm')).toEqual(['var_mean', 'rsqrt', 'mul']);
+    expect(names(m, 'op:linear')).toEqual([]);
+  });
+
+  it('module:, line:, name: and free text, all terms holding', () => {
+    const m = new GraphModel(decomposed());
+    expect(names(m, 'module:ln_1')).toEqual(['var_mean', 'rsqrt', 'mul']);
+    expect(names(m, 'line:106')).toEqual(['view', 'addmm', 'view_1', 'addmm_1']);
+    expect(names(m, 'line:106 module:h.1')).toEqual(['addmm_1']);
+    expect(names(m, 'name:view')).toEqual(['view', 'view_1']);
+    expect(names(m, 'op:addmm module:h.0')).toEqual(['addmm']);
+    expect(names(m, 'op:nothing')).toEqual([]);
+  });
+});

@@ -88,4 +88,7 @@ if __name__ == "__main__":
     caches(dest)
     for p in sorted(dest.glob("h100-*.json.gz")):
         r = compiler.load(str(p))
-        print(p.name, [(c.id, c.config and c.config.mode, c.cudagraphs and c.cudagraphs.state) for c in r.compiles])
+        print(
+            p.name,
+            [(c.id, c.config and c.config.mode, c.cudagraphs and c.cudagraphs.state) for c in r.compiles],
+        )

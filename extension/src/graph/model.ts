@@ -25,6 +25,7 @@ export interface RawNode {
   i?: number; // 1: the module path was inferred from neighbours
   a?: number[]; // arg node indices
   c?: string; // kernel colour
+  k?: number; // index into kernels: the kernel the node was fused into
 }
 
 export interface Payload {
@@ -32,8 +33,9 @@ export interface Payload {
   title: string;
   n: number;
   mods: string[];
-  srcs: [string, string][];
+  srcs: ([string, string] | [string, string, string])[]; // where, code, the ops Dynamo's graph made there
   nodes: RawNode[];
+  kernels?: string[]; // the fuse view's kernel names
 }
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
@@ -317,9 +319,15 @@ export class GraphModel {
   }
 
   /** Where node ``i`` came from: ``[where, code]`` or null. */
-  source(i: number): [string, string] | null {
+  source(i: number): [string, string] | [string, string, string] | null {
     const s = this.p.nodes[i].s;
     return s === undefined ? null : this.p.srcs[s];
+  }
+
+  /** The kernel node ``i`` was fused into (the fuse view's graph), or null. */
+  kernel(i: number): string | null {
+    const k = this.p.nodes[i].k;
+    return k === undefined ? null : (this.p.kernels?.[k] ?? null);
   }
 
   module(i: number): string | null {
@@ -327,28 +335,50 @@ export class GraphModel {
     return m === undefined ? null : this.p.mods[m];
   }
 
-  /** Nodes matching ``query`` (case-insensitive) by name, op, target or source line: exact
-   * names first, then the rest in execution order. */
+  /** Nodes matching ``query`` (case-insensitive), in execution order, exact names first.
+   * Space-separated terms, all of which must hold: ``op:addmm`` (the node's op or target:
+   * where no node has that target, as in a joint graph where ``layer_norm`` became
+   * ``var_mean`` and ``rsqrt``, the nodes of the source lines that call it), ``module:ln_1``
+   * (its module path), ``line:123`` (its source line's number), ``name:mm_3``, or free text
+   * (name, op, target, source line). */
   search(query: string): number[] {
-    const q = query.trim().toLowerCase();
-    if (!q) {
+    const terms = parseQuery(query);
+    if (!terms.length) {
       return [];
     }
+    const decomposed = new Set(
+      terms
+        .filter(t => t.field === 'op' && !this.order.some(i => opMatches(this.p.nodes[i], t.value)))
+        .map(t => t.value)
+    );
     const exact: number[] = [];
     const rest: number[] = [];
     for (const i of this.order) {
-      const r = this.p.nodes[i];
-      if (r.n.toLowerCase() === q) {
-        exact.push(i);
+      if (!terms.every(t => this.holds(i, t, decomposed))) {
         continue;
       }
-      const src = this.source(i);
-      const hay = [r.n, r.o, r.t, src ? src[0] : '', src ? src[1] : ''];
-      if (hay.some(h => h.toLowerCase().includes(q))) {
-        rest.push(i);
-      }
+      const single = terms.length === 1 && !terms[0].field;
+      (single && this.p.nodes[i].n.toLowerCase() === terms[0].value ? exact : rest).push(i);
     }
     return exact.concat(rest);
+  }
+
+  private holds(i: number, t: Term, decomposed: Set<string>): boolean {
+    const r = this.p.nodes[i];
+    const src = this.source(i);
+    const v = t.value;
+    switch (t.field) {
+      case 'op':
+        return decomposed.has(v) ? !!src && (callsOp(src[1], v) || madeThere(src, v)) : opMatches(r, v);
+      case 'module':
+        return (this.module(i) ?? '').toLowerCase().includes(v);
+      case 'line':
+        return !!src && lineOf(src[0]) === v;
+      case 'name':
+        return r.n.toLowerCase() === v || r.n.toLowerCase().startsWith(`${v}_`);
+      default:
+        return [r.n, r.o, r.t, src ? src[0] : '', src ? src[1] : ''].some(h => h.toLowerCase().includes(v));
+    }
   }
 
   /** "12× aten.mm, 4× aten.add" of a segment's ops, most frequent first. */
@@ -369,4 +399,47 @@ export class GraphModel {
       .join(', ');
     return sorted.length > top ? `${text}, …` : text;
   }
+}
+
+/** One term of a search: ``op:addmm`` (field "op") or free text (field ""). */
+export interface Term {
+  field: '' | 'op' | 'module' | 'line' | 'name';
+  value: string;
+}
+
+export function parseQuery(query: string): Term[] {
+  return query
+    .trim()
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(w => {
+      const m = /^(op|module|line|name):(.+)$/.exec(w);
+      return m ? { field: m[1] as Term['field'], value: m[2] } : { field: '' as const, value: w };
+    });
+}
+
+/** The node's op is ``v``: the op its target names (``torch.ops.aten.addmm.default`` and
+ * ``torch._C._nn.linear``: ``addmm``, ``linear``; an in-place ``add_`` is ``add``) or its FX op. */
+function opMatches(r: RawNode, v: string): boolean {
+  const short = shortTarget(r.t);
+  const parts = short.split('.');
+  const name = (short !== r.t ? (parts[1] ?? parts[0]) : parts[parts.length - 1]).toLowerCase();
+  return name === v || name === `${v}_` || r.o.toLowerCase() === v;
+}
+
+/** The source line calls ``op`` (``F.layer_norm(``, ``torch.layer_norm(``, ``.layer_norm(``). */
+function callsOp(code: string, op: string): boolean {
+  return new RegExp(`(^|[^\\w])${op.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\(`).test(code.toLowerCase());
+}
+
+/** Dynamo's graph made ``op`` at this source line (its third element: ``layer_norm linear``). */
+function madeThere(src: [string, string] | [string, string, string], op: string): boolean {
+  return (src[2] ?? '').split(' ').includes(op);
+}
+
+/** The line number of ``file.py:12`` or ``Cell In[2], line 12``. */
+function lineOf(where: string): string {
+  const m = /(?::|line )(\d+)$/.exec(where);
+  return m ? m[1] : '';
 }

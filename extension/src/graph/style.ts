@@ -28,5 +28,7 @@ export const CSS = `
 .pt2x-gv-edges path{fill:none;stroke:#666;stroke-width:1;pointer-events:none}
 .pt2x-gv-cluster rect{pointer-events:none}
 .pt2x-gv-arrowhead{fill:#666}
+.pt2x-gv .pt2x-gv-hit rect{stroke:#bf8700;stroke-width:2}
 .pt2x-gv .pt2x-gv-selected rect{stroke:#cf222e;stroke-width:3}
+.pt2x-gv-hint{color:#57606a;font-style:italic}
 `;

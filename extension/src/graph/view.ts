@@ -61,7 +61,7 @@ export class GraphView {
     const bar = el('div', 'pt2x-gv-bar');
     const search = el('input', 'pt2x-gv-search');
     search.type = 'search';
-    search.placeholder = 'find a node: name, op, target, source line';
+    search.placeholder = 'find: text, op:addmm, module:ln_1, line:123, name:mm_3';
     search.setAttribute('aria-label', 'find a node');
     this.hitsLabel = el('span', 'pt2x-gv-hits');
     bar.append(search, this.hitsLabel);
@@ -337,6 +337,7 @@ export class GraphView {
       ['source', src ? src[0] : ''],
       ['code', src ? src[1] : ''],
       ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
+      ['kernel', m.kernel(i) ?? ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
     this.showRows(rows);
@@ -372,12 +373,30 @@ export class GraphView {
     if (!hits.length) {
       this.hit = -1;
       this.hitsLabel.textContent = query.trim() ? 'no match' : '';
+      if (query.trim()) {
+        // the panel follows the search: no match, no node shown as if it were one
+        this.selected = null;
+        this.mark(-1);
+        this.info.replaceChildren(el('div', 'pt2x-gv-hint', `no node matches ${query.trim()}`));
+      }
+      this.markHits();
       return;
     }
     this.hit = same && next ? (this.hit + 1) % hits.length : same ? this.hit : 0;
     const more = hits.length === HIT_LIST ? '+' : '';
     this.hitsLabel.textContent = `${this.hit + 1} of ${hits.length}${more}`;
     this.jump(hits[this.hit]);
+    this.markHits();
+  }
+
+  /** Every match drawn as a node marked; the current one is the selected node. */
+  private markHits(): void {
+    for (const e of Array.from(this.viewport.querySelectorAll('.pt2x-gv-hit'))) {
+      e.classList.remove('pt2x-gv-hit');
+    }
+    for (const i of this.hits) {
+      this.viewport.querySelector(`[data-id="${nodeId(i)}"]`)?.classList.add('pt2x-gv-hit');
+    }
   }
 
   /** Expand what hides node ``i`` (folding again what the previous jump opened), draw,

@@ -1,0 +1,388 @@
+"""Reading a real report in a real browser: a Hugging Face GPT-2 training step (tests/hf_corpus.py
+``gpt2_train``, Inductor on CPU: 5 frames, 5 compiles, 1 break site, 17 kernels) recorded once
+per session with ``pt2-explorer record -q --json --html`` (the console script beside this
+python), then read on its static page (file://) and in JupyterLab (tests/_lab.py), each checked
+against the text views of the same report: one number per fact, on every surface.
+
+- the record: ``-q`` prints the program's output and one line naming what it wrote;
+- the page and the notebook explorer open the compiles tab on the compile with the most work
+  ([1/0] forward, its kernels), not the first compile (an empty wrapper frame);
+- a compile's time is the same figure in the compiles tab and in the compile-time tab, whose
+  phases are named in words with torch's name beside; a break's compiles are said one way in
+  the header, the breaks tab and the text;
+- a break's stack holds neither this tool's frames (the console script, the CLI) nor IPython's
+  machinery; a ``%%compile`` cell's frames read ``Cell In[N], line M`` as IPython's do.
+
+Screenshots: test-artifacts/browser/test_report_*.png. The JupyterLab server is given this
+checkout's build of the lab extension (extension/labextension, where built) ahead of the one
+installed in the venv. Skipped without /usr/bin/chromium, unless PT2X_REQUIRE_BROWSER=1 (CI).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from _lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, notebook, require_browser, run_notebook, serve
+
+import compiler
+import explorer
+from explorer._view import build_view
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+CELLS_DONE_S = 240
+STACK_CELLS = (
+    "%load_ext explorer\nimport torch",
+    'def f(x):\n    y = x.sin()\n    print("hi")  # the break: line 3 of this cell\n    return y.cos()',
+    "%%compile --backend eager\nz = f(torch.randn(3))",
+)
+
+
+@contextmanager
+def _chromium():
+    """A Chromium page (file:// pages need no server) and the errors raised on it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def _launcher() -> list[str]:
+    """The console script a user runs (``pt2-explorer``), else ``python -m explorer``."""
+    script = Path(sys.executable).parent / "pt2-explorer"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "explorer"]
+
+
+@pytest.fixture(scope="session")
+def gpt2(tmp_path_factory):
+    """The GPT-2 training step recorded once: (report, its JSON, its page, record's stderr)."""
+    require_browser()
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("gpt2")
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
+    env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(dir=out)
+    json_path, html_path = out / "gpt2.json", out / "gpt2.html"
+    run = subprocess.run(
+        [*_launcher(), "record", "-q", "--json", str(json_path), "--html", str(html_path)]
+        + [str(TESTS / "hf_corpus.py"), "gpt2_train", "inductor"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    return compiler.load(json_path), json_path, html_path, run
+
+
+def _line(code: str) -> int:
+    """The line of tests/hf_corpus.py that reads ``code``."""
+    return (TESTS / "hf_corpus.py").read_text().splitlines().index(code) + 1
+
+
+def _most_work(report) -> str:
+    """The compile with the most kernels, from the report's own kernel list."""
+    return max(report.compiles, key=lambda c: len(report.kernels_of(c.id))).id
+
+
+def _compile_time(report, cid: str) -> str:
+    """The compile's time as its text view says it."""
+    return re.search(r"compile time  (\S+ m?s)\n", explorer.text(report, "compiles", compile=cid))[1]
+
+
+def test_record_quiet_names_what_it_wrote(gpt2):
+    report, json_path, html_path, run = gpt2
+    assert run.stdout == ""  # the program prints nothing; -q: no summary
+    assert run.stderr.splitlines()[-1] == f"pt2-explorer: wrote {json_path}, {html_path}"
+    assert len(report.kernels) == 17 and len(report.compiles) == 5
+
+
+@pytest.mark.slow
+def test_report_page_opens_on_what_matters_and_says_one_number_per_fact(gpt2):
+    from playwright.sync_api import expect
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    label = next(c for c in build_view(report).compiles if c.compile_id == busiest).label
+    said = _compile_time(report, busiest)
+    (brk,) = report.graph_breaks
+    hits = f"hit {brk.count}×; logged in " + ", ".join(f"[{c}]" for c in brk.compile_ids)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        # one phrase for a break's compiles: the header, the breaks tab and the text
+        expect(page.locator(".pt2x li.brk").first).to_contain_text(f"({hits})")
+        expect(page.locator("#tab-breaks .break").first).to_contain_text(hits)
+        assert f"({hits})" in explorer.text(report, "breaks")
+        # no frame of the tool that ran the program
+        stack = page.locator("#tab-breaks .stack").first.inner_text()
+        main, call = (
+            _line("    SCENARIOS[name](backend)"),
+            _line("    out = step(input_ids=ids, labels=ids)"),
+        )
+        assert re.match(
+            rf"stack: \S*tests/hf_corpus\.py:{main} in <module> → \S*tests/hf_corpus\.py:{call} in gpt2_train → ",
+            stack,
+        ), stack
+        assert "pt2-explorer" not in stack and "explorer/" not in stack and "runpy" not in stack
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-breaks.png"))
+        # the compiles tab opens on the compile with the most kernels
+        page.locator("[data-tab=tab-compiles]").click()
+        expect(page.locator("#pt2x-compile option:checked")).to_have_text(label)
+        shown = page.locator(f'.pt2x-compile[data-id="{busiest}"]')
+        expect(shown).to_be_visible()
+        expect(shown.locator("tr", has_text="compile time").first).to_contain_text(said)
+        # its guards grouped by kind, each kind explained, the numbers of the text view
+        text = explorer.text(report, "capture", compile=busiest)
+        title = re.search(r"^guards by kind \(.*\)$", text, re.MULTILINE)[0]
+        kinds = shown.locator("table", has=page.locator("th", has_text="what it checks on each call"))
+        expect(kinds.locator("xpath=preceding-sibling::h3[1]")).to_have_text(title)
+        first = re.search(r"^guards by kind .*\n.*\n(\w+) +(\d+) +(.*)$", text, re.MULTILINE)
+        expect(kinds.locator("tbody tr").first).to_have_text(
+            re.compile(rf"^{first[1]}\s*{first[2]}\s*{re.escape(first[3])}$")
+        )
+        expect(shown.locator("h3", has_text="guards by source")).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-compiles.png"))
+        # its kernels, the largest first, sortable; the extern calls its wrapper makes
+        table = shown.locator("table", has=page.locator("th", has_text="nodes fused"))
+        shown.locator("summary", has_text="codegen").first.click()
+        expect(table.locator("tbody tr")).to_have_count(len(report.kernels_of(busiest)))
+        lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
+        assert lines == sorted(lines, reverse=True)
+        table.locator("th", has_text="lines").click()  # largest first, then smallest
+        table.locator("th", has_text="lines").click()
+        lines = [int(x) for x in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
+        assert lines == sorted(lines)
+        externs = shown.locator("table", has=page.locator("th", has_text="call"))
+        expect(externs.locator("tr", has_text="extern_kernels.addmm").first).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-kernels.png"), full_page=True)
+        # the same figure heads its waterfall; phases in words, torch's name beside
+        page.locator("[data-tab=tab-time]").click()
+        head = page.locator("#tab-time h4", has_text=f"[{busiest}] ")
+        expect(head).to_contain_text(f"compile time {said}")
+        expect(page.locator("#tab-time .pt2x-ph").first).to_contain_text("Dynamo, the whole frame (dynamo)")
+        expect(page.locator("#tab-time")).to_contain_text("tracing the bytecode (bytecode_tracing)")
+        assert f"[{busiest}] forward — compile time {said}" in explorer.text(report, "time")
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-time.png"))
+        assert not errors, errors
+
+
+def _op(target: str) -> str:
+    """The op torch's target names: ``torch.ops.aten.addmm.default`` -> ``addmm``."""
+    return target.split(".")[3].rstrip("_") if target.startswith("torch.ops.") else target.rsplit(".", 1)[-1]
+
+
+@pytest.mark.slow
+def test_search_with_fields_in_the_joint_graph(gpt2):
+    """The joint graph of [1/0] on the page: ``op:addmm`` finds the addmm nodes alone (not the
+    views made on the same source line), ``op:layer_norm`` the nodes LayerNorm decomposed into,
+    ``module:ln_1`` the nodes of those modules; no match clears the node panel."""
+    from playwright.sync_api import expect
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    joint = report.compile(busiest).stages.autograd.joint
+    addmm = [n.name for n in joint.nodes if _op(n.target) == "addmm"]
+    ln_1 = [n.name for n in joint.nodes if n.module and "ln_1" in n.module]
+    assert addmm and ln_1 and not any(_op(n.target) == "layer_norm" for n in joint.nodes)
+    made = {
+        n.source for n in report.compile(busiest).stages.capture.graph.nodes if _op(n.target) == "layer_norm"
+    }
+    from_ln = [n.name for n in joint.nodes if n.source in made]
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        page.locator("[data-tab=tab-compiles]").click()
+        autograd = page.locator(
+            f".pt2x-compile[data-id='{busiest}'] > details",
+            has=page.locator("summary", has_text=re.compile("^autograd$")),
+        )
+        autograd.evaluate("d => d.open = true")
+        autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
+        view = autograd.locator(".pt2x-gv").first
+        view.locator(".pt2x-gv-box").first.wait_for()
+        search, hits, info = (view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info"))
+        search.fill("op:addmm")
+        expect(hits).to_have_text(f"1 of {len(addmm)}")
+        expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+        search.press("Enter")  # the next match, the panel following it
+        expect(hits).to_have_text(f"2 of {len(addmm)}")
+        expect(info.locator("tr", has_text="name").first).to_contain_text(addmm[1])
+        search.fill("module:ln_1")
+        expect(hits).to_have_text(f"1 of {len(ln_1)}")
+        search.fill("op:layer_norm")  # the nodes of the lines where Dynamo's graph called it
+        expect(hits).to_have_text(f"1 of {len(from_ln)}")
+        assert view.locator(".pt2x-gv-selected").get_attribute("data-name") in from_ln
+        view.screenshot(path=str(ARTIFACTS / "test_report_page-search.png"))
+        search.fill("op:no_such_op")
+        expect(hits).to_have_text("no match")
+        expect(info).to_have_text("no node matches op:no_such_op")
+        expect(view.locator(".pt2x-gv-selected")).to_have_count(0)
+        # the fuse view's graph: a node's row names the kernel it was fused into
+        k = next(k for k in report.kernels_of(busiest) if k.role == "forward" and k.nodes)
+        fuse = page.locator(
+            f".pt2x-compile[data-id='{busiest}'] > details",
+            has=page.locator("summary", has_text=re.compile("^fuse$")),
+        )
+        fuse.evaluate("d => d.open = true")
+        graph = fuse.locator("h3", has_text="forward graph coloured by kernel").locator(
+            "xpath=following-sibling::div[contains(@class, 'pt2x-graph')][1]"
+        )
+        graph.scroll_into_view_if_needed()
+        fv = graph.locator(".pt2x-gv").first
+        fv.locator(".pt2x-gv-box, .pt2x-gv-node").first.wait_for()
+        fv.locator(".pt2x-gv-search").fill(k.nodes[0])
+        row = fv.locator(".pt2x-gv-info tr", has=page.locator("th", has_text=re.compile("^kernel$")))
+        expect(row.locator("td")).to_have_text(k.name)
+        fv.screenshot(path=str(ARTIFACTS / "test_report_page-fuse-kernel.png"))
+        assert not errors, errors
+
+
+def _lab_extension(tmp: Path) -> None:
+    """This checkout's build of the lab extension, ahead of the venv's (JUPYTER_DATA_DIR is
+    searched first): what these tests exercise is this tree's, where it is built."""
+    built = ROOT / "extension" / "labextension"
+    if (built / "package.json").exists():
+        (tmp / "data" / "labextensions").mkdir(parents=True)
+        (tmp / "data" / "labextensions" / "pt2-explorer").symlink_to(built)
+
+
+@pytest.fixture(scope="module")
+def lab(gpt2, tmp_path_factory):
+    _report, json_path, _html, _run = gpt2
+    tmp = tmp_path_factory.mktemp("lab")
+    _lab_extension(tmp)
+    notebooks = {
+        "gpt2.ipynb": notebook(
+            f"import compiler, explorer\nexplorer.Explorer(compiler.load({str(json_path)!r}))"
+        ),
+        "stack.ipynb": notebook(*STACK_CELLS),
+    }
+    with serve(tmp, notebooks) as lab:
+        yield lab
+
+
+def _explorer(page):
+    return page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output", has=page.locator(".widget-tab")
+    ).first
+
+
+def _tab(page, label: str):
+    return page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .widget-tab .lm-TabBar-tab", has_text=label
+    ).first
+
+
+@pytest.mark.slow
+def test_report_in_jupyterlab_opens_on_what_matters_with_the_pages_numbers(lab, gpt2, request):
+    from playwright.sync_api import expect
+
+    report = gpt2[0]
+    busiest = _most_work(report)
+    label = next(c for c in build_view(report).compiles if c.compile_id == busiest).label
+    said = _compile_time(report, busiest)
+    with run_notebook(lab, "gpt2.ipynb", "test_report_lab") as s:
+        page = s.page
+        tab = _tab(page, "Compiles (5)")
+        tab.wait_for(timeout=CELLS_DONE_S * 1000)
+        tab.click()
+        widget = _explorer(page)
+        expect(widget.locator(".widget-dropdown select option:checked").first).to_have_text(label)
+        expect(widget.locator("tr", has_text="compile time").first).to_contain_text(said)
+        # the same guard groups and kernel order as the text view
+        text = explorer.text(report, "capture", compile=busiest)
+        title = re.search(r"^guards by kind \(.*\)$", text, re.MULTILINE)[0]
+        expect(widget.locator("h3", has_text="guards by kind").first).to_have_text(title)
+        s.shot("compiles", widget)
+        _tab(page, "codegen").click()
+        kernels = widget.locator("table", has=page.locator("th", has_text="nodes fused")).first
+        rows = re.findall(
+            r"^\w+ +(\w+) +cpp +\d+", explorer.text(report, "codegen", compile=busiest), re.MULTILINE
+        )
+        expect(kernels.locator("tbody tr td:nth-child(2)")).to_have_text(rows)
+        s.shot("kernels", widget)
+        _tab(page, "Compile time").click()
+        expect(widget.locator("h4", has_text=f"[{busiest}] ")).to_contain_text(f"compile time {said}")
+        expect(widget.locator(".pt2x-ph", has_text="(bytecode_tracing)").first).to_contain_text(
+            "tracing the bytecode (bytecode_tracing)"
+        )
+        s.shot("time", widget)
+        assert not s.errors, s.errors
+
+
+@pytest.mark.slow
+def test_cell_stacks_read_as_ipython_says_them(lab, request):
+    from playwright.sync_api import expect
+
+    with run_notebook(lab, "stack.ipynb", "test_report_stack") as s:
+        page = s.page
+        tab = _tab(page, "Graph breaks (1)")
+        tab.wait_for(timeout=CELLS_DONE_S * 1000)
+        brk = _explorer(page).locator(".pt2x .break").first
+        expect(brk).to_be_visible()
+        # the %%compile cell's line, then the function's: no IPython frame, no frame of ours
+        expect(brk.locator(".stack")).to_have_text(
+            re.compile(r"^stack: Cell In\[(\d+)\], line 1 → Cell In\[(\d+)\], line 3 in f$")
+        )
+        stack = brk.locator(".stack").inner_text()
+        cells = [int(n) for n in re.findall(r"In\[(\d+)\]", stack)]
+        assert cells[0] == cells[1] + 1, stack  # the %%compile cell ran right after f's
+        s.shot("break", _explorer(page))
+        assert not s.errors, s.errors
+
+
+BENCHED = ROOT / "notebooks" / "data" / "h100-bench-mlp.json.gz"  # an H100 run, benchmarked
+RECOMPILED = TESTS / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"  # two recompiles
+
+
+def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp_path):
+    from playwright.sync_api import expect
+
+    require_browser()
+    benched, recompiled = compiler.load(BENCHED), compiler.load_trace(RECOMPILED)
+    explorer.save_html(benched, str(tmp_path / "bench.html"))
+    explorer.save_html(recompiled, str(tmp_path / "recompiles.html"))
+    (bench,) = benched.benchmarks
+    times = {k.kernel: k.per_call_ms for k in bench.kernels if k.kernel}
+    with _chromium() as (page, errors):
+        page.goto((tmp_path / "bench.html").as_uri())
+        page.locator("[data-tab=tab-bench]").click()
+        expect(page.locator("#tab-bench")).to_contain_text(f"speedup ×{bench.speedup:.2f}")
+        page.locator("[data-tab=tab-compiles]").click()
+        page.locator(".pt2x-compile:visible summary", has_text="codegen").first.click()
+        table = page.locator(".pt2x-compile:visible table", has=page.locator("th", has_text="ms per call"))
+        names = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
+        assert names == sorted(times, key=lambda n: -times[n])  # the slowest first, as measured
+        ms = table.locator("tbody tr td:nth-child(7)").all_inner_texts()
+        assert ms == [f"{times[n]:.4g}" for n in names]  # the Benchmark tab's figures
+        table.locator("th", has_text="ms per call").click()
+        table.locator("th", has_text="ms per call").click()
+        assert table.locator("tbody tr td:nth-child(2)").all_inner_texts() == names[::-1]
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-bench-kernels.png"), full_page=True)
+        page.goto((tmp_path / "recompiles.html").as_uri())
+        page.locator("[data-tab=tab-recompiles]").click()
+        for r in recompiled.recompiles:
+            diff = page.locator(f'details.pt2x-page-diff[data-diff="{r.failed_entry}-{r.compile_id}"]')
+            diff.locator("summary").first.click()
+            expect(diff.locator(".pt2x-diff h2")).to_have_text(
+                explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
+            )
+        page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
+        assert not errors, errors
