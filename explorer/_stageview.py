@@ -9,9 +9,9 @@ import json
 from compiler import STAGES, Compile, Graph, Report
 
 from ._exportview import export_run_blocks
-from ._kernelview import kernel_blocks
 from ._guardview import guard_tables
 from ._kerneltable import extern_table, kernels_table
+from ._kernelview import kernel_blocks
 from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._speedview import compile_rows, key_blocks
