@@ -11,6 +11,9 @@ pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels)
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
+pt2-explorer census --zoo hf-small [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR]
+        every model of a zoo (or your own: --models FILE) compiled in its own process, one
+        table; `census show | merge | diff` (`pt2-explorer census -h`, docs/census.md)
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,census}")
     r = sub.add_parser(
         "record",
         help="run a script as __main__ and record every torch.compile in it",
@@ -111,6 +114,10 @@ def _split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, l
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "census":  # its own subcommands (explorer/census/_cli.py)
+        from explorer.census._cli import main as census_main
+
+        return census_main(argv[1:])
     if argv and argv[0] == "record":
         ours, script, module, script_args = _split_record(argv[1:])
         p = argparse.ArgumentParser(prog="pt2-explorer record", usage=RECORD_USAGE)

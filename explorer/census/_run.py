@@ -1,0 +1,253 @@
+"""Running a census: each case in its own fresh process (``_child.py``) with a time and a
+memory limit, ``jobs`` at a time (``concurrent.futures``), or as Ray tasks on a cluster
+(``_ray.py``); a progress bar with an ETA (rich); resumable (a finished case's row file is kept,
+and a rerun skips it).
+
+The output directory::
+
+    census.json            the table (rewritten as rows finish)
+    rows/<case>.json       each finished row (what a rerun skips)
+    reports/<case>.json.gz each case's full report (the row links to it)
+    logs/<case>.log        each case's own output
+    traces/<case>/         torch's TORCH_TRACE log of the case (--keep-trace)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+from ._cases import Case, Settings
+from ._table import Census, CensusRow, _plain, census_from_dict, row_from_report
+
+DIRS = ("rows", "reports", "logs", "traces")
+
+
+def _paths(out: str, case: Case) -> dict[str, str]:
+    s = case.slug
+    return {
+        "row": os.path.join(out, "rows", s + ".json"),
+        "report": os.path.join(out, "reports", s + ".json.gz"),
+        "log": os.path.join(out, "logs", s + ".log"),
+        "trace": os.path.join(out, "traces", s),
+        "result": os.path.join(out, "logs", s + ".result.json"),
+        "journal": os.path.join(out, "logs", s + ".journal"),
+    }
+
+
+def _threads(jobs: int) -> str:
+    """Each case's share of the cores (OMP_NUM_THREADS), so that jobs do not oversubscribe."""
+    return str(max(1, (os.cpu_count() or 1) // max(1, jobs)))
+
+
+def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str | None = None) -> CensusRow:
+    """Run ``case`` in a fresh process; write its row file; return the row. A hang (past
+    ``settings.timeout_s``) or a crash is a row with status ``error`` saying so."""
+    p = _paths(out, case)
+    for d in DIRS:
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+    for stale in (p["result"], p["journal"], p["report"]):
+        if os.path.exists(stale):
+            os.remove(stale)
+    job = {
+        "case": case.__dict__,
+        "settings": settings.to_dict(),
+        "report": p["report"],
+        "result": p["result"],
+        "journal": p["journal"],
+    }
+    cache = tempfile.mkdtemp(prefix="pt2x-census-cache-")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1"}
+    env.setdefault("OMP_NUM_THREADS", _threads(jobs))
+    if settings.keep_trace:
+        shutil.rmtree(p["trace"], ignore_errors=True)
+        env["TORCH_TRACE"] = p["trace"]
+    error = None
+    try:
+        with open(p["log"], "wb") as log:
+            proc = subprocess.Popen(
+                [python or sys.executable, "-m", "explorer.census._child", json.dumps(job)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,  # its compile workers die with it
+            )
+            try:
+                rc = proc.wait(timeout=settings.timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                rc = None
+                error = f"timeout: no result after {settings.timeout_s:g} s"
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    result = _read_json(p["result"])
+    if result is None and error is None:
+        error = _death(rc, p["log"])
+    row = row_from_report(
+        case,
+        _report(p),
+        result,
+        error,
+        report=os.path.relpath(p["report"], out) if os.path.exists(p["report"]) else None,
+        trace=os.path.relpath(p["trace"], out) if settings.keep_trace and os.path.isdir(p["trace"]) else None,
+    )
+    if os.path.exists(p["report"]) and os.path.exists(p["journal"]):
+        os.remove(p["journal"])  # the report holds all of it
+    _write_json(p["row"], _plain(row))
+    return row
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _death(rc: int | None, log: str) -> str:
+    """How a process that left no result ended: its signal, or its status and last line."""
+    if rc is not None and rc < 0:
+        name = signal.Signals(-rc).name
+        return f"crashed: killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except OSError:
+        lines = []
+    return f"crashed: exit status {rc}" + (f": {lines[-1][:300]}" if lines else "")
+
+
+def _report(p: dict):
+    """The case's report, or where its process died, what its journal held."""
+    import compiler
+
+    if os.path.exists(p["report"]):
+        return compiler.load(p["report"])
+    if os.path.exists(p["journal"]) and os.path.getsize(p["journal"]):
+        try:
+            return compiler.load_journal(p["journal"])
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def _read_json(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: str, data) -> None:
+    from compiler import write_file
+
+    write_file(path, json.dumps(data, indent=1) + "\n")
+
+
+def finished(out: str, case: Case) -> CensusRow | None:
+    """The case's row where an earlier run finished it (resuming skips it)."""
+    data = _read_json(_paths(out, case)["row"])
+    if data is None:
+        return None
+    try:
+        return census_from_dict({"format": "pt2-explorer-census", "version": 1, "rows": [data]}).rows[0]
+    except ValueError:
+        return None
+
+
+def write_census(out: str, cases: list[Case], settings: Settings, title: str | None = None) -> Census:
+    """``out/census.json`` of every finished case of ``cases``, in their order."""
+    rows = tuple(r for r in (finished(out, c) for c in cases) if r is not None)
+    versions = Counter(r.torch_version for r in rows if r.torch_version)
+    census = Census(
+        rows,
+        settings.to_dict(),
+        torch_version=versions.most_common(1)[0][0] if versions else None,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        title=title,
+        path=os.path.join(out, "census.json"),
+    )
+    census.save(census.path)
+    return census
+
+
+def run_census(
+    cases: list[Case],
+    settings: Settings,
+    out: str,
+    *,
+    jobs: int = 1,
+    ray_address: str | None = None,
+    rerun: bool = False,
+    progress: bool = True,
+    title: str | None = None,
+) -> Census:
+    """Run every case not finished yet (all with ``rerun``), ``jobs`` at a time or on Ray;
+    returns the census, also written to ``out/census.json``."""
+    os.makedirs(out, exist_ok=True)
+    todo = [c for c in cases if rerun or finished(out, c) is None]
+    with _Progress(len(cases), len(cases) - len(todo), progress) as bar:
+        if ray_address is not None:
+            from ._ray import run_on_ray
+
+            for case, row in run_on_ray(todo, settings, out, ray_address):
+                bar.done(case, row)
+                write_census(out, cases, settings, title)
+        else:
+            with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = {pool.submit(run_one, c, settings, out, jobs): c for c in todo}
+                for fut in cf.as_completed(futures):
+                    bar.done(futures[fut], fut.result())
+                    write_census(out, cases, settings, title)
+    return write_census(out, cases, settings, title)
+
+
+class _Progress:
+    """rich's progress bar (elapsed, ETA) over the cases; silent where ``show`` is False."""
+
+    def __init__(self, total: int, skipped: int, show: bool):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("census"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}", markup=False),
+            disable=not show,
+            transient=False,
+        )
+        self.task = self.bar.add_task(
+            f"({skipped} done before)" if skipped else "", total=total, completed=skipped
+        )
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.__exit__(*exc)
+
+    def done(self, case: Case, row: CensusRow | None = None) -> None:
+        status = f"{case.key}: {row.status}" if row is not None else case.key
+        self.bar.update(self.task, advance=1, description=status)
