@@ -104,6 +104,7 @@ def cases(sources: list[str], modes: tuple[str, ...], only: list[str] | None = N
         raise ValueError(f"unknown mode {bad[0]!r}: choose from {', '.join(MODES)}")
     out: list[Case] = []
     seen: set[str] = set()
+    sources = [os.path.abspath(s) if s.endswith(".py") else s for s in sources]  # children run elsewhere
     for s in sources:
         src = load_source(s)
         for name in src.models:

@@ -51,6 +51,7 @@ def _threads(jobs: int) -> str:
 def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str | None = None) -> CensusRow:
     """Run ``case`` in a fresh process; write its row file; return the row. A hang (past
     ``settings.timeout_s``) or a crash is a row with status ``error`` saying so."""
+    out = os.path.abspath(out)
     p = _paths(out, case)
     for d in DIRS:
         os.makedirs(os.path.join(out, d), exist_ok=True)
@@ -65,7 +66,12 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
         "journal": p["journal"],
     }
     cache = tempfile.mkdtemp(prefix="pt2x-census-cache-")
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": cache,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": _child_path(),
+    }
     env.setdefault("OMP_NUM_THREADS", _threads(jobs))
     if settings.keep_trace:
         shutil.rmtree(p["trace"], ignore_errors=True)
@@ -79,6 +85,7 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
+                cwd=out,  # not the caller's directory: a package there could shadow this one
                 start_new_session=True,  # its compile workers die with it
             )
             try:
@@ -104,6 +111,16 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
         os.remove(p["journal"])  # the report holds all of it
     _write_json(p["row"], _plain(row))
     return row
+
+
+def _child_path() -> str:
+    """The child's PYTHONPATH: this explorer's root first, the caller's directory (where
+    ``--models`` modules are found, as in this process), then the caller's own."""
+    import explorer
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(explorer.__file__)))
+    rest = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join(p for p in (root, os.getcwd(), rest) if p)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -182,6 +199,24 @@ def write_census(out: str, cases: list[Case], settings: Settings, title: str | N
     return census
 
 
+def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
+    """A census directory holds rows of one set of settings (the modes aside: they pick
+    cases): resuming with others would mix them. ValueError saying so; ``rerun`` starts over."""
+    path = os.path.join(out, "settings.json")
+    mine = {k: v for k, v in settings.to_dict().items() if k != "modes"}
+    theirs = _read_json(path)
+    if theirs is not None and theirs != json.loads(json.dumps(mine)) and not rerun:
+        diff = ", ".join(
+            f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in mine.items() if theirs.get(k) != v
+        )
+        raise ValueError(
+            f"{out} holds a census run with other settings ({diff}): use another --out, or --rerun"
+        )
+    if rerun and theirs != mine:
+        shutil.rmtree(os.path.join(out, "rows"), ignore_errors=True)
+    _write_json(path, mine)
+
+
 def run_census(
     cases: list[Case],
     settings: Settings,
@@ -196,6 +231,7 @@ def run_census(
     """Run every case not finished yet (all with ``rerun``), ``jobs`` at a time or on Ray;
     returns the census, also written to ``out/census.json``."""
     os.makedirs(out, exist_ok=True)
+    _same_settings(out, settings, rerun)
     todo = [c for c in cases if rerun or finished(out, c) is None]
     with _Progress(len(cases), len(cases) - len(todo), progress) as bar:
         if ray_address is not None:

@@ -12,7 +12,7 @@ from .._html import CSS, esc
 from .._textview import table_text
 from .._viewtypes import Table
 from ._diff import CensusDiff
-from ._table import Census, CensusRow
+from ._table import STATUSES, Census, CensusRow
 
 COLUMNS = (
     "model",
@@ -93,7 +93,7 @@ def headline(rows) -> str:
     """``47 rows: 30 one graph (64%), 12 graph break (26%), …``"""
     counts = Counter(r.status for r in rows)
     n = len(rows) or 1
-    parts = [f"{k} {v} ({100 * v / n:.0f}%)" for k, v in counts.most_common()]
+    parts = [f"{k} {counts[k]} ({100 * counts[k] / n:.0f}%)" for k in STATUSES if counts[k]]
     return f"{len(rows)} rows: " + ", ".join(parts)
 
 
@@ -121,11 +121,19 @@ def census_text(census: Census, rows: list[CensusRow] | None = None, *, details:
     if details:
         rec = [(r.key, x) for r in rows for x in r.recompiles]
         if rec:
-            out += ["", "recompiles (failing guard):"]
-            out += [
-                f"  {k} [{x.compile_id}] {x.reason}" + (f"  — {x.guard}" if x.guard else "") for k, x in rec
-            ]
+            out += ["", "recompiles (the guard that failed):"]
+            out += [f"  {k} [{x.compile_id}] {short_reason(x.reason)}" for k, x in rec]
     return "\n".join(out).rstrip() + "\n"
+
+
+def short_reason(reason: str) -> str:
+    """``0/0: self.steps == 0  # self.steps += 1  # m.py:38 in forward (HINT: …)`` ->
+    ``self.steps == 0  (m.py:38 in forward)``: the guard's code and where it came from."""
+    from compiler import without_entry
+
+    parts = [p.strip() for p in without_entry(reason).split("  # ")]
+    where = parts[-1].split(" (HINT")[0] if len(parts) >= 3 else None
+    return parts[0] + (f"  ({os.path.basename(where)})" if where else "")
 
 
 _JS = """
