@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ._cases import MODES, ZOOS, Case, Settings, cases, parse_shard, shard
 from ._diff import CensusDiff, diff_census
-from ._run import run_census, run_one
+from ._process import run_one
+from ._run import run_census
 from ._table import (
     STATUSES,
     BreakSite,

@@ -18,7 +18,7 @@ from ._cases import Case, Settings
 
 def case_files(case: dict, settings: dict) -> dict[str, bytes]:
     """The Ray task: run the case on this node; its files, by path under the census directory."""
-    from ._run import run_one
+    from ._process import run_one
 
     out = tempfile.mkdtemp(prefix="pt2x-census-ray-")
     try:
@@ -48,7 +48,7 @@ def run_on_ray(todo: list[Case], settings: Settings, out: str, address: str, cpu
     """Run the cases as Ray tasks; yields (case, row) as each finishes, its files written."""
     import ray
 
-    from ._run import finished
+    from ._process import finished
 
     started = not ray.is_initialized()
     if started:
