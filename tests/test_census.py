@@ -158,16 +158,20 @@ def test_resume_skips_finished_rows(merged):
     base, _census = merged
     logs = sorted(os.listdir(base / "s0" / "logs"))
     before = {n: os.path.getmtime(base / "s0" / "logs" / n) for n in logs}
-    again = _cli(*SLICE, "--backend", "aot_eager", "--shard", "0/2", "--out", str(base / "s0"), "-q")
+    again = _cli(
+        *SLICE, "--backend", "aot_eager", "--keep-trace", "--shard", "0/2", "--out", str(base / "s0"), "-q"
+    )
     assert (again.returncode, again.stdout) == (0, f"census: {base / 's0' / 'census.json'}\n")
     assert {n: os.path.getmtime(base / "s0" / "logs" / n) for n in logs} == before  # nothing ran
     assert [r.key for r in load_census(base / "s0").rows] == ["gpt2:eval", "mlp:eval", "step_counter:eval"]
     # other settings would mix rows of two censuses in one directory: refused in one line
-    other = _cli(*SLICE, "--backend", "eager", "--shard", "0/2", "--out", str(base / "s0"), "-q")
+    other = _cli(
+        *SLICE, "--backend", "eager", "--keep-trace", "--shard", "0/2", "--out", str(base / "s0"), "-q"
+    )
     assert (other.returncode, other.stderr) == (
         2,
         f"pt2-explorer census: error: {base / 's0'} holds a census run with other settings "
-        "(backend 'aot_eager' there, 'eager' now, keep_trace True there, False now): use another --out, or --rerun\n",
+        "(backend 'aot_eager' there, 'eager' now): use another --out, or --rerun\n",
     )
 
 
@@ -196,12 +200,12 @@ def test_diff_regressions_first(merged, tmp_path):
 
 def test_hang_crash_and_memory_are_rows(tmp_path):
     out = tmp_path / "faults"
-    done = _cli("--models", FAULTS, "--backend", "eager", "--timeout", "20", "--memory", "8", "--jobs", "2",
+    done = _cli("--models", FAULTS, "--backend", "eager", "--timeout", "45", "--memory", "8", "--jobs", "3",
                 "--out", str(out), "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = {r.model: r for r in load_census(out).rows}
     assert {k: r.status for k, r in rows.items()} == {"hang": "error", "abort": "error", "hog": "error"}
-    assert rows["hang"].error == "timeout: no result after 20 s"
+    assert rows["hang"].error == "timeout: no result after 45 s"
     assert rows["abort"].error == "crashed: killed by SIGABRT"
     assert rows["hog"].error.startswith("RuntimeError: ")
     assert "12884901888 bytes" in rows["hog"].error  # 12 GiB refused at the address-space limit
@@ -238,3 +242,22 @@ def test_ray_tasks(tmp_path):
     assert {r.key: r.status for r in census.rows} == {"mlp:eval": "one graph", "branchy:eval": "graph break"}
     assert [b.gb_id for b in census.row("branchy:eval").breaks] == ["GB0170"]
     assert os.path.exists(census.report_path(census.row("mlp:eval")))
+
+
+def test_widget_filters_and_opens_a_report(merged):
+    pytest.importorskip("ipywidgets")
+    from explorer.census import census_widget
+
+    _base, census = merged
+    w = census_widget(census)
+    _title, filters, grid, opened = w.children
+    status, _family, btype = filters.children
+    assert btype.options == (("all", None), ("GB0170", "GB0170"), ("GB0291", "GB0291"))
+    status.value = "graph break"
+    head, table = grid.children
+    assert "2 rows: graph break 2 (100%)" in head.value
+    buttons = [c for c in table.children if hasattr(c, "on_click")]
+    assert [b.description for b in buttons] == ["gpt2", "branchy"]
+    buttons[1].click()  # opens the row's report in the explorer
+    (explorer_widget,) = opened.children
+    assert type(explorer_widget).__name__ == "Explorer"

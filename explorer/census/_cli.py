@@ -5,7 +5,7 @@ pt2-explorer census [--zoo NAME | --models FILE_OR_MODULE]... [--modes eval,trai
         [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun] [--html OUT]
 pt2-explorer census show CENSUS [--status S] [--family F] [--break-type T] [--sort COL] [--html OUT]
 pt2-explorer census merge SHARD_DIR... --out DIR [--html OUT]
-pt2-explorer census diff CENSUS_A CENSUS_B [--html OUT]
+pt2-explorer census diff CENSUS_A CENSUS_B [--slower X] [--html OUT]
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from ._cases import MODES, ZOOS
 
 
 def _run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pt2-explorer census", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="pt2-explorer census",
+        description="Compile every model of a list, each in its own process; one table (docs/census.md).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n")[1],
+    )
     p.add_argument("--zoo", action="append", default=[], choices=sorted(ZOOS), help="a built-in zoo")
     p.add_argument(
         "--models", action="append", default=[], metavar="FILE_OR_MODULE", help="your models (docs/census.md)"
@@ -79,6 +84,13 @@ def main(argv: list[str]) -> int:
             p = argparse.ArgumentParser(prog="pt2-explorer census diff")
             p.add_argument("a")
             p.add_argument("b")
+            p.add_argument(
+                "--slower",
+                type=float,
+                default=1.25,
+                metavar="X",
+                help="a compile X times as slow is a regression",
+            )
             p.add_argument("--html", metavar="OUT")
             return _diff(p.parse_args(argv[1:]))
         return _run(_run_parser().parse_args(argv))
@@ -188,7 +200,7 @@ def _diff(ns) -> int:
     from ._table import load_census
     from ._view import diff_page, diff_text
 
-    d = diff_census(load_census(ns.a), load_census(ns.b))
+    d = diff_census(load_census(ns.a), load_census(ns.b), slower=ns.slower)
     _echo(diff_text(d))
     if ns.html:
         write_file(ns.html, diff_page(d))
