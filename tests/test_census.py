@@ -261,3 +261,16 @@ def test_widget_filters_and_opens_a_report(merged):
     buttons[1].click()  # opens the row's report in the explorer
     (explorer_widget,) = opened.children
     assert type(explorer_widget).__name__ == "Explorer"
+
+
+def test_reading_a_census_imports_no_torch(merged):
+    base, _census = merged
+    code = (
+        "import sys; from explorer.census import load_census, census_text, diff_census, diff_text\n"
+        f"c = load_census({str(base / 'all')!r}); census_text(c); diff_text(diff_census(c, c))\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'ray', 'ipywidgets') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}
+    )
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr

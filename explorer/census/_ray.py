@@ -34,6 +34,20 @@ def case_files(case: dict, settings: dict) -> dict[str, bytes]:
         shutil.rmtree(out, ignore_errors=True)
 
 
+def _row_file(case: Case) -> str:
+    return os.path.join("rows", case.slug + ".json")
+
+
+def _failed_row(case: Case, e: Exception) -> bytes:
+    import json
+
+    from ._table import _plain, row_from_report
+
+    first = (str(e).strip().splitlines() or [""])[0]
+    row = row_from_report(case, None, None, f"ray task failed: {type(e).__name__}: {first}"[:500])
+    return json.dumps(_plain(row)).encode()
+
+
 def task_options(settings: Settings, cpus: float = 1) -> dict:
     """Each task's resources: what the scheduler places it by."""
     opts: dict = {"num_cpus": cpus, "max_retries": 0}
@@ -52,14 +66,22 @@ def run_on_ray(todo: list[Case], settings: Settings, out: str, address: str, cpu
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=None if address == "local" else address, log_to_driver=False)
+        try:
+            ray.init(address=None if address == "local" else address, log_to_driver=False)
+        except Exception as e:  # not reachable, or a local instance that did not start: one line
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise ValueError(f"Ray at {address!r}: {type(e).__name__}: {first}") from None
     try:
         task = ray.remote(**task_options(settings, cpus))(case_files)
         pending = {task.remote(c.__dict__, settings.to_dict()): c for c in todo}
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)
             case = pending.pop(ref)
-            for rel, data in ray.get(ref).items():
+            try:
+                files = ray.get(ref)
+            except Exception as e:  # the task or its node died: a row saying so, the census goes on
+                files = {_row_file(case): _failed_row(case, e)}
+            for rel, data in files.items():
                 path = os.path.join(out, rel)
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as f:

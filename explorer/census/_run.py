@@ -1,11 +1,12 @@
-"""Running a census: each case in its own fresh process (``_child.py``) with a time and a
-memory limit, ``jobs`` at a time (``concurrent.futures``), or as Ray tasks on a cluster
+"""Running a census: each case in its own fresh process (``_process.py``, ``_child.py``) with a
+time and a memory limit, ``jobs`` at a time (``concurrent.futures``), or as Ray tasks on a cluster
 (``_ray.py``); a progress bar with an ETA (rich); resumable (a finished case's row file is kept,
 and a rerun skips it).
 
 The output directory::
 
     census.json            the table (rewritten as rows finish)
+    settings.json          the settings its rows were run with (resuming needs the same)
     rows/<case>.json       each finished row (what a rerun skips)
     reports/<case>.json.gz each case's full report (the row links to it)
     logs/<case>.log        each case's own output
