@@ -43,6 +43,17 @@ def _site(b) -> str:
     return f"{b.gb_id or '?'} {b.type} at {b.where}"
 
 
+def _sites(row: CensusRow) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for x in row.breaks:
+        out.setdefault(x.where, []).append(x)
+    return out
+
+
+def _types(breaks) -> str:
+    return ", ".join(sorted({f"{x.gb_id or '?'} {x.type}" for x in breaks}))
+
+
 def _changes(a: CensusRow, b: CensusRow, slower: float, slower_s: float) -> tuple[list[str], list[str]]:
     worse: list[str] = []
     better: list[str] = []
@@ -51,9 +62,13 @@ def _changes(a: CensusRow, b: CensusRow, slower: float, slower_s: float) -> tupl
         (worse if rb > ra else better).append(f"status {a.status} → {b.status}")
     if b.error and b.error != a.error:
         worse.append(f"error: {b.error}")
-    sa, sb = {(x.gb_id, x.type, x.where) for x in a.breaks}, {(x.gb_id, x.type, x.where) for x in b.breaks}
-    worse += [f"new break: {_site(x)}" for x in b.breaks if (x.gb_id, x.type, x.where) not in sa]
-    better += [f"break gone: {_site(x)}" for x in a.breaks if (x.gb_id, x.type, x.where) not in sb]
+    sa, sb = _sites(a), _sites(b)
+    worse += [f"new break: {_site(x)}" for w, xs in sb.items() if w not in sa for x in xs]
+    better += [f"break gone: {_site(x)}" for w, xs in sa.items() if w not in sb for x in xs]
+    for w in sa.keys() & sb.keys():  # the same site, broken for another reason (or retyped)
+        ta, tb = _types(sa[w]), _types(sb[w])
+        if ta != tb:
+            worse.append(f"break at {w}: {ta} → {tb}")
     for what, na, nb in (
         ("recompiles", len(a.recompiles), len(b.recompiles)),
         ("graphs", a.graphs, b.graphs),
@@ -69,6 +84,12 @@ def _changes(a: CensusRow, b: CensusRow, slower: float, slower_s: float) -> tupl
     return worse, better
 
 
+def _weight(changes: tuple[str, ...]) -> int:
+    """A row's changes beyond its compile time (breaks, recompiles, graphs, errors): these
+    come before a compile that only got slower or faster."""
+    return sum(1 for x in changes if not x.startswith("compile "))
+
+
 def _name(c: Census, other: Census) -> str:
     if c.title and c.title != other.title:
         return c.title
@@ -79,7 +100,8 @@ def _name(c: Census, other: Census) -> str:
 
 def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float = SLOWER_S) -> CensusDiff:
     """``b`` against ``a``: rows matched by model and mode. A row with any regression is a
-    regression (its fixes listed beside); the worst status moves come first."""
+    regression (its fixes listed beside); the worst status moves come first, then the rows
+    with the most changes beyond their compile time."""
     rows_a = {r.key: r for r in a.rows}
     rows_b = {r.key: r for r in b.rows}
     regressions: list[RowChange] = []
@@ -97,8 +119,8 @@ def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float
             fixes.append(change)
         else:
             unchanged += 1
-    regressions.sort(key=lambda c: (-c.severity, -len(c.worse), c.key))
-    fixes.sort(key=lambda c: (c.severity, -len(c.better), c.key))
+    regressions.sort(key=lambda c: (-c.severity, -_weight(c.worse), c.key))
+    fixes.sort(key=lambda c: (c.severity, -_weight(c.better), c.key))
     return CensusDiff(
         _name(a, b),
         _name(b, a),
