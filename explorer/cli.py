@@ -17,6 +17,9 @@ pt2-explorer repro REPORT.json --compile ID [--backward] [-o repro.py]
         save torch's runnable repro of one compile (the graph Inductor got, its config, inputs);
 pt2-explorer repro REPORT.json --break N [-o break.py]
         a starting point for reproducing graph break site N (as numbered in --view breaks)
+pt2-explorer census --zoo hf-small [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR]
+        every model of a zoo (or your own: --models FILE) compiled in its own process, one
+        table; `census show | merge | diff` (`pt2-explorer census -h`, docs/census.md)
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff,repro}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff,repro,census}")
     r = sub.add_parser(
         "record",
         help="run a script as __main__ and record every torch.compile in it",
@@ -134,6 +137,10 @@ def _split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, l
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "census":  # its own subcommands (explorer/census/_cli.py)
+        from explorer.census._cli import main as census_main
+
+        return census_main(argv[1:])
     if argv and argv[0] == "record":
         ours, script, module, script_args = _split_record(argv[1:])
         p = argparse.ArgumentParser(prog="pt2-explorer record", usage=RECORD_USAGE)

@@ -743,3 +743,35 @@ def test_12_takes_one_function_through_dynamo_and_a_repro(run_notebook):
     answer = _stdout(_tagged(nb, "answer")).splitlines()
     assert answer[-1] == "('normalize_first', 2)"
     assert [s.split()[2] for s in answer[2:-1]] == ["python", "resume"]  # no graph before the print
+
+
+# ---- 13: a census ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_13_census_of_five_models_and_two_torch_versions(run_notebook):
+    nb, _ = run_notebook("13_census.ipynb")
+    out = _stdout(_tagged(nb, "census"))
+    assert "5 rows: one graph 1 (20%), graph break 2 (40%), recompiles 1 (20%), error 1 (20%)" in out
+    assert "  GB0170 Data-dependent branching: 1 — branchy:eval" in out
+    assert "  GB0291 logging.Logger method not supported for non-export cases: 1 — gpt2:eval" in out
+    models = _cell(nb, "%%writefile my_models.py")
+    line = _line_of(models, "if h.sum() > 0:") - 1  # the file starts below %%writefile
+    assert _stdout(_tagged(nb, "select")) == (
+        f"branchy:eval GB0170 Data-dependent branching my_models.py:{line} "
+        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html\n"
+    )
+    assert _stdout(_tagged(nb, "report")).startswith("0/0: self.steps == 0 ")
+    # the shipped censuses of the zoo (notebooks/data): torch 2.13 against 2.14.1
+    diff = _stdout(_tagged(nb, "diff"))
+    assert "47 rows: one graph 45 (96%), graph break 2 (4%)" in diff
+    assert (
+        "census diff: torch 2.13.0, CPU, aot_eager → torch 2.14.1, CPU, aot_eager\n\n"
+        "regressions (2):\n"
+        "  switch_transformers:eval: break at output_capturing.py:332: GB4347 Missing tp_iternext → "
+        "GB9493 C-implemented special method without VariableTracker model; "
+        "break gone: GB0088 Observed exception at output_capturing.py:364\n"
+        "  olmoe:eval: compile 12.5 s → 25.7 s (+105%)\n"
+    ) in diff
+    assert diff.endswith("unchanged: 42\n\n")  # print() after diff_text's own newline
+    assert _stdout(_tagged(nb, "answer")) == "[('decoder', 1), ('moe', 1)]\n"

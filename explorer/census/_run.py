@@ -1,0 +1,133 @@
+"""Running a census: each case in its own fresh process (``_process.py``, ``_child.py``) with a
+time and a memory limit, ``jobs`` at a time (``concurrent.futures``), or as Ray tasks on a cluster
+(``_ray.py``); a progress bar with an ETA (rich); resumable (a finished case's row file is kept,
+and a rerun skips it).
+
+The output directory::
+
+    census.json            the table (rewritten as rows finish)
+    settings.json          the settings its rows were run with (resuming needs the same)
+    rows/<case>.json       each finished row (what a rerun skips)
+    reports/<case>.json.gz each case's full report (the row links to it)
+    logs/<case>.log        each case's own output
+    traces/<case>/         torch's TORCH_TRACE log of the case (--keep-trace)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime
+import json
+import os
+import shutil
+from collections import Counter
+
+from ._cases import Case, Settings
+from ._process import _read_json, _write_json, finished, run_one
+from ._table import Census, CensusRow
+
+
+def write_census(out: str, cases: list[Case], settings: Settings, title: str | None = None) -> Census:
+    """``out/census.json`` of every finished case of ``cases``, in their order."""
+    rows = tuple(r for r in (finished(out, c) for c in cases) if r is not None)
+    versions = Counter(r.torch_version for r in rows if r.torch_version)
+    census = Census(
+        rows,
+        settings.to_dict(),
+        torch_version=versions.most_common(1)[0][0] if versions else None,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        title=title,
+        path=os.path.join(out, "census.json"),
+    )
+    census.save(census.path)
+    return census
+
+
+def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
+    """A census directory holds rows of one set of settings (the modes aside: they pick
+    cases): resuming with others would mix them. ValueError saying so; ``rerun`` starts over."""
+    path = os.path.join(out, "settings.json")
+    mine = {k: v for k, v in settings.to_dict().items() if k != "modes"}
+    theirs = _read_json(path)
+    if theirs is not None and theirs != json.loads(json.dumps(mine)) and not rerun:
+        diff = ", ".join(
+            f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in mine.items() if theirs.get(k) != v
+        )
+        raise ValueError(
+            f"{out} holds a census run with other settings ({diff}): use another --out, or --rerun"
+        )
+    if rerun and theirs != mine:
+        shutil.rmtree(os.path.join(out, "rows"), ignore_errors=True)
+    _write_json(path, mine)
+
+
+def run_census(
+    cases: list[Case],
+    settings: Settings,
+    out: str,
+    *,
+    jobs: int = 1,
+    ray_address: str | None = None,
+    rerun: bool = False,
+    progress: bool = True,
+    title: str | None = None,
+) -> Census:
+    """Run every case not finished yet (all with ``rerun``), ``jobs`` at a time or on Ray;
+    returns the census, also written to ``out/census.json``."""
+    os.makedirs(out, exist_ok=True)
+    _same_settings(out, settings, rerun)
+    todo = [c for c in cases if rerun or finished(out, c) is None]
+    with _Progress(len(cases), len(cases) - len(todo), progress) as bar:
+        if ray_address is not None:
+            from ._ray import run_on_ray
+
+            for case, row in run_on_ray(todo, settings, out, ray_address):
+                bar.done(case, row)
+                write_census(out, cases, settings, title)
+        else:
+            with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = {pool.submit(run_one, c, settings, out, jobs): c for c in todo}
+                for fut in cf.as_completed(futures):
+                    bar.done(futures[fut], fut.result())
+                    write_census(out, cases, settings, title)
+    return write_census(out, cases, settings, title)
+
+
+class _Progress:
+    """rich's progress bar (elapsed, ETA) over the cases; silent where ``show`` is False."""
+
+    def __init__(self, total: int, skipped: int, show: bool):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("census"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}", markup=False),
+            disable=not show,
+            transient=False,
+        )
+        self.task = self.bar.add_task(
+            f"({skipped} done before)" if skipped else "", total=total, completed=skipped
+        )
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.__exit__(*exc)
+
+    def done(self, case: Case, row: CensusRow | None = None) -> None:
+        status = f"{case.key}: {row.status}" if row is not None else case.key
+        self.bar.update(self.task, advance=1, description=status)

@@ -1,0 +1,253 @@
+"""The census table: one row per model and mode, made from that case's report (torch-free),
+and its file form (``census.json``: docs/census.md), read back with one clear line for input
+that does not fit.
+
+Status, in the vocabulary of the public graph-break corpus: ``one graph``, ``graph break``,
+``recompiles``, ``error`` (the error's first line beside it); and ``no graph`` where nothing
+was compiled, ``several graphs`` where more than one graph came without a break or a
+recompile (several compiled functions). A row with breaks and recompiles says ``graph break``
+(its recompiles are still counted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+
+FORMAT = "pt2-explorer-census"
+VERSION = 1
+STATUSES = ("one graph", "graph break", "recompiles", "error", "no graph", "several graphs")
+GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
+
+
+@dataclass(frozen=True)
+class BreakSite:
+    type: str  # torch's graph-break type, e.g. "Data-dependent branching"
+    gb_id: str | None = None  # the graph-break registry's id, e.g. "GB0170"
+    file: str | None = None
+    line: int | None = None
+    compiles: tuple[str, ...] = ()  # every compile torch logged this site in
+
+    @property
+    def link(self) -> str | None:
+        """The registry's page of this break type."""
+        return GB_SITE.format(self.gb_id.lower()) if self.gb_id else None
+
+    @property
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}" if self.file else "?"
+
+
+@dataclass(frozen=True)
+class RecompileFact:
+    compile_id: str
+    reason: str  # torch's first reason, its first line
+    guard: str | None = None  # the failing guard in the failed entry's guard tree
+
+
+@dataclass(frozen=True)
+class CensusRow:
+    model: str
+    mode: str
+    status: str
+    source: str = ""
+    family: str | None = None
+    error: str | None = None  # the error's first line (timeouts and crashes say so)
+    graphs: int = 0  # graphs Dynamo captured (torch's dynamo_output_graph)
+    compiles: int = 0
+    breaks: tuple[BreakSite, ...] = ()
+    recompiles: tuple[RecompileFact, ...] = ()
+    compile_time_s: float | None = None
+    kernels: int = 0
+    speedup: float | None = None  # eager / compiled, with --bench
+    wall_s: float | None = None
+    peak_rss_mb: float | None = None
+    torch_version: str | None = None
+    report: str | None = None  # the case's report, relative to the census file
+    trace: str | None = None  # torch's own TORCH_TRACE directory (--keep-trace)
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}:{self.mode}"
+
+    @property
+    def break_types(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(b.type for b in self.breaks))
+
+
+def status_of(error: str | None, graphs: int, breaks: int, recompiles: int) -> str:
+    if error:
+        return "error"
+    if breaks:
+        return "graph break"
+    if recompiles:
+        return "recompiles"
+    return {0: "no graph", 1: "one graph"}.get(graphs, "several graphs")
+
+
+def row_from_report(case, rep, result: dict | None, error: str | None = None, **paths) -> CensusRow:
+    """The row of ``case`` from its report ``rep`` (None where nothing was recorded) and its
+    process's result (None where it died); ``error`` overrides the result's."""
+    result = result or {}
+    error = error or result.get("error")
+    breaks = tuple(
+        BreakSite(b.type, b.gb_id, b.filename, b.line, tuple(b.compile_ids or (b.compile_id,)))
+        for b in (rep.graph_breaks if rep else ())
+    )
+    recompiles = tuple(
+        RecompileFact(
+            r.compile_id, (r.reasons[0].splitlines() or [""])[0] if r.reasons else "", r.failing_guard
+        )
+        for r in (rep.recompiles if rep else ())
+    )
+    compiles = rep.compiles if rep else ()
+    graphs = sum(1 for c in compiles if c.stages.capture is not None and c.stages.capture.graph is not None)
+    times = [c.compile_time_s for c in compiles if c.compile_time_s is not None]
+    return CensusRow(
+        model=case.model,
+        mode=case.mode,
+        status=status_of(error, graphs, len(breaks), len(recompiles)),
+        source=case.source,
+        family=case.family,
+        error=error,
+        graphs=graphs,
+        compiles=len(compiles),
+        breaks=breaks,
+        recompiles=recompiles,
+        compile_time_s=round(sum(times), 3) if times else None,
+        kernels=len(rep.kernels) if rep else 0,
+        speedup=result.get("speedup"),
+        wall_s=result.get("wall_s"),
+        peak_rss_mb=result.get("peak_rss_mb"),
+        torch_version=rep.torch_version if rep else None,
+        **paths,
+    )
+
+
+@dataclass(frozen=True)
+class Census:
+    rows: tuple[CensusRow, ...]
+    settings: dict = field(default_factory=dict)
+    torch_version: str | None = None
+    created: str | None = None
+    title: str | None = None
+    path: str | None = None  # where it was read from (rows' report paths are relative to it)
+
+    def row(self, key: str) -> CensusRow:
+        return next(r for r in self.rows if r.key == key)
+
+    def report_path(self, row: CensusRow) -> str | None:
+        if row.report is None:
+            return None
+        return os.path.join(os.path.dirname(os.path.abspath(self.path or ".")), row.report)
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "title": self.title,
+            "torch_version": self.torch_version,
+            "created": self.created,
+            "settings": self.settings,
+            "rows": [_plain(r) for r in self.rows],
+        }
+
+    def save(self, path: str) -> str:
+        from compiler import write_file
+
+        return write_file(path, json.dumps(self.to_dict(), indent=1) + "\n")
+
+
+def _plain(row: CensusRow) -> dict:
+    d = dataclasses.asdict(row)
+    return {k: v for k, v in d.items() if v not in (None, (), [], 0) or k in ("model", "mode", "status")}
+
+
+class CensusFormatError(ValueError):
+    """A census file that is not one: its message names the file and the JSON path."""
+
+
+def load_census(path: str | os.PathLike[str]) -> Census:
+    """Read ``census.json`` (or the census directory holding it); no torch needed."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "census.json")
+    with open(path, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except ValueError as e:
+            raise CensusFormatError(f"{path}: not JSON ({e})") from None
+    return census_from_dict(data, path)
+
+
+def census_from_dict(data, path: str = "<census>") -> Census:
+    def bad(where: str, what: str):
+        return CensusFormatError(f"{path}: {where}: {what}")
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise bad("$.format", f"expected {FORMAT!r}: not a census file")
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise bad("$.version", f"expected a version <= {VERSION}")
+    rows = data.get("rows")
+    if not isinstance(rows, list):
+        raise bad("$.rows", "expected a list")
+    out = [_build(CensusRow, r, f"$.rows[{i}]", bad) for i, r in enumerate(rows)]
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise bad("$.settings", "expected an object")
+    meta = {k: data.get(k) for k in ("torch_version", "created", "title")}
+    for k, v in meta.items():
+        if v is not None and not isinstance(v, str):
+            raise bad(f"$.{k}", "expected a string")
+    return Census(tuple(out), settings, path=path, **meta)
+
+
+_NESTED = {"breaks": BreakSite, "recompiles": RecompileFact}
+_TYPES = {"str": str, "int": int, "float": (int, float), "tuple[str, ...]": list}
+
+
+def _build(cls, d, where: str, bad):
+    """``cls`` from the dict ``d``, checking each field's type (missing ones take defaults)."""
+    if not isinstance(d, dict):
+        raise bad(where, "expected an object")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise bad(f"{where}.{f.name}", "missing")
+            continue
+        v = d[f.name]
+        if f.name in _NESTED and cls is CensusRow:
+            if not isinstance(v, list):
+                raise bad(f"{where}.{f.name}", "expected a list")
+            v = tuple(_build(_NESTED[f.name], x, f"{where}.{f.name}[{i}]", bad) for i, x in enumerate(v))
+        elif v is not None or "None" not in f.type:
+            kind = _TYPES[f.type.replace(" | None", "")]
+            if not isinstance(v, kind) or isinstance(v, bool):
+                raise bad(
+                    f"{where}.{f.name}", f"expected {f.type.replace(' | None', '')}, got {type(v).__name__}"
+                )
+            if kind is list:
+                if not all(isinstance(x, str) for x in v):
+                    raise bad(f"{where}.{f.name}", "expected a list of strings")
+                v = tuple(v)
+        kwargs[f.name] = v
+    return cls(**kwargs)
+
+
+def merge(censuses: list[Census], title: str | None = None) -> Census:
+    """One census of the shards' rows (in their order); ValueError where the shards were run
+    with different settings or torch versions, or two hold the same row."""
+    first = censuses[0]
+    rows: dict[str, CensusRow] = {}
+    for c in censuses:
+        for k in ("settings", "torch_version"):
+            if getattr(c, k) != getattr(first, k):
+                raise ValueError(f"{c.path} was run with other {k} than {first.path}: cannot merge them")
+        for r in c.rows:
+            if r.key in rows:
+                raise ValueError(f"{r.key} is in more than one of the censuses ({c.path}): cannot merge them")
+            rows[r.key] = r
+    return dataclasses.replace(first, rows=tuple(rows.values()), title=title or first.title, path=None)
