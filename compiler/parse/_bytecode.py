@@ -110,8 +110,19 @@ def bytecode_steps(listing: str | None) -> tuple[BytecodeStep, ...]:
             key = (i.line, i.op, i.arg)
             if _before_resume(steps, i.line) and key not in seen_python:
                 seen_python.add(key)
-                steps.append(BytecodeStep("python", f"{i.op} {i.arg}" if i.arg else i.op, i.line))
+                _python_step(steps, BytecodeStep("python", f"{i.op} {i.arg}" if i.arg else i.op, i.line))
     return tuple(steps)
+
+
+def _python_step(steps: list[BytecodeStep], step: BytecodeStep) -> None:
+    """One step per break: the line's call where Python runs several of its instructions
+    (Python 3.12 lists the call's operands apart from it)."""
+    last = steps[-1] if steps else None
+    if last is not None and last.kind == "python" and last.line == step.line:
+        if step.name.startswith("CALL") and not last.name.startswith("CALL"):
+            steps[-1] = step
+        return
+    steps.append(step)
 
 
 def _before_resume(steps: list[BytecodeStep], line: int | None) -> bool:
