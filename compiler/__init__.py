@@ -13,6 +13,7 @@ first used.
 
 from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
 from .build._roofline import Placement, no_roofline, roofline
+from .build._speed import cudagraph_share
 from .build._verdict import Cause, Verdict, verdict
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
@@ -200,6 +201,7 @@ __all__ = [
     "CudaGraphRun",
     "CudaGraphs",
     "cache_key_changes",
+    "cudagraph_share",
     "cudagraph_reason",
     "verdict",
     "bytecode_steps",

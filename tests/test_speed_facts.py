@@ -4,6 +4,7 @@ runs and skips on a GPU are in tests/test_gpu_speed.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -194,3 +195,26 @@ def test_a_warm_start_hits_with_torchs_own_key_and_a_changed_config_is_named(tmp
     ).stdout
     assert "inductor_config[max_fusion_size]: 64 → 32" in out
     assert "FX graph hit (saved" in explorer.text(a, "summary")
+
+
+def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_skip():
+    """The share of a benchmark's profiled GPU time that ran in compiles whose CUDA graphs were
+    used, from the H100 launch-bound recording (its compile's kernels by graph) with the
+    compile's CUDA-graph facts set as torch would report them."""
+    r = compiler.load(str(ROOT / "notebooks" / "data" / "h100-why-launch.json.gz"))
+    b = r.benchmarks[-1]
+    assert compiler.cudagraph_share(r, b) is None  # mode default: no CUDA-graph facts
+    (c,) = r.compiles
+    used = compiler.CudaGraphs(state="used", runs=(compiler.CudaGraphRun("record"),))
+    reason = 'skipping cudagraphs due to mutated inputs (1 instances). Found from : \n  File "m.py", line 5'
+    skipped = compiler.CudaGraphs(state="skipped", reason=reason, when="compile", where="m.py:5")
+    ro = dataclasses.replace(b, config=dataclasses.replace(b.config, mode="reduce-overhead"))
+    with_used = dataclasses.replace(r, compiles=(dataclasses.replace(c, cudagraphs=used),))
+    with_skip = dataclasses.replace(r, compiles=(dataclasses.replace(c, cudagraphs=skipped),))
+    assert compiler.cudagraph_share(with_used, ro) == 1.0
+    assert compiler.cudagraph_share(with_skip, ro) == 0.0
+    v = compiler.verdict(with_skip, ro)
+    assert v.main == "launch"
+    assert v.headline.endswith(
+        "CUDA graphs: 0% of the profiled GPU time ran under CUDA graphs; [1/0] skipped: mutated inputs (1 instances)"
+    )

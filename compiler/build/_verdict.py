@@ -23,8 +23,10 @@ from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
+from ..parse._speed import short_reason
 from ._gputime import KernelCost, eager_costs, kernel_costs
 from ._roofline import precision, roofline
+from ._speed import cudagraph_share
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,21 @@ class Verdict:
     missing: tuple[str, ...] = ()  # facts the benchmark did not record, and what that leaves open
 
 
-def cudagraphs(bench: Benchmark) -> tuple[bool, str]:
-    """Whether the compiled arm ran under CUDA graphs, and why we think so. Read from the
-    benchmark's own compile mode for now (reduce-overhead turns them on); the compile's own
-    CUDA-graph facts (skips, re-records) take over here where the report carries them."""
+def cudagraphs(bench: Benchmark, report: Report | None = None) -> tuple[bool, str]:
+    """Whether the compiled arm ran under CUDA graphs, and why we think so: from the report's
+    own CUDA-graph facts where it has them (the share of the profiled GPU time that ran in
+    compiles whose graphs were used, and each skip's reason), else the benchmark's mode."""
+    share = cudagraph_share(report, bench) if report is not None else None
+    if share is not None:
+        skips = [
+            f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
+            for c in report.compiles
+            if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
+        ]
+        why = f"{share:.0%} of the profiled GPU time ran under CUDA graphs" + "".join(
+            f"; {s}" for s in skips[:3]
+        )
+        return share > 0.5, why
     on = bench.config.mode == "reduce-overhead"
     return on, f"mode={bench.config.mode or 'default'}: CUDA graphs {'on' if on else 'off'}"
 
@@ -79,7 +92,7 @@ def verdict(report: Report, bench: Benchmark) -> Verdict:
     main = _main(causes, bench)
     return Verdict(
         bench.name,
-        _headline(main, bench),
+        _headline(main, bench, report),
         bench.speedup,
         e,
         c,
@@ -152,7 +165,7 @@ def _host(idle: float, c: float, bench: Benchmark, report: Report, missing: list
     if idle <= 0:
         return []
     t = bench.timeline
-    on, why = cudagraphs(bench)
+    on, why = cudagraphs(bench, report)
     what = "the GPU waits for the host" if bench.device == "cuda" else "host time outside kernels"
     if t is None:
         missing.append("no timeline: the host's time is not split into guards, graph breaks and launches")
@@ -208,7 +221,7 @@ def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
     return top
 
 
-def _headline(main: Cause | None, bench: Benchmark) -> str:
+def _headline(main: Cause | None, bench: Benchmark, report: Report | None = None) -> str:
     s = bench.speedup
     lead = f"compiled ×{s:.2f} of eager" if s is not None else "compiled"
     if main is None:
@@ -221,12 +234,14 @@ def _headline(main: Cause | None, bench: Benchmark) -> str:
     if main.key == "launch" and bench.device != "cuda":
         return f"{lead}: host overhead: {share} is outside the kernels (guards, wrappers, launches)"
     if main.key == "launch":
-        on, _ = cudagraphs(bench)
-        tip = (
-            ""
-            if on or bench.device != "cuda"
-            else "; CUDA graphs are off (mode='reduce-overhead' turns them on)"
-        )
+        on, why = cudagraphs(bench, report)
+        tip = ""
+        if not on and bench.device == "cuda":
+            tip = (
+                f"; CUDA graphs: {why}"
+                if bench.config.mode == "reduce-overhead"
+                else "; CUDA graphs are off (mode='reduce-overhead' turns them on)"
+            )
         return f"{lead}: launch-bound: {share} is the device waiting for the host{tip}"
     if main.key == "generated-ok":
         return f"{lead}: {share} is generated kernels (eager's kernels were not profiled to compare them)"
