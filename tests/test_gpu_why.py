@@ -58,10 +58,11 @@ def test_join_against_the_profiler_and_provenance(launch):
     launches, timeline = _launches.take_apart(events, True, triton_names)
     costs = compiler.kernel_costs(report, dataclasses.replace(b, launches=launches, profiled_calls=3))
     # the profiler's own list: every CUDA kernel it saw, with its time
-    # (record_function ranges appear on the device's timeline too, as annotations: not kernels)
-    cpu_names = {e.name for e in events if e.device_type == torch.autograd.DeviceType.CPU}
+    # (record_function ranges appear on the device's timeline too, as user annotations: not kernels)
     device = [
-        e for e in events if e.device_type == torch.autograd.DeviceType.CUDA and e.name not in cpu_names
+        e
+        for e in events
+        if e.device_type == torch.autograd.DeviceType.CUDA and not getattr(e, "is_user_annotation", False)
     ]
     total_us = sum(e.time_range.elapsed_us() for e in device)
     assert sum(c.ms for c in costs) * 3 * 1e3 == pytest.approx(total_us, rel=0.01)
