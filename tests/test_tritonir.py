@@ -6,6 +6,7 @@ tests/test_gpu_why.py."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import types
@@ -151,3 +152,25 @@ def test_capture_leaves_a_listener_set_inside_the_block():
     cap.detach()
     assert knobs.listener is users
     assert TritonCapture(types.SimpleNamespace()).available is False  # a Triton without the slot
+
+
+def test_the_autotune_choice_found_where_torch_names_it_by_its_cache_key(tmp_path):
+    """torch 2.11 writes a kernel's ``.best_config`` beside its module under its autotune cache
+    key, with the chosen binary's Triton hash in base32; the listener hands hashes in hex (as
+    seen on the H100: LKJ5K3FN… is 5a93d56cad…)."""
+    from compiler.listen._tritonir import _best_beside, _hex
+
+    chosen = "5a93d56cadc37048a28b8d3a42983e9b055fefa7f5b563e22fead6eaf06bbe7b"
+    other = "36615b15c4" + "0" * 54
+    b32 = base64.b32encode(bytes.fromhex(chosen)).decode().rstrip("=")
+    assert b32 == "LKJ5K3FNYNYERIULRU5EFGB6TMCV735H6W2WHYRP5LLOV4DLXZ5Q"
+    assert _hex(b32) == chosen and _hex(chosen) == chosen and _hex("not-a-hash!") is None
+    module = tmp_path / "cy6abc.py"
+    module.write_text("# kernel module")
+    (tmp_path / "0a1b.best_config").write_text(json.dumps({"XBLOCK": 64, "triton_cache_hash": "AAAA"}))
+    (tmp_path / "7c67a4.best_config").write_text(
+        json.dumps({"XBLOCK": 1024, "num_warps": 4, "num_stages": 1, "triton_cache_hash": b32})
+    )
+    mine = [(str(module), types.SimpleNamespace(hash=h), None) for h in (chosen, other)]
+    assert _best_beside(mine)["XBLOCK"] == 1024
+    assert _best_beside([(str(module), types.SimpleNamespace(hash=other), None)]) is None

@@ -24,6 +24,8 @@ Triton bundles it or it is on the PATH.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import json
 import os
@@ -247,6 +249,33 @@ def best_config(path: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _hex(h: Any) -> str | None:
+    """A Triton cache hash as hex: Inductor's ``.best_config`` writes it in base32 (upper
+    case, no padding), Triton's listener hands it in hex."""
+    if not isinstance(h, str) or not h:
+        return None
+    if all(c in "0123456789abcdef" for c in h):
+        return h
+    try:
+        return base64.b32decode(h + "=" * (-len(h) % 8)).hex()
+    except (ValueError, binascii.Error):
+        return None
+
+
+def _best_beside(mine: list[Heard]) -> dict[str, Any] | None:
+    """Inductor's ``.best_config`` for these binaries where it is not named after the module
+    (torch 2.11 names it by its autotune cache key): the one in the module's folder whose
+    ``triton_cache_hash`` is one of them."""
+    hashes = {_hex(b.hash) for _, b, _c in mine if b.hash}
+    folders = {Path(p).parent for p, _b, _c in mine if p}
+    for folder in folders:
+        for f in sorted(folder.glob("*.best_config")):
+            data = best_config(str(f.with_suffix(".py")))
+            if data and _hex(data.get("triton_cache_hash")) in hashes:
+                return data
+    return None
+
+
 def with_binaries(report: Report, found: dict[str, list[Heard]]) -> Report:
     """``report`` with each Triton kernel's binaries attached: matched by name and by the
     module's text (two graphs may each have a ``triton_poi_fused_0``), the chosen one marked,
@@ -280,9 +309,9 @@ def _same_module(path: str | None, source: str) -> bool:
 
 
 def _marked(k, mine: list[Heard]) -> tuple[TritonBinary, ...]:
-    best = best_config(mine[0][0])
-    want = (best or {}).get("triton_cache_hash")
-    chosen = next((i for i, (_, b, _c) in enumerate(mine) if want and b.hash == want), None)
+    best = best_config(mine[0][0]) or _best_beside(mine)
+    want = _hex((best or {}).get("triton_cache_hash"))
+    chosen = next((i for i, (_, b, _c) in enumerate(mine) if want and b.hash and _hex(b.hash) == want), None)
     if chosen is None and best:
         cfg = {a: v for a, v in best.items() if a.isupper() or a in ("num_warps", "num_stages")}
         chosen = next(
