@@ -91,7 +91,7 @@ def test_time_text_cli_chart_and_page(cold_warm, tmp_path, capsys):
     report, _, path = cold_warm
     text = explorer.text(report, "time")
     # one figure per compile: the compiles view's compile time heads its waterfall
-    said = re.search(r"compile time  (\S+ m?s)\n", explorer.text(report, "compiles", compile="0/0"))[1]
+    said = re.search(r"compile time +(\S+ m?s)\n", explorer.text(report, "compiles", compile="0/0"))[1]
     assert text.startswith(f"[0/0] scaled — compile time {said}")
     assert "  tracing the bytecode (bytecode_tracing)\n" in text  # a phase in words, torch's name beside
     assert "cold (cache aotautograd miss, fx_graph miss)" in text.splitlines()[0]
