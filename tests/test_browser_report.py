@@ -103,7 +103,7 @@ def _most_work(report) -> str:
 
 def _compile_time(report, cid: str) -> str:
     """The compile's time as its text view says it."""
-    return re.search(r"compile time  (\S+ m?s)\n", explorer.text(report, "compiles", compile=cid))[1]
+    return re.search(r"compile time +(\S+ m?s)\n", explorer.text(report, "compiles", compile=cid))[1]
 
 
 def test_record_quiet_names_what_it_wrote(gpt2):
