@@ -137,6 +137,7 @@ class Recording:
         except BaseException:
             self._detach()
             self._active = False
+            self.events = []  # a recording that never started holds nothing (not even its config event)
             raise
         return self
 
