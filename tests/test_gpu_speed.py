@@ -5,7 +5,6 @@ CUDA; run on a GPU machine with `python -m pytest -m gpu tests/test_gpu_speed.py
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 
@@ -15,6 +14,7 @@ import torch
 import compiler
 import explorer
 from tests._torch_trace import RawTrace
+from tests.test_gpu import _line_of, _reset  # noqa: F401 (_reset: autouse fixture)
 
 pytestmark = [
     pytest.mark.gpu,
@@ -61,18 +61,6 @@ class TorchLines(logging.Handler):
 
     def skips(self) -> list[str]:
         return [ln for ln in self.lines if re.match(r"skipping cudagraphs? ", ln)]
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
-def _line_of(fn, marker: str) -> int:
-    lines, start = inspect.getsourcelines(fn)
-    return start + next(i for i, ln in enumerate(lines) if marker in ln)
 
 
 def _metrics_skip(raw: RawTrace) -> dict[str, str | None]:

@@ -41,6 +41,7 @@ from ._listeners import (
     TraceHandler,
     decompiler,
 )
+from ._loggers import _listen, _listening, _unlisten  # noqa: F401 - _listening: the tests read it
 from ._tritonir import TritonCapture, with_binaries
 
 
@@ -230,57 +231,6 @@ class Recording:
 # id(fusion hook) -> the config patch that set it, for a hook still in torch's config after
 # its recording ended (a recording that started later wraps it; see Recording._detach)
 _stale_hooks: dict[int, Any] = {}
-
-# torch's loggers are process-wide: the first recording to listen saves their state, the
-# last one to stop restores it, in whatever order recordings end
-_lock = threading.Lock()
-_listening: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate, _PassOn]
-
-
-def _listen(log: logging.Logger, handler: logging.Handler) -> None:
-    """``handler`` on ``log`` at DEBUG, the logger kept from passing its DEBUG records to the
-    user's handlers; what it showed before (records at its level or above, where it
-    propagated) still reaches them, through ``_PassOn``."""
-    with _lock:
-        state = _listening.get(log.name)
-        if state is None:
-            passon = _PassOn(log, log.getEffectiveLevel()) if log.propagate else None
-            state = _listening[log.name] = [0, log.level, log.propagate, passon]
-            if log.getEffectiveLevel() > logging.DEBUG:
-                log.setLevel(logging.DEBUG)
-            log.propagate = False
-            if passon is not None:
-                log.addHandler(passon)
-        state[0] += 1
-        log.addHandler(handler)
-
-
-def _unlisten(log: logging.Logger, handler: logging.Handler) -> None:
-    with _lock:
-        log.removeHandler(handler)
-        state = _listening.get(log.name)
-        if state is None:
-            return
-        state[0] -= 1
-        if state[0] <= 0:
-            del _listening[log.name]
-            log.setLevel(state[1])
-            log.propagate = state[2]
-            if state[3] is not None:
-                log.removeHandler(state[3])
-
-
-class _PassOn(logging.Handler):
-    """Hands the records a logger would have propagated without us (at its former level or
-    above) to its ancestors' handlers, as propagation does (``Logger.callHandlers``)."""
-
-    def __init__(self, log: logging.Logger, level: int):
-        super().__init__(level=level)
-        self.log = log
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.log.parent is not None:
-            self.log.parent.callHandlers(record)
 
 
 def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, Any]]:
