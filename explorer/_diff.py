@@ -226,6 +226,8 @@ def _stage(c: Compile, name: str) -> tuple[str, str, str, Graph | None]:
         why = (
             f"the compile failed in {c.failed_stage}"
             if c.status != "ok"
+            else "the IR was not recorded (compiler.recording(fusion_ir=True) keeps it)"
+            if stage == "fuse" and st.fuse
             else "it did not run or left nothing there (another backend, a cache hit, no backward)"
         )
         raise ValueError(f"compile {c.id} has no {name}: {why}")

@@ -52,6 +52,14 @@ def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
     )
 
 
+# the fuse stage without Inductor's IR before and after fusion: how to get it
+NO_FUSION_IR = (
+    "Inductor's IR before and after fusion was not recorded: compiler.recording(fusion_ir=True), "
+    "`pt2-explorer record --fusion-ir` or `%%compile --fusion-ir` keep it (it costs 5-15% of the "
+    "compile's time); TORCH_TRACE logs do not carry it"
+)
+
+
 def stage_view(report: Report, c: Compile, stage: str) -> StageView:
     st = getattr(c.stages, stage)
     if st is None:
@@ -159,6 +167,8 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             rows = tuple((k.kernel, ", ".join(k.nodes), ", ".join(k.aten_ops)) for k in st.kernel_nodes)
             blocks.append(Table("torch's kernel comments", ("kernel", "nodes", "ATen ops"), rows))
         blocks += _texts(("fusion log", "\n".join(st.fusion_log)), ("provenance", st.provenance))
+        if not st.ir_pre_fusion and not st.ir_post_fusion:
+            return StageView(stage, tuple(blocks), note=NO_FUSION_IR)
     elif stage == "codegen":
         blocks += flex_blocks(report, c)
         blocks += [t for t in (kernels_table(report, c, _kernel_lines(report, c)), extern_table(c)) if t]

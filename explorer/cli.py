@@ -1,6 +1,6 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] SCRIPT [ARGS...]
+pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] SCRIPT [ARGS...]
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
@@ -31,7 +31,7 @@ import sys
 from explorer import _program, _supervise
 
 USAGE = __doc__
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] (SCRIPT | -m MODULE) [ARGS...]"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,6 +102,11 @@ def _record_options(p: argparse.ArgumentParser) -> None:
         "--triton-ir",
         action="store_true",
         help="keep every Triton kernel's IR, registers and spills (GPU; kernels compile one at a time)",
+    )
+    p.add_argument(
+        "--fusion-ir",
+        action="store_true",
+        help="keep Inductor's IR before and after fusion (rendered after the compile: 5-15%% of its time)",
     )
     p.add_argument(
         "-q",
@@ -220,7 +225,10 @@ def _record(ns) -> int:
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
     rec = compiler.recording(
-        caches=ns.keep_caches, journal=sup.journal if sup else None, triton_ir=ns.triton_ir
+        caches=ns.keep_caches,
+        journal=sup.journal if sup else None,
+        triton_ir=ns.triton_ir,
+        fusion_ir=ns.fusion_ir,
     )
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)

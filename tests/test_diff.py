@@ -50,7 +50,7 @@ def edited() -> tuple[compiler.Report, compiler.Report]:
     reports = []
     for act in (torch.relu, F.gelu):
         torch._dynamo.reset()
-        with compiler.recording() as rec:
+        with compiler.recording(fusion_ir=True) as rec:
             torch.compile(make(act))(torch.randn(8, 8))
         reports.append(rec.report)
     torch._dynamo.reset()

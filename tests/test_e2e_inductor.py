@@ -53,7 +53,7 @@ def test_training_step_on_inductor_cpu(tmp_path):
     compiled = torch.compile(model)
     x = torch.randn(2, 8)
 
-    with compiler.recording() as rec:
+    with compiler.recording(fusion_ir=True) as rec:
         loss = compiled(x).sum()
         loss.backward()
     ref_loss = reference(x).sum()
@@ -137,7 +137,7 @@ def _exception_without_recording(fn, x, ctx_factory, **compile_kwargs):
 
 def _failed_compile(fn, x, ctx_factory, **compile_kwargs):
     """Record a compile that fails; return (exception the user got, its Compile, report)."""
-    with ctx_factory(), pytest.raises(Exception) as info, compiler.recording() as rec:
+    with ctx_factory(), pytest.raises(Exception) as info, compiler.recording(fusion_ir=True) as rec:
         torch.compile(fn, **compile_kwargs)(x)
     report = rec.report
     assert report.error == f"{type(info.value).__name__}: {info.value}"

@@ -54,7 +54,7 @@ def test_ir_is_the_text_inductors_loggers_carry(held, monkeypatch):
     compile. (On a GPU Inductor also groups the foreach ops between the logger and the hook:
     tests/test_gpu.py.)"""
     monkeypatch.setattr(FusionIR, "MAX_PENDING", held)
-    with InductorIR() as theirs, compiler.recording() as rec:
+    with InductorIR() as theirs, compiler.recording(fusion_ir=True) as rec:
         loss = _gpt2_training_step()
         params = _foreach_adam_step()
         for n in (4, 6):
@@ -84,7 +84,7 @@ def test_the_hooks_are_restored_and_a_users_pass_still_runs():
         return nodes
 
     with inductor.patch({_torch.FUSION_PASS: users_pass}):
-        with InductorIR() as theirs, compiler.recording() as rec:
+        with InductorIR() as theirs, compiler.recording(fusion_ir=True) as rec:
             out = torch.compile(_dynamic)(torch.ones(3, 4), torch.ones(3, 4))
         assert getattr(inductor, _torch.FUSION_PASS) is users_pass
     torch.testing.assert_close(out, _dynamic(torch.ones(3, 4), torch.ones(3, 4)))
@@ -97,8 +97,8 @@ def test_nested_recordings_both_get_the_ir_and_nothing_stays_set():
     inductor = _torch.inductor_config()
     before = getattr(inductor, _torch.FUSION_PASS)
     x = torch.ones(5, 4)
-    with InductorIR() as theirs, compiler.recording() as outer:
-        with compiler.recording() as inner:
+    with InductorIR() as theirs, compiler.recording(fusion_ir=True) as outer:
+        with compiler.recording(fusion_ir=True) as inner:
             torch.compile(_dynamic)(x, x)
         torch.compile(lambda a: a.cos() * 3)(x)  # after the inner block: the outer's alone
     assert getattr(inductor, _torch.FUSION_PASS) is before
@@ -114,7 +114,7 @@ def test_a_recording_with_caches_keeps_the_fx_graph_cache_key(tmp_path):
         torch.compile(_dynamic)(torch.ones(3, 4), torch.ones(3, 4))  # plain: a miss, stored
         torch._dynamo.reset()
         # provenance=False: Inductor's provenance level is part of the key
-        with compiler.recording(caches=True, provenance=False) as rec:
+        with compiler.recording(caches=True, provenance=False, fusion_ir=True) as rec:
             torch.compile(_dynamic)(torch.ones(3, 4), torch.ones(3, 4))
     (c,) = rec.report.compiles
     assert c.cache["fx_graph"] == "hit"
@@ -129,7 +129,7 @@ def test_a_compile_that_fails_while_fusing_keeps_the_ir_before_fusion():
         raise RuntimeError("broken scheduler pass")
 
     with _torch.inductor_config().patch({"_post_fusion_custom_pass": broken_pass}):
-        with InductorIR() as theirs, compiler.recording() as rec:
+        with InductorIR() as theirs, compiler.recording(fusion_ir=True) as rec:
             with pytest.raises(Exception, match="broken scheduler pass"):
                 torch.compile(_dynamic)(torch.ones(3, 4), torch.ones(3, 4))
     (c,) = rec.report.compiles

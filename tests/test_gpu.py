@@ -39,7 +39,7 @@ def test_triton_kernels_with_metadata_and_source_nodes():
     w = torch.randn(128, 128, device="cuda")
     expected = torch.compile(_gelu_sum)(x, w)
     torch._dynamo.reset()
-    with compiler.recording() as rec:
+    with compiler.recording(fusion_ir=True) as rec:
         got = torch.compile(_gelu_sum)(x, w)
     torch.testing.assert_close(got, expected)
     r = rec.report
@@ -144,7 +144,7 @@ def test_fusion_ir_is_the_text_inductors_loggers_carry_on_gpu():
     for p in params:
         p.grad = torch.ones(100, device="cuda")
     opt = torch.optim.Adam(params, lr=0.1, foreach=True)
-    with InductorIR() as theirs, compiler.recording() as rec:
+    with InductorIR() as theirs, compiler.recording(fusion_ir=True) as rec:
         torch.compile(m)(x).sum().backward()
         torch.compile(opt.step)()
     for field in InductorIR.ARTIFACTS:

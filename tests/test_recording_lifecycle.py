@@ -10,7 +10,8 @@ import torch
 from _e2e import logger_state, marker_line
 
 import compiler
-from compiler.listen._torch import FUSION_LOGGERS
+from compiler.listen._torch import FUSION_LOGGERS, FUSION_PASS
+from explorer._stageview import NO_FUSION_IR, stage_view
 
 HERE = __file__
 
@@ -176,6 +177,7 @@ def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config
     x = torch.linspace(-1, 1, 8)
     with compiler.recording(fusion_logs=False, provenance=False) as rec:
         assert inductor.trace.provenance_tracking_level == before[1]  # not turned on
+        assert getattr(inductor, FUSION_PASS) is None  # no snapshot of the IR: fusion_ir is opt-in
         assert inductor.fx_graph_cache is False  # caches off all the same
         out = torch.compile(lambda t: (t.sin() * 2).sum())(x)
     torch.testing.assert_close(out, (x.sin() * 2).sum())
@@ -184,6 +186,7 @@ def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config
     assert c.stages.fuse.kernel_nodes == ()  # the CPU mapping comes from provenance tracking
     assert [k.language for k in rec.report.kernels] == ["cpp"]
     assert (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level) == before
+    assert stage_view(rec.report, c, "fuse").note == NO_FUSION_IR  # the view says how to get it
 
 
 def test_report_is_built_at_first_access_after_the_block():

@@ -80,7 +80,7 @@ def test_backward_compiled_in_the_recording_thread_is_kept():
 def test_loggers_restored_whatever_order_recordings_end():
     before = logger_state()
     hook_before = getattr(torch._inductor.config, FUSION_PASS)
-    first, second = compiler.recording(), compiler.recording()
+    first, second = compiler.recording(fusion_ir=True), compiler.recording(fusion_ir=True)
     first.__enter__()
     second.__enter__()
     first.__exit__(None, None, None)  # the first to enter ends first
@@ -124,7 +124,7 @@ def test_ctrl_c_while_entering_leaves_nothing_attached(monkeypatch, step):
         real_listen(log, handler)
 
     monkeypatch.setattr(capture, "_listen", listen)
-    rec = compiler.recording()
+    rec = compiler.recording(fusion_ir=True)
     with pytest.raises(KeyboardInterrupt):
         rec.__enter__()
     assert logger_state() == before

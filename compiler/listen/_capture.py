@@ -68,8 +68,10 @@ class Recording:
         on_stage: Callable[[str, str], None] | None = None,
         journal: str | os.PathLike[str] | None = None,
         triton_ir: bool = False,
+        fusion_ir: bool = False,
     ):
         self.journal = journal
+        self.fusion_ir = fusion_ir
         self.triton_ir = triton_ir
         self._triton: TritonCapture | None = None
         self.fusion_logs = fusion_logs
@@ -108,7 +110,7 @@ class Recording:
                 self._journal = Journal(self.journal)
                 self._journal.write_strings(_torch.interned_strings())
                 self.events = JournaledEvents(self._journal)
-            if self.fusion_logs:
+            if self.fusion_ir:
                 self._fusion = FusionIR(self.events, scope)
                 wanted += _fusion_config(self._fusion, caches=self.caches)
             self._active = True
@@ -303,6 +305,7 @@ def recording(
     on_stage: Callable[[str, str], None] | None = None,
     journal: str | os.PathLike[str] | None = None,
     triton_ir: bool = False,
+    fusion_ir: bool = False,
 ) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
@@ -314,10 +317,14 @@ def recording(
 
     What it costs (benchmarks/README.md, H100, BERT-base / GPT-2 inference compiles): torch
     builds every trace payload while a handler listens, as under TORCH_TRACE, and the block
-    costs about what TORCH_TRACE does. The IR before and after fusion is snapshotted during
-    the compile and rendered at the first ``rec.report``, after the block (1-2 s for
-    BERT-base on a GPU); ``fusion_logs=False`` leaves it and the fusion decisions out.
-    ``provenance=False`` leaves out the CPU kernel-to-node map.
+    costs about what TORCH_TRACE does. ``fusion_logs=False`` leaves out Inductor's fusion
+    decisions. ``provenance=False`` leaves out the CPU kernel-to-node map.
+
+    ``fusion_ir=True``: Inductor's IR before and after fusion (the text its ``ir_pre_fusion``
+    / ``ir_post_fusion`` loggers carry), snapshotted during the compile and rendered with
+    Inductor's own formatter at the first ``rec.report``. Off by default: the rendering
+    (sympy printing of every dependency, an FX module per loop body) costs 5-15% of the
+    compile's time again (benchmarks/README.md, ``overhead.py``).
 
     ``journal`` (a path): every event is also appended to that file as it arrives, in the
     TORCH_TRACE log format, each with one write to the operating system; where the process
@@ -343,6 +350,7 @@ def recording(
         on_stage=on_stage,
         journal=journal,
         triton_ir=triton_ir,
+        fusion_ir=fusion_ir,
     )
 
 
