@@ -7,6 +7,8 @@ parser serves in-process recordings and TORCH_TRACE logs.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 
 from ..model._report import Graph, Node, SavedTensor
@@ -137,6 +139,7 @@ def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:
     return Node(name="output", op="output", target="output", args=tuple(rets))
 
 
+@functools.lru_cache(maxsize=4096)  # a graph's nodes share a few dozen annotations
 def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str | None]:
     if not ann:
         return None, None, None, None
@@ -238,21 +241,25 @@ def _infer_modules(nodes: list[Node]) -> list[Node]:
 
 
 def _common(paths: list[str]) -> str | None:
+    """The longest dotted prefix the module paths share, or None."""
     if not paths:
         return None
-    split = [p.split(".") for p in paths]
-    prefix = []
-    for parts in zip(*split):
-        if len(set(parts)) != 1:
-            break
-        prefix.append(parts[0])
-    return ".".join(prefix) or None
+    if len(paths) == 1:
+        return paths[0] or None
+    return ".".join(os.path.commonprefix([p.split(".") for p in paths])) or None
 
 
 def _replace(n: Node, **kw) -> Node:
-    from dataclasses import replace
-
-    return replace(n, **kw)
+    """``dataclasses.replace`` for a Node, without its per-call field checks (a training
+    step's graphs have ~10,000 nodes, each given its module twice); ``n`` itself where
+    nothing changes."""
+    old = n.__dict__
+    if all(old[k] == v for k, v in kw.items()):
+        return n
+    new = object.__new__(Node)
+    new.__dict__.update(old)
+    new.__dict__.update(kw)
+    return new
 
 
 def with_modules_from(
@@ -339,9 +346,10 @@ def _best_match(cands: list[str | None], read: list[str]) -> str | None:
     if not uniq:
         return None
     if read:
+        paths = sorted(set(read))  # a run reads the same few modules' tensors many times
 
         def score(c: str) -> int:
-            return max(len(_common([c, r]) or "") for r in read)
+            return max(len(_common([c, r]) or "") for r in paths)
 
         best = max(uniq, key=score)
         if score(best) > 0:
