@@ -164,7 +164,7 @@ def test_benchmark_records_are_checked(tmp_path):
 
 def test_files_that_are_not_reports(tmp_path):
     p = _save(tmp_path, {"schema_version": 99})
-    assert _error(p) == f"{p}: report schema_version 99 is not supported (this reads [1, 2])"
+    assert _error(p) == f"{p}: report schema_version 99 is not supported (this reads [1, 2, 3])"
     p = _save(tmp_path, [1, 2])
     assert _error(p) == f"{p}: not a PT2 Explorer report (no schema_version)"
     p = tmp_path / "cut.json"

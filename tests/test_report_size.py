@@ -1,9 +1,11 @@
-"""The report's file form (schema_version 2, compiler/model/_compact.py): each text once, kernel
-sources as pieces of their output code, repeated graphs once, defaults left out, gzipped where
-the path ends in .gz; reports of schema_version 1 still load to the same answers."""
+"""The report's file form (schema_version 3, compiler/model/_compact.py): each text once, kernel
+sources as pieces of their output code, repeated graphs once, a graph's nodes as rows, defaults
+left out, gzipped where the path ends in .gz; reports of schema_version 1 and 2 still load to
+the same answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import warnings
@@ -47,7 +49,7 @@ def test_each_text_once(report):
     strings, texts = data["strings"], data["texts"]
     assert len(strings) == len(set(strings))
     assert len(texts) == len({tuple(t) for t in texts})
-    assert data["schema_version"] == compiler.SCHEMA_VERSION == 2
+    assert data["schema_version"] == compiler.SCHEMA_VERSION == 3
 
     def text(ref):
         return "".join(strings[j] for j in texts[ref["$t"]])
@@ -125,6 +127,36 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
     assert (
         str(e.value)
         == f"{p}: $.frames[0].filename: graph reference 99 outside the {len(data['graphs'])} graphs"
+    )
+
+
+def test_a_graphs_nodes_are_rows_and_a_bad_row_is_named(report, tmp_path):
+    data = json.loads(report.to_json())
+    graph = data["compiles"][0]["stages"]["capture"]["graph"]
+    nodes = report.compiles[0].stages.capture.graph.nodes
+    table = graph["nodes"]["$n"]
+    assert table["fields"] == [f.name for f in dataclasses.fields(compiler.Node)]
+    assert len(table["rows"]) == len(nodes)
+    # a placeholder's row stops at its last value that is not a default
+    assert table["rows"][0][:3] == [nodes[0].name, "placeholder", nodes[0].target]
+    # a file of schema_version 2 (nodes as objects) reads to the same report
+    v2 = json.loads(report.to_json())
+    v2["schema_version"] = 2
+    for c in v2["compiles"]:
+        g = c["stages"]["capture"].get("graph")
+        if g and "nodes" in g:
+            t = g["nodes"]["$n"]
+            g["nodes"] = [dict(zip(t["fields"], row)) for row in t["rows"]]
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(v2))
+    assert compiler.load(p).compiles == report.compiles
+    table["rows"][1] = [*table["rows"][1], *[None] * len(table["fields"])]
+    p.write_text(json.dumps(data))
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(p)
+    assert str(e.value) == (
+        f'{p}: $.compiles[0].stages.capture.graph.nodes["$n"]["rows"][1]: expected a list of at most '
+        f"{len(table['fields'])} values, got a list"
     )
 
 

@@ -1,4 +1,4 @@
-"""The report's file form (schema_version 2): each text stored once, defaults left out.
+"""The report's file form (schema_version 3): each text stored once, defaults left out.
 
 ``Report.to_dict`` is the whole report as JSON values; on disk (``to_json``) it is made
 smaller, losslessly, and ``compiler.load`` makes it whole again (``decode``, in
@@ -15,13 +15,16 @@ form"):
   ``"".join(strings[j] for j in texts[i])``.
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
+* ``{"$n": {"fields": [...], "rows": [...]}}``: a graph's nodes, each a row of its values in
+  the order of ``fields`` (the defaults at a row's end left out);
 * a dict of torch's (event metadata, metrics) that has one of these keys ("$s", "$t", "$g",
-  "$d") itself is written
+  "$n", "$d") itself is written
   ``{"$d": {...}}``, so it is never taken for a reference;
 * a field whose value is its default (``None``, ``()``, ``False``, ``{}``, ``"forward"``...)
   is left out; ``compiler.load`` fills the default in, as for any optional key.
 
-A file of schema_version 1 (the full form, no references) loads as it always did.
+A file of schema_version 1 (the full form, no references) loads as it always did, and one of
+schema_version 2 (the file form with nodes as objects).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from ._stagetypes import Graph
+from ._stagetypes import Graph, Node
 
 _LONG = 64  # a text this long is kept in the string table even when it occurs once
 _SHORT = 12  # a text shorter than this stays where it is (a reference is ~10 characters)
@@ -49,7 +52,7 @@ def encode(report) -> dict[str, Any]:
     _count(report, counts, graphs)
     enc = _Encoder(counts, {g for g, n in graphs.items() if n > 1})
     body = enc.value(report)
-    out = {"schema_version": body.pop("schema_version", 2)}
+    out = {"schema_version": body.pop("schema_version", 3)}
     out["strings"] = enc.strings
     out["texts"] = enc.text_list
     out["graphs"] = enc.graph_list
@@ -71,24 +74,48 @@ def _top_in_ranks(report) -> int | None:
 
 
 def _count(obj: Any, counts: Counter, graphs: dict) -> None:
-    if isinstance(obj, str):
-        counts[obj] += 1
-    elif isinstance(obj, Graph):
-        n = graphs.get(obj, 0)
-        graphs[obj] = n + 1
-        if n == 0:
-            _count(obj.code, counts, graphs)
-            for node in obj.nodes:
-                _count(node, counts, graphs)
-    elif dataclasses.is_dataclass(obj):
-        for f in dataclasses.fields(obj):
-            _count(getattr(obj, f.name), counts, graphs)
-    elif isinstance(obj, (list, tuple)):
-        for x in obj:
-            _count(x, counts, graphs)
-    elif isinstance(obj, dict):
-        for x in obj.values():
-            _count(x, counts, graphs)
+    """Count the texts the string table may hold only when they repeat (``_SHORT`` to
+    ``_LONG`` characters), and each graph's occurrences (its texts counted once). One loop over
+    a stack, each value's type looked up once: the report of a big training step holds
+    ~100,000 values."""
+    todo = [obj]
+    pop, push, extend = todo.pop, todo.append, todo.extend
+    while todo:
+        o = pop()
+        tp = type(o)
+        if tp is str:
+            if _SHORT <= len(o) < _LONG:
+                counts[o] += 1
+        elif tp is tuple or tp is list:
+            extend(o)
+        elif tp is dict:
+            extend(o.values())
+        elif tp is Graph:
+            n = graphs.get(o, 0)
+            graphs[o] = n + 1
+            if n == 0:
+                push(o.code)
+                extend(o.nodes)
+        elif o is None or tp is int or tp is float or tp is bool:
+            continue
+        else:
+            names = _names(tp)
+            if names is not None:
+                extend([getattr(o, name) for name in names])
+
+
+_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _names(tp: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type; None for any other type."""
+    try:
+        return _NAMES[tp]
+    except KeyError:
+        got = _NAMES[tp] = (
+            tuple(f.name for f in dataclasses.fields(tp)) if dataclasses.is_dataclass(tp) else None
+        )
+        return got
 
 
 _DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
@@ -112,7 +139,8 @@ def _fields(tp: type) -> list[tuple[str, Any]]:
 
 
 _REQUIRED = object()
-_MARKS = frozenset({"$s", "$t", "$g", "$d"})  # keys that mark a reference
+_MARKS = frozenset({"$s", "$t", "$g", "$n", "$d"})  # keys that mark a reference
+_SCALARS = (type(None), bool, int, float)
 
 
 class _Encoder:
@@ -142,38 +170,83 @@ class _Encoder:
         i = self.text_index.get(s)
         if i is None:
             i = self.text_index[s] = len(self.text_list)
-            self.text_list.append([self.string(p) for p in _pieces(s)])
+            index, strings = self.index, self.strings
+            ids = []
+            for p in _pieces(s):  # self.string, inlined: a big report's texts have ~100,000 pieces
+                j = index.get(p)
+                if j is None:
+                    j = index[p] = len(strings)
+                    strings.append(p)
+                ids.append(j)
+            self.text_list.append(ids)
         return {"$t": i}
 
     def value(self, obj: Any) -> Any:
-        if isinstance(obj, str):
+        tp = type(obj)
+        if tp is str:
             return self.text(obj)
-        if obj is None or isinstance(obj, (bool, int, float)):
+        if tp in _SCALARS:
             return obj
-        if isinstance(obj, Graph) and obj in self.shared:
+        if tp is tuple or tp is list:
+            value = self.value
+            return [value(x) for x in obj]
+        if tp is dict:
+            value = self.value
+            out = {str(k): value(v) for k, v in obj.items()}
+            return {"$d": out} if _MARKS.intersection(out) else out  # torch's own "$s" key: kept as is
+        if tp is Graph and obj in self.shared:
             i = self.graph_index.get(obj)
             if i is None:
                 i = self.graph_index[obj] = len(self.graph_list)
                 self.graph_list.append(None)
                 self.graph_list[i] = self.fields(obj)
             return {"$g": i}
-        if dataclasses.is_dataclass(obj):
+        if _names(tp) is not None:
             return self.fields(obj)
+        if isinstance(obj, str):  # a str subclass (an enum's value)
+            return self.text(str(obj))
+        if isinstance(obj, (bool, int, float)):
+            return obj
         if isinstance(obj, (list, tuple)):
             return [self.value(x) for x in obj]
         if isinstance(obj, dict):
-            out = {str(k): self.value(v) for k, v in obj.items()}
-            return {"$d": out} if _MARKS.intersection(out) else out  # torch's own "$s" key: kept as is
+            return self.value(dict(obj))
         return repr(obj)
 
     def fields(self, obj: Any) -> dict[str, Any]:
+        if type(obj) is Graph:
+            return self.graph(obj)
         out = {}
+        value = self.value
         for name, default in _fields(type(obj)):
             v = getattr(obj, name)
-            if default is not _REQUIRED and _same(v, default):
+            if default is not _REQUIRED and _is_default(v, default):
                 continue
-            out[name] = self.value(v)
+            out[name] = value(v)
         return out
+
+    def graph(self, g: Graph) -> dict[str, Any]:
+        """A graph with its nodes as rows: ``{"$n": {"fields": [...], "rows": [[...], ...]}}``,
+        each row its node's values in the order of ``fields``, the defaults at its end left
+        out (a training step's graphs hold tens of thousands of nodes: their keys were a
+        seventh of the file)."""
+        out: dict[str, Any] = {"code": self.value(g.code)}
+        if g.nodes:
+            fields = _fields(Node)
+            value = self.value
+            rows = []
+            for n in g.nodes:
+                row = [getattr(n, name) for name, _d in fields]
+                k = len(row)
+                while k and fields[k - 1][1] is not _REQUIRED and _is_default(row[k - 1], fields[k - 1][1]):
+                    k -= 1
+                rows.append([value(v) for v in row[:k]])
+            out["nodes"] = {"$n": {"fields": [name for name, _d in fields], "rows": rows}}
+        return out
+
+
+def _is_default(v: Any, default: Any) -> bool:
+    return type(v) is type(default) and v == default
 
 
 def _pieces(s: str) -> list[str]:
@@ -188,9 +261,3 @@ def _pieces(s: str) -> list[str]:
         if tail:
             out.append(tail)
     return out
-
-
-def _same(v: Any, default: Any) -> bool:
-    if type(v) is not type(default):
-        return False
-    return v == default

@@ -57,8 +57,10 @@ def use_benchmark(run: Callable[..., Benchmark]) -> None:
     _BENCHMARK = run
 
 
-SCHEMA_VERSION = 2  # 2: the file form (compiler/model/_compact.py); 1: the full form, still read
-READABLE_VERSIONS = (1, 2)
+# 3: nodes as rows in the file form; 2: the file form (compiler/model/_compact.py); 1: the full
+# form; each still read
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 STAGES = ("capture", "autograd", "decompose", "fuse", "codegen")
 
 

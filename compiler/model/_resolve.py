@@ -2,7 +2,8 @@
 within caps, without recursion.
 
 ``decode`` gives the full form of a file-form report: each ``{"$s": i}``, ``{"$t": i}`` and
-``{"$g": i}`` replaced by what it stands for, each ``{"$d": {...}}`` by the dict inside. A
+``{"$g": i}`` replaced by what it stands for, each ``{"$n": {"fields": [...], "rows": [...]}}``
+by a list of dicts (a graph's nodes), each ``{"$d": {...}}`` by the dict inside. A
 shared file is input from anyone, so every problem is one ``FileFormError`` naming the JSON
 path of the bad value: a reference outside its table, a ``texts`` piece that is not an
 index of ``strings`` (a non-negative int: ``true`` and ``-1`` are not), a graph that holds a
@@ -146,6 +147,8 @@ class _Resolver:
                 if t in plain:
                     continue
                 wrapped = False
+                if t is dict and len(x) == 1 and "$n" in x:  # a graph's nodes as rows
+                    x, t = self.rows(x["$n"], label, stack, k), list
                 if t is dict:
                     if len(x) == 1:
                         (mark,) = x
@@ -184,6 +187,29 @@ class _Resolver:
             else:
                 stack.pop()
         return holder[0], values
+
+    def rows(self, spec: Any, label: str, stack: list, k: Any) -> list[dict[str, Any]]:
+        """``{"fields": [...], "rows": [[...], ...]}`` as a list of dicts, one per row (its
+        references still in it); a row shorter than ``fields`` leaves the rest out."""
+        where = _path(label, stack, k) + '["$n"]'
+        if (
+            type(spec) is not dict
+            or type(spec.get("fields")) is not list
+            or type(spec.get("rows")) is not list
+        ):
+            raise FileFormError(where, f'expected {{"fields": [...], "rows": [...]}}, got {shown(spec)}')
+        fields = spec["fields"]
+        if not all(type(f) is str for f in fields):
+            raise FileFormError(where + '["fields"]', f"expected a list of field names, got {shown(fields)}")
+        out = []
+        for i, row in enumerate(spec["rows"]):
+            if type(row) is not list or len(row) > len(fields):
+                raise FileFormError(
+                    f'{where}["rows"][{i}]',
+                    f"expected a list of at most {len(fields)} values, got {shown(row)}",
+                )
+            out.append(dict(zip(fields, row)))
+        return out
 
     def _over(self, label: str, stack: list, k: Any, what: str) -> FileFormError:
         problem = _limits.too_big(
