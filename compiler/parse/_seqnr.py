@@ -51,10 +51,11 @@ def parse_seq_nrs(text: str | None) -> SeqNrs | None:
 
 def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
     """The joint graph's nodes with torch's ``seq_nr``, which of them are backward nodes and
-    the forward node each backward node differentiates. The tangents (the gradients the
-    backward starts from) are backward inputs, as torch's partitioner tags them. Without
-    torch's lines, the backward part is told by position: from the first node that reads a
-    tangent on."""
+    the forward node each node traced inside a grad_fn differentiates. Backward nodes: those
+    torch traced inside a grad_fn, every node after the first of them (the gradient sums
+    autograd adds between grad_fns) and the tangents (the gradients the backward starts
+    from, as torch's partitioner tags them). Without torch's lines, the backward part is
+    told by position: from the first node that reads a tangent on."""
     if joint is None:
         return None
     names = {n.name for n in joint.nodes}
@@ -63,15 +64,24 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         seen = False
         for n in joint.nodes:
             seen = seen or (n.op != "placeholder" and any(a.startswith("tangents") for a in n.args))
-            back = _tangent(n) or (seen and n.op not in ("placeholder", "output"))
+            back = _tangent(n) or (seen and _work(n))
             nodes.append(replace(n, backward=True) if back else n)
         return Graph(code=joint.code, nodes=tuple(nodes))
+    after = False  # past the first node traced in the backward: the rest of the trace is
+    # the backward's (the gradient sums autograd adds outside any grad_fn included)
     for n in joint.nodes:
         s = facts.seq.get(n.name)
-        back = n.name in facts.backward or _tangent(n)
-        grad_of = facts.forward.get(s) if back and s is not None else None
+        after = after or n.name in facts.backward
+        back = n.name in facts.backward or _tangent(n) or (after and _work(n))
+        grad_of = facts.forward.get(s) if n.name in facts.backward and s is not None else None
         nodes.append(replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
     return Graph(code=joint.code, nodes=tuple(nodes))
+
+
+def _work(n) -> bool:
+    """A node that computes (not an input, the output, or the copy back into a mutated input
+    that functionalization puts at the end of the graph)."""
+    return n.op not in ("placeholder", "output") and n.target != "torch.ops.aten.copy_.default"
 
 
 def _tangent(n) -> bool:
