@@ -14,7 +14,9 @@ The payload (schema 1), every string the user's or torch's text, never HTML::
                 "m": module index (the node's own path), "g": group index (the path it is
                 collapsed under, when it differs: a module-less parameter joins the module
                 that reads it), "i": 1 when the module was inferred, "a": [arg node indices],
-                "c": "#rrggbb" kernel colour, "k": index into kernels},
+                "c": "#rrggbb" kernel colour, "k": index into kernels,
+                "b": 1 for a node of a joint graph's backward, "q": torch's seq_nr,
+                "f": the forward node index a backward node differentiates},
                ...],
      "kernels": [kernel name, ...]}      # the fuse view's; keys left out when empty
 
@@ -113,6 +115,12 @@ def graph_payload(
             rec["c"] = c
         if n.name in kernels:
             rec["k"] = knames.setdefault(kernels[n.name], len(knames))
+        if n.backward:
+            rec["b"] = 1
+        if n.seq_nr is not None:
+            rec["q"] = n.seq_nr
+        if n.grad_of in index:
+            rec["f"] = index[n.grad_of]
         out.append(rec)
     return {
         "schema": SCHEMA,

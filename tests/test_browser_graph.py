@@ -65,13 +65,14 @@ FIRST_BOXES = [
     "layers.1 ops (run 3)",
     "layers.1.linear2",
     "layers.1.norm2",
-    "layers.1 ops (run 4)",  # the backward begins: layer 1's, then layer 0's
-    "layers ops (run 2)",
-    "layers.0 ops",
-    "(top level) ops",  # the last of the backward, which the recording gives no module
+    "layers.1.norm2 (backward)",  # the backward begins, named as torch traced it: layer 1's,
+    "layers.1 ops (backward)",  # then layer 0's
+    "layers ops (backward)",
+    "layers.0 ops (backward)",
+    "(top level) ops (backward)",  # the last of the backward, which the recording gives no module
 ]
 USER_LINE = next(i for i, ln in enumerate(RECORD_CELL.splitlines(), 1) if "USER-LINE" in ln)
-HIDDEN = "mm_14"  # a backward node of the first view's "(top level) ops" box
+HIDDEN = "mm_14"  # a backward node of the first view's "(top level) ops (backward)" box
 
 
 @pytest.fixture(scope="module")
@@ -139,16 +140,20 @@ def check_boxes(view, shot) -> None:
     # the data flows down: layer 0's modules, layer 1's, then the backward run
     order = ["layers.0.self_attn ops", "layers.0.linear1", "layers.1.self_attn ops", "layers.1.linear2"]
     assert [ys[p] for p in order] == sorted(ys[p] for p in order)
-    backward = next(y for p, _o, y in rows if p == "layers ops (run 2)")
+    backward = next(y for p, _o, y in rows if p == "layers ops (backward)")
     assert backward > ys["layers.1.linear2"]
     # a click on a box expands it in place; a click on its cluster's label collapses it
     before = int(view.get_attribute("data-leaves"))
-    view.locator('.pt2x-gv-box[data-label="layers.1 ops (run 4)"]').click()
-    cluster = view.locator('.pt2x-gv-cluster[data-label="layers.1 ops (run 4)"]')
+    view.locator('.pt2x-gv-box[data-label="layers.1 ops (backward)"]').click()
+    cluster = view.locator('.pt2x-gv-cluster[data-label="layers.1 ops (backward)"]')
     cluster.wait_for()
     assert int(view.get_attribute("data-leaves")) > before
     shot("expanded")
-    cluster.locator("text").first.click()
+    # below 0.7× its header is a module label of a readable size (the header's own text hidden)
+    label = view.locator(
+        ".pt2x-gv-label:not([display])", has_text=re.compile(r"^layers\.1 ops \(backward\)$")
+    )
+    (label if float(view.get_attribute("data-scale")) < 0.7 else cluster.locator("text").first).click()
     assert cluster.count() == 0 and int(view.get_attribute("data-leaves")) == before
 
 

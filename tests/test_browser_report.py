@@ -207,15 +207,7 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
     from_ln = [n.name for n in joint.nodes if n.source in made]
     with _chromium() as (page, errors):
         page.goto(html_path.as_uri())
-        page.locator("[data-tab=tab-compiles]").click()
-        autograd = page.locator(
-            f".pt2x-compile[data-id='{busiest}'] > details",
-            has=page.locator("summary", has_text=re.compile("^autograd$")),
-        )
-        autograd.evaluate("d => d.open = true")
-        autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
-        view = autograd.locator(".pt2x-gv").first
-        view.locator(".pt2x-gv-box").first.wait_for()
+        view = _stage_graph(page, busiest, "autograd")
         search, hits, info = (view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info"))
         search.fill("op:addmm")
         expect(hits).to_have_text(f"1 of {len(addmm)}")
@@ -386,3 +378,113 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
             )
         page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
         assert not errors, errors
+
+
+def _stage_graph(page, cid: str, stage: str):
+    """The first graph of compile ``cid``'s ``stage`` on the page, mounted (the autograd
+    stage's: the joint graph)."""
+    page.locator("[data-tab=tab-compiles]").click()
+    details = page.locator(
+        f".pt2x-compile[data-id='{cid}'] > details",
+        has=page.locator("summary", has_text=re.compile(f"^{stage}$")),
+    )
+    details.evaluate("d => d.open = true")
+    details.locator(".pt2x-graph").first.scroll_into_view_if_needed()
+    view = details.locator(".pt2x-gv").first
+    view.locator(".pt2x-gv-box").first.wait_for()
+    return view
+
+
+_INNERMOST = """(e, name) => {
+  const n = e.querySelector(`.pt2x-gv-node[data-name="${name}"]`).getBoundingClientRect();
+  const around = [...e.querySelectorAll('.pt2x-gv-cluster')].filter(c => {
+    const r = c.querySelector('rect').getBoundingClientRect();
+    return r.x <= n.x && r.y <= n.y && r.right >= n.right && r.bottom >= n.bottom;
+  });
+  around.sort((a, b) => a.querySelector('rect').getBoundingClientRect().width - b.querySelector('rect').getBoundingClientRect().width);
+  return around.length ? around[0].dataset.label : null;
+}"""
+
+
+@pytest.mark.slow
+def test_joint_graph_readable_at_every_zoom(gpt2):
+    """The joint graph of [1/0] (forward and backward, GPT-2): at fit, module names at a fixed
+    readable size instead of the ops' specks; zoomed in, the ops; backward runs named as their
+    module's backward; expand all / collapse all; a minimap following the view; saved tensors
+    as ports, not edges across the drawing; a backward node linked to its forward node."""
+    from playwright.sync_api import expect
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    joint = report.compile(busiest).stages.autograd.joint
+    back = {n.name for n in joint.nodes if n.backward}
+    saved = {a for n in joint.nodes if n.backward for a in n.args if a not in back}
+    ln = next(n for n in joint.nodes if n.backward and n.module == "transformer.h.0.ln_1" and n.grad_of)
+    fwd = next(n for n in joint.nodes if n.name == ln.grad_of)
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        view = _stage_graph(page, busiest, "autograd")
+        k = float(view.get_attribute("data-scale"))
+        assert k < 0.7
+        expect(view).to_have_class(re.compile(r"\bpt2x-gv-far\b"))
+        expect(view.locator(".pt2x-gv-nodes text").first).to_be_hidden()  # no op specks
+        labels = view.locator(".pt2x-gv-label:not([display])").evaluate_all(
+            "es => es.map(e => [e.textContent, e.getBoundingClientRect().height])"
+        )
+        boxes = view.locator(".pt2x-gv-box, .pt2x-gv-cluster").evaluate_all(
+            "es => es.map(e => e.dataset.label)"
+        )
+        assert len(labels) >= 8 and all(t in boxes and h >= 12 for t, h in labels), labels
+        assert "transformer (backward)" in [t for t, _h in labels]
+        view.screenshot(path=str(ARTIFACTS / "test_report_graph-fit.png"))
+        # the minimap's rectangle is the part shown: it moves as the view pans
+        mini = view.locator(".pt2x-gv-mini-view")
+        x0 = float(mini.get_attribute("x"))
+        stage = rect_of(view.locator(".pt2x-gv-stage"))
+        page.mouse.move(stage["x"] + 100, stage["y"] + 100)
+        page.mouse.down()
+        page.mouse.move(stage["x"] + 300, stage["y"] + 100, steps=5)
+        page.mouse.up()
+        assert abs(float(mini.get_attribute("x")) - (x0 - 200 / k)) < 2
+        # a backward node: in its module's backward box, linked to the forward node it
+        # differentiates, which lists it back
+        view.locator(".pt2x-gv-search").fill(f"name:{ln.name}")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", ln.name)
+        assert view.evaluate(_INNERMOST, ln.name) == "transformer.h.0.ln_1 (backward)"
+        expect(view).not_to_have_class(re.compile(r"\bpt2x-gv-far\b"))  # zoomed in: the ops
+        expect(view.locator(f'.pt2x-gv-node[data-name="{ln.name}"] text').first).to_be_visible()
+        view.screenshot(path=str(ARTIFACTS / "test_report_graph-zoom.png"))
+        info = view.locator(".pt2x-gv-info")
+        expect(info.locator("tr", has_text="side")).to_contain_text("backward")
+        info.locator("tr", has_text="gradient of").locator("button").click()
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", fwd.name)
+        assert view.evaluate(_INNERMOST, fwd.name) == fwd.module
+        expect(
+            info.locator("tr", has_text="backward nodes").locator(f'button[data-node="{ln.name}"]')
+        ).to_have_count(1)
+        # collapse all: every module one box, the saved tensors as ports
+        view.get_by_role("button", name="collapse all").click()
+        expect(view.locator(".pt2x-gv-box")).not_to_have_count(0)
+        ports = view.locator(".pt2x-gv-port-saved")
+        assert sum(int(n) for n in ports.evaluate_all("es => es.map(e => e.dataset.tensors)")) == len(saved)
+        pairs = ports.evaluate_all(
+            "es => es.flatMap(e => e.dataset.to.split(' ').map(t => `${e.dataset.leaf}>${t}`))"
+        )
+        drawn = view.locator(".pt2x-gv-edges path").evaluate_all(
+            "es => es.map(e => `${e.dataset.from}>${e.dataset.to}`)"
+        )
+        assert pairs and not set(pairs) & set(drawn)  # no edge drawn from the forward into the backward
+        view.screenshot(path=str(ARTIFACTS / "test_report_graph-collapsed.png"))
+        # expand all, on Dynamo's graph of the same compile: every node drawn on its own
+        dynamo = _stage_graph(page, busiest, "capture")
+        dynamo.get_by_role("button", name="expand all").click()
+        expect(dynamo).to_have_attribute(
+            "data-leaves", str(len(report.compile(busiest).stages.capture.graph.nodes))
+        )
+        expect(dynamo.locator(".pt2x-gv-box")).to_have_count(0)
+        dynamo.screenshot(path=str(ARTIFACTS / "test_report_graph-expanded.png"))
+        assert not errors, errors
+
+
+def rect_of(locator) -> dict:
+    return locator.evaluate("e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y}; }")

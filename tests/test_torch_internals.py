@@ -293,3 +293,40 @@ def test_bytecode_hook():
     torch._dynamo.reset()
     torch.compile(fn, backend="eager")(torch.ones(2))
     assert len(seen) == 1  # removed
+
+
+def test_seq_nr_lines_give_each_joint_node_torchs_seq_nr_and_side():
+    """The "annotation" loggers' lines (compiler/listen/_seqnr.py) give the recorded joint graph
+    torch's own node.meta, read here in AOTAutograd's partition function: ``seq_nr``, the
+    backward nodes (``partitioner_tag``), the forward node each differentiates."""
+    from functools import partial
+
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._functorch.partitioners import default_partition
+
+    for module, artifact in _torch.SEQ_NR_LOGGERS:
+        assert isinstance(_torch.artifact_logger(module, artifact), logging.Logger), module
+    meta: dict[str, tuple] = {}
+
+    def partition(gm, joint_inputs, **kw):
+        for n in gm.graph.nodes:
+            meta[n.name] = (n.meta.get("seq_nr"), n.meta.get("partitioner_tag") == "is_backward")
+        return default_partition(gm, joint_inputs, **kw)
+
+    backend = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm), partition_fn=partial(partition))
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    with compiler.recording() as rec:
+        torch.compile(model, backend=backend)(torch.randn(3, 4)).sum().backward()
+    joint = rec.report.compile("0/0").stages.autograd.joint
+    assert {n.name: (n.seq_nr, n.backward) for n in joint.nodes} == {
+        name: m for name, m in meta.items() if name in {n.name for n in joint.nodes}
+    }
+    backward = [n for n in joint.nodes if n.backward]
+    assert len(backward) == 17 and all(meta[n.name][1] for n in backward)
+    first = {}  # torch's rule: the first forward node of each seq_nr
+    for name, (seq, back) in meta.items():
+        if seq is not None and not back:
+            first.setdefault(seq, name)
+    assert [(n.name, n.grad_of) for n in backward] == [(n.name, first.get(meta[n.name][0])) for n in backward]

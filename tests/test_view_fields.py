@@ -43,6 +43,7 @@ KEYS = {
     "Node.name",
     "Node.op",
     "Node.args",
+    "Node.grad_of",  # a node's name: the graph view's payload gives its index
     "RoleGraph.role",
     "OutputCode.role",
     "CompiledAutograd.id",
@@ -56,6 +57,7 @@ CONVERTED = {
     "Frame.recompile_limit_hit": (True, "RECOMPILE LIMIT HIT"),
     "Compile.cache_entry": (False, "none: later calls do not run this compile's code"),
     "Node.module_inferred": (True, '"i":1'),  # the graph view's payload: the module is inferred
+    "Node.backward": (True, '"b":1'),  # the graph view's payload: a backward node
     "ExportRun.draft": (True, "(draft_export)"),
     "Benchmark.interrupted": (True, "interrupted: the samples taken before Ctrl-C"),
     "Accuracy.ok": (False, "FINDING: outputs differ beyond tolerance"),

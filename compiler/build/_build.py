@@ -22,6 +22,7 @@ from ..model._report import (
     Symbol,
 )
 from ..parse import _graphs, _outputcode, _text
+from ..parse._seqnr import parse_seq_nrs, with_seq_nrs
 from . import _autograd, _draft, _export, _speed
 from ._acc import Context, _Acc, jsonable
 from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
@@ -157,6 +158,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
     fwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
     joint = _graphs.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
+    joint = with_seq_nrs(joint, parse_seq_nrs(s.get("seq_nr")))
     bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
     post = tuple(
         RoleGraph(r or guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))

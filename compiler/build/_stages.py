@@ -48,6 +48,7 @@ EVENTS: dict[str, Spec] = {
     "aot_backward_graph": Spec("autograd", c.keep_payload("backward")),
     "aot_inference_graph": Spec("autograd", c.keep_payload("inference")),
     "artifact:aot_forward_graph_fw_metadata": Spec("autograd", c.keep_payload("fw_metadata")),
+    "log:seq_nr": Spec("autograd", c.keep_payload("seq_nr")),  # the joint graph's seq_nr (listen/_seqnr.py)
     # decompose: pre-/post-grad FX passes over the decomposed graph
     "artifact:before_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),
     "inductor_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),  # torch < 2.8's name

@@ -42,6 +42,7 @@ from ._listeners import (
     decompiler,
 )
 from ._loggers import _listen, _listening, _unlisten  # noqa: F401 - _listening: the tests read it
+from ._seqnr import SeqNrHandler
 from ._tritonir import TritonCapture, with_binaries
 
 
@@ -100,6 +101,7 @@ class Recording:
             wanted.append((_torch.inductor_config(), _torch.INDUCTOR_COMPILE_THREADS, 1))
         names = (_torch.FUSION_LOGGERS if self.fusion_logs else ()) + _torch.CUDAGRAPH_LOGGERS
         loggers = [(a, _torch.artifact_logger(m, a)) for m, a in names]
+        seq_loggers = [_torch.artifact_logger(m, a) for m, a in _torch.SEQ_NR_LOGGERS]
         decompile = decompiler()
         self.events = []
         self._export_error = None  # a data-dependent error that ended a torch.export call
@@ -130,6 +132,10 @@ class Recording:
                 h = ArtifactHandler(self.events, scope, artifact)
                 _listen(log, h)
                 self._artifact.append((log, h))
+            seq = SeqNrHandler(self.events, scope)
+            for log in filter(None, seq_loggers):
+                _listen(log, seq)
+                self._artifact.append((log, seq))
             if self.triton_ir:
                 self._triton = TritonCapture()
                 self._triton.attach()

@@ -27,6 +27,16 @@ CUDAGRAPH_LOGGERS = (
     ("torch._inductor.cudagraph_trees", "cudagraphs"),
     ("torch._inductor.cudagraph_utils", "cudagraphs"),
 )
+# the "annotation" artifact loggers' debug messages about seq_nr, the number torch gives each
+# node of a joint graph so that a backward node and the forward node it differentiates share it
+# (node.meta["seq_nr"], not in the printed graph): torch/fx/proxy.py says which nodes were traced
+# in the backward ("<node>: seq_nr from current_meta grad_fn_seq_nr"), and
+# torch/_functorch/_aot_autograd/utils.py (copy_fwd_metadata_to_bw_nodes) each forward node per
+# seq_nr ("forward:: key: <seq_nr>, value: <node>") and then every node's ("node: <node>",
+# "seq_nr: <seq_nr>"), the joint graph's output last. Silent where torch logs none of them.
+SEQ_NR_LOGGERS = (("torch.fx.proxy", "annotation"), ("torch._functorch._aot_autograd.utils", "annotation"))
+SEQ_NR_BACKWARD = ": seq_nr from current_meta grad_fn_seq_nr"
+SEQ_NR_LINES = ("forward:: key: ", "node: ", "seq_nr: ")
 # Inductor's scheduler pass hook before fusion (torch/_inductor/config.py, taking and returning
 # the scheduler's node list): the recording snapshots the nodes and the scheduler there and
 # renders them after the compile with Inductor's own formatter, into the text the

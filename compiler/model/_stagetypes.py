@@ -44,6 +44,11 @@ class Node:
     code: str | None = None  # that user line's code
     module: str | None = None  # nn.Module path, e.g. "layers.0.fc1"
     module_inferred: bool = False  # True when the path came from neighbours, not params
+    # a joint graph's: torch's seq_nr (node.meta, heard in-process), whether the node computes
+    # the backward, and the forward node it differentiates (torch's, by seq_nr)
+    seq_nr: int | None = None
+    backward: bool = False
+    grad_of: str | None = None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,30 @@ describe('collapsing by module keeps the data flow', () => {
     expect(show(m.children(own), m)).toEqual(['t0', 't1', 't2', 't3']);
   });
 
+  it("names a joint graph's backward runs as the backward of their module, apart from the forward's", () => {
+    const m = new GraphModel(
+      payload([
+        ['a', 'enc', []],
+        ['b', 'enc', ['a']],
+        ['c', 'dec', ['b']],
+        ['d', 'dec', ['c'], { q: 7 }],
+        ['t', null, [], { o: 'placeholder', b: 1 }],
+        ['e', 'dec', ['t', 'd'], { b: 1, q: 7, f: 3 }],
+        ['f', 'dec', ['e', 'c'], { b: 1, q: 7, f: 3 }],
+        ['g', 'enc', ['f', 'b'], { b: 1 }],
+        ['h', 'enc', ['g'], { b: 1 }]
+      ])
+    );
+    const root = m.children(m.root);
+    expect(show(root, m)).toEqual(['[/enc 2]', '[/dec 2]', 't', '[/dec~bw 2]', '[/enc~bw 2]']);
+    const labels = root.flatMap(it => (it.kind === 'seg' ? [segLabel(it.seg)] : []));
+    expect(labels).toEqual(['enc', 'dec', 'dec (backward)', 'enc (backward)']);
+    expect(m.gradients(3)).toEqual([5, 6]);
+    expect(m.gradients(2)).toEqual([]);
+    m.expandAll();
+    expect(m.leafCount()).toBe(9);
+  });
+
   it('first view: the biggest modules expanded while the leaves fit the budget', () => {
     const m = new GraphModel(layered(3));
     m.expandInitial(12);

@@ -26,6 +26,9 @@ export interface RawNode {
   a?: number[]; // arg node indices
   c?: string; // kernel colour
   k?: number; // index into kernels: the kernel the node was fused into
+  b?: number; // 1: a node of a joint graph's backward
+  q?: number; // torch's seq_nr
+  f?: number; // the forward node a backward node differentiates (node index)
 }
 
 export interface Payload {
@@ -40,13 +43,14 @@ export interface Payload {
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
 export interface Segment {
-  id: string; // "/transformer/h/0" ("#2" appended for a module's second run in its parent)
+  id: string; // "/transformer/h/0" ("#2" appended for a module's second run in its parent, "~bw" for a backward run)
   path: string; // the module path
   depth: number; // parts of path
   start: number;
   end: number;
   run: number; // 0 for the first run of this module in its parent, 1 for the second...
   own?: boolean; // a run of the scope's own ops (no deeper module): its items are nodes
+  back?: boolean; // a run of a joint graph's backward: the backward of its module
 }
 
 /** Consecutive ops of a scope itself (no deeper module) shown as one box from this many on;
@@ -85,12 +89,17 @@ export function shortTarget(target: string): string {
   return target;
 }
 
-/** What a module box or cluster is called: its path, "(run 2)" for a second run, "ops" for a
- * run of a scope's own ops. */
+/** What a module box or cluster is called: its path, "(backward)" for the backward of that
+ * module in a joint graph, "(run 2)" for a second run (forward and backward runs counted
+ * apart), "ops" for a run of a scope's own ops. */
 export function segLabel(s: Segment): string {
   const name = s.own ? `${s.path || '(top level)'} ops` : s.path;
-  return s.run ? `${name} (run ${s.run + 1})` : name;
+  const notes = [s.back ? 'backward' : '', s.run ? `run ${s.run + 1}` : ''].filter(Boolean);
+  return notes.length ? `${name} (${notes.join(', ')})` : name;
 }
+
+/** Marks a key of ``keyAt`` as a run of the backward. */
+const BACK = '\u0001';
 
 export const nodeId = (i: number): string => `n${i}`;
 export const segId = (s: Segment): string => `s${s.id}`;
@@ -104,6 +113,7 @@ export class GraphModel {
   readonly root: Segment;
   readonly expanded = new Set<string>(); // Segment.id
   private kids = new Map<string, Item[]>();
+  private grads: Map<number, number[]> | null = null;
 
   constructor(p: Payload) {
     this.p = p;
@@ -151,10 +161,13 @@ export class GraphModel {
     const push = (key: string, start: number, end: number, own: boolean) => {
       const run = runs.get(key) ?? 0;
       runs.set(key, run + 1);
-      const path = own ? seg.path : seg.path ? `${seg.path}.${key}` : key;
-      const id = `${seg.id}/${key}${run ? `#${run + 1}` : ''}`;
+      const back = key.endsWith(BACK);
+      const name = back ? key.slice(0, -1) : key;
+      const path = own ? seg.path : seg.path ? `${seg.path}.${name}` : name;
+      const id = `${seg.id}/${name}${back ? '~bw' : ''}${run ? `#${run + 1}` : ''}`;
       const depth = own ? seg.depth : seg.depth + 1;
-      items.push({ kind: 'seg', seg: { id, path, depth, start, end, run, ...(own ? { own } : {}) } });
+      const extra = { ...(own ? { own } : {}), ...(back ? { back } : {}) };
+      items.push({ kind: 'seg', seg: { id, path, depth, start, end, run, ...extra } });
     };
     if (seg.own) {
       for (let j = seg.start; j < seg.end; j++) {
@@ -170,10 +183,11 @@ export class GraphModel {
       while (e < seg.end && this.keyAt(e, seg.depth) === key) {
         e++;
       }
-      if (key !== null && e - k > 1 && key !== '\u0000output') {
+      const own = key === null || key === BACK;
+      if (!own && e - k > 1 && key !== '\u0000output') {
         push(key, k, e, false);
-      } else if (key === null && e - k >= OWN_RUN && e - k < seg.end - seg.start) {
-        push('(ops)', k, e, true);
+      } else if (own && e - k >= OWN_RUN && e - k < seg.end - seg.start) {
+        push(`(ops)${key ?? ''}`, k, e, true);
       } else {
         for (let j = k; j < e; j++) {
           items.push({ kind: 'node', node: this.order[j] });
@@ -185,15 +199,49 @@ export class GraphModel {
     return items;
   }
 
-  /** The child module of a scope at ``depth`` that position ``k`` runs in; null for the
-   * scope's own ops; the output node is its own key (never inside a box). */
+  /** The child module of a scope at ``depth`` that position ``k`` runs in, marked (BACK)
+   * in a joint graph's backward; null for the scope's own forward ops (BACK alone for its
+   * backward ones); the output node is its own key (never inside a box). */
   private keyAt(k: number, depth: number): string | null {
     const i = this.order[k];
     if (this.p.nodes[i].o === 'output') {
       return '\u0000output';
     }
     const parts = this.parts[i];
-    return parts.length > depth ? parts[depth] : null;
+    const mod = parts.length > depth ? parts[depth] : null;
+    return this.p.nodes[i].b ? `${mod ?? ''}${BACK}` : mod;
+  }
+
+  /** Whether node ``i`` is a node of a joint graph's backward. */
+  isBackward(i: number): boolean {
+    return !!this.p.nodes[i].b;
+  }
+
+  /** The backward nodes that differentiate forward node ``i`` (torch's seq_nr), in order. */
+  gradients(i: number): number[] {
+    if (!this.grads) {
+      this.grads = new Map();
+      for (const j of this.order) {
+        const f = this.p.nodes[j].f;
+        if (f !== undefined) {
+          this.grads.set(f, [...(this.grads.get(f) ?? []), j]);
+        }
+      }
+    }
+    return this.grads.get(i) ?? [];
+  }
+
+  /** Every module expanded: each node drawn on its own. */
+  expandAll(): void {
+    const walk = (seg: Segment) => {
+      for (const it of this.children(seg)) {
+        if (it.kind === 'seg') {
+          this.expanded.add(it.seg.id);
+          walk(it.seg);
+        }
+      }
+    };
+    walk(this.root);
   }
 
   /** Leaves, clusters and edges of what is shown now. */

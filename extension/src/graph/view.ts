@@ -6,10 +6,13 @@
 
 import dagre, { type NodeLabel, type Point } from '@dagrejs/dagre';
 import { select } from 'd3-selection';
-import { zoom, zoomIdentity, ZoomBehavior } from 'd3-zoom';
+import { zoom, zoomIdentity, zoomTransform, ZoomBehavior, ZoomTransform } from 'd3-zoom';
 
 import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
 import { clip, el, injectStyle, svg } from './dom';
+import { Group, LOD_SCALE, Labels } from './lod';
+import { Minimap } from './minimap';
+import { SavedEnd, portTitle, savedEdges } from './saved';
 
 export const FIRST_VIEW_LEAVES = 40; // what the first view shows at most, expanded greedily
 const CHAR_W = 6.6; // px per character of the 11 px monospace labels
@@ -53,6 +56,8 @@ export class GraphView {
   private selected: number | null = null;
   private fitted = false;
   private observer: ResizeObserver | null = null;
+  private labels = new Labels();
+  private mini: Minimap;
 
   constructor(host: HTMLElement, payload: Payload) {
     this.model = new GraphModel(payload);
@@ -83,13 +88,19 @@ export class GraphView {
       this.draw();
       this.fit();
     });
+    button('expand all', 'every module expanded: each node on its own', () => {
+      this.model.expandAll();
+      this.draw();
+      this.fit();
+    });
     this.status = el('span', 'pt2x-gv-status');
     bar.append(this.status);
     this.stage = el('div', 'pt2x-gv-stage');
     this.svgEl = svg('svg', { class: 'pt2x-gv-svg', width: '100%', height: '100%' });
     this.viewport = svg('g', { class: 'pt2x-gv-viewport' });
     this.svgEl.append(this.viewport);
-    this.stage.append(this.svgEl);
+    this.mini = new Minimap((x, y) => this.centerAt(x, y));
+    this.stage.append(this.svgEl, this.mini.el);
     this.info = el('div', 'pt2x-gv-info');
     this.info.append(el('div', 'pt2x-gv-note', 'Click a node to see its row, a module box to expand it.'));
     const main = el('div', 'pt2x-gv-main');
@@ -102,6 +113,7 @@ export class GraphView {
       .on('zoom', e => {
         this.viewport.setAttribute('transform', e.transform.toString());
         this.root.dataset.scale = e.transform.k.toFixed(4);
+        this.zoomed(e.transform);
       });
     select(this.svgEl).call(this.zoomer).on('dblclick.zoom', null);
 
@@ -159,6 +171,7 @@ export class GraphView {
     for (const e of vis.edges) {
       g.setEdge(e.from, e.to, { weight: e.count });
     }
+    const saved = savedEdges(m, vis);
     dagre.layout(g);
     const gl = g.graph();
     this.size = { width: gl.width ?? 0, height: gl.height ?? 0 };
@@ -193,7 +206,7 @@ export class GraphView {
     const edges = svg('g', { class: 'pt2x-gv-edges' });
     for (const e of vis.edges) {
       const pts: Point[] = g.edge(e.from, e.to).points ?? [];
-      if (pts.length < 2) {
+      if (pts.length < 2 || saved.edges.has(`${e.from}>${e.to}`)) {
         continue;
       }
       const d = `M${pts.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L')}`;
@@ -226,7 +239,32 @@ export class GraphView {
     });
     marker.append(svg('path', { d: 'M0,0L10,5L0,10z', class: 'pt2x-gv-arrowhead' }));
     defs.append(marker);
-    this.viewport.replaceChildren(defs, clusters, edges, nodes);
+    const ports = svg('g', { class: 'pt2x-gv-ports' });
+    saved.sources.forEach(end => ports.append(this.drawPort(end, true)));
+    saved.targets.forEach(end => ports.append(this.drawPort(end, false)));
+    const groups: Group[] = [
+      ...vis.clusters.map(c => ({
+        ...g.node(`s${c.seg.id}`),
+        label: segLabel(c.seg),
+        cluster: true,
+        seg: c.seg
+      })),
+      ...vis.leaves.flatMap(l =>
+        l.item.kind === 'seg'
+          ? [{ ...g.node(l.id), label: segLabel(l.item.seg), cluster: false, seg: l.item.seg }]
+          : []
+      )
+    ].map(x => ({ ...x, label: clip(x.label), act: () => this.toggle(x.seg) }));
+    this.labels.set(groups);
+    this.mini.set(
+      this.size.width,
+      this.size.height,
+      vis.clusters.map(c => g.node(`s${c.seg.id}`)),
+      vis.leaves.map(l => g.node(l.id))
+    );
+    this.viewport.replaceChildren(defs, clusters, edges, nodes, ports, this.labels.layer);
+    this.root.dataset.saved = String(saved.sources.length);
+    this.zoomed(zoomTransform(this.svgEl));
     const boxes = vis.leaves.filter(l => l.item.kind === 'seg').length;
     this.status.textContent =
       `${m.p.nodes.length} nodes` +
@@ -298,6 +336,53 @@ export class GraphView {
     return g;
   }
 
+  /** A saved-tensor port: below a forward box (``source``) or above a backward one. */
+  private drawPort(end: SavedEnd, source: boolean): SVGGElement {
+    const n = this.placed.get(end.leaf) as Placed;
+    const tensors = new Set(end.pairs.map(([f, b]) => (source ? f : b))).size;
+    const g = svg('g', {
+      class: `pt2x-gv-port pt2x-gv-port-${source ? 'saved' : 'reads'}`,
+      'data-leaf': end.leaf,
+      'data-tensors': tensors,
+      'data-to': end.others.join(' ')
+    });
+    const y = source ? n.y + n.height / 2 : n.y - n.height / 2 - 8;
+    g.append(svg('rect', { x: n.x - 9, y, width: 18, height: 8, rx: 3 }));
+    const t = svg('text', { x: n.x, y: y + 7, 'text-anchor': 'middle' });
+    t.textContent = source ? '⤓' : '⤒';
+    const title = svg('title');
+    title.textContent = portTitle(this.model, end, source);
+    g.append(t, title);
+    g.addEventListener('click', ev => {
+      ev.stopPropagation();
+      const other = end.others[0];
+      const node = /^n(\d+)$/.exec(other);
+      if (node) {
+        this.jump(Number(node[1]));
+      } else {
+        this.center(other);
+      }
+    });
+    return g;
+  }
+
+  /** After a zoom or pan, and after each drawing: the level of detail, the minimap. */
+  private zoomed(t: ZoomTransform): void {
+    const far = t.k < LOD_SCALE;
+    this.root.classList.toggle('pt2x-gv-far', far);
+    this.labels.place(t.x, t.y, t.k, far);
+    const r = this.stage.getBoundingClientRect();
+    this.mini.show(t.x, t.y, t.k, r.width, r.height);
+  }
+
+  /** Centre the point (x, y) of the layout, at the current scale. */
+  centerAt(x: number, y: number): void {
+    const k = this.scale();
+    const r = this.stage.getBoundingClientRect();
+    const t = zoomIdentity.translate(r.width / 2 - x * k, r.height / 2 - y * k).scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
+  }
+
   /** Expand a collapsed module box, or collapse an expanded one, keeping it in view. */
   toggle(seg: Segment): void {
     const id = `s${seg.id}`;
@@ -340,18 +425,46 @@ export class GraphView {
       ['kernel', m.kernel(i) ?? ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
-    this.showRows(rows);
+    this.showRows([...rows, ...this.gradRows(i)]);
     this.mark(i);
   }
 
-  private showRows(rows: [string, string][]): void {
+  /** A joint graph node's side, seq_nr and links: from a backward node to the forward node
+   * it differentiates, from a forward node to its backward nodes (torch's seq_nr). */
+  private gradRows(i: number): [string, string | HTMLElement][] {
+    const m = this.model;
+    const r = m.p.nodes[i];
+    const link = (j: number) => {
+      const b = el('button', 'pt2x-gv-link', m.p.nodes[j].n);
+      b.type = 'button';
+      b.dataset.node = m.p.nodes[j].n;
+      b.addEventListener('click', () => this.jump(j));
+      return b;
+    };
+    const links = (js: number[]) => {
+      const span = el('span');
+      js.slice(0, 30).forEach((j, k) => span.append(...(k ? [', '] : []), link(j)));
+      return span;
+    };
+    const grads = m.gradients(i);
+    return [
+      ['seq_nr', r.q === undefined ? '' : String(r.q)],
+      ['side', r.b ? 'backward' : r.q !== undefined || grads.length ? 'forward' : ''],
+      ['gradient of', r.f === undefined ? '' : link(r.f)],
+      ['backward nodes', grads.length ? links(grads) : '']
+    ];
+  }
+
+  private showRows(rows: [string, string | HTMLElement][]): void {
     const table = el('table', 'pt2x-gv-row');
     for (const [k, v] of rows) {
       if (!v) {
         continue;
       }
       const tr = el('tr');
-      tr.append(el('th', undefined, k), el('td', undefined, v));
+      const td = el('td');
+      td.append(v);
+      tr.append(el('th', undefined, k), td);
       table.append(tr);
     }
     this.info.replaceChildren(table);
