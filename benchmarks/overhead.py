@@ -208,36 +208,46 @@ def spawn(model: str, arm: str, device: str, timeout: float = 900) -> dict:
     raise RuntimeError(f"child {model} {arm} exited {proc.returncode} without a result:\n{tail}")
 
 
-def measure(model: str, arms: list[str], rounds: int, device: str) -> dict:
+def measure(model: str, arms: list[str], rounds: int, device: str, once: frozenset = frozenset()) -> dict:
+    """``rounds`` rounds of every arm, those in ``once`` in the first round only."""
     runs: list[dict[str, dict]] = []
     for r in range(rounds):
         k = r % len(arms)
-        order = arms[k:] + arms[:k]
+        order = [a for a in arms[k:] + arms[:k] if r == 0 or a not in once]
         got = {}
         for arm in order:
             res = got[arm] = spawn(model, arm, device)
+            extra = ""
+            if "report_wall_s" in res:
+                extra = (
+                    f"  report {res['report_wall_s']:.2f}s  write {res['write_wall_s']:.2f}s"
+                    f"  json {res['json_bytes'] / 1e6:.2f} MB"
+                )
+            if "trace_bytes" in res:
+                extra = f"  trace {res['trace_bytes'] / 1e6:.2f} MB"
             log(
-                f"[{model}] round {r + 1}/{rounds} {arm:<8} cpu {res['cpu_s']:6.2f}s  wall {res['wall_s']:6.2f}s"
+                f"[{model}] round {r + 1}/{rounds} {arm:<8} cpu {res['cpu_s']:6.2f}s  wall {res['wall_s']:6.2f}s{extra}"
             )
         runs.append(got)
     summary = {}
     for arm in arms:
-        cpu = [g[arm]["cpu_s"] for g in runs]
-        wall = [g[arm]["wall_s"] for g in runs]
+        runs_of = [g for g in runs if arm in g]
+        cpu = [g[arm]["cpu_s"] for g in runs_of]
+        wall = [g[arm]["wall_s"] for g in runs_of]
         row = {
             "cpu_s": cpu,
             "wall_s": wall,
-            "cpu_ratio": statistics.median(g[arm]["cpu_s"] / g["plain"]["cpu_s"] for g in runs),
-            "wall_ratio": statistics.median(g[arm]["wall_s"] / g["plain"]["wall_s"] for g in runs),
+            "cpu_ratio": statistics.median(g[arm]["cpu_s"] / g["plain"]["cpu_s"] for g in runs_of),
+            "wall_ratio": statistics.median(g[arm]["wall_s"] / g["plain"]["wall_s"] for g in runs_of),
         }
         if "report_cpu_s" in runs[0][arm]:
-            row["report_cpu_s"] = statistics.median(g[arm]["report_cpu_s"] for g in runs)
-            row["write_cpu_s"] = statistics.median(g[arm]["write_cpu_s"] for g in runs)
+            row["report_cpu_s"] = statistics.median(g[arm]["report_cpu_s"] for g in runs_of)
+            row["write_cpu_s"] = statistics.median(g[arm]["write_cpu_s"] for g in runs_of)
             # the user's total: the compile under the recording, then the report built and written
-            row["total_ratio"] = statistics.median(_total(g[arm]) / g["plain"]["wall_s"] for g in runs)
-            row["json_mb"] = statistics.median(g[arm]["json_bytes"] for g in runs) / 1e6
+            row["total_ratio"] = statistics.median(_total(g[arm]) / g["plain"]["wall_s"] for g in runs_of)
+            row["json_mb"] = statistics.median(g[arm]["json_bytes"] for g in runs_of) / 1e6
         if "trace_bytes" in runs[0][arm]:
-            row["trace_mb"] = statistics.median(g[arm]["trace_bytes"] for g in runs) / 1e6
+            row["trace_mb"] = statistics.median(g[arm]["trace_bytes"] for g in runs_of) / 1e6
         summary[arm] = row
     first = runs[0]
     return {"model": model, "device": device, "rounds": runs, "summary": summary, "meta": first["plain"]}
@@ -298,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--device", choices=("auto", "cuda", "cpu"), default="auto", help="auto: cuda when available"
     )
+    p.add_argument(
+        "--once", default="", help="comma list of arms run in the first round only (e.g. trace, for its size)"
+    )
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
     a = p.parse_args(argv)
     models = [m for m in a.models.split(",") if m]
@@ -312,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
-    results = [measure(m, arms, a.rounds, device) for m in models]
+    once = frozenset(x for x in a.once.split(",") if x)
+    results = [measure(m, arms, a.rounds, device, once) for m in models]
     meta = results[0]["meta"]
     print(
         f"\ntorch {meta['torch']}, {meta['gpu'] or 'CPU'}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
