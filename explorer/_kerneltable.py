@@ -55,7 +55,7 @@ def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = Non
     columns = ("role", "kernel", "language", "lines", "nodes fused", "from") + (
         ("ms per call",) if times else ()
     )
-    return Table(f"kernels ({len(kernels)}, the largest {by} first)", columns, rows)
+    return Table(f"kernels ({len(kernels)}, the largest {by} first)", columns, rows, kinds=("", "kernel"))
 
 
 def extern_table(c: Compile) -> Table | None:

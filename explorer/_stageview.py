@@ -143,6 +143,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
                     "kernels and the graph nodes fused into them",
                     ("role", "kernel", "nodes", "colour"),
                     tuple(rows),
+                    kinds=("", "code", "nodes", "colour"),
                 )
             )
         for role, colors in by_role.items():

@@ -162,6 +162,10 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    # what each column holds, for the HTML lowering (text shows the cell as it is): "" plain,
+    # "colour" a swatch, "nodes" graph nodes ("a, b") that select themselves in the fuse graph,
+    # "kernel" a kernel that selects its nodes there, "code" a kernel that shows its row in codegen
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 
 import dagre, { type NodeLabel, type Point } from '@dagrejs/dagre';
 import { select } from 'd3-selection';
+import { register } from './links';
 import { zoom, zoomIdentity, ZoomBehavior } from 'd3-zoom';
 
 import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
@@ -96,6 +97,7 @@ export class GraphView {
     main.append(this.stage, this.info);
     this.root.append(bar, main);
     host.replaceChildren(this.root);
+    register(this.root, this);
 
     this.zoomer = zoom<SVGSVGElement, unknown>()
       .scaleExtent([0.02, 4])
@@ -321,7 +323,8 @@ export class GraphView {
     this.showRows(rows);
   }
 
-  /** Show node ``i``'s row beside the graph and mark it. */
+  /** Show node ``i``'s row beside the graph and mark it: its kernel links to its row in
+   * codegen; the nodes and kernels its source line made link to themselves (links.ts). */
   select(i: number): void {
     const m = this.model;
     const r = m.p.nodes[i];
@@ -329,7 +332,8 @@ export class GraphView {
     const src = m.source(i);
     const mod = m.module(i);
     const args = (r.a ?? []).map(a => m.p.nodes[a].n);
-    const rows: [string, string][] = [
+    const kernel = m.kernel(i);
+    const rows: [string, string | Node][] = [
       ['name', r.n],
       ['op', r.o],
       ['target', r.t],
@@ -337,21 +341,100 @@ export class GraphView {
       ['source', src ? src[0] : ''],
       ['code', src ? src[1] : ''],
       ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
-      ['kernel', m.kernel(i) ?? ''],
+      ['kernel', kernel ? link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen') : ''],
+      ['from this line', r.s !== undefined ? this.lineLinks(r.s) : ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
     this.showRows(rows);
     this.mark(i);
   }
 
-  private showRows(rows: [string, string][]): void {
+  /** The nodes of source line ``s`` and the kernels they were fused into, as links. */
+  private lineLinks(s: number): Node {
+    const m = this.model;
+    const same = m.p.nodes
+      .map((_, j) => j)
+      .filter(j => m.p.nodes[j].s === s && m.p.nodes[j].o !== 'placeholder');
+    const kernels = [...new Set(same.map(j => m.kernel(j)).filter((k): k is string => k !== null))];
+    const span = el('span', 'pt2x-gv-line');
+    span.append(`${same.length} node${same.length === 1 ? '' : 's'}: `);
+    same.slice(0, 30).forEach((j, n) => {
+      span.append(
+        n ? ', ' : '',
+        link('pt2x-node-link', m.p.nodes[j].n, { node: m.p.nodes[j].n }, 'select it')
+      );
+    });
+    if (same.length > 30) {
+      span.append(' …');
+    }
+    if (kernels.length) {
+      span.append(`; ${kernels.length} kernel${kernels.length === 1 ? '' : 's'}: `);
+      kernels.forEach((k, n) =>
+        span.append(n ? ', ' : '', link('pt2x-kernel-link', k, { kernel: k }, 'its nodes'))
+      );
+    }
+    return span;
+  }
+
+  /** Whether this graph has node ``name`` (fused into ``kernel``, when given). */
+  hasNode(name: string, kernel?: string): boolean {
+    const i = this.model.p.nodes.findIndex(r => r.n === name);
+    return i >= 0 && (kernel === undefined || this.model.kernel(i) === kernel);
+  }
+
+  hasKernel(kernel: string): boolean {
+    return this.model.p.kernels?.includes(kernel) ?? false;
+  }
+
+  /** Select node ``name``: shown (its modules expanded), centred, its row beside. */
+  selectNamed(name: string): boolean {
+    const i = this.model.p.nodes.findIndex(r => r.n === name);
+    if (i >= 0) {
+      this.jump(i);
+    }
+    return i >= 0;
+  }
+
+  /** Select the nodes fused into ``kernel``: the first centred, all marked, the kernel's row
+   * beside (its nodes, its source lines, a link to its code). */
+  selectKernel(kernel: string): boolean {
+    const m = this.model;
+    const mine = m.p.nodes.map((_, j) => j).filter(j => m.kernel(j) === kernel);
+    if (!mine.length) {
+      return false;
+    }
+    this.jump(mine[0]);
+    this.hits = mine;
+    this.hit = 0;
+    this.markHits();
+    const nodes = el('span');
+    mine.forEach((j, n) =>
+      nodes.append(
+        n ? ', ' : '',
+        link('pt2x-node-link', m.p.nodes[j].n, { node: m.p.nodes[j].n }, 'select it')
+      )
+    );
+    const lines = [...new Set(mine.map(j => m.source(j)?.[0]).filter((x): x is string => !!x))];
+    this.showRows([
+      ['kernel', link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen')],
+      ['nodes', nodes],
+      ['count', String(mine.length)],
+      ['source lines', lines.join(', ')]
+    ]);
+    this.root.dataset.kernel = kernel;
+    return true;
+  }
+
+  private showRows(rows: [string, string | Node][]): void {
     const table = el('table', 'pt2x-gv-row');
     for (const [k, v] of rows) {
       if (!v) {
         continue;
       }
       const tr = el('tr');
-      tr.append(el('th', undefined, k), el('td', undefined, v));
+      const td = el('td');
+      td.append(v);
+      tr.append(el('th', undefined, k), td);
       table.append(tr);
     }
     this.info.replaceChildren(table);
@@ -455,6 +538,16 @@ export class GraphView {
   placedOf(id: string): Placed | undefined {
     return this.placed.get(id);
   }
+}
+
+/** A link the document's listener follows (links.ts). */
+function link(cls: string, text: string, data: Record<string, string>, title: string): HTMLAnchorElement {
+  const a = el('a', cls, text);
+  for (const [k, v] of Object.entries(data)) {
+    a.dataset[k] = v;
+  }
+  a.title = title;
+  return a;
 }
 
 export { itemId };
