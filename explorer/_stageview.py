@@ -8,6 +8,7 @@ import json
 
 from compiler import STAGES, Compile, Graph, Report
 
+from ._censuspairs import census_pairs, read_post_to_pre
 from ._exportview import export_run_blocks
 from ._guardview import guard_tables
 from ._kerneltable import extern_table, kernels_table
@@ -46,7 +47,7 @@ def _meta(n) -> str:
 def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
     rows = [(op, str(k), "") for op, k in before.items()] + [(op, "", str(k)) for op, k in after.items()]
     return Table(
-        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        "op totals: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
         ("op", "before", "after"),
         tuple(rows),
     )
@@ -108,6 +109,8 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
             )
         blocks += _texts(("forward metadata (AOTAutograd's ViewAndMutationMeta)", st.fw_metadata))
     elif stage == "decompose":
+        pairs = census_pairs(c, read_post_to_pre(c))
+        blocks += [pairs] if pairs else []
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
