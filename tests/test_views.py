@@ -804,11 +804,22 @@ def test_inductor_stage_views_as_text_gpu_recording():
         "fx_graph_runnable: the graph Inductor got, as a script (123 lines)",
     ]
     decompose = headings(explorer.text(r, "decompose", compile="0/0"))
-    assert decompose[:3] == [
+    assert [ln.split("  ")[0] for ln in decompose[:3]] == [
         "[0/0] forward — ok · decompose",
-        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
-        "op                                  before  after",
+        "op census: each torch-level op of Dynamo's graph → the core ATen ops it became",
+        "role",
     ]
+    # each torch-level op paired with what it became, the forward by Inductor's provenance
+    # (LayerNorm's decomposition), the backward by the source line torch stamps on its nodes
+    assert [ln.split("  ")[0] for ln in decompose[3:8]] == ["forward"] * 5
+    assert [c.strip() for c in decompose[3].split("  ") if c.strip()] == [
+        "forward",
+        "layer_norm 1",
+        "add 2, getitem 2, mul 2, rsqrt 1, sub 1, var_mean 1",
+        "provenance",
+    ]
+    assert [c.strip() for c in decompose[8].split("  ") if c.strip()][::3] == ["backward", "source line"]
+    assert decompose[9] == "op totals: Dynamo graph (torch level) vs post-grad graphs (core ATen)"
     assert decompose[-8:] == [
         "post-grad graph (forward): 23 nodes, 33 edges",
         "post-grad (forward, code) (24 lines)",
