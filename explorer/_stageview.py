@@ -25,6 +25,10 @@ KERNEL_COLORS = (
 )  # fmt: skip
 
 
+NO_BACKWARD = (
+    "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+    " call ran under torch.no_grad / inference_mode)"
+)
 TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
 
 
@@ -108,6 +112,8 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
                 Table(f"saved for backward ({_bytes(total)})", ("tensor", "dtype", "shape", "bytes"), rows)
             )
         blocks += _texts(("forward metadata (AOTAutograd's ViewAndMutationMeta)", st.fw_metadata))
+        if st.inference is not None and st.backward is None and st.joint is None:
+            return StageView(stage, tuple(blocks), note=NO_BACKWARD)
     elif stage == "decompose":
         pairs = census_pairs(c, read_post_to_pre(c))
         blocks += [pairs] if pairs else []

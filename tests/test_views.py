@@ -639,6 +639,8 @@ def test_stage_views_as_text_against_torchs_trace():
     ]
     assert explorer.text(rec.report, "autograd") == (  # default: the compile with the most kernels
         "[0/0] _stage_model — ok · autograd\n\n"
+        "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+        " call ran under torch.no_grad / inference_mode)\n\n"
         "inference graph: 3 nodes, 3 edges\n\n"
         + _indented("inference graph (code)", inference)
         + "\n"
