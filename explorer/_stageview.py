@@ -4,6 +4,7 @@ tables and code each of the five stages shows; and the compile's own facts besid
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from compiler import STAGES, Compile, Graph, Report
@@ -11,7 +12,7 @@ from compiler import STAGES, Compile, Graph, Report
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._exportview import export_run_blocks
 from ._guardview import guard_tables
-from ._kerneltable import extern_table, kernels_table
+from ._kerneltable import costliest, extern_table, kernels_table
 from ._kernelview import kernel_blocks
 from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
@@ -58,6 +59,23 @@ def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
 
 
 def stage_view(report: Report, c: Compile, stage: str) -> StageView:
+    """The stage's view; each of its graphs opens on the compile's most expensive kernel."""
+    sv = _stage_view(report, c, stage)
+    if not report.kernels_of(c.id) or not any(isinstance(b, GraphBlock) for b in sv.blocks):
+        return sv
+    return dataclasses.replace(sv, blocks=tuple(_focused(report, c, b) for b in sv.blocks))
+
+
+def _focused(report: Report, c: Compile, b: Block) -> Block:
+    if not isinstance(b, GraphBlock):
+        return b
+    role = next((r for r in ("backward", "inference", "forward") if r in b.title), None)
+    role = "forward" if b.title.startswith("Dynamo") else role  # the joint graph: either
+    focus, why = costliest(report, c, b.graph, role)
+    return dataclasses.replace(b, focus=focus, focus_why=why)
+
+
+def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
     st = getattr(c.stages, stage)
     if st is None:
         why = "did not run"

@@ -184,6 +184,9 @@ class GraphBlock:
     # later graph's nodes of that line were before decomposition (the search's op:)
     origins: dict[str, str] = field(default_factory=dict)
     kernels: dict[str, str] = field(default_factory=dict)  # node -> the kernel it was fused into
+    # where the view opens: the nodes of the compile's most expensive kernel, and why
+    focus: tuple[str, ...] = ()
+    focus_why: str = ""
 
 
 Block = Table | CodeBlock | GraphBlock

@@ -245,6 +245,24 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         autograd.locator(".pt2x-graph").first.scroll_into_view_if_needed()
         view = autograd.locator(".pt2x-gv").first
         view.locator(".pt2x-gv-box").first.wait_for()
+        # it opens on the compile's largest kernel whose nodes it shows (the first such row of
+        # the codegen table), its nodes marked, closer than "fit" would
+        rows = re.findall(
+            r"^(forward|backward) +(\w+) +cpp +(\d+)", explorer.text(report, "codegen", compile=busiest), re.M
+        )
+        nodes = {k.name: k.nodes for k in report.kernels_of(busiest)}
+        names = {n.name for n in joint.nodes}
+        role, largest, lines = next(r for r in rows if set(nodes[r[1]]) & names)
+        expect(view).to_have_attribute(
+            "data-focus", f"{largest}: the largest kernel shown here ({lines} lines)"
+        )
+        marked = view.locator(".pt2x-gv-hit").evaluate_all("els => els.map(e => e.dataset.name)")
+        assert role == "forward" and marked and set(marked) <= set(nodes[largest]), (marked, nodes[largest])
+        focused = float(view.get_attribute("data-scale"))
+        view.screenshot(path=str(ARTIFACTS / "test_report_page-opens-on-kernel.png"))
+        view.get_by_role("button", name="fit", exact=True).click()
+        expect(view).not_to_have_attribute("data-scale", f"{focused:.4f}")
+        assert float(view.get_attribute("data-scale")) < focused / 2
         search, hits, info = (view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info"))
         search.fill("op:addmm")
         expect(hits).to_have_text(f"1 of {len(addmm)}")

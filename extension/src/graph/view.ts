@@ -130,7 +130,9 @@ export class GraphView {
     const r = this.stage.getBoundingClientRect();
     if (r.width > 0 && r.height > 0 && !this.fitted) {
       this.fitted = true;
-      this.fit();
+      if (!this.focusRegion()) {
+        this.fit();
+      }
     }
   }
 
@@ -514,6 +516,37 @@ export class GraphView {
     }
     const t = zoomIdentity.translate(r.width / 2 - p.x * k, r.height / 2 - p.y * k).scale(k);
     select(this.svgEl).call(this.zoomer.transform, t);
+  }
+
+  /** Open on the payload's focus (the compile's most expensive kernel's nodes): shown,
+   * marked, zoomed to fit them (at most 1.5), the status saying why; false without one. */
+  focusRegion(): boolean {
+    const m = this.model;
+    const focus = (m.p.focus ?? []).filter(i => i >= 0 && i < m.p.nodes.length);
+    const r = this.stage.getBoundingClientRect();
+    if (!focus.length || !r.width) {
+      return false;
+    }
+    focus.forEach(i => m.reveal(i));
+    this.draw();
+    const boxes = focus.map(i => this.placed.get(nodeId(i))).filter((p): p is Placed => !!p);
+    if (!boxes.length) {
+      return false;
+    }
+    const x0 = Math.min(...boxes.map(p => p.x - p.width / 2));
+    const x1 = Math.max(...boxes.map(p => p.x + p.width / 2));
+    const y0 = Math.min(...boxes.map(p => p.y - p.height / 2));
+    const y1 = Math.max(...boxes.map(p => p.y + p.height / 2));
+    const k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    const t = zoomIdentity
+      .translate(r.width / 2 - ((x0 + x1) / 2) * k, r.height / 2 - ((y0 + y1) / 2) * k)
+      .scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
+    this.hits = focus;
+    this.markHits();
+    this.root.dataset.focus = m.p.focusWhy ?? '';
+    this.status.textContent += ` · opened on ${m.p.focusWhy ?? 'the most expensive kernel'} (fit: the whole graph)`;
+    return true;
   }
 
   /** The whole graph in the box (``width``: as wide as the box, from its top). */
