@@ -416,6 +416,14 @@ def test_report_in_jupyterlab_opens_on_what_matters_with_the_pages_numbers(lab, 
         )
         expect(kernels.locator("tbody tr td:nth-child(2)")).to_have_text(rows)
         s.shot("kernels", widget)
+        # a kernel selects its nodes in the fuse tab's graph, whose panel leads back to codegen
+        largest = next(k for k in report.kernels_of(busiest) if k.name in rows and k.nodes)
+        kernels.locator(f'a.pt2x-kernel-link[data-kernel="{largest.name}"]').click()
+        view = widget.locator(f'.pt2x-gv[data-kernel="{largest.name}"]')
+        expect(view.locator(".pt2x-gv-info tr", has_text="count")).to_have_text(f"count{len(largest.nodes)}")
+        s.shot("kernel-nodes", widget)
+        view.locator(".pt2x-gv-info a.pt2x-code-link").click()
+        expect(widget.locator("tr.pt2x-flash")).to_have_attribute("data-kernel", largest.name)
         _tab(page, "Compile time").click()
         expect(widget.locator("h4", has_text=f"[{busiest}] ")).to_contain_text(f"compile time {said}")
         expect(widget.locator(".pt2x-ph", has_text="(bytecode_tracing)").first).to_contain_text(
@@ -442,6 +450,13 @@ def test_cell_stacks_read_as_ipython_says_them(lab, request):
         stack = brk.locator(".stack").inner_text()
         cells = [int(n) for n in re.findall(r"In\[(\d+)\]", stack)]
         assert cells[0] == cells[1] + 1, stack  # the %%compile cell ran right after f's
+        # the graph before the break is f's (the function that broke), not the cell's
+        _explorer(page).get_by_role("button", name=re.compile(r"^graph before ")).click()
+        chosen = _explorer(page).locator(".widget-dropdown select option:checked").first
+        expect(chosen).not_to_have_text(re.compile(r"__pt2_cell__"))
+        expect(chosen).to_have_text(
+            re.compile(r"^\[\d+/\d+\]\s+f\s+\W+\s+ok$")
+        )  # ipywidgets writes no-break spaces
         s.shot("break", _explorer(page))
         assert not s.errors, s.errors
 
