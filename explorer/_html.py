@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -67,7 +68,7 @@ CSS = """
 .pt2x .why{white-space:pre-wrap}
 .pt2x a.cid{cursor:pointer}
 .pt2x .pt2x-swatch{display:inline-block;width:14px;height:14px;border:1px solid #8c959f;vertical-align:middle}
-.pt2x a.pt2x-node-link,.pt2x a.pt2x-kernel-link,.pt2x a.pt2x-code-link{cursor:pointer;color:#0969da}
+.pt2x a.pt2x-node-link,.pt2x a.pt2x-kernel-link,.pt2x a.pt2x-code-link,.pt2x a.pt2x-line-link{cursor:pointer;color:#0969da}
 .pt2x tr.pt2x-flash{background:#fff8c5}
 .pt2x .stack{font-size:12px}.pt2x .stack .lib{color:#8c959f}.pt2x .stack .yours{font-weight:700}
 .pt2x .gb{color:#57606a;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
@@ -130,6 +131,15 @@ def _cell_html(value: str, kind: str, kernel: str | None) -> str:
         return f"<td>{', '.join(links)}</td>"
     if kind == "kernel" and value:
         return f'<td><a class="pt2x-kernel-link" data-kernel="{esc(value)}" title="its nodes in the fuse graph">{esc(value)}</a></td>'
+    if kind == "lines" and value:  # "a.py:3, Cell In[2], line 8, … (5 lines)"
+        data = f' data-kernel="{esc(kernel)}"' if kernel else ""
+        links = (
+            esc(p)
+            if p.startswith("…")
+            else f'<a class="pt2x-line-link" data-line="{esc(p)}"{data} title="the nodes it made, in the graph">{esc(p)}</a>'
+            for p in re.split(r", (?!line \d)", value)
+        )
+        return f"<td>{', '.join(links)}</td>"
     if kind == "code" and value:
         return f'<td><a class="pt2x-code-link" data-kernel="{esc(value)}" title="its row and source in codegen">{esc(value)}</a></td>'
     return f"<td>{esc(value)}</td>"

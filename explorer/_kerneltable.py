@@ -103,7 +103,12 @@ def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = Non
     columns = ("role", "kernel", "language", "lines", "nodes fused", "from") + (
         ("ms per call",) if times else ()
     )
-    return Table(f"kernels ({len(kernels)}, the largest {by} first)", columns, rows, kinds=("", "kernel"))
+    return Table(
+        f"kernels ({len(kernels)}, the largest {by} first)",
+        columns,
+        rows,
+        kinds=("", "kernel", "", "", "", "lines"),
+    )
 
 
 def extern_table(c: Compile) -> Table | None:

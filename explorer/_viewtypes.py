@@ -164,7 +164,8 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     # what each column holds, for the HTML lowering (text shows the cell as it is): "" plain,
     # "colour" a swatch, "nodes" graph nodes ("a, b") that select themselves in the fuse graph,
-    # "kernel" a kernel that selects its nodes there, "code" a kernel that shows its row in codegen
+    # "kernel" a kernel that selects its nodes there, "code" a kernel that shows its row in codegen,
+    # "lines" source lines ("a.py:3, b.py:9") that select the nodes each made
     kinds: tuple[str, ...] = ()
 
 

@@ -36,6 +36,7 @@ from _torch_trace import read_log
 
 import compiler
 import explorer
+from explorer._summary import where_source
 from explorer._view import build_view
 
 TESTS = Path(__file__).resolve().parent
@@ -331,7 +332,20 @@ def _links_between_nodes_kernels_and_lines(page, fuse, report, json_path, busies
     code = page.locator(f".pt2x-compile[data-id='{busiest}'] tr.pt2x-flash")
     expect(code).to_have_attribute("data-kernel", kernel)
     expect(code).to_be_in_viewport()
+    source = page.locator(
+        f".pt2x-compile[data-id='{busiest}'] details[open] > summary", has_text=f" kernel {kernel} ("
+    )
+    expect(source).to_have_count(1)  # and its source, opened
     page.screenshot(path=str(ARTIFACTS / "test_report_page-kernel-row.png"))
+    first = code.locator("a.pt2x-line-link").first  # a source line it came from: its nodes
+    where = first.get_attribute("data-line")
+    made = [
+        n.name for n in line.nodes if n.source and where_source(n.source) == where and n.op != "placeholder"
+    ]
+    first.click()
+    expect(fuse.locator(f'.pt2x-gv[data-line="{where}"] .pt2x-gv-info tr', has_text="made")).to_contain_text(
+        f"{len(made)} node{'s' if len(made) > 1 else ''}: {', '.join(made)}"
+    )
     code.locator("a.pt2x-kernel-link").click()  # and back: the kernel's nodes in the graph
     view = fuse.locator(f'.pt2x-gv[data-kernel="{kernel}"]')
     expect(view.locator(".pt2x-gv-info tr", has_text="count")).to_have_text(f"count{len(fused)}")

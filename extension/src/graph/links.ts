@@ -5,7 +5,8 @@
  * every link):
  * - ``a.pt2x-node-link[data-node][data-kernel]``: select that node in the graph that fused it;
  * - ``a.pt2x-kernel-link[data-kernel]``: select the kernel's nodes in the fuse graph;
- * - ``a.pt2x-code-link[data-kernel]``: show the kernel's row (and source) in codegen.
+ * - ``a.pt2x-code-link[data-kernel]``: show the kernel's row (and source) in codegen;
+ * - ``a.pt2x-line-link[data-line]``: select the nodes a source line made (``file.py:12``).
  * The stage holding the target is opened first: its ``<details>`` on the page, its tab in the
  * notebook (stages there are built when first shown, graphs mounted when first visible, so the
  * target is waited for).
@@ -30,7 +31,7 @@ export function register(root: Element, view: GraphView): void {
   installLinks(root.ownerDocument);
 }
 
-const LINKS = 'a.pt2x-node-link, a.pt2x-kernel-link, a.pt2x-code-link';
+const LINKS = 'a.pt2x-node-link, a.pt2x-kernel-link, a.pt2x-code-link, a.pt2x-line-link';
 const WAIT_MS = 4000;
 
 export function installLinks(doc: Document): void {
@@ -64,18 +65,29 @@ function follow(a: HTMLElement): void {
         row.closest('details')?.setAttribute('open', '');
         row.scrollIntoView({ block: 'center' });
         row.classList.add('pt2x-flash');
+        // and its source, further down: the block titled "<role> kernel <name> (<language>)"
+        for (const s of Array.from(scope.querySelectorAll('details > summary'))) {
+          if (s.textContent?.includes(` kernel ${kernel} (`)) {
+            (s.parentElement as HTMLDetailsElement).open = true;
+          }
+        }
         setTimeout(() => row.classList.remove('pt2x-flash'), 2500);
       }
     );
     return;
   }
   const node = a.dataset.node;
+  const line = a.dataset.line;
   const own = a.closest('.pt2x-gv');
   const wanted = (v: GraphView) =>
-    node !== undefined ? v.hasNode(node, kernel || undefined) : v.hasKernel(kernel);
+    line !== undefined
+      ? v.hasLine(line, kernel || undefined)
+      : node !== undefined
+        ? v.hasNode(node, kernel || undefined)
+        : v.hasKernel(kernel);
   const ownView = own ? registry().views.get(own) : undefined;
   if (ownView && wanted(ownView)) {
-    act(ownView, node, kernel);
+    act(ownView, node, kernel, line);
     return;
   }
   openStage(scope, 'fuse');
@@ -83,13 +95,15 @@ function follow(a: HTMLElement): void {
     () => graphIn(scope, wanted),
     v => {
       v.root.scrollIntoView({ block: 'center' });
-      act(v, node, kernel);
+      act(v, node, kernel, line);
     }
   );
 }
 
-function act(v: GraphView, node: string | undefined, kernel: string): void {
-  if (node !== undefined) {
+function act(v: GraphView, node: string | undefined, kernel: string, line?: string): void {
+  if (line !== undefined) {
+    v.selectLine(line);
+  } else if (node !== undefined) {
     v.selectNamed(node);
   } else {
     v.selectKernel(kernel);

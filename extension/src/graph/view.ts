@@ -384,6 +384,44 @@ export class GraphView {
     return i >= 0 && (kernel === undefined || this.model.kernel(i) === kernel);
   }
 
+  /** The nodes source line ``where`` made (``file.py:12``; fused into ``kernel``, when given). */
+  private ofLine(where: string, kernel?: string): number[] {
+    const m = this.model;
+    return m.p.nodes
+      .map((_, j) => j)
+      .filter(
+        j =>
+          m.p.nodes[j].o !== 'placeholder' &&
+          m.source(j)?.[0] === where &&
+          (kernel === undefined || m.kernel(j) === kernel)
+      );
+  }
+
+  hasLine(where: string, kernel?: string): boolean {
+    return this.ofLine(where, kernel).length > 0;
+  }
+
+  /** Select the nodes source line ``where`` made: the first centred, all marked, the line's
+   * row beside (its code, its nodes and the kernels they were fused into). */
+  selectLine(where: string): boolean {
+    const mine = this.ofLine(where);
+    if (!mine.length) {
+      return false;
+    }
+    const src = this.model.source(mine[0]);
+    this.jump(mine[0]);
+    this.hits = mine;
+    this.hit = 0;
+    this.markHits();
+    this.showRows([
+      ['source', where],
+      ['code', src ? src[1] : ''],
+      ['made', this.lineLinks(this.model.p.nodes[mine[0]].s ?? -1)]
+    ]);
+    this.root.dataset.line = where;
+    return true;
+  }
+
   hasKernel(kernel: string): boolean {
     return this.model.p.kernels?.includes(kernel) ?? false;
   }
