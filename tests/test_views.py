@@ -513,7 +513,11 @@ def test_a_frame_that_captured_nothing_says_so_for_every_later_stage():
     nothing = "Dynamo captured no operations in this frame: nothing to compile"
     aot = "not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)"
     eager = "not run by this backend (Inductor runs autograd→codegen)"
-    assert notes == {"0/0": [None, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
+    inference = (  # beside its inference graph, why the autograd stage has no backward
+        "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+        " call ran under torch.no_grad / inference_mode)"
+    )
+    assert notes == {"0/0": [inference, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
 
 
 # ---- the README's Hugging Face walkthrough runs and prints what the README shows ----------
