@@ -79,6 +79,7 @@ def graph_payload(
     colors: dict[str, str] | None = None,
     origins: dict[str, str] | None = None,
     kernels: dict[str, str] | None = None,
+    focus: tuple[tuple[str, ...], str] = ((), ""),
 ) -> dict:
     """The JSON-ready payload of ``graph`` (see the module's docstring)."""
     nodes = graph.nodes
@@ -130,6 +131,8 @@ def graph_payload(
         "srcs": [list(k) + ([origins[src_of[k]]] if origins.get(src_of[k]) else []) for k in srcs],
         "nodes": out,
         **({"kernels": list(knames)} if knames else {}),
+        # where the view opens (the compile's most expensive kernel's nodes) and why
+        **({"focus": [index[n] for n in focus[0] if n in index], "focusWhy": focus[1]} if focus[0] else {}),
     }
 
 

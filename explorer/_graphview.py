@@ -24,7 +24,16 @@ def _note(block: GraphBlock) -> str:
 
 def graph_static_html(block: GraphBlock) -> str:
     """Heading, the component's mount point (a note until it runs) and the graph's payload."""
-    data = payload_json(graph_payload(block.graph, block.title, block.colors, block.origins, block.kernels))
+    data = payload_json(
+        graph_payload(
+            block.graph,
+            block.title,
+            block.colors,
+            block.origins,
+            block.kernels,
+            (block.focus, block.focus_why),
+        )
+    )
     return (
         f"<h3>{_esc(block.title)}</h3>"
         f'<div class="pt2x-graph"><div class="pt2x-graph-view">{_note(block)}</div>'

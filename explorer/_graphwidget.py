@@ -18,7 +18,14 @@ class GraphWidget(anywidget.AnyWidget):
     def __init__(self, block: GraphBlock, **kwargs):
         super().__init__(
             data=payload_json(
-                graph_payload(block.graph, block.title, block.colors, block.origins, block.kernels)
+                graph_payload(
+                    block.graph,
+                    block.title,
+                    block.colors,
+                    block.origins,
+                    block.kernels,
+                    (block.focus, block.focus_why),
+                )
             ),
             **kwargs,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -66,6 +67,9 @@ CSS = """
 .pt2x .tl li.failed{color:#cf222e}
 .pt2x .why{white-space:pre-wrap}
 .pt2x a.cid{cursor:pointer}
+.pt2x .pt2x-swatch{display:inline-block;width:14px;height:14px;border:1px solid #8c959f;vertical-align:middle}
+.pt2x a.pt2x-node-link,.pt2x a.pt2x-kernel-link,.pt2x a.pt2x-code-link,.pt2x a.pt2x-line-link{cursor:pointer;color:#0969da}
+.pt2x tr.pt2x-flash{background:#fff8c5}
 .pt2x .stack{font-size:12px}.pt2x .stack .lib{color:#8c959f}.pt2x .stack .yours{font-weight:700}
 .pt2x .gb{color:#57606a;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .pt2x .dynamic{font-weight:700;margin:2px 0}
@@ -99,8 +103,46 @@ def code_html(code: str, language: str) -> str:
 
 def table_html(t: Table) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in t.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>" for r in t.rows)
+    kinds = t.kinds + ("",) * (len(t.columns) - len(t.kinds))
+    rows = "".join(_row_html(r, kinds) for r in t.rows)
     return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _row_html(row: tuple[str, ...], kinds: tuple[str, ...]) -> str:
+    """A row; one that names a kernel carries it (``data-kernel``: what links to it find)."""
+    kernel = next((v for v, k in zip(row, kinds) if k in ("kernel", "code") and v), None)
+    attr = f' data-kernel="{esc(kernel)}"' if kernel else ""
+    return f"<tr{attr}>" + "".join(_cell_html(v, k, kernel) for v, k in zip(row, kinds)) + "</tr>"
+
+
+def _cell_html(value: str, kind: str, kernel: str | None) -> str:
+    """A cell as its column's kind draws it; the links work through the graph view's script
+    (extension/src/graph/links.ts), on the page and in JupyterLab alike."""
+    if kind == "colour" and value:
+        return (
+            f'<td><span class="pt2x-swatch" style="background:{esc(value)}" title="{esc(value)}"></span></td>'
+        )
+    if kind == "nodes" and value:
+        data = f' data-kernel="{esc(kernel)}"' if kernel else ""
+        links = (
+            f'<a class="pt2x-node-link" data-node="{esc(n)}"{data} title="select it in the graph">{esc(n)}</a>'
+            for n in value.split(", ")
+        )
+        return f"<td>{', '.join(links)}</td>"
+    if kind == "kernel" and value:
+        return f'<td><a class="pt2x-kernel-link" data-kernel="{esc(value)}" title="its nodes in the fuse graph">{esc(value)}</a></td>'
+    if kind == "lines" and value:  # "a.py:3, Cell In[2], line 8, … (5 lines)"
+        data = f' data-kernel="{esc(kernel)}"' if kernel else ""
+        links = (
+            esc(p)
+            if p.startswith("…")
+            else f'<a class="pt2x-line-link" data-line="{esc(p)}"{data} title="the nodes it made, in the graph">{esc(p)}</a>'
+            for p in re.split(r", (?!line \d)", value)
+        )
+        return f"<td>{', '.join(links)}</td>"
+    if kind == "code" and value:
+        return f'<td><a class="pt2x-code-link" data-kernel="{esc(value)}" title="its row and source in codegen">{esc(value)}</a></td>'
+    return f"<td>{esc(value)}</td>"
 
 
 def graph_html(g: GraphBlock, *, static: bool = False) -> str:

@@ -4,13 +4,15 @@ tables and code each of the five stages shows; and the compile's own facts besid
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from compiler import STAGES, Compile, Graph, Report
 
+from ._censuspairs import census_pairs, read_post_to_pre
 from ._exportview import export_run_blocks
 from ._guardview import guard_tables
-from ._kerneltable import extern_table, kernels_table
+from ._kerneltable import costliest, extern_table, kernels_table
 from ._kernelview import kernel_blocks
 from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
@@ -24,6 +26,10 @@ KERNEL_COLORS = (
 )  # fmt: skip
 
 
+NO_BACKWARD = (
+    "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+    " call ran under torch.no_grad / inference_mode)"
+)
 TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
 
 
@@ -46,7 +52,7 @@ def _meta(n) -> str:
 def _census_table(before: dict[str, int], after: dict[str, int]) -> Table:
     rows = [(op, str(k), "") for op, k in before.items()] + [(op, "", str(k)) for op, k in after.items()]
     return Table(
-        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
+        "op totals: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
         ("op", "before", "after"),
         tuple(rows),
     )
@@ -61,6 +67,23 @@ NO_FUSION_IR = (
 
 
 def stage_view(report: Report, c: Compile, stage: str) -> StageView:
+    """The stage's view; each of its graphs opens on the compile's most expensive kernel."""
+    sv = _stage_view(report, c, stage)
+    if not report.kernels_of(c.id) or not any(isinstance(b, GraphBlock) for b in sv.blocks):
+        return sv
+    return dataclasses.replace(sv, blocks=tuple(_focused(report, c, b) for b in sv.blocks))
+
+
+def _focused(report: Report, c: Compile, b: Block) -> Block:
+    if not isinstance(b, GraphBlock):
+        return b
+    role = next((r for r in ("backward", "inference", "forward") if r in b.title), None)
+    role = "forward" if b.title.startswith("Dynamo") else role  # the joint graph: either
+    focus, why = costliest(report, c, b.graph, role)
+    return dataclasses.replace(b, focus=focus, focus_why=why)
+
+
+def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
     st = getattr(c.stages, stage)
     if st is None:
         why = "did not run"
@@ -115,7 +138,11 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
                 Table(f"saved for backward ({_bytes(total)})", ("tensor", "dtype", "shape", "bytes"), rows)
             )
         blocks += _texts(("forward metadata (AOTAutograd's ViewAndMutationMeta)", st.fw_metadata))
+        if st.inference is not None and st.backward is None and st.joint is None:
+            return StageView(stage, tuple(blocks), note=NO_BACKWARD)
     elif stage == "decompose":
+        pairs = census_pairs(c, read_post_to_pre(c))
+        blocks += [pairs] if pairs else []
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
@@ -151,6 +178,7 @@ def stage_view(report: Report, c: Compile, stage: str) -> StageView:
                     "kernels and the graph nodes fused into them",
                     ("role", "kernel", "nodes", "colour"),
                     tuple(rows),
+                    kinds=("", "code", "nodes", "colour"),
                 )
             )
         for role, colors in by_role.items():

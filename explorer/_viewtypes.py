@@ -162,6 +162,11 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    # what each column holds, for the HTML lowering (text shows the cell as it is): "" plain,
+    # "colour" a swatch, "nodes" graph nodes ("a, b") that select themselves in the fuse graph,
+    # "kernel" a kernel that selects its nodes there, "code" a kernel that shows its row in codegen,
+    # "lines" source lines ("a.py:3, b.py:9") that select the nodes each made
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,9 @@ class GraphBlock:
     # later graph's nodes of that line were before decomposition (the search's op:)
     origins: dict[str, str] = field(default_factory=dict)
     kernels: dict[str, str] = field(default_factory=dict)  # node -> the kernel it was fused into
+    # where the view opens: the nodes of the compile's most expensive kernel, and why
+    focus: tuple[str, ...] = ()
+    focus_why: str = ""
 
 
 Block = Table | CodeBlock | GraphBlock

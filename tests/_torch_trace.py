@@ -150,3 +150,28 @@ class InductorIR(logging.Handler):
             log.removeHandler(self)
             log.setLevel(level)
             log.propagate = propagate
+
+
+class ModuleStacks:
+    """A backend that notes torch's own metadata of each graph Dynamo hands it (node -> the
+    innermost module of its ``nn_module_stack``, the source as torch wrote it, None for none)
+    and compiles it with ``aot_eager``."""
+
+    def __init__(self):
+        self.graphs: list[dict[str, str | None]] = []
+
+    def __call__(self, gm, inputs):
+        self.graphs.append(
+            {
+                n.name: (
+                    [v[0] for v in n.meta["nn_module_stack"].values()][-1]
+                    if n.meta.get("nn_module_stack")
+                    else None
+                )
+                for n in gm.graph.nodes
+                if n.op.startswith("call")
+            }
+        )
+        from torch._dynamo.backends.registry import lookup_backend
+
+        return lookup_backend("aot_eager")(gm, inputs)

@@ -20,19 +20,23 @@ installed in the venv. Skipped without /usr/bin/chromium, unless PT2X_REQUIRE_BR
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from _lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, notebook, require_browser, run_notebook, serve
+from _torch_trace import read_log
 
 import compiler
 import explorer
+from explorer._summary import where_source
 from explorer._view import build_view
 
 TESTS = Path(__file__).resolve().parent
@@ -77,6 +81,7 @@ def gpt2(tmp_path_factory):
         os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     )
     env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(dir=out)
+    env["TORCH_TRACE"] = str(out / "trace")  # torch's own log of the same run: the oracle
     json_path, html_path = out / "gpt2.json", out / "gpt2.html"
     run = subprocess.run(
         [*_launcher(), "record", "-q", "--json", str(json_path), "--html", str(html_path)]
@@ -89,6 +94,31 @@ def gpt2(tmp_path_factory):
     )
     assert run.returncode == 0, run.stderr
     return compiler.load(json_path), json_path, html_path, run
+
+
+def _torch_says(
+    json_path: Path, cid: str
+) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]], dict]:
+    """What torch's own log of the run (TORCH_TRACE) says of compile ``cid``: Dynamo's graph
+    (node -> the function it calls), the forward post-grad graph (node -> ATen op) and
+    Inductor's provenance (``postToPre``; ``cppCodeToPost``: kernel call -> post-grad nodes)."""
+    (log,) = (json_path.parent / "trace").glob("*.log")
+    dynamo, post, prov = {}, {}, {}
+    call = re.compile(r'^ +(\w+)(?:: "[^"]*")? = ([\w.]+)\(', re.MULTILINE)
+    for meta, payload in read_log(str(log)):
+        if f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}" != cid:
+            continue
+        name = (meta.get("artifact") or {}).get("name")
+        if "dynamo_output_graph" in meta:
+            dynamo = dict(call.findall(payload))
+        elif name == "inductor_post_grad_graph" and not post:  # the forward's comes first
+            post = {n: _op(t) for n, t in call.findall(payload)}
+            post |= {
+                n: "getitem" for n in re.findall(r'^ +(\w+): "[^"]*" = \w+\[\d+\]', payload, re.MULTILINE)
+            }
+        elif name == "inductor_provenance_tracking_node_mappings" and "postToPre" in payload:
+            prov = json.loads(payload)
+    return dynamo, post, prov["postToPre"], prov
 
 
 def _line(code: str) -> int:
@@ -195,7 +225,7 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
     ``module:ln_1`` the nodes of those modules; no match clears the node panel."""
     from playwright.sync_api import expect
 
-    report, _json, html_path, _run = gpt2
+    report, json_path, html_path, _run = gpt2
     busiest = _most_work(report)
     joint = report.compile(busiest).stages.autograd.joint
     addmm = [n.name for n in joint.nodes if _op(n.target) == "addmm"]
@@ -208,6 +238,24 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
     with _chromium() as (page, errors):
         page.goto(html_path.as_uri())
         view = _stage_graph(page, busiest, "autograd")
+        # it opens on the compile's largest kernel whose nodes it shows (the first such row of
+        # the codegen table), its nodes marked, closer than "fit" would
+        rows = re.findall(
+            r"^(forward|backward) +(\w+) +cpp +(\d+)", explorer.text(report, "codegen", compile=busiest), re.M
+        )
+        nodes = {k.name: k.nodes for k in report.kernels_of(busiest)}
+        names = {n.name for n in joint.nodes}
+        role, largest, lines = next(r for r in rows if set(nodes[r[1]]) & names)
+        expect(view).to_have_attribute(
+            "data-focus", f"{largest}: the largest kernel shown here ({lines} lines)"
+        )
+        marked = view.locator(".pt2x-gv-hit").evaluate_all("els => els.map(e => e.dataset.name)")
+        assert role == "forward" and marked and set(marked) <= set(nodes[largest]), (marked, nodes[largest])
+        focused = float(view.get_attribute("data-scale"))
+        view.screenshot(path=str(ARTIFACTS / "test_report_page-opens-on-kernel.png"))
+        view.get_by_role("button", name="fit", exact=True).click()
+        expect(view).not_to_have_attribute("data-scale", f"{focused:.4f}")
+        assert float(view.get_attribute("data-scale")) < focused / 2
         search, hits, info = (view.locator(c) for c in (".pt2x-gv-search", ".pt2x-gv-hits", ".pt2x-gv-info"))
         search.fill("op:addmm")
         expect(hits).to_have_text(f"1 of {len(addmm)}")
@@ -243,7 +291,71 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         row = fv.locator(".pt2x-gv-info tr", has=page.locator("th", has_text=re.compile("^kernel$")))
         expect(row.locator("td")).to_have_text(k.name)
         fv.screenshot(path=str(ARTIFACTS / "test_report_page-fuse-kernel.png"))
+        _links_between_nodes_kernels_and_lines(page, fuse, report, json_path, busiest)
         assert not errors, errors
+
+
+def _links_between_nodes_kernels_and_lines(page, fuse, report, json_path, busiest):
+    """The fuse table's node (a swatch beside) selects itself in the graph; its kernel, named
+    by torch's provenance, shows its codegen row, whose kernel selects its nodes again; the
+    census pairs layer_norm with what torch's graphs made of it, as the text view does."""
+    from playwright.sync_api import expect
+
+    dynamo, post, post_to_pre, prov = _torch_says(json_path, busiest)
+    first = next(k for k in prov["cppCodeToPost"] if k.startswith("cpp_fused"))
+    kernel = first.split(":")[0]
+    fused = {n for k, ns in prov["cppCodeToPost"].items() if k.split(":")[0] == kernel for n in ns}
+    node = next(n for n in prov["cppCodeToPost"][first] if post.get(n) == "var_mean")
+    table = fuse.locator("table", has=page.locator("th", has_text="colour"))
+    row = table.locator(f'tr[data-kernel="{kernel}"]')
+    expect(row.locator(".pt2x-swatch")).to_have_count(1)
+    row.locator(f'a.pt2x-node-link[data-node="{node}"]').click()
+    view = fuse.locator(".pt2x-gv", has=page.locator(f'.pt2x-gv-selected[data-name="{node}"]'))
+    info = view.locator(".pt2x-gv-info")
+    expect(info.locator("tr", has=page.locator("th", has_text=re.compile("^kernel$")))).to_have_text(
+        f"kernel{kernel}"
+    )
+    line = report.compile(busiest).stages.decompose.post_grad[0].graph
+    src = next(n.source for n in line.nodes if n.name == node)
+    same = [n.name for n in line.nodes if n.source == src and n.op != "placeholder"]
+    expect(info.locator("tr", has_text="from this line")).to_contain_text(f"{len(same)} nodes: ")
+    view.screenshot(path=str(ARTIFACTS / "test_report_page-node-kernel.png"))
+    info.locator("a.pt2x-code-link").click()  # the kernel's row in codegen
+    code = page.locator(f".pt2x-compile[data-id='{busiest}'] tr.pt2x-flash")
+    expect(code).to_have_attribute("data-kernel", kernel)
+    expect(code).to_be_in_viewport()
+    source = page.locator(
+        f".pt2x-compile[data-id='{busiest}'] details[open] > summary", has_text=f" kernel {kernel} ("
+    )
+    expect(source).to_have_count(1)  # and its source, opened
+    page.screenshot(path=str(ARTIFACTS / "test_report_page-kernel-row.png"))
+    first = code.locator("a.pt2x-line-link").first  # a source line it came from: its nodes
+    where = first.get_attribute("data-line")
+    made = [
+        n.name for n in line.nodes if n.source and where_source(n.source) == where and n.op != "placeholder"
+    ]
+    first.click()
+    expect(fuse.locator(f'.pt2x-gv[data-line="{where}"] .pt2x-gv-info tr', has_text="made")).to_contain_text(
+        f"{len(made)} node{'s' if len(made) > 1 else ''}: {', '.join(made)}"
+    )
+    code.locator("a.pt2x-kernel-link").click()  # and back: the kernel's nodes in the graph
+    view = fuse.locator(f'.pt2x-gv[data-kernel="{kernel}"]')
+    expect(view.locator(".pt2x-gv-info tr", has_text="count")).to_have_text(f"count{len(fused)}")
+    view.screenshot(path=str(ARTIFACTS / "test_report_page-kernel-nodes.png"))
+    # the census: layer_norm's forward row holds what torch's own graphs say
+    norms = {n for n, fn in dynamo.items() if fn == "torch.nn.functional.layer_norm"}
+    made = Counter(post[n] for n, pre in post_to_pre.items() if pre[0] in norms and n in post)
+    after = ", ".join(f"{op} {k}" for op, k in sorted(made.items(), key=lambda kv: (-kv[1], kv[0]))[:6])
+    census = page.locator(
+        f".pt2x-compile[data-id='{busiest}'] table", has=page.locator("th", has_text="traced by")
+    )
+    expect(census.locator("tr", has_text=f"layer_norm {len(norms)}").first).to_have_text(
+        re.compile(rf"^forward\s*layer_norm {len(norms)}\s*{re.escape(after)}\s*provenance$")
+    )
+    text = explorer.text(report, "decompose", compile=busiest)
+    assert re.search(
+        rf"^forward +layer_norm {len(norms)} +{re.escape(after)} +provenance$", text, re.MULTILINE
+    )
 
 
 def _lab_extension(tmp: Path) -> None:
@@ -310,6 +422,14 @@ def test_report_in_jupyterlab_opens_on_what_matters_with_the_pages_numbers(lab, 
         )
         expect(kernels.locator("tbody tr td:nth-child(2)")).to_have_text(rows)
         s.shot("kernels", widget)
+        # a kernel selects its nodes in the fuse tab's graph, whose panel leads back to codegen
+        largest = next(k for k in report.kernels_of(busiest) if k.name in rows and k.nodes)
+        kernels.locator(f'a.pt2x-kernel-link[data-kernel="{largest.name}"]').click()
+        view = widget.locator(f'.pt2x-gv[data-kernel="{largest.name}"]')
+        expect(view.locator(".pt2x-gv-info tr", has_text="count")).to_have_text(f"count{len(largest.nodes)}")
+        s.shot("kernel-nodes", widget)
+        view.locator(".pt2x-gv-info a.pt2x-code-link").click()
+        expect(widget.locator("tr.pt2x-flash")).to_have_attribute("data-kernel", largest.name)
         _tab(page, "Compile time").click()
         expect(widget.locator("h4", has_text=f"[{busiest}] ")).to_contain_text(f"compile time {said}")
         expect(widget.locator(".pt2x-ph", has_text="(bytecode_tracing)").first).to_contain_text(
@@ -336,6 +456,13 @@ def test_cell_stacks_read_as_ipython_says_them(lab, request):
         stack = brk.locator(".stack").inner_text()
         cells = [int(n) for n in re.findall(r"In\[(\d+)\]", stack)]
         assert cells[0] == cells[1] + 1, stack  # the %%compile cell ran right after f's
+        # the graph before the break is f's (the function that broke), not the cell's
+        _explorer(page).get_by_role("button", name=re.compile(r"^graph before ")).click()
+        chosen = _explorer(page).locator(".widget-dropdown select option:checked").first
+        expect(chosen).not_to_have_text(re.compile(r"__pt2_cell__"))
+        expect(chosen).to_have_text(
+            re.compile(r"^\[\d+/\d+\]\s+f\s+\W+\s+ok$")
+        )  # ipywidgets writes no-break spaces
         s.shot("break", _explorer(page))
         assert not s.errors, s.errors
 

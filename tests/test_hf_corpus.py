@@ -19,11 +19,11 @@ pytestmark = pytest.mark.slow
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "traces")
 
 
-def _record(name: str):
+def _record(name: str, backend="aot_eager"):
     eager = hf_corpus.SCENARIOS[name](None)
     torch._dynamo.reset()
     with tt.RawTrace() as raw, compiler.recording() as rec:
-        got = hf_corpus.SCENARIOS[name]("aot_eager")
+        got = hf_corpus.SCENARIOS[name](backend)
     torch.testing.assert_close(got, eager)
     return rec.report, tt.facts(raw.records)
 
@@ -69,7 +69,8 @@ def check_against_torch(report, truth: tt.Facts) -> None:
 
 
 def test_gpt2_train_break_in_library():
-    report, truth = _record("gpt2_train")
+    stacks = tt.ModuleStacks()  # aot_eager, noting torch's own module stacks of each graph
+    report, truth = _record("gpt2_train", stacks)
     check_against_torch(report, truth)
     (b,) = report.graph_breaks
     assert os.path.basename(b.filename) == "modeling_utils.py"
@@ -92,6 +93,25 @@ def test_gpt2_train_break_in_library():
     with_module = [n for n in calls if n.module]
     assert len(with_module) / len(calls) > 0.9, (len(with_module), len(calls))
     assert {n.module.split(".")[0] for n in with_module} >= {"transformer"}
+    # GPT-2 ties lm_head's weight to transformer.wte's: ``logits`` reads wte's weight but is
+    # lm_head's output. Every node of Dynamo's graphs is in the module torch's own metadata
+    # says (the innermost of its ``nn_module_stack``), the AOT graphs' nodes of the logits line
+    # too; the tied weight itself stays with the module that owns it
+    graphs = [c.stages.capture.graph for c in report.compiles if c.stages.capture and c.stages.capture.graph]
+    graphs = [g for g in graphs if any(n.op.startswith("call") for n in g.nodes)]
+    assert len(graphs) == len(stacks.graphs)
+    for g, want in zip(graphs, stacks.graphs):
+        got = {n.name: n.module for n in g.nodes if n.op.startswith("call")}
+        assert got == {n: re.sub(r"^L\['self'\]\.?", "", m) or None if m else None for n, m in want.items()}
+    (g,) = [g for g in graphs if any(n.name == "logits" and n.target.endswith("linear") for n in g.nodes)]
+    (c,) = [c for c in report.compiles if c.stages.capture and c.stages.capture.graph is g]
+    logits = next(n for n in c.stages.capture.graph.nodes if n.name == "logits")
+    assert logits.module == "lm_head" and "transformer_modules_wte" in logits.args[-1]
+    (wte,) = [n for n in c.stages.capture.graph.nodes if n.name == logits.args[-1]]
+    assert wte.module == "transformer.wte"
+    joint = c.stages.autograd.joint
+    line = [n for n in joint.nodes if n.source == logits.source and n.op == "call_function"]
+    assert line and {n.module for n in line} == {"lm_head"}
 
 
 def test_bert_two_lengths_dynamic_length():

@@ -330,3 +330,42 @@ def test_seq_nr_lines_give_each_joint_node_torchs_seq_nr_and_side():
         if seq is not None and not back:
             first.setdefault(seq, name)
     assert [(n.name, n.grad_of) for n in backward] == [(n.name, first.get(meta[n.name][0])) for n in backward]
+
+
+def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
+    """Dynamo's ``graph_code`` artifact logger: its record's argument closes over the graph
+    module handed to the backend (read without formatting it), whose nodes carry
+    ``nn_module_stack``; the logger's former state comes back when we stop listening."""
+    from compiler.listen._loggers import _listen, _unlisten
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    records, given = [], []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    def backend(gm, inputs):
+        given.append(gm)
+        return gm.forward
+
+    log = _torch.artifact_logger(*_torch.GRAPH_CODE_LOGGER)
+    level, propagate, h = log.level, log.propagate, Keep()
+    _listen(log, h)
+    try:
+        torch._dynamo.reset()
+        torch.compile(Net(), backend=backend)(torch.ones(2))
+    finally:
+        _unlisten(log, h)
+    assert (log.level, log.propagate) == (level, propagate)
+    (gm,) = given
+    assert [_torch.logged_graph_module(r) for r in records] == [gm]
+    stacks = _torch.module_stacks(gm)
+    assert stacks == {"linear": ["L['self'].fc"], "relu": []}

@@ -513,7 +513,11 @@ def test_a_frame_that_captured_nothing_says_so_for_every_later_stage():
     nothing = "Dynamo captured no operations in this frame: nothing to compile"
     aot = "not run by this backend (AOTAutograd ran; Inductor runs decompose→codegen)"
     eager = "not run by this backend (Inductor runs autograd→codegen)"
-    assert notes == {"0/0": [None, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
+    inference = (  # beside its inference graph, why the autograd stage has no backward
+        "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+        " call ran under torch.no_grad / inference_mode)"
+    )
+    assert notes == {"0/0": [inference, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
 
 
 # ---- the README's Hugging Face walkthrough runs and prints what the README shows ----------
@@ -639,6 +643,8 @@ def test_stage_views_as_text_against_torchs_trace():
     ]
     assert explorer.text(rec.report, "autograd") == (  # default: the compile with the most kernels
         "[0/0] _stage_model — ok · autograd\n\n"
+        "no backward: AOTAutograd traced an inference graph (no input needed a gradient, or the"
+        " call ran under torch.no_grad / inference_mode)\n\n"
         "inference graph: 3 nodes, 3 edges\n\n"
         + _indented("inference graph (code)", inference)
         + "\n"
@@ -804,11 +810,22 @@ def test_inductor_stage_views_as_text_gpu_recording():
         "fx_graph_runnable: the graph Inductor got, as a script (123 lines)",
     ]
     decompose = headings(explorer.text(r, "decompose", compile="0/0"))
-    assert decompose[:3] == [
+    assert [ln.split("  ")[0] for ln in decompose[:3]] == [
         "[0/0] forward — ok · decompose",
-        "op census: Dynamo graph (torch level) vs post-grad graphs (core ATen)",
-        "op                                  before  after",
+        "op census: each torch-level op of Dynamo's graph → the core ATen ops it became",
+        "role",
     ]
+    # each torch-level op paired with what it became, the forward by Inductor's provenance
+    # (LayerNorm's decomposition), the backward by the source line torch stamps on its nodes
+    assert [ln.split("  ")[0] for ln in decompose[3:8]] == ["forward"] * 5
+    assert [c.strip() for c in decompose[3].split("  ") if c.strip()] == [
+        "forward",
+        "layer_norm 1",
+        "add 2, getitem 2, mul 2, rsqrt 1, sub 1, var_mean 1",
+        "provenance",
+    ]
+    assert [c.strip() for c in decompose[8].split("  ") if c.strip()][::3] == ["backward", "source line"]
+    assert decompose[9] == "op totals: Dynamo graph (torch level) vs post-grad graphs (core ATen)"
     assert decompose[-8:] == [
         "post-grad graph (forward): 23 nodes, 33 edges",
         "post-grad (forward, code) (24 lines)",

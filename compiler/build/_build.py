@@ -154,7 +154,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     """The five stages' records from what the compile's events kept (parsed here, once)."""
     s = a.slots
     m = a.metrics or {}
-    dyn = _graphs.parse_graph(s.get("graph"))
+    dyn = _graphs.with_module_stacks(_graphs.parse_graph(s.get("graph")), s.get("module_stacks"))
     pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
     fwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
     joint = _graphs.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)

@@ -38,6 +38,7 @@ EVENTS: dict[str, Spec] = {
     "artifact:dynamo_graph_break_reason": Spec("capture", c.on_graph_break),
     "artifact:recompile_reasons": Spec("capture", c.on_recompile_reasons, compiled=False),
     "bytecode": Spec("capture", c.on_bytecode),  # the recording's bytecode hook (every frame)
+    "nn_module_stack": Spec("capture", c.keep_payload("module_stacks")),  # the recording's graph_code handler
     "create_symbol": Spec("capture", c.on_symbol),
     "symbolic_shape_specialization": Spec("capture", c.on_specialization),
     "guard_added_fast": Spec("capture", c.on_shape_guard),

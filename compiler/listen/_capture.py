@@ -9,6 +9,8 @@ Hooks torch offers for it:
     scheduler are snapshotted; the IR text before and after fusion is rendered from them when
     the report is built, after the compile;
   * Inductor's autotuning feedback saver;
+  * a handler on Dynamo's ``graph_code`` artifact logger, which reads each node's module stack
+    off the graph module it logs (the printed graph does not carry it);
   * Dynamo's bytecode hook: each frame's code and the code Dynamo runs in its place (and, with
     depyf installed, both as Python).
 Nothing is patched; everything is detached on exit, whatever ends the block.
@@ -37,6 +39,7 @@ from ._listeners import (
     AutotuneFeedback,
     BytecodeHook,
     FusionIR,
+    ModuleStackHandler,
     Scope,
     TraceHandler,
     decompiler,
@@ -136,6 +139,11 @@ class Recording:
             for log in filter(None, seq_loggers):
                 _listen(log, seq)
                 self._artifact.append((log, seq))
+            graph_code = _torch.artifact_logger(*_torch.GRAPH_CODE_LOGGER)
+            if graph_code is not None:  # each Dynamo graph's module stacks
+                h = ModuleStackHandler(self.events, scope)
+                _listen(graph_code, h)
+                self._artifact.append((graph_code, h))
             if self.triton_ir:
                 self._triton = TritonCapture()
                 self._triton.attach()

@@ -120,6 +120,32 @@ class ArtifactHandler(logging.Handler):
         pass
 
 
+class ModuleStackHandler(logging.Handler):
+    """Hears Dynamo's graph-code logger (``_torch.GRAPH_CODE_LOGGER``) and records one
+    ``nn_module_stack`` event per Dynamo graph: each node's module stack, read from the graph
+    module torch logs (never formatted), which its printed code does not carry."""
+
+    def __init__(self, sink: list[Event], scope: Scope):
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+        self.scope = scope
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            ev = compile_event("nn_module_stack")
+            if not self.scope.accepts(record.thread, ev.compile_id):
+                return
+            gm = _torch.logged_graph_module(record)
+            if gm is not None:
+                ev.payload = json.dumps(_torch.module_stacks(gm))
+                self.sink.append(ev)
+        except Exception:  # never disturb the user's compile
+            pass
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 class AutotuneFeedback:
     """Receives Inductor's autotuning results (``select_algorithm.add_feedback_saver``): one
     ``autotune`` event per benchmarked op, in the compile that benchmarked it."""

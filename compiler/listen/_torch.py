@@ -50,6 +50,10 @@ FUSION_ARTIFACTS = ("ir_pre_fusion", "ir_post_fusion")
 SCHEDULER_DONE = "buffer_names_to_free"
 FUSION_HEADERS = {"ir_pre_fusion": "BEFORE FUSION\n", "ir_post_fusion": "AFTER FUSION\n"}
 
+# Dynamo's graph as handed to the backend: logged lazily on this artifact logger
+# (torch/_dynamo/output_graph.py: ``graph_code_log.debug("%s", lazy_format_graph_code(name, gm))``)
+GRAPH_CODE_LOGGER = ("torch._dynamo.output_graph", "graph_code")
+
 # config names the recording patches (through torch's own config.patch)
 INDUCTOR_FX_GRAPH_CACHE = "fx_graph_cache"
 INDUCTOR_PROVENANCE = "trace.provenance_tracking_level"
@@ -354,3 +358,34 @@ def add_bytecode_hook(hook: Any) -> Any:
 
     register = getattr(convert_frame, "register_bytecode_hook", None)
     return register(hook) if register is not None else None
+
+
+def logged_graph_module(record: logging.LogRecord) -> Any | None:
+    """The GraphModule a graph-code record would print: torch logs a ``LazyString`` whose
+    function closes over ``gm`` (torch/fx/_utils.py: ``lazy_format_graph_code``); nothing is
+    formatted here."""
+    import torch.fx
+
+    args = record.args if isinstance(record.args, tuple) else ()
+    for arg in args:
+        for cell in getattr(getattr(arg, "func", None), "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, torch.fx.GraphModule):
+                return value
+    return None
+
+
+def module_stacks(gm: Any) -> dict[str, list[str]]:
+    """Each call node's ``nn_module_stack`` (torch's node metadata: the modules whose forward
+    was running when Dynamo traced the node, outermost first) as the sources torch wrote them:
+    ``["L['self'].transformer", "L['self'].transformer.h.0", …]``; [] for none (the root's
+    own code)."""
+    out: dict[str, list[str]] = {}
+    for n in gm.graph.nodes:
+        if n.op.startswith("call"):
+            stack = n.meta.get("nn_module_stack") or {}
+            out[n.name] = [v[0] if isinstance(v, tuple) else str(v) for v in stack.values()]
+    return out

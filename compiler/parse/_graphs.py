@@ -8,6 +8,7 @@ parser serves in-process recordings and TORCH_TRACE logs.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 
@@ -132,6 +133,41 @@ def parse_graph(code: str | None) -> Graph | None:
             nodes.append(node)
             known.add(name)
     return Graph(code=code, nodes=tuple(_infer_modules(nodes)))
+
+
+# torch's module source in nn_module_stack: L['self'].transformer.h[0]._modules['ln_1']
+_ROOT = re.compile(r"""^[LG]\[['"][^'"]+['"]\]""")
+_ITEM = re.compile(r"""(?:\._modules)?\[['"]?([^'"\]]+)['"]?\]""")
+
+
+def module_path(source: str) -> str | None:
+    """A module source as torch writes it in ``nn_module_stack`` (``L['self'].transformer.h[0]``)
+    as a path (``transformer.h.0``): the root, the compiled function's argument, left out, as
+    Dynamo's parameter names leave it out; None for the root itself."""
+    return _ITEM.sub(r".\1", _ROOT.sub("", source)).strip(".") or None
+
+
+def with_module_stacks(graph: Graph | None, payload: str | None) -> Graph | None:
+    """Dynamo's graph with each call node's module from torch's own metadata (the recording's
+    ``nn_module_stack`` event: node -> its module stack, outermost first): the innermost module
+    running when the node was traced, the module that computed it (GPT-2's logits: ``lm_head``,
+    though the weight it reads is ``transformer.wte``'s, tied); a node of the root's own code
+    has none. Without the event (a TORCH_TRACE log), the modules inferred from parameters stay."""
+    if graph is None or not payload:
+        return graph
+    try:
+        stacks = json.loads(payload)
+    except ValueError:
+        return graph
+    if not isinstance(stacks, dict):
+        return graph
+    nodes = []
+    for n in graph.nodes:
+        stack = stacks.get(n.name)
+        if isinstance(stack, list) and n.op.startswith("call"):
+            n = _replace(n, module=module_path(str(stack[-1])) if stack else None, module_inferred=False)
+        nodes.append(n)
+    return Graph(code=graph.code, nodes=tuple(nodes))
 
 
 def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:

@@ -39,6 +39,8 @@ export interface Payload {
   srcs: ([string, string] | [string, string, string])[]; // where, code, the ops Dynamo's graph made there
   nodes: RawNode[];
   kernels?: string[]; // the fuse view's kernel names
+  focus?: number[]; // where the view opens: the nodes of the compile's most expensive kernel
+  focusWhy?: string; // which kernel, and why it is the most expensive
 }
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */

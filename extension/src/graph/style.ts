@@ -9,6 +9,7 @@ export const CSS = `
 .pt2x-gv-stage{position:relative;flex:1 1 480px;min-width:0;height:560px;overflow:hidden;border:1px solid #d0d7de;background:#fff;cursor:grab}
 .pt2x-gv-svg{display:block;width:100%;height:100%}
 .pt2x-gv-info{flex:0 1 300px;min-width:200px;max-height:560px;overflow:auto;word-break:break-word}
+.pt2x-gv-info a{color:#0969da;cursor:pointer}
 .pt2x-gv-note{color:#57606a;font-style:italic}
 .pt2x-gv-error{color:#cf222e;font-weight:600}
 .pt2x-gv-row{border-collapse:collapse}

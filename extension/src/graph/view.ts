@@ -6,6 +6,7 @@
 
 import dagre, { type NodeLabel, type Point } from '@dagrejs/dagre';
 import { select } from 'd3-selection';
+import { register } from './links';
 import { zoom, zoomIdentity, zoomTransform, ZoomBehavior, ZoomTransform } from 'd3-zoom';
 
 import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
@@ -107,6 +108,7 @@ export class GraphView {
     main.append(this.stage, this.info);
     this.root.append(bar, main);
     host.replaceChildren(this.root);
+    register(this.root, this);
 
     this.zoomer = zoom<SVGSVGElement, unknown>()
       .scaleExtent([0.02, 4])
@@ -140,7 +142,9 @@ export class GraphView {
     const r = this.stage.getBoundingClientRect();
     if (r.width > 0 && r.height > 0 && !this.fitted) {
       this.fitted = true;
-      this.fit();
+      if (!this.focusRegion()) {
+        this.fit();
+      }
     }
   }
 
@@ -406,7 +410,8 @@ export class GraphView {
     this.showRows(rows);
   }
 
-  /** Show node ``i``'s row beside the graph and mark it. */
+  /** Show node ``i``'s row beside the graph and mark it: its kernel links to its row in
+   * codegen; the nodes and kernels its source line made link to themselves (links.ts). */
   select(i: number): void {
     const m = this.model;
     const r = m.p.nodes[i];
@@ -414,7 +419,8 @@ export class GraphView {
     const src = m.source(i);
     const mod = m.module(i);
     const args = (r.a ?? []).map(a => m.p.nodes[a].n);
-    const rows: [string, string][] = [
+    const kernel = m.kernel(i);
+    const rows: [string, string | Node][] = [
       ['name', r.n],
       ['op', r.o],
       ['target', r.t],
@@ -422,7 +428,8 @@ export class GraphView {
       ['source', src ? src[0] : ''],
       ['code', src ? src[1] : ''],
       ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
-      ['kernel', m.kernel(i) ?? ''],
+      ['kernel', kernel ? link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen') : ''],
+      ['from this line', r.s !== undefined ? this.lineLinks(r.s) : ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
     this.showRows([...rows, ...this.gradRows(i)]);
@@ -455,7 +462,121 @@ export class GraphView {
     ];
   }
 
-  private showRows(rows: [string, string | HTMLElement][]): void {
+  /** The nodes of source line ``s`` and the kernels they were fused into, as links. */
+  private lineLinks(s: number): Node {
+    const m = this.model;
+    const same = m.p.nodes
+      .map((_, j) => j)
+      .filter(j => m.p.nodes[j].s === s && m.p.nodes[j].o !== 'placeholder');
+    const kernels = [...new Set(same.map(j => m.kernel(j)).filter((k): k is string => k !== null))];
+    const span = el('span', 'pt2x-gv-line');
+    span.append(`${same.length} node${same.length === 1 ? '' : 's'}: `);
+    same.slice(0, 30).forEach((j, n) => {
+      span.append(
+        n ? ', ' : '',
+        link('pt2x-node-link', m.p.nodes[j].n, { node: m.p.nodes[j].n }, 'select it')
+      );
+    });
+    if (same.length > 30) {
+      span.append(' …');
+    }
+    if (kernels.length) {
+      span.append(`; ${kernels.length} kernel${kernels.length === 1 ? '' : 's'}: `);
+      kernels.forEach((k, n) =>
+        span.append(n ? ', ' : '', link('pt2x-kernel-link', k, { kernel: k }, 'its nodes'))
+      );
+    }
+    return span;
+  }
+
+  /** Whether this graph has node ``name`` (fused into ``kernel``, when given). */
+  hasNode(name: string, kernel?: string): boolean {
+    const i = this.model.p.nodes.findIndex(r => r.n === name);
+    return i >= 0 && (kernel === undefined || this.model.kernel(i) === kernel);
+  }
+
+  /** The nodes source line ``where`` made (``file.py:12``; fused into ``kernel``, when given). */
+  private ofLine(where: string, kernel?: string): number[] {
+    const m = this.model;
+    return m.p.nodes
+      .map((_, j) => j)
+      .filter(
+        j =>
+          m.p.nodes[j].o !== 'placeholder' &&
+          m.source(j)?.[0] === where &&
+          (kernel === undefined || m.kernel(j) === kernel)
+      );
+  }
+
+  hasLine(where: string, kernel?: string): boolean {
+    return this.ofLine(where, kernel).length > 0;
+  }
+
+  /** Select the nodes source line ``where`` made: the first centred, all marked, the line's
+   * row beside (its code, its nodes and the kernels they were fused into). */
+  selectLine(where: string): boolean {
+    const mine = this.ofLine(where);
+    if (!mine.length) {
+      return false;
+    }
+    const src = this.model.source(mine[0]);
+    this.jump(mine[0]);
+    this.hits = mine;
+    this.hit = 0;
+    this.markHits();
+    this.showRows([
+      ['source', where],
+      ['code', src ? src[1] : ''],
+      ['made', this.lineLinks(this.model.p.nodes[mine[0]].s ?? -1)]
+    ]);
+    this.root.dataset.line = where;
+    return true;
+  }
+
+  hasKernel(kernel: string): boolean {
+    return this.model.p.kernels?.includes(kernel) ?? false;
+  }
+
+  /** Select node ``name``: shown (its modules expanded), centred, its row beside. */
+  selectNamed(name: string): boolean {
+    const i = this.model.p.nodes.findIndex(r => r.n === name);
+    if (i >= 0) {
+      this.jump(i);
+    }
+    return i >= 0;
+  }
+
+  /** Select the nodes fused into ``kernel``: the first centred, all marked, the kernel's row
+   * beside (its nodes, its source lines, a link to its code). */
+  selectKernel(kernel: string): boolean {
+    const m = this.model;
+    const mine = m.p.nodes.map((_, j) => j).filter(j => m.kernel(j) === kernel);
+    if (!mine.length) {
+      return false;
+    }
+    this.jump(mine[0]);
+    this.hits = mine;
+    this.hit = 0;
+    this.markHits();
+    const nodes = el('span');
+    mine.forEach((j, n) =>
+      nodes.append(
+        n ? ', ' : '',
+        link('pt2x-node-link', m.p.nodes[j].n, { node: m.p.nodes[j].n }, 'select it')
+      )
+    );
+    const lines = [...new Set(mine.map(j => m.source(j)?.[0]).filter((x): x is string => !!x))];
+    this.showRows([
+      ['kernel', link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen')],
+      ['nodes', nodes],
+      ['count', String(mine.length)],
+      ['source lines', lines.join(', ')]
+    ]);
+    this.root.dataset.kernel = kernel;
+    return true;
+  }
+
+  private showRows(rows: [string, string | Node][]): void {
     const table = el('table', 'pt2x-gv-row');
     for (const [k, v] of rows) {
       if (!v) {
@@ -546,6 +667,37 @@ export class GraphView {
     select(this.svgEl).call(this.zoomer.transform, t);
   }
 
+  /** Open on the payload's focus (the compile's most expensive kernel's nodes): shown,
+   * marked, zoomed to fit them (at most 1.5), the status saying why; false without one. */
+  focusRegion(): boolean {
+    const m = this.model;
+    const focus = (m.p.focus ?? []).filter(i => i >= 0 && i < m.p.nodes.length);
+    const r = this.stage.getBoundingClientRect();
+    if (!focus.length || !r.width) {
+      return false;
+    }
+    focus.forEach(i => m.reveal(i));
+    this.draw();
+    const boxes = focus.map(i => this.placed.get(nodeId(i))).filter((p): p is Placed => !!p);
+    if (!boxes.length) {
+      return false;
+    }
+    const x0 = Math.min(...boxes.map(p => p.x - p.width / 2));
+    const x1 = Math.max(...boxes.map(p => p.x + p.width / 2));
+    const y0 = Math.min(...boxes.map(p => p.y - p.height / 2));
+    const y1 = Math.max(...boxes.map(p => p.y + p.height / 2));
+    const k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    const t = zoomIdentity
+      .translate(r.width / 2 - ((x0 + x1) / 2) * k, r.height / 2 - ((y0 + y1) / 2) * k)
+      .scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
+    this.hits = focus;
+    this.markHits();
+    this.root.dataset.focus = m.p.focusWhy ?? '';
+    this.status.textContent += ` · opened on ${m.p.focusWhy ?? 'the most expensive kernel'} (fit: the whole graph)`;
+    return true;
+  }
+
   /** The whole graph in the box (``width``: as wide as the box, from its top). */
   fit(width = false): void {
     const r = this.stage.getBoundingClientRect();
@@ -568,6 +720,16 @@ export class GraphView {
   placedOf(id: string): Placed | undefined {
     return this.placed.get(id);
   }
+}
+
+/** A link the document's listener follows (links.ts). */
+function link(cls: string, text: string, data: Record<string, string>, title: string): HTMLAnchorElement {
+  const a = el('a', cls, text);
+  for (const [k, v] of Object.entries(data)) {
+    a.dataset[k] = v;
+  }
+  a.title = title;
+  return a;
 }
 
 export { itemId };
