@@ -78,6 +78,23 @@ def test_plain_and_gzipped_logs_read_the_same(tmp_path):
     assert [(e.name, e.line, e.payload) for e in a] == [(e.name, e.line, e.payload) for e in b]
 
 
+@pytest.mark.parametrize("block", [1000, 61])
+def test_blocks_cut_anywhere_read_the_same(tmp_path, monkeypatch, block):
+    """The reader takes the file in blocks of whole lines and a payload's lines at once: a
+    block ending inside a payload, or holding part of one line, reads as torch wrote it."""
+    from compiler.read import _logfile
+    from tests._torch_trace import read_log
+
+    plain = tmp_path / "trace.log"
+    plain.write_bytes(gzip.decompress(GPU_BREAKS.read_bytes()))
+    whole = [(e.name, e.line, e.payload) for e in read_trace_file(str(plain))]
+    monkeypatch.setattr(_logfile, "_BLOCK", block)
+    events = list(read_trace_file(str(plain)))
+    assert [(e.name, e.line, e.payload) for e in events] == whole
+    assert [(e.metadata, e.payload) for e in events] == read_log(str(plain))  # torch's own
+    assert len(events) == 910 and not any(e.damaged for e in events)
+
+
 # ---- H100: graph break + backward + recompile ------------------------------------------------
 
 
