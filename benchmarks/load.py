@@ -1,6 +1,6 @@
 """Reading TORCH_TRACE logs: `pt2-explorer load` against tlparse on the same log, side by side.
 
-    .venv/bin/python benchmarks/load.py [--big-mb 200] [--rounds 3] [--html] [--keep DIR]
+    .venv/bin/python benchmarks/load.py [--big-mb 200] [--vary] [--rounds 3] [--html] [--keep DIR]
 
 Each tool runs as a fresh process on the same file, in turn (A B A B ...) after one warm-up run
 each (Python's byte-code written, the log in the page cache); per run: the process's
@@ -11,7 +11,9 @@ wall time and peak RSS. Medians are printed with our/tlparse ratios. Logs:
   recording: a graph break, backward, a recompile; torch 2.11);
 * big: the same recording repeated to ``--big-mb`` MB, each copy's frame ids moved past the
   previous copy's (so every copy is compiles of its own, as in a long job that compiles many
-  frames); generated under the temp directory, never committed.
+  frames); with ``--vary`` each copy's names (and so its graphs, code and kernels) its own,
+  as a real big log's are (benchmarks/make_big_log.py); generated under the temp directory,
+  never committed.
 
 ``--html`` also times ``pt2-explorer load --html`` of the big log (not compared: tlparse's
 HTML is per compile, in many files). Both tools write their output under the temp directory.
@@ -21,11 +23,9 @@ tlparse comes from PyPI (``pip install tlparse``); without it the tlparse column
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -34,31 +34,21 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SMALL = ROOT / "tests" / "fixtures" / "traces" / "h100-torch211-breaks.log.gz"
-_FRAME = re.compile(rb'"frame_id": (\d+)')
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_big_log import SMALL, make_log  # noqa: E402
 
 
-def make_logs(work: Path, big_mb: float) -> tuple[Path, Path]:
+def make_logs(work: Path, big_mb: float, vary: bool) -> tuple[Path, Path]:
     small = work / "small.log"
-    data = gzip.decompress(SMALL.read_bytes())
-    small.write_bytes(data)
-    big = work / f"big-{big_mb:g}mb.log"
-    frames = max(int(m) for m in _FRAME.findall(data)) + 1
-    copies = max(1, round(big_mb * 2**20 / len(data)))
-    with open(big, "wb") as out:
-        for k in range(copies):
-            out.write(data if k == 0 else _FRAME.sub(functools.partial(_shifted, k * frames), data))
+    small.write_bytes(gzip.decompress(SMALL.read_bytes()))
+    big = work / f"big-{big_mb:g}mb{'-varied' if vary else ''}.log"
+    make_log(big, big_mb, vary=vary)
     return small, big
 
 
 # Python as installed packages run it: from byte-code (a warm-up run writes it), whatever
 # PYTHONDONTWRITEBYTECODE says here
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def _shifted(shift: int, m: re.Match) -> bytes:
-    return b'"frame_id": %d' % (int(m[1]) + shift)
 
 
 def run(cmd: list[str]) -> dict[str, float]:
@@ -103,12 +93,13 @@ def compare(name: str, log: Path, work: Path, rounds: int) -> None:
             runs[arm].append(run(cmd))
     size = log.stat().st_size / 2**20
     print(f"\n{name}: {log.name}, {size:.1f} MB, {rounds} rounds (median; CPU s of the process itself)")
-    print(f"{'':20} {'CPU s':>8} {'wall s':>8} {'peak RSS MB':>12} {'RSS / file':>11}")
+    print(f"{'':20} {'CPU s':>8} {'MB/CPU s':>9} {'wall s':>8} {'peak RSS MB':>12} {'RSS / file':>11}")
     med = {arm: median(r) for arm, r in runs.items()}
     for arm, m in med.items():
         cpus = "/".join(f"{r['cpu']:.2f}" for r in runs[arm])
         print(
-            f"{arm:20} {m['cpu']:8.2f} {m['wall']:8.2f} {m['rss']:12.0f} {m['rss'] / size:11.2f}   ({cpus})"
+            f"{arm:20} {m['cpu']:8.2f} {size / m['cpu']:9.1f} {m['wall']:8.2f} {m['rss']:12.0f} "
+            f"{m['rss'] / size:11.2f}   ({cpus})"
         )
     if "tlparse" in med:
         a, b = med["pt2-explorer load"], med["tlparse"]
@@ -120,6 +111,8 @@ def compare(name: str, log: Path, work: Path, rounds: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--big-mb", type=float, default=200)
+    p.add_argument("--vary", action="store_true", help="every copy of the big log with names of its own")
+    p.add_argument("--no-small", action="store_true", help="time the big log only")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--html", action="store_true", help="also time load --html of the big log")
     p.add_argument("--keep", metavar="DIR", help="write the logs and outputs here (kept)")
@@ -127,10 +120,11 @@ def main() -> None:
     work = Path(ns.keep or tempfile.mkdtemp(prefix="pt2x-load-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        small, big = make_logs(work, ns.big_mb)
-        compare("small log", small, work, ns.rounds)
+        small, big = make_logs(work, ns.big_mb, ns.vary)
+        if not ns.no_small:
+            compare("small log", small, work, ns.rounds)
         compare("big log", big, work, ns.rounds)
-        if ns.html:
+        for _ in range(ns.rounds if ns.html else 0):
             m = run(ours(big, work, html=True))
             page = (work / "r.html").stat().st_size / 2**20
             print(

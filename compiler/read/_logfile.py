@@ -179,27 +179,28 @@ class _Reader:
             if block[pos] == 9:  # a tab: payload lines, up to the next line that is not one
                 m = _NOT_TAB.search(block, pos)
                 end = n if m is None else m.end()
-                self.payload(block[pos:end])
+                self.payload(block, pos, end)
             else:
                 nl = block.find(b"\n", pos)
                 end = n if nl < 0 else nl + 1
                 yield from self.line(block[pos:end])
             pos = end
 
-    def payload(self, run: bytes) -> None:
-        """Lines that start with a tab (``run``: "\\tline\\n\\tline\\n"): payload."""
-        self.complete = complete = run.endswith(b"\n")
+    def payload(self, block: bytes, pos: int, end: int) -> None:
+        """Lines that start with a tab (``block[pos:end]``: "\\tline\\n\\tline\\n"): payload."""
+        self.complete = complete = block[end - 1] == 10  # a newline
+        body = block[pos + 1 : end - 1 if complete else end].replace(b"\n\t", b"\n")
         first = self.lineno + 1
-        self.lineno += run.count(b"\n") + (not complete)
-        if len(run) > MAX_LINE_BYTES:
-            self.check_lengths(run, first)
+        self.lineno += end - pos - complete - len(body)  # each line's tab went: one line each
+        if end - pos > MAX_LINE_BYTES:
+            self.check_lengths(block[pos:end], first)
         p = self.pending
         if p is None:
             raise TraceFormatError(f"{self.path}:{first}: payload line outside an event")
         if p.held:  # a tab line follows: they were payload
             p.parts += p.held
             p.held = []
-        p.parts.append((run[1:-1] if complete else run[1:]).replace(b"\n\t", b"\n"))
+        p.parts.append(body)
 
     def check_lengths(self, run: bytes, first: int) -> None:
         for i, line in enumerate(run.split(b"\n")):
