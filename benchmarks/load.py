@@ -1,6 +1,7 @@
 """Reading TORCH_TRACE logs: `pt2-explorer load` against tlparse on the same log, side by side.
 
-    .venv/bin/python benchmarks/load.py [--big-mb 200] [--vary] [--rounds 3] [--html] [--keep DIR]
+    .venv/bin/python benchmarks/load.py [--big-mb 200] [--vary] [--rounds 3] [--html]
+                                        [--no-small] [--baseline DIR] [--keep DIR]
 
 Each tool runs as a fresh process on the same file, in turn (A B A B ...) after one warm-up run
 each (Python's byte-code written, the log in the page cache); per run: the process's
@@ -15,8 +16,10 @@ wall time and peak RSS. Medians are printed with our/tlparse ratios. Logs:
   as a real big log's are (benchmarks/make_big_log.py); generated under the temp directory,
   never committed.
 
-``--html`` also times ``pt2-explorer load --html`` of the big log (not compared: tlparse's
-HTML is per compile, in many files). Both tools write their output under the temp directory.
+``--html`` also times ``pt2-explorer load --html`` of the big log (not against tlparse: its
+HTML is per compile, in many files). ``--baseline DIR`` adds our command run in DIR, another
+checkout (``git worktree add DIR main``), on its own code: before and after, in turn, on the
+same machine. Both tools write their output under the temp directory.
 tlparse comes from PyPI (``pip install tlparse``); without it the tlparse column is empty.
 """
 
@@ -51,10 +54,16 @@ def make_logs(work: Path, big_mb: float, vary: bool) -> tuple[Path, Path]:
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(cmd: list[str]) -> dict[str, float]:
+# (command, working directory or None): ``--baseline DIR`` runs our command in DIR, another
+# checkout, on its own code (``python -m`` puts the working directory first on the path)
+Arm = tuple[list[str], "str | None"]
+
+
+def run(cmd: list[str], cwd: str | None = None) -> dict[str, float]:
     """One fresh process: its own CPU seconds, wall seconds, peak RSS in MB."""
+    env = _ENV if cwd is None else {**_ENV, "PYTHONPATH": cwd}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     _pid, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -80,17 +89,19 @@ def median(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
-def compare(name: str, log: Path, work: Path, rounds: int) -> None:
-    arms = {"pt2-explorer load": ours(log, work)}
+def compare(name: str, log: Path, work: Path, rounds: int, baseline: str | None, html: bool = False) -> None:
+    arms: dict[str, Arm] = {"pt2-explorer load": (ours(log, work, html), None)}
+    if baseline:
+        arms["baseline"] = (ours(log, work, html), baseline)
     tl = tlparse(log, work)
-    if tl is not None:
-        arms["tlparse"] = tl
+    if tl is not None and not html:
+        arms["tlparse"] = (tl, None)
     runs: dict[str, list] = {a: [] for a in arms}
-    for cmd in arms.values():  # warm-up, not counted: byte-code written, the file in the page cache
-        run(cmd)
+    for cmd, cwd in arms.values():  # warm-up, not counted: byte-code written, the file in the page cache
+        run(cmd, cwd)
     for _ in range(rounds):
-        for arm, cmd in arms.items():
-            runs[arm].append(run(cmd))
+        for arm, (cmd, cwd) in arms.items():
+            runs[arm].append(run(cmd, cwd))
     size = log.stat().st_size / 2**20
     print(f"\n{name}: {log.name}, {size:.1f} MB, {rounds} rounds (median; CPU s of the process itself)")
     print(f"{'':20} {'CPU s':>8} {'MB/CPU s':>9} {'wall s':>8} {'peak RSS MB':>12} {'RSS / file':>11}")
@@ -101,11 +112,15 @@ def compare(name: str, log: Path, work: Path, rounds: int) -> None:
             f"{arm:20} {m['cpu']:8.2f} {size / m['cpu']:9.1f} {m['wall']:8.2f} {m['rss']:12.0f} "
             f"{m['rss'] / size:11.2f}   ({cpus})"
         )
-    if "tlparse" in med:
-        a, b = med["pt2-explorer load"], med["tlparse"]
-        print(
-            f"{'ratio ours/tlparse':20} {a['cpu'] / b['cpu']:8.2f} {a['wall'] / b['wall']:8.2f} {a['rss'] / b['rss']:12.2f}"
-        )
+    for other in ("baseline", "tlparse"):
+        if other in med:
+            a, b = med["pt2-explorer load"], med[other]
+            print(
+                f"{'ratio ours/' + other:20} {a['cpu'] / b['cpu']:8.2f} {'':9} {a['wall'] / b['wall']:8.2f} "
+                f"{a['rss'] / b['rss']:12.2f}"
+            )
+    if html:
+        print(f"page: {(work / 'r.html').stat().st_size / 2**20:.1f} MB")
 
 
 def main() -> None:
@@ -113,6 +128,7 @@ def main() -> None:
     p.add_argument("--big-mb", type=float, default=200)
     p.add_argument("--vary", action="store_true", help="every copy of the big log with names of its own")
     p.add_argument("--no-small", action="store_true", help="time the big log only")
+    p.add_argument("--baseline", metavar="DIR", help="also time the checkout in DIR (before/after)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--html", action="store_true", help="also time load --html of the big log")
     p.add_argument("--keep", metavar="DIR", help="write the logs and outputs here (kept)")
@@ -122,15 +138,10 @@ def main() -> None:
     try:
         small, big = make_logs(work, ns.big_mb, ns.vary)
         if not ns.no_small:
-            compare("small log", small, work, ns.rounds)
-        compare("big log", big, work, ns.rounds)
-        for _ in range(ns.rounds if ns.html else 0):
-            m = run(ours(big, work, html=True))
-            page = (work / "r.html").stat().st_size / 2**20
-            print(
-                f"\nload --html of the big log: {m['cpu']:.2f} CPU s, {m['wall']:.2f} s wall, "
-                f"{m['rss']:.0f} MB peak RSS, page {page:.1f} MB"
-            )
+            compare("small log", small, work, ns.rounds, ns.baseline)
+        compare("big log", big, work, ns.rounds, ns.baseline)
+        if ns.html:
+            compare("load --html, big log", big, work, ns.rounds, ns.baseline, html=True)
         report = work / "r.json.gz"
         print(f"\nreport of the big log: {report.stat().st_size / 2**20:.1f} MB (.json.gz)")
         print(json.dumps({"python": sys.version.split()[0], "work": str(work)}))
