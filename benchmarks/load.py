@@ -73,9 +73,9 @@ def run(cmd: list[str], cwd: str | None = None) -> dict[str, float]:
     return {"cpu": ru.ru_utime + ru.ru_stime, "wall": wall, "rss": ru.ru_maxrss / 1024}
 
 
-def ours(log: Path, out: Path, html: bool = False) -> list[str]:
-    cmd = [sys.executable, "-m", "explorer", "load", str(log), "--json", str(out / "r.json.gz")]
-    return cmd + (["--html", str(out / "r.html")] if html else [])
+def ours(log: Path, out: Path, html: bool = False, name: str = "r") -> list[str]:
+    cmd = [sys.executable, "-m", "explorer", "load", str(log), "--json", str(out / f"{name}.json.gz")]
+    return cmd + (["--html", str(out / f"{name}.html")] if html else [])
 
 
 def tlparse(log: Path, out: Path) -> list[str] | None:
@@ -92,7 +92,7 @@ def median(runs: list[dict[str, float]]) -> dict[str, float]:
 def compare(name: str, log: Path, work: Path, rounds: int, baseline: str | None, html: bool = False) -> None:
     arms: dict[str, Arm] = {"pt2-explorer load": (ours(log, work, html), None)}
     if baseline:
-        arms["baseline"] = (ours(log, work, html), baseline)
+        arms["baseline"] = (ours(log, work, html, "baseline"), baseline)
     tl = tlparse(log, work)
     if tl is not None and not html:
         arms["tlparse"] = (tl, None)
@@ -120,7 +120,11 @@ def compare(name: str, log: Path, work: Path, rounds: int, baseline: str | None,
                 f"{a['rss'] / b['rss']:12.2f}"
             )
     if html:
-        print(f"page: {(work / 'r.html').stat().st_size / 2**20:.1f} MB")
+        pages = {a: work / f"{n}.html" for a, n in (("ours", "r"), ("baseline", "baseline"))}
+        print(
+            "page: "
+            + ", ".join(f"{a} {p.stat().st_size / 2**20:.1f} MB" for a, p in pages.items() if p.exists())
+        )
 
 
 def main() -> None:
