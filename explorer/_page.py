@@ -50,7 +50,7 @@ def page_html(subject: Subject | ExplorerView) -> str:
     compile with the most work (``_view.opening_compile``)."""
     s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
     view = s.view
-    s.lazy_code = browser_highlighting()
+    s.lazy_code = browser_highlighting()  # code as text, highlighted in the browser (a fresh subject)
     first = opening(s.report)
     if s.compile is None:
         cv = opening_compile(view)

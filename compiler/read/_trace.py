@@ -78,11 +78,14 @@ def load_trace(
             report, found, cuts, damaged = _streamed(files[0], strict)
         else:
             report, found, cuts, damaged = _in_memory(files, rank, strict)
+    except _NoRank as e:
+        raise ValueError(
+            f"{path}: no log for rank {rank}; ranks present: {sorted(named | e.found)}"
+        ) from None
     finally:
         _limits.reading.reset(reading)
     if rank is not None and found != rank:
-        present = sorted(named | ({found} if found is not None else set()))
-        raise ValueError(f"{path}: no log for rank {rank}; ranks present: {present}")
+        raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named | {found} - {None})}")
     if cuts:  # the compile that was running shows as failed ("did not finish")
         report = dataclasses.replace(report, error="; ".join(cuts))
         warnings.warn(report.error, stacklevel=2)
@@ -93,6 +96,13 @@ def load_trace(
 
 
 _Loaded = tuple[Report, "int | None", list[str], list[str]]  # report, rank, cuts, damaged
+
+
+class _NoRank(Exception):
+    """The rank asked for is in none of the files read (``found``: the ranks that are)."""
+
+    def __init__(self, found: set[int]):
+        self.found = found
 
 
 def _streamed(f: str, strict: bool) -> _Loaded:
@@ -144,6 +154,8 @@ def _in_memory(files: list[str], rank: int | None, strict: bool) -> _Loaded:
             per_rank[r][2].extend(cuts)
         else:
             per_rank[r] = (f, events, cuts)
+    if rank is not None and rank not in per_rank:
+        raise _NoRank({r for r in per_rank if r is not None})
     if rank in per_rank:
         chosen = rank
     else:
