@@ -74,10 +74,11 @@ def load_trace(
         raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
     reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
     try:
-        if len(files) == 1:  # one file: read straight into the builder
-            report, found, cuts, damaged = _streamed(files[0], strict)
-        else:
-            report, found, cuts, damaged = _in_memory(files, rank, strict)
+        with _stream.gc_paused():
+            if len(files) == 1:  # one file: read straight into the builder
+                report, found, cuts, damaged = _streamed(files[0], strict)
+            else:
+                report, found, cuts, damaged = _in_memory(files, rank, strict)
     except _NoRank as e:
         raise ValueError(
             f"{path}: no log for rank {rank}; ranks present: {sorted(named | e.found)}"
