@@ -10,13 +10,16 @@ TORCH_SPEC ?= torch==2.13.0
 # The JupyterLab extension (extension/, TypeScript): npm installs its packages and builds the
 # prebuilt extension into extension/labextension, which the install copies into the venv
 # (share/jupyter/labextensions/pt2-explorer), and the graph view's component (extension/src/graph,
-# bundled by esbuild) into explorer/static/graphview.js. Needs node and npm; see docs/extension.md.
+# bundled by esbuild) into explorer/static/graphview.js, and the static page's code highlighting
+# (extension/src/highlight: highlight.js) into explorer/static/highlight.js. Needs node and npm;
+# see docs/extension.md.
 # `npm install` (not `npm ci`): it takes package-lock.json's versions and leaves it as it is,
 # where `npm ci` refuses a lock made on a registry without rspack's other-platform binaries.
 EXTENSION := extension/labextension/package.json
 # the graph view's bundle (also made by build:prod): rebuilt when only its sources changed
 GRAPHVIEW := explorer/static/graphview.js
-extension: $(EXTENSION) $(GRAPHVIEW)
+HIGHLIGHT := explorer/static/highlight.js
+extension: $(EXTENSION) $(GRAPHVIEW) $(HIGHLIGHT)
 
 extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
 	cd extension && npm install --no-audit --no-fund && touch node_modules/.package-lock.json
@@ -27,7 +30,10 @@ $(EXTENSION): extension/node_modules/.package-lock.json extension/tsconfig.json 
 $(GRAPHVIEW): extension/node_modules/.package-lock.json $(wildcard extension/src/graph/*)
 	cd extension && npm run build:graph
 
-$(VENV)/.installed: pyproject.toml $(EXTENSION) $(GRAPHVIEW)
+$(HIGHLIGHT): extension/node_modules/.package-lock.json $(wildcard extension/src/highlight/*)
+	cd extension && npm run build:highlight
+
+$(VENV)/.installed: pyproject.toml $(EXTENSION) $(GRAPHVIEW) $(HIGHLIGHT)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"

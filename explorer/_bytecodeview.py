@@ -161,16 +161,19 @@ def _details(title: str, body: str, *, open_: bool = False) -> str:
     return f"<details{' open' if open_ else ''}><summary>{esc(title)}</summary>{body}</details>"
 
 
-def _side_by_side(left: tuple[str, str | None], right: tuple[str, str | None], language: str = "text") -> str:
+def _side_by_side(
+    left: tuple[str, str | None], right: tuple[str, str | None], language: str = "text", lazy: bool = False
+) -> str:
     cols = "".join(
-        f'<div style="flex:1;min-width:0;overflow:auto"><h4>{esc(t)}</h4>{code_html(code, language)}</div>'
+        f'<div style="flex:1;min-width:0;overflow:auto"><h4>{esc(t)}</h4>{code_html(code, language, lazy=lazy)}</div>'
         for t, code in (left, right)
         if code
     )
     return f'<div class="side-by-side" style="display:flex;gap:1em">{cols}</div>'
 
 
-def bytecode_html(report: Report, compile_id: str | None = None) -> str:
+def bytecode_html(report: Report, compile_id: str | None = None, *, lazy: bool = False) -> str:
+    """The bytecode tab; ``lazy``: code highlighted in the browser (``_html.code_html``)."""
     codes = frame_codes(report, compile_id)
     if not codes:
         return f'<div class="note">{esc(_EMPTY)}</div>'
@@ -185,17 +188,17 @@ def bytecode_html(report: Report, compile_id: str | None = None) -> str:
                 f"<table><thead><tr><th></th><th>what runs instead</th></tr></thead><tbody>{rows}</tbody></table>"
             )
         if f.guards[0]:
-            parts.append(_details(_guard_head(f), code_html(f.guards[0], "text")))
+            parts.append(_details(_guard_head(f), code_html(f.guards[0], "text", lazy=lazy)))
         if len(f.python) == 2:
-            parts.append(_side_by_side(*f.python, language="python"))
+            parts.append(_side_by_side(*f.python, language="python", lazy=lazy))
         else:
-            parts += [_details(t, code_html(code, "python"), open_=True) for t, code in f.python]
+            parts += [_details(t, code_html(code, "python", lazy=lazy), open_=True) for t, code in f.python]
         if f.note:
             parts.append(f'<div class="note">{esc(f.note)}</div>')
         parts.append(
             _details(
                 "bytecode (dis), original beside transformed",
-                _side_by_side(("original", f.original), ("transformed", f.modified)),
+                _side_by_side(("original", f.original), ("transformed", f.modified), lazy=lazy),
             )
         )
     return "".join(parts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+from pathlib import Path
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -36,6 +37,10 @@ from ._viewtypes import (
 
 esc = functools.partial(html.escape, quote=True)
 _LEXERS = {"python": PythonLexer, "triton": PythonLexer, "cpp": CppLexer}
+# the static page's code highlighting (extension/src/highlight, highlight.js): the page ships
+# code as text and highlights a block in the browser when it is first shown
+HIGHLIGHT_BUNDLE = Path(__file__).with_name("static") / "highlight.js"
+_BROWSER_LANGUAGES = {"python": "python", "triton": "python", "cpp": "cpp"}
 CODE_LIMIT = 400_000  # characters of one code block shown; the rest is cut with a note
 HIGHLIGHT_LIMIT = 100_000  # longer code is shown plain: highlighting it costs seconds
 
@@ -74,6 +79,12 @@ CSS = """
 .pt2x .gb{color:#57606a;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .pt2x .dynamic{font-weight:700;margin:2px 0}
 .pt2x a.button{display:inline-block;border:1px solid #d0d7de;border-radius:4px;padding:2px 8px;margin:4px 4px 4px 0;background:#f6f8fa;color:#1f2328;text-decoration:none}
+.pt2x .hljs-keyword,.pt2x .hljs-doctag,.pt2x .hljs-type,.pt2x .hljs-variable.language_{color:#d73a49}
+.pt2x .hljs-title,.pt2x .hljs-title.class_,.pt2x .hljs-title.function_{color:#6f42c1}
+.pt2x .hljs-literal,.pt2x .hljs-number,.pt2x .hljs-meta,.pt2x .hljs-operator,.pt2x .hljs-attr,.pt2x .hljs-variable{color:#005cc5}
+.pt2x .hljs-string,.pt2x .hljs-regexp,.pt2x .hljs-meta .hljs-string{color:#032f62}
+.pt2x .hljs-built_in,.pt2x .hljs-symbol{color:#e36209}
+.pt2x .hljs-comment,.pt2x .hljs-code{color:#6a737d}
 """
 
 
@@ -90,13 +101,26 @@ def frag(body: str) -> str:
     return f'<div class="pt2x">{body}</div>'
 
 
-def code_html(code: str, language: str) -> str:
+def browser_highlighting() -> bool:
+    """Can the static page highlight code in the browser (the bundle is built)?"""
+    return HIGHLIGHT_BUNDLE.exists()
+
+
+def code_html(code: str, language: str, *, lazy: bool = False) -> str:
+    """The code, highlighted by pygments; ``lazy`` (the static page, with the highlighting
+    bundle inlined: ``_page.py``): as text, marked with its language for the browser to
+    highlight when the block is first shown (highlighting every block of a big log here
+    took most of the page's time)."""
     note = ""
     if len(code) > CODE_LIMIT:
         note = f'<div class="note">showing the first {CODE_LIMIT:,} of {len(code):,} characters</div>'
         code = code[:CODE_LIMIT]
     if len(code) > HIGHLIGHT_LIMIT:
         return f'<div class="highlight"><pre>{esc(code)}</pre></div>{note}'
+    if lazy:
+        lang = _BROWSER_LANGUAGES.get(language)
+        attr = f' data-lang="{lang}"' if lang else ""
+        return f'<div class="highlight"><pre{attr}>{html.escape(code, quote=False)}</pre></div>{note}'
     lexer = _LEXERS.get(language, TextLexer)()
     return highlight(code, lexer, HtmlFormatter(cssclass="highlight")) + note
 
@@ -159,9 +183,10 @@ def block_html(b: Block, *, open_: bool = False, static: bool = False) -> str:
         return graph_html(b, static=static)
     assert isinstance(b, CodeBlock)
     lines = b.code.count("\n") + 1
+    code = code_html(b.code, b.language, lazy=static and browser_highlighting())
     return (
         f"<details{' open' if open_ else ''}><summary>{esc(b.title)} "
-        f'<span class="meta">({lines} lines)</span></summary>{code_html(b.code, b.language)}</details>'
+        f'<span class="meta">({lines} lines)</span></summary>{code}</details>'
     )
 
 

@@ -13,7 +13,21 @@ from compiler import Compile, Graph, Kernel, Report
 from ._viewtypes import Table
 
 # a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks
-_EXTERN = re.compile(r"^\s*(?!#).*?\b(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(", re.MULTILINE)
+_EXTERN = re.compile(r"\b(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
+
+
+def extern_calls(code: str) -> list[str]:
+    """The extern calls of wrapper code: the first of each line that is not a comment (found
+    by one search for the calls, not a match tried at every line: a big log's wrappers are
+    megabytes)."""
+    calls, line = [], -1
+    for m in _EXTERN.finditer(code):
+        start = code.rfind("\n", 0, m.start()) + 1
+        if start != line:
+            line = start
+            if not code[start : m.start()].lstrip().startswith("#"):
+                calls.append(m[1])
+    return calls
 
 
 def kernel_times(report: Report, compile_id: str) -> dict[str, float]:
@@ -116,7 +130,7 @@ def extern_table(c: Compile) -> Table | None:
     cg = c.stages.codegen
     rows = []
     for oc in cg.output_code if cg else ():
-        for call, n in Counter(_EXTERN.findall(oc.code)).most_common():
+        for call, n in Counter(extern_calls(oc.code)).most_common():
             rows.append((oc.role, call, str(n)))
     if not rows:
         return None

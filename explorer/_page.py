@@ -9,19 +9,23 @@ from __future__ import annotations
 from compiler import Report
 
 from ._graphview import with_graph_script
-from ._html import esc, stylesheet, summary_html
+from ._html import HIGHLIGHT_BUNDLE, browser_highlighting, esc, stylesheet, summary_html
 from ._pagediffs import page_css
 from ._registry import Subject, opening, tabs
 from ._view import opening_compile
 from ._viewtypes import ExplorerView
 
 _PAGE_JS = """
+const hl=r=>{if(window.pt2xHighlight)window.pt2xHighlight(r);};
+document.addEventListener('toggle',e=>hl(e.target),true);
 document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('click',()=>{
  document.querySelectorAll('.pt2x-tab').forEach(t=>t.hidden=t.id!==b.dataset.tab);
- document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));}));
+ document.querySelectorAll('.pt2x-tabs button').forEach(x=>x.classList.toggle('on',x===b));
+ hl(document.getElementById(b.dataset.tab));}));
 const sel=document.getElementById('pt2x-compile');
-const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>d.hidden=d.dataset.id!==sel.value);
+const show=()=>document.querySelectorAll('.pt2x-compile').forEach(d=>{d.hidden=d.dataset.id!==sel.value;if(!d.hidden)hl(d);});
 if(sel){sel.addEventListener('change',show);show();}
+hl(document);
 document.querySelectorAll('.pt2x table').forEach(t=>{const h=t.tHead,b=t.tBodies[0];if(!h||!b)return;
  [...h.rows[0].cells].forEach((th,i)=>{th.classList.add('pt2x-sort');th.title='sort by this column';
  th.addEventListener('click',()=>{const rs=[...b.rows],v=r=>(r.cells[i]?r.cells[i].textContent.trim():''),
@@ -46,6 +50,7 @@ def page_html(subject: Subject | ExplorerView) -> str:
     compile with the most work (``_view.opening_compile``)."""
     s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
     view = s.view
+    s.lazy_code = browser_highlighting()  # code as text, highlighted in the browser (a fresh subject)
     first = opening(s.report)
     if s.compile is None:
         cv = opening_compile(view)
@@ -62,8 +67,18 @@ def page_html(subject: Subject | ExplorerView) -> str:
     body = f'<div class="pt2x">{summary_html(view)}<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
-        f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}<script>{_PAGE_JS}</script></body></html>"
+        f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}"
+        f"{_highlight_script(body)}<script>{_PAGE_JS}</script></body></html>"
     )
+
+
+def _highlight_script(body: str) -> str:
+    """highlight.js (extension/src/highlight), once, where a code block waits for it
+    (``_html.code_html``: ``<pre data-lang=...>``)."""
+    if "<pre data-lang=" not in body:
+        return ""
+    text = HIGHLIGHT_BUNDLE.read_text(encoding="utf-8").replace("</script", "<\\/script")  # as bundle_text
+    return f"<script>{text}</script>"
 
 
 def report_html(report: Report, title: str | None = None) -> str:

@@ -119,6 +119,9 @@ def flex_blocks(report: Report, c: Compile) -> list[Block]:
     """A compile's FlexAttention ops: the kernel, the block grid, each mod's source (the
     user's function where its file is readable, else the lines torch names) and subgraph."""
     blocks: list[Block] = []
+    cap = c.stages.capture
+    if cap is None or cap.graph is None or "flex_attention" not in cap.graph.code:
+        return blocks  # none here: the report's other compiles are not read (once per compile)
     for f in flex_calls(report):
         if f.compile_id != c.id:
             continue

@@ -48,6 +48,7 @@ class Subject:
         self.report = report
         self.title = title
         self.compile = compile
+        self.lazy_code = False  # the static page's code, highlighted in the browser (_html.code_html)
         if view is not None:
             self.view = view
 
@@ -182,7 +183,7 @@ VIEWS: tuple[View, ...] = (
         lambda s: bytecode_text(s.report, s.compile),
         tab=lambda r: "Bytecode",
         needs=has_bytecode,
-        html=lambda s: bytecode_html(s.report),
+        html=lambda s: bytecode_html(s.report, lazy=s.lazy_code),
     ),
     View(
         "raw",

@@ -6,6 +6,7 @@ style."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -64,14 +65,21 @@ def where(filename: str | None, line: int | None) -> str:
     cell = cell_label(filename)
     if cell is not None:
         return f"{cell}, line {line}" if line is not None else cell
+    name = _shown_path(filename, os.getcwd())
+    return f"{name}:{line}" if line is not None else name
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_path(filename: str, cwd: str) -> str:
+    """``where``'s file part (remembered: a big log's graphs name the same files per node)."""
     name = _INSTALLED.sub("", filename)
     if name == filename:
         try:
-            rel = os.path.relpath(filename)
+            rel = os.path.relpath(filename, cwd)
             name = rel if not rel.startswith("..") else filename
         except ValueError:
             name = filename
-    return f"{name}:{line}" if line is not None else name
+    return name
 
 
 def where_source(source: str | None) -> str:

@@ -504,6 +504,8 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
                 explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
             )
         page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
+        if explorer._html.browser_highlighting():
+            _code_highlighted_when_shown(page)
         assert not errors, errors
 
 
@@ -615,3 +617,26 @@ def test_joint_graph_readable_at_every_zoom(gpt2):
 
 def rect_of(locator) -> dict:
     return locator.evaluate("e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y}; }")
+
+
+def _code_highlighted_when_shown(page) -> None:
+    """The page ships code as text (``<pre data-lang>``): a block is highlighted (highlight.js,
+    the colours of the page's stylesheet) when its <details> opens, its text unchanged; the
+    blocks still closed wait."""
+    from playwright.sync_api import expect
+
+    page.locator("[data-tab=tab-compiles]").click()
+    shown = page.locator(".pt2x-compile:visible")
+    waiting = shown.locator("pre[data-lang=python]").count()
+    assert waiting >= 2
+    shown.locator("pre[data-lang=python]").first.evaluate("e => e.id = 'pt2x-test-code'")
+    pre = page.locator("#pt2x-test-code")
+    text = pre.text_content()
+    assert "def forward" in text and pre.locator("span").count() == 0
+    pre.locator("xpath=ancestor::details[1]/summary").click()
+    keyword = pre.locator(".hljs-keyword", has_text=re.compile("^def$")).first
+    expect(keyword).to_be_visible()
+    assert keyword.evaluate("e => getComputedStyle(e).color") == "rgb(215, 58, 73)"  # .hljs-keyword
+    assert pre.text_content() == text and pre.get_attribute("data-lang") is None
+    assert shown.locator("pre[data-lang=python]").count() == waiting - 1  # the others wait
+    page.screenshot(path=str(ARTIFACTS / "test_report_page-code.png"))

@@ -95,6 +95,7 @@ def test_wheel_ships_the_prebuilt_extension(tmp_path):
     assert any(re.fullmatch(r"static/remoteEntry\.[0-9a-f]+\.js", n) for n in shipped), shipped
     assert not [n for n in names if "node_modules" in n or n.startswith("extension/")]  # no sources
     assert "explorer/static/graphview.js" in names  # the graph view's component (git-ignored)
+    assert "explorer/static/highlight.js" in names  # the static page's code highlighting
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

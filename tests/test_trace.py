@@ -78,6 +78,43 @@ def test_plain_and_gzipped_logs_read_the_same(tmp_path):
     assert [(e.name, e.line, e.payload) for e in a] == [(e.name, e.line, e.payload) for e in b]
 
 
+def test_the_garbage_collector_is_left_as_it_was(tmp_path):
+    """Reading pauses Python's cyclic collector while it builds, then restores it, on a
+    refused file too."""
+    import gc
+
+    bad = tmp_path / "bad.log"
+    bad.write_text("not a log\n")
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(compiler.load_trace(CPU_BREAKS).compiles) == 4 and gc.isenabled() is enabled
+            with pytest.raises(
+                compiler.TraceFormatError, match=f"{re.escape(str(bad))}:1: not a TORCH_TRACE line"
+            ):
+                compiler.load_trace(bad)
+            assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("block", [1000, 61])
+def test_blocks_cut_anywhere_read_the_same(tmp_path, monkeypatch, block):
+    """The reader takes the file in blocks of whole lines and a payload's lines at once: a
+    block ending inside a payload, or holding part of one line, reads as torch wrote it."""
+    from compiler.read import _logfile
+    from tests._torch_trace import read_log
+
+    plain = tmp_path / "trace.log"
+    plain.write_bytes(gzip.decompress(GPU_BREAKS.read_bytes()))
+    whole = [(e.name, e.line, e.payload) for e in read_trace_file(str(plain))]
+    monkeypatch.setattr(_logfile, "_BLOCK", block)
+    events = list(read_trace_file(str(plain)))
+    assert [(e.name, e.line, e.payload) for e in events] == whole
+    assert [(e.metadata, e.payload) for e in events] == read_log(str(plain))  # torch's own
+    assert len(events) == 910 and not any(e.damaged for e in events)
+
+
 # ---- H100: graph break + backward + recompile ------------------------------------------------
 
 

@@ -163,7 +163,11 @@ def test_static_html_is_self_contained_and_shows_the_same_facts(recorded, tmp_pa
     assert "0/0: tensor &#x27;x&#x27; size mismatch at index 0. expected 4, actual 6" in text
     # offline: no external resources
     assert not re.search(r'(src|href)="(https?:)?//', text)
-    assert text.count("<script>") == 1  # ours, for tabs
+    # ours, for tabs; highlight.js, which highlights each code block when first shown (the
+    # page ships code as text, marked with its language)
+    lazy = explorer._html.browser_highlighting()
+    assert text.count("<script>") == 1 + lazy
+    assert ('<pre data-lang="python">' in text) == lazy and ("<pre><span></span>" in text) != lazy
 
 
 def _hostile_report() -> Report:
@@ -838,6 +842,12 @@ def test_inductor_stage_views_as_text_gpu_recording():
     ]
 
 
+def _visible_text(fragment: str) -> str:
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
 def test_page_and_widget_tabs_come_from_one_registry():
     """The static page's tabs and the notebook explorer's: the registry's views whose facts the
     report holds, with the same labels in the same order; "Compile time" (timed phases) and
@@ -865,7 +875,14 @@ def test_page_and_widget_tabs_come_from_one_registry():
         section = re.search(
             rf'<section class="pt2x-tab" id="tab-{names[i]}" hidden>(.*?)</section>', page, re.S
         )
-        assert app.tabs.children[i].value == frag(section.group(1))
+        widget, shown = app.tabs.children[i].value, frag(section.group(1))
+        if names[i] != "bytecode":
+            assert widget == shown
+            continue
+        # the page's code is highlighted in the browser, the widget's by pygments: the same text
+        assert _visible_text(widget) == _visible_text(shown) and "RESUME" in _visible_text(shown)
+        lazy = explorer._html.browser_highlighting()
+        assert "<pre><span></span>" in widget and ("<pre><span></span>" in shown) != lazy
     assert app.tabs.children[5].value.count("<h3>artifact:torch_version</h3>") == 1
     assert explorer.text(r, "raw") == (
         "artifact:torch_version\n"
@@ -904,10 +921,14 @@ def test_a_failed_compile_shows_torchs_traceback():
         "    RuntimeError: <boom>\n"
     ) in text
     page = page_html(build_view(r))
-    assert (  # collapsed: <details> without "open"
+    # collapsed: <details> without "open"; text, not highlighted (by pygments where the page
+    # cannot highlight in the browser)
+    pre = "<pre>" if explorer._html.browser_highlighting() else "<pre><span></span>"
+    end = "</pre></div>" if explorer._html.browser_highlighting() else "\n</pre></div>\n"
+    assert (
         '<details><summary>torch&#x27;s traceback <span class="meta">(3 lines)</span></summary>'
-        '<div class="highlight"><pre><span></span>Traceback (most recent call last):\n'
-        '  File "x.py", line 3, in f\nRuntimeError: &lt;boom&gt;\n</pre></div>\n</details>'
+        f'<div class="highlight">{pre}Traceback (most recent call last):\n'
+        f'  File "x.py", line 3, in f\nRuntimeError: &lt;boom&gt;{end}</details>'
     ) in page
     assert "<boom>" not in page
 

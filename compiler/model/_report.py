@@ -9,6 +9,7 @@ documented in docs/report-schema.md; bump SCHEMA_VERSION when a field changes me
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import json
 import os
@@ -198,7 +199,15 @@ class Report:
         raise KeyError(f"no compile {compile_id!r}; have {[c.id for c in self.compiles]}")
 
     def kernels_of(self, compile_id: str) -> tuple[Kernel, ...]:
-        return tuple(k for k in self.kernels if k.compile_id == compile_id)
+        return self._kernels_by_compile.get(compile_id, ())
+
+    @functools.cached_property
+    def _kernels_by_compile(self) -> dict[str | None, tuple[Kernel, ...]]:
+        """The kernels of each compile, in the report's order (made once: views ask per compile)."""
+        by: dict[str | None, list[Kernel]] = {}
+        for k in self.kernels:
+            by.setdefault(k.compile_id, []).append(k)
+        return {cid: tuple(ks) for cid, ks in by.items()}
 
     def benchmark(
         self,

@@ -91,6 +91,8 @@ def _read(source: str, fn: ast.FunctionDef) -> TritonSource:
 
 def _value(node: ast.expr) -> Any:
     """A literal's value; a call or a name as its source text (``DeviceProperties(…)``)."""
+    if isinstance(node, ast.Constant):  # what literal_eval gives, without its walk
+        return node.value
     if isinstance(node, ast.Dict):
         return {_key(k): _value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
     if isinstance(node, ast.List | ast.Tuple):

@@ -26,6 +26,8 @@ _MD5 = re.compile(r"[0-9a-f]{32}")
 MAX_LINE_BYTES = 512 * 2**20
 # context keys torch writes as ints (torch/_logging/_internal.py: trace_structured)
 _INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
+_BLOCK = 4 * 2**20  # bytes read at a time
+_NOT_TAB = re.compile(rb"\n(?!\t)")  # the end of a run of payload lines
 
 
 class TraceFormatError(ValueError):
@@ -109,65 +111,138 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     good one. Payload lines start with a tab; an empty line with none (torch.export of torch
     2.6-2.7 writes them) is part of the payload while the payload's MD5 is not yet met or,
     with no MD5 (``has_payload: true``), when a tab line follows it.
-    """
-    pending: _Pending | None = None
-    lineno = 0
-    seen = 0  # events started so far
-    complete = True  # did the last line read end with a newline?
 
+    The file is read in blocks of whole lines; a payload's lines, one run of tab lines, are
+    taken at once (bytes operations, no loop over its lines in Python).
+    """
+    r = _Reader(path, strict)
     with _open(path) as f:
         try:
-            while raw := f.readline(MAX_LINE_BYTES):
-                lineno += 1
-                complete = raw.endswith(b"\n")
-                if not complete and len(raw) >= MAX_LINE_BYTES:
-                    raise TraceFormatError(
-                        f"{path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
-                    )
-                line = raw[:-1] if complete else raw
-                if line.startswith(b"\t"):
-                    if pending is None:
-                        raise TraceFormatError(f"{path}:{lineno}: payload line outside an event")
-                    if pending.held:  # a tab line follows: they were payload
-                        pending.parts += pending.held
-                        pending.held = []
-                    pending.parts.append(line[1:])
-                    continue
-                if not line.strip():
-                    if pending is not None:
-                        announced = pending.event.metadata.get("has_payload")
-                        if announced is True:
-                            pending.held.append(line)
-                            continue
-                        if announced and pending.status() is not True:
-                            pending.parts.append(line)  # the MD5 is not met yet: still the payload
-                            continue
-                        yield _finish(path, pending, strict)
-                        pending = None
-                    continue
-                try:  # this line first: where it is not an event, it is the line to name
-                    ev = _event(path, lineno, line, complete, seen)
-                except TraceTruncatedError:
-                    if pending is not None:
-                        yield _finish(path, pending, strict)
-                    raise
-                if pending is not None:
-                    yield _finish(path, pending, strict)
-                pending = _Pending(ev)
-                seen += 1
+            for block in _blocks(f):
+                yield from r.block(block)
         except EOFError:  # gzip stream cut off: what followed line `lineno` is lost
+            pending = r.pending
             if pending is not None and pending.status() is True:
                 yield _finish(path, pending, strict)
                 pending = None
-            start = pending.event.line if pending is not None else lineno + 1
-            raise _truncated(path, start, lineno + 1, "the gzip stream ends early") from None
+            start = pending.event.line if pending is not None else r.lineno + 1
+            raise _truncated(path, start, r.lineno + 1, "the gzip stream ends early") from None
         except (gzip.BadGzipFile, zlib.error) as e:
-            raise TraceFormatError(f"{path}:{lineno + 1}: corrupt gzip data: {e}") from None
+            raise TraceFormatError(f"{path}:{r.lineno + 1}: corrupt gzip data: {e}") from None
+    pending = r.pending
     if pending is not None:
         ok = pending.status()
-        if ok is False or (ok is None and not complete):
-            raise _truncated(path, pending.event.line, lineno, f"event {pending.event.name!r} is incomplete")
+        if ok is False or (ok is None and not r.complete):
+            raise _truncated(
+                path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete"
+            )
         yield _finish(path, pending, strict)
+
+
+def _blocks(f) -> Iterator[bytes]:
+    """The file in blocks of whole lines, the last one possibly without its newline. A line
+    of ``MAX_LINE_BYTES`` or more with no end in sight comes alone, unended, and last. A gzip
+    stream cut off raises EOFError after the whole lines before the cut (the one being read
+    is lost, as a line reader loses it)."""
+    start: list[bytes] = []  # the line being read: its bytes so far, none a newline
+    held = 0
+    while data := f.read1(_BLOCK):
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            start.append(data)
+            held += len(data)
+            if held >= MAX_LINE_BYTES:
+                yield b"".join(start)
+                return
+            continue
+        head = data if cut == len(data) else data[:cut]
+        yield b"".join((*start, head)) if start else head
+        start = [data[cut:]] if cut < len(data) else []
+        held = len(data) - cut
+    if start:
+        yield b"".join(start)
+
+
+class _Reader:
+    """The event being read, where in the file, and what a block of lines does to them."""
+
+    def __init__(self, path: str, strict: bool):
+        self.path, self.strict = path, strict
+        self.pending: _Pending | None = None
+        self.lineno = 0  # the last line read
+        self.seen = 0  # events started so far
+        self.complete = True  # did the last line read end with a newline?
+
+    def block(self, block: bytes) -> Iterator[Event]:
+        pos, n = 0, len(block)
+        while pos < n:
+            if block[pos] == 9:  # a tab: payload lines, up to the next line that is not one
+                m = _NOT_TAB.search(block, pos)
+                end = n if m is None else m.end()
+                self.payload(block, pos, end)
+            else:
+                nl = block.find(b"\n", pos)
+                end = n if nl < 0 else nl + 1
+                yield from self.line(block[pos:end])
+            pos = end
+
+    def payload(self, block: bytes, pos: int, end: int) -> None:
+        """Lines that start with a tab (``block[pos:end]``: "\\tline\\n\\tline\\n"): payload."""
+        self.complete = complete = block[end - 1] == 10  # a newline
+        body = block[pos + 1 : end - 1 if complete else end].replace(b"\n\t", b"\n")
+        first = self.lineno + 1
+        self.lineno += end - pos - complete - len(body)  # each line's tab went: one line each
+        if end - pos > MAX_LINE_BYTES:
+            self.check_lengths(block[pos:end], first)
+        p = self.pending
+        if p is None:
+            raise TraceFormatError(f"{self.path}:{first}: payload line outside an event")
+        if p.held:  # a tab line follows: they were payload
+            p.parts += p.held
+            p.held = []
+        p.parts.append(body)
+
+    def check_lengths(self, run: bytes, first: int) -> None:
+        for i, line in enumerate(run.split(b"\n")):
+            if len(line) >= MAX_LINE_BYTES:
+                self.too_long(first + i)
+
+    def too_long(self, lineno: int):
+        raise TraceFormatError(
+            f"{self.path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
+        )
+
+    def line(self, raw: bytes) -> Iterator[Event]:
+        """A line that does not start with a tab: an event's metadata, or a blank line."""
+        self.lineno += 1
+        self.complete = complete = raw.endswith(b"\n")
+        line = raw[:-1] if complete else raw
+        if len(line) >= MAX_LINE_BYTES:
+            self.too_long(self.lineno)
+        path, pending = self.path, self.pending
+        if not line.strip():
+            if pending is not None:
+                announced = pending.event.metadata.get("has_payload")
+                if announced is True:
+                    pending.held.append(line)
+                    return
+                if announced and pending.status() is not True:
+                    pending.parts.append(line)  # the MD5 is not met yet: still the payload
+                    return
+                yield _finish(path, pending, self.strict)
+                self.pending = None
+            return
+        try:  # this line first: where it is not an event, it is the line to name
+            ev = _event(path, self.lineno, line, complete, self.seen)
+        except TraceTruncatedError:
+            if pending is not None:
+                self.pending = None
+                yield _finish(path, pending, self.strict)
+            raise
+        if pending is not None:
+            yield _finish(path, pending, self.strict)
+        self.pending = _Pending(ev)
+        self.seen += 1
 
 
 def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:

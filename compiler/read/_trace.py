@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import warnings
+from collections.abc import Iterable
 
 from ..build import _build
 from ..build._events import Event
 from ..model import _limits, _schema
 from ..model._names import rank_of_log
 from ..model._report import Report, load
+from . import _stream
 from ._logfile import TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
 from ._ranks import combine, report_files, with_rank
 
@@ -67,13 +68,78 @@ def load_trace(
     if rank is None and len(named) > 1:  # every rank: one multi-rank report (report.ranks)
         return load_ranks(path, strict=strict, max_expansion=ratio)
     want = rank if rank is not None else (min(named) if named else None)
+    # another rank's log is not read, so its damage cannot stop this one
+    files = [f for f in files if by_name[f] is None or by_name[f] == want]
+    if not files:
+        raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
+    reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
+    try:
+        with _stream.gc_paused():
+            if len(files) == 1:  # one file: read straight into the builder
+                report, found, cuts, damaged = _streamed(files[0], strict)
+            else:
+                report, found, cuts, damaged = _in_memory(files, rank, strict)
+    except _NoRank as e:
+        raise ValueError(
+            f"{path}: no log for rank {rank}; ranks present: {sorted(named | e.found)}"
+        ) from None
+    finally:
+        _limits.reading.reset(reading)
+    if rank is not None and found != rank:
+        raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named | {found} - {None})}")
+    if cuts:  # the compile that was running shows as failed ("did not finish")
+        report = dataclasses.replace(report, error="; ".join(cuts))
+        warnings.warn(report.error, stacklevel=2)
+    if damaged:
+        report = dataclasses.replace(report, damaged=tuple(damaged))
+        warnings.warn(_damaged_line(damaged), stacklevel=2)
+    return report
+
+
+_Loaded = tuple[Report, "int | None", list[str], list[str]]  # report, rank, cuts, damaged
+
+
+class _NoRank(Exception):
+    """The rank asked for is in none of the files read (``found``: the ranks that are)."""
+
+    def __init__(self, found: set[int]):
+        self.found = found
+
+
+def _streamed(f: str, strict: bool) -> _Loaded:
+    """One log file read straight into the builder (compiler/read/_stream.py); the report is
+    checked against the report schema. A value the builder cannot read, or one that gives the
+    report a value of the wrong type, raises TraceFormatError naming its event; a damaged
+    event (``Event.damaged``) the report cannot be built from is left out and the file read
+    again without it."""
+    skip: frozenset[int] = frozenset()
+    source = f"torch-trace:{f}"
+    while True:
+        p = _stream.Pass(f, strict, skip)
+        try:
+            report = _build_report(p, source)
+        except TraceFormatError:  # the reader's: the file itself is bad
+            raise
+        except _BAD as e:
+            bad = p.at or _culprit(list(_stream.Pass(f, strict, skip)), source)
+            if not bad.damaged:
+                _refuse(bad, e)
+            skip |= {bad.line}
+            continue
+        if not p.count:
+            raise TraceFormatError(f"{f}: empty file, no TORCH_TRACE events")
+        report = dataclasses.replace(report, torch_version=p.torch_version)
+        rank = p.rank if p.rank is not None else rank_of_log(f)
+        return report, rank, [p.cut] if p.cut else [], p.damaged
+
+
+def _in_memory(files: list[str], rank: int | None, strict: bool) -> _Loaded:
+    """Several log files of one rank (or of none): their events gathered by rank, then the
+    lowest rank's (``rank``'s where given) built."""
     per_rank: dict[int | None, tuple[str, list, list[str]]] = {}
     for f in files:
-        if by_name[f] is not None and by_name[f] != want:
-            continue  # another rank's log: not read, so its damage cannot stop this one
         events: list = []
         cuts: list[str] = []
-        reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
         try:
             for ev in read_trace_file(f, strict=strict):
                 events.append(ev)
@@ -81,8 +147,6 @@ def load_trace(
             if strict or not events:
                 raise
             cuts.append(str(e))
-        finally:
-            _limits.reading.reset(reading)
         if not events:
             raise TraceFormatError(f"{f}: empty file, no TORCH_TRACE events")
         r = rank_of(f, events)
@@ -91,23 +155,16 @@ def load_trace(
             per_rank[r][2].extend(cuts)
         else:
             per_rank[r] = (f, events, cuts)
-    if rank is not None:
-        if rank not in per_rank:
-            present = sorted(named | {r for r in per_rank if r is not None})
-            raise ValueError(f"{path}: no log for rank {rank}; ranks present: {present}")
+    if rank is not None and rank not in per_rank:
+        raise _NoRank({r for r in per_rank if r is not None})
+    if rank in per_rank:
         chosen = rank
     else:
         chosen = sorted(per_rank, key=lambda r: (r is not None, r or 0))[0]
     src_file, events, cuts = per_rank[chosen]
     report = _build_checked(events, f"torch-trace:{src_file}")
-    if cuts:  # the compile that was running shows as failed ("did not finish")
-        report = dataclasses.replace(report, error="; ".join(cuts))
-        warnings.warn(report.error, stacklevel=2)
-    damaged = tuple(f"{ev.file}:{ev.line}: event {ev.name!r}: {ev.damaged}" for ev in events if ev.damaged)
-    if damaged:
-        report = dataclasses.replace(report, damaged=damaged)
-        warnings.warn(_damaged_line(damaged), stacklevel=2)
-    return report
+    damaged = [_stream.damaged_line(ev) for ev in events if ev.damaged]
+    return report, chosen, cuts, damaged
 
 
 def load_ranks(
@@ -144,7 +201,7 @@ def _trace_ranks(path: str, strict: bool, max_expansion: float | None) -> Report
     return combine([with_rank(report, r) for report, r in zip(loaded, ranks, strict=True)])
 
 
-def _damaged_line(damaged: tuple[str, ...]) -> str:
+def _damaged_line(damaged: list[str]) -> str:
     n = len(damaged)
     return (
         f"{n} event{'s' if n > 1 else ''} whose payload is not what torch wrote, kept as read and "
@@ -180,13 +237,13 @@ def _build_checked(events: list[Event], source: str) -> Report:
     while True:
         tracked = _Tracked(events)
         try:
-            return _build_report(tracked, source)
+            return _build_report(tracked, source, _stream.version_of(events))
         except _BAD as e:
             bad = tracked.at or _culprit(events, source)
             if not bad.damaged:
                 _refuse(bad, e)
             # a damaged payload the report cannot be built from: left out, the rest loads
-            bad.damaged += "; left out: the report cannot be built from it"
+            bad.damaged += _stream.LEFT_OUT
             events = [ev for ev in events if ev is not bad]
 
 
@@ -200,8 +257,9 @@ def _refuse(bad: Event, e: Exception):
     ) from e
 
 
-def _build_report(events: list[Event], source: str) -> Report:
-    report = _build.build(events, torch_version=_version_of(events), source=source)
+def _build_report(events: Iterable[Event], source: str, version: str = "unknown") -> Report:
+    """The report (``build`` reads the events once, in order: a list, or a Pass over a file)."""
+    report = _build.build(events, torch_version=version, source=source)  # type: ignore[arg-type]
     _schema.decode(Report, report)  # checked as compiler.load checks the JSON
     return report
 
@@ -218,23 +276,6 @@ def _culprit(events: list[Event], source: str) -> Event:
         except _BAD:
             hi = mid
     return events[hi - 1]
-
-
-def _version_of(events) -> str:
-    for ev in events:
-        if ev.name == "compilation_metrics" and isinstance(ev.body, dict):
-            v = ev.body.get("pytorch_version")
-            if v:
-                return str(v)
-    for ev in events:  # newer torch (2.13 here) logs its version once, before any compile
-        if ev.name == "artifact:torch_version" and ev.payload:
-            try:
-                v = json.loads(ev.payload).get("pytorch_version")
-            except (json.JSONDecodeError, AttributeError):
-                continue
-            if v:
-                return str(v)
-    return "unknown"  # torch before 2.13 logs its version only in compilation_metrics
 
 
 __all__ = ["load_trace", "TraceFormatError"]
