@@ -136,6 +136,20 @@ def graph_payload(
     }
 
 
+def block_json(block) -> str:
+    """A view's GraphBlock as the component's payload JSON (the page's and the widget's)."""
+    return payload_json(
+        graph_payload(
+            block.graph,
+            block.title,
+            block.colors,
+            block.origins,
+            block.kernels,
+            (block.focus, block.focus_why),
+        )
+    )
+
+
 def payload_json(payload: dict) -> str:
     """Compact JSON that is safe inside ``<script type="application/json">``: ``<``, ``>``,
     ``&`` and the JavaScript line separators escaped, so no user text ends the element."""

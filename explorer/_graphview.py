@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from ._graphdata import BUNDLE, bundle_text, graph_payload, payload_json
+from ._graphdata import BUNDLE, block_json, bundle_text
 from ._viewtypes import GraphBlock
 
 _esc = html.escape
@@ -24,16 +24,7 @@ def _note(block: GraphBlock) -> str:
 
 def graph_static_html(block: GraphBlock) -> str:
     """Heading, the component's mount point (a note until it runs) and the graph's payload."""
-    data = payload_json(
-        graph_payload(
-            block.graph,
-            block.title,
-            block.colors,
-            block.origins,
-            block.kernels,
-            (block.focus, block.focus_why),
-        )
-    )
+    data = block_json(block)
     return (
         f"<h3>{_esc(block.title)}</h3>"
         f'<div class="pt2x-graph"><div class="pt2x-graph-view">{_note(block)}</div>'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
-from ._graphdata import BUNDLE, graph_payload, payload_json
+from ._graphdata import BUNDLE, block_json
 from ._viewtypes import GraphBlock
 
 
@@ -17,15 +17,6 @@ class GraphWidget(anywidget.AnyWidget):
 
     def __init__(self, block: GraphBlock, **kwargs):
         super().__init__(
-            data=payload_json(
-                graph_payload(
-                    block.graph,
-                    block.title,
-                    block.colors,
-                    block.origins,
-                    block.kernels,
-                    (block.focus, block.focus_why),
-                )
-            ),
+            data=block_json(block),
             **kwargs,
         )
