@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from compiler.parse import _graphs, _outputcode, _text
+from compiler.parse import _graphs, _modules, _outputcode, _text
 
 # torch 2.13: a print() inside an inlined helper (dynamo_graph_break_reason payload)
 GRAPH_BREAK_213 = """\
@@ -520,7 +520,7 @@ def test_parse_aot_forward_graph():
     # AOT placeholders are the Dynamo graph's inputs in order: modules follow exactly, and
     # ops get the module of the parameters they read; relu (the root module's own code,
     # one source line shared by fc1 and fc2) gets none
-    fw = _graphs.with_modules_from(g, _graphs.parse_graph(DYNAMO_GRAPH))
+    fw = _modules.with_modules_from(g, _graphs.parse_graph(DYNAMO_GRAPH))
     assert [(n.name, n.module, n.module_inferred) for n in fw.nodes if n.op != "output"] == [
         ("primals_1", "fc1", False),
         ("primals_2", "fc1", False),

@@ -21,7 +21,7 @@ from ..model._report import (
     Stages,
     Symbol,
 )
-from ..parse import _graphs, _outputcode, _text
+from ..parse import _graphs, _modules, _outputcode, _text
 from ..parse._seqnr import parse_seq_nrs, with_seq_nrs
 from . import _autograd, _draft, _export, _speed
 from ._acc import Context, _Acc, jsonable
@@ -154,14 +154,14 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     """The five stages' records from what the compile's events kept (parsed here, once)."""
     s = a.slots
     m = a.metrics or {}
-    dyn = _graphs.with_module_stacks(_graphs.parse_graph(s.get("graph")), s.get("module_stacks"))
+    dyn = _modules.with_module_stacks(_graphs.parse_graph(s.get("graph")), s.get("module_stacks"))
     pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
-    fwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
-    joint = _graphs.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
+    fwd = _modules.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
+    joint = _modules.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
     joint = with_seq_nrs(joint, parse_seq_nrs(s.get("seq_nr")))
-    bwd = _graphs.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
+    bwd = _modules.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
     post = tuple(
-        RoleGraph(r or guess_role(a), _graphs.with_modules_from(_graphs.parse_graph(g), dyn))
+        RoleGraph(r or guess_role(a), _modules.with_modules_from(_graphs.parse_graph(g), dyn))
         for r, g in a.post_grad
         if g
     )
@@ -189,7 +189,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             joint=joint,
             forward=fwd,
             backward=bwd,
-            inference=_graphs.with_modules_from(_graphs.parse_graph(s.get("inference")), dyn),
+            inference=_modules.with_modules_from(_graphs.parse_graph(s.get("inference")), dyn),
             saved_tensors=_graphs.saved_tensors(bwd),
             fw_metadata=s.get("fw_metadata"),
             time_s=stage_t.get("autograd"),
