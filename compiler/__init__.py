@@ -17,6 +17,7 @@ from .build._speed import cudagraph_share
 from .build._verdict import Cause, Verdict, verdict
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
+from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._devices import DevicePeak, device_peak
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._names import CompileId, rank_path, resume_of, without_entry
@@ -62,6 +63,7 @@ from .model._tritontypes import TritonBinary
 from .parse._bytecode import BytecodeStep, bytecode_steps
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
+from .parse._graphs import graph_nodes as _graph_nodes
 from .parse._outputcode import split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
@@ -80,6 +82,7 @@ def _benchmark(*args, **kwargs):
 
 
 use_benchmark(_benchmark)
+_use_graph_nodes(_graph_nodes)  # the file form stores a graph's nodes as what its code does not hold
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 

@@ -1,7 +1,7 @@
-"""The report's file form (schema_version 3, compiler/model/_compact.py): each text once, kernel
-sources as pieces of their output code, repeated graphs once, a graph's nodes as rows, defaults
-left out, gzipped where the path ends in .gz; reports of schema_version 1 and 2 still load to
-the same answers."""
+"""The report's file form (schema_version 4, compiler/model/_compact.py): each text once, kernel
+sources as pieces of their output code, repeated graphs once, a graph's nodes as what its code
+does not hold, defaults left out, gzipped where the path ends in .gz; reports of schema_version
+1, 2 and 3 still load to the same answers."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_each_text_once(report):
     strings, texts = data["strings"], data["texts"]
     assert len(strings) == len(set(strings))
     assert len(texts) == len({tuple(t) for t in texts})
-    assert data["schema_version"] == compiler.SCHEMA_VERSION == 3
+    assert data["schema_version"] == compiler.SCHEMA_VERSION == 4
 
     def text(ref):
         return "".join(strings[j] for j in texts[ref["$t"]])
@@ -130,34 +130,84 @@ def test_a_reference_outside_its_table_is_named(report, tmp_path):
     )
 
 
-def test_a_graphs_nodes_are_rows_and_a_bad_row_is_named(report, tmp_path):
+def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkeypatch):
     data = json.loads(report.to_json())
-    graph = data["compiles"][0]["stages"]["capture"]["graph"]
-    nodes = report.compiles[0].stages.capture.graph.nodes
-    table = graph["nodes"]["$n"]
-    assert table["fields"] == [f.name for f in dataclasses.fields(compiler.Node)]
-    assert len(table["rows"]) == len(nodes)
-    # a placeholder's row stops at its last value that is not a default
-    assert table["rows"][0][:3] == [nodes[0].name, "placeholder", nodes[0].target]
-    # a file of schema_version 2 (nodes as objects) reads to the same report
-    v2 = json.loads(report.to_json())
+    stages = data["compiles"][0]["stages"]
+    joint = report.compiles[0].stages.autograd.joint
+    # the nodes torch's code holds are parsed again when read: only what differs is stored
+    assert stages["capture"]["graph"]["nodes"] == {"$c": {"fields": [], "rows": []}}
+    table = stages["autograd"]["joint"]["nodes"]["$c"]
+    assert table["fields"] == ["backward"]  # the side of each joint node, from torch's seq_nr
+    backward = [i for i, n in enumerate(joint.nodes) if n.backward]
+    assert backward == [2, 11, 12, 13] and len(joint.nodes) == 15
+    assert table["rows"] == [
+        [True] if i in backward else [] for i in range(14)
+    ]  # rows after the last left out
+    assert compiler.load(_written(tmp_path / "r.json", data)) == report
+    # nodes that are not their code's (renamed here) are stored whole, as rows of every field
+    renamed = dataclasses.replace(
+        joint, nodes=tuple(dataclasses.replace(n, name=n.name + "_") for n in joint.nodes)
+    )
+    other = dataclasses.replace(
+        report.compiles[0],
+        stages=dataclasses.replace(
+            report.compiles[0].stages,
+            autograd=dataclasses.replace(report.compiles[0].stages.autograd, joint=renamed),
+        ),
+    )
+    odd = dataclasses.replace(report, compiles=(other, *report.compiles[1:]))
+    rows = json.loads(odd.to_json())["compiles"][0]["stages"]["autograd"]["joint"]["nodes"]["$n"]
+    assert rows["fields"] == [f.name for f in dataclasses.fields(compiler.Node)]
+    assert rows["rows"][0][:3] == ["primals_1_", "placeholder", "primals_1"]  # stops at its last value
+    odd.to_json(tmp_path / "odd.json")
+    assert compiler.load(tmp_path / "odd.json") == odd
+    # more rows than the code has nodes, a field a node has not: named
+    table["rows"] = [[]] * 16
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(_written(tmp_path / "bad.json", data))
+    assert str(e.value) == (
+        f'{tmp_path / "bad.json"}: $.compiles[0].stages.autograd.joint.nodes["$c"]["rows"]: 16 rows for '
+        "the 15 nodes the graph's code holds"
+    )
+    table["rows"], table["fields"] = [], ["colour"]
+    with pytest.raises(compiler.ReportFormatError) as e:
+        compiler.load(_written(tmp_path / "bad.json", data))
+    assert str(e.value) == (
+        f'{tmp_path / "bad.json"}: $.compiles[0].stages.autograd.joint.nodes["$c"]["fields"]: '
+        '"colour" is not a field of a node'
+    )
+
+
+def test_schema_version_3_and_2_nodes_load_to_the_same_report(report, tmp_path, monkeypatch):
+    from compiler.model import _compact
+
+    monkeypatch.setattr(_compact, "_graph_nodes", None)  # what schema 3 wrote: every node whole
+    v3 = json.loads(report.to_json())
+    monkeypatch.undo()
+    v3["schema_version"] = 3
+    assert compiler.load(_written(tmp_path / "v3.json", v3)) == report
+    # schema_version 2: nodes as objects
+    v2 = json.loads(json.dumps(v3))
     v2["schema_version"] = 2
     for c in v2["compiles"]:
         g = c["stages"]["capture"].get("graph")
         if g and "nodes" in g:
             t = g["nodes"]["$n"]
             g["nodes"] = [dict(zip(t["fields"], row)) for row in t["rows"]]
-    p = tmp_path / "v2.json"
-    p.write_text(json.dumps(v2))
-    assert compiler.load(p).compiles == report.compiles
+    assert compiler.load(_written(tmp_path / "v2.json", v2)).compiles == report.compiles
+    table = v3["compiles"][0]["stages"]["capture"]["graph"]["nodes"]["$n"]
     table["rows"][1] = [*table["rows"][1], *[None] * len(table["fields"])]
-    p.write_text(json.dumps(data))
     with pytest.raises(compiler.ReportFormatError) as e:
-        compiler.load(p)
+        compiler.load(_written(tmp_path / "v3.json", v3))
     assert str(e.value) == (
-        f'{p}: $.compiles[0].stages.capture.graph.nodes["$n"]["rows"][1]: expected a list of at most '
-        f"{len(table['fields'])} values, got a list"
+        f'{tmp_path / "v3.json"}: $.compiles[0].stages.capture.graph.nodes["$n"]["rows"][1]: expected a list '
+        f"of at most {len(table['fields'])} values, got a list"
     )
+
+
+def _written(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data))
+    return path
 
 
 def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):

@@ -1,4 +1,4 @@
-"""The report's file form (schema_version 3): each text stored once, defaults left out.
+"""The report's file form (schema_version 4): each text stored once, defaults left out.
 
 ``Report.to_dict`` is the whole report as JSON values; on disk (``to_json``) it is made
 smaller, losslessly, and ``compiler.load`` makes it whole again (``decode``, in
@@ -15,22 +15,29 @@ form"):
   ``"".join(strings[j] for j in texts[i])``.
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
-* ``{"$n": {"fields": [...], "rows": [...]}}``: a graph's nodes, each a row of its values in
-  the order of ``fields`` (the defaults at a row's end left out);
+* ``{"$c": {"fields": [...], "rows": [...]}}``: a graph's nodes as what its code does not
+  hold. ``compiler.load`` parses the code again (compiler/parse/_graphs.py: ``graph_nodes``,
+  given by compiler/__init__.py through ``use_graph_nodes``) and gives node i the values of
+  ``fields`` from row i: the fields where some node differs from its parsed self (its
+  nn.Module, torch's seq_nr, the side of a joint graph it is on...); a value or a row left out at
+  the end is the field's default. A training step's parsed nodes were a third of its file.
+* ``{"$n": {"fields": [...], "rows": [...]}}``: a graph's nodes that are not its code's (other
+  names or another count), each a row of all its values in the order of ``fields`` (the
+  defaults at a row's end left out);
 * a dict of torch's (event metadata, metrics) that has one of these keys ("$s", "$t", "$g",
-  "$n", "$d") itself is written
-  ``{"$d": {...}}``, so it is never taken for a reference;
+  "$n", "$c", "$d") itself is written ``{"$d": {...}}``, so it is never taken for a reference;
 * a field whose value is its default (``None``, ``()``, ``False``, ``{}``, ``"forward"``...)
   is left out; ``compiler.load`` fills the default in, as for any optional key.
 
-A file of schema_version 1 (the full form, no references) loads as it always did, and one of
-schema_version 2 (the file form with nodes as objects).
+A file of schema_version 1 (the full form, no references) loads as it always did, as do
+schema_version 2 (the file form with nodes as objects) and 3 (every graph's nodes as ``$n`` rows).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from ._stagetypes import Graph, Node
@@ -52,7 +59,8 @@ def encode(report) -> dict[str, Any]:
     _count(report, counts, graphs)
     enc = _Encoder(counts, {g for g, n in graphs.items() if n > 1})
     body = enc.value(report)
-    out = {"schema_version": body.pop("schema_version", 3)}
+    body.pop("schema_version", None)
+    out = {"schema_version": report.schema_version}
     out["strings"] = enc.strings
     out["texts"] = enc.text_list
     out["graphs"] = enc.graph_list
@@ -139,7 +147,7 @@ def _fields(tp: type) -> list[tuple[str, Any]]:
 
 
 _REQUIRED = object()
-_MARKS = frozenset({"$s", "$t", "$g", "$n", "$d"})  # keys that mark a reference
+_MARKS = frozenset({"$s", "$t", "$g", "$n", "$c", "$d"})  # keys that mark a reference
 _SCALARS = (type(None), bool, int, float)
 
 
@@ -226,23 +234,57 @@ class _Encoder:
         return out
 
     def graph(self, g: Graph) -> dict[str, Any]:
-        """A graph with its nodes as rows: ``{"$n": {"fields": [...], "rows": [[...], ...]}}``,
-        each row its node's values in the order of ``fields``, the defaults at its end left
-        out (a training step's graphs hold tens of thousands of nodes: their keys were a
-        seventh of the file)."""
+        """A graph: its code, and its nodes as what differs from the nodes its code holds
+        (``{"$c": ...}``, ``_derived``), or, where they are not its code's, as rows of every
+        field (``{"$n": {"fields": [...], "rows": [[...], ...]}}``, the defaults at a row's
+        end left out)."""
         out: dict[str, Any] = {"code": self.value(g.code)}
         if g.nodes:
-            fields = _fields(Node)
-            value = self.value
-            rows = []
-            for n in g.nodes:
-                row = [getattr(n, name) for name, _d in fields]
-                k = len(row)
-                while k and fields[k - 1][1] is not _REQUIRED and _is_default(row[k - 1], fields[k - 1][1]):
-                    k -= 1
-                rows.append([value(v) for v in row[:k]])
-            out["nodes"] = {"$n": {"fields": [name for name, _d in fields], "rows": rows}}
+            out["nodes"] = self._derived(g) or self._rows(g.nodes, _fields(Node), "$n")
         return out
+
+    def _derived(self, g: Graph) -> dict[str, Any] | None:
+        """``{"$c": {"fields": [...], "rows": [...]}}``: the graph's nodes are those its code
+        holds (the parser ``use_graph_nodes`` gave), with ``fields`` — each field where some
+        node differs from the parsed one (its module, seq_nr, side ...) — taken from the rows,
+        row i for node i; a value or row left out at the end is the field's default. None where
+        the nodes are not the code's (another count or other names)."""
+        base = _graph_nodes(g.code) if _graph_nodes is not None and g.code else None
+        if base is None or len(base) != len(g.nodes):
+            return None
+        ours = [n.__dict__ for n in g.nodes]
+        theirs = [b.__dict__ for b in base]
+        if any(a["name"] != b["name"] for a, b in zip(ours, theirs)):
+            return None
+        fields = [
+            (name, d) for name, d in _fields(Node) if any(a[name] != b[name] for a, b in zip(ours, theirs))
+        ]
+        return self._rows(g.nodes, fields, "$c")
+
+    def _rows(self, nodes: tuple[Node, ...], fields: list[tuple[str, Any]], mark: str) -> dict[str, Any]:
+        value = self.value
+        rows = []
+        for n in nodes:
+            row = [getattr(n, name) for name, _d in fields]
+            k = len(row)
+            while k and fields[k - 1][1] is not _REQUIRED and _is_default(row[k - 1], fields[k - 1][1]):
+                k -= 1
+            rows.append([value(v) for v in row[:k]])
+        while mark == "$c" and rows and not rows[-1]:
+            rows.pop()
+        return {mark: {"fields": [name for name, _d in fields], "rows": rows}}
+
+
+# the graph-code parser (compiler/parse/_graphs.py: graph_nodes), a layer above: given by
+# compiler/__init__.py, which is imported before any report is written or read
+_graph_nodes: Callable[[str], tuple[Node, ...]] | None = None
+
+
+def use_graph_nodes(parse: Callable[[str], tuple[Node, ...]]) -> None:
+    """Give the file form the parser of graph code: a graph's nodes are stored as what differs
+    from what its code holds, and made whole again from the code when read."""
+    global _graph_nodes
+    _graph_nodes = parse
 
 
 def _is_default(v: Any, default: Any) -> bool:

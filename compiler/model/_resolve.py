@@ -19,7 +19,7 @@ from array import array
 from itertools import compress
 from typing import Any
 
-from . import _limits
+from . import _compact, _limits
 from ._schema import _key, shown
 
 
@@ -118,6 +118,10 @@ def _first_too_deep(data: Any) -> FileFormError:
             stack.pop()
 
 
+# a node's fields and their defaults as JSON values (a tuple's: a list)
+_NODE_FIELDS = {name: [] if d == () else d for name, d in _compact._fields(_compact.Node)}
+
+
 class _Resolver:
     def __init__(self, strings: list, texts: list, graphs: list, size: int, ratio: float):
         self.strings = strings
@@ -167,6 +171,8 @@ class _Resolver:
                             continue
                         if mark == "$d" and isinstance(x[mark], dict):  # a dict with a "$" key of its own
                             x, wrapped = x[mark], True
+                    elif type(x.get("nodes")) is dict and "$c" in x["nodes"] and len(x["nodes"]) == 1:
+                        x = {**x, "nodes": self.derived(x, label, stack, k)}  # a graph's
                     child = x.copy() if type(x) is dict else dict(x)
                     inner = child.values()
                 elif t is list:
@@ -188,10 +194,13 @@ class _Resolver:
                 stack.pop()
         return holder[0], values
 
-    def rows(self, spec: Any, label: str, stack: list, k: Any) -> list[dict[str, Any]]:
+    def rows(
+        self, spec: Any, label: str, stack: list, k: Any, mark: str = "$n", most: int | None = None
+    ) -> list[dict[str, Any]]:
         """``{"fields": [...], "rows": [[...], ...]}`` as a list of dicts, one per row (its
-        references still in it); a row shorter than ``fields`` leaves the rest out."""
-        where = _path(label, stack, k) + '["$n"]'
+        references still in it); a row shorter than ``fields`` leaves the rest out; at most
+        ``most`` rows where given."""
+        where = _path(label, stack, k) + (f'["{mark}"]' if mark == "$n" else f'.nodes["{mark}"]')
         if (
             type(spec) is not dict
             or type(spec.get("fields")) is not list
@@ -209,6 +218,46 @@ class _Resolver:
                     f"expected a list of at most {len(fields)} values, got {shown(row)}",
                 )
             out.append(dict(zip(fields, row)))
+        if most is not None and len(out) > most:
+            raise FileFormError(
+                f'{where}["rows"]', f"{len(out)} rows for the {most} nodes the graph's code holds"
+            )
+        return out
+
+    def derived(self, graph: dict, label: str, stack: list, k: Any) -> list[dict[str, Any]]:
+        """A graph's nodes from ``{"$c": {"fields": [...], "rows": [...]}}``: the nodes its
+        code holds (parsed again), each given the values of ``fields`` from its row (row i
+        for node i; a value or row left out at the end: the field's default)."""
+        where = _path(label, stack, k) + '.nodes["$c"]'
+        code = graph.get("code")
+        if type(code) is dict and len(code) == 1 and ("$t" in code or "$s" in code):
+            code = (self.text if "$t" in code else self.string)(*code.values(), label, stack, k)
+        if type(code) is not str:
+            raise FileFormError(
+                where, f"nodes to be parsed from the graph's code, but its code is {shown(code)}"
+            )
+        if _compact._graph_nodes is None:
+            raise FileFormError(where, "nodes to be parsed from code, and no parser given (import compiler)")
+        self.spent += len(code)  # parsed at each use, as a graph's values are built at each use
+        if self.spent > self.limit:
+            raise self._over(
+                label, stack, k, f"nodes parsed from code ({len(code):,} characters, at each use)"
+            )
+        base = _compact._graph_nodes(code)
+        table = self.rows(graph["nodes"]["$c"], label, stack, k, "$c", len(base))
+        fields = graph["nodes"]["$c"]["fields"]
+        unknown = [f for f in fields if f not in _NODE_FIELDS]
+        if unknown:
+            raise FileFormError(where + '["fields"]', f"{shown(unknown[0])} is not a field of a node")
+        left_out = {f: _NODE_FIELDS[f] for f in fields if _NODE_FIELDS[f] is not _compact._REQUIRED}
+        out = []
+        for i, b in enumerate(base):
+            node = dict(b.__dict__)
+            node["args"] = list(node["args"])
+            node.update(left_out)
+            if i < len(table):
+                node.update(table[i])
+            out.append(node)
         return out
 
     def _over(self, label: str, stack: list, k: Any, what: str) -> FileFormError:

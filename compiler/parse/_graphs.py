@@ -51,8 +51,20 @@ _ITEMSIZE = {
 
 
 def parse_graph(code: str | None) -> Graph | None:
+    """The graph torch printed: its nodes parsed from ``code``, each given its nn.Module
+    (inferred from parameter names and neighbours: compiler/parse/_modules.py)."""
     if not code:
         return None
+    return Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code)))))
+
+
+@functools.lru_cache(maxsize=32)
+def graph_nodes(code: str) -> tuple[Node, ...]:
+    """The nodes written in ``code``, each with only what its lines say (name, op, target,
+    args, dtype, shape, stride, device, source line): no module, no seq_nr. The report's file
+    form stores a graph's nodes as what differs from these (compiler/model/_compact.py), so
+    the last graphs parsed are remembered: writing a report right after building it parses
+    nothing again."""
     nodes: list[Node] = []
     known: set[str] = set()
     alias: dict[str, str] = {}  # Dynamo's `l_x_ = L_x_`: the lower-case name is used after
@@ -128,7 +140,7 @@ def parse_graph(code: str | None) -> Graph | None:
                 node = _replace(node, args=tuple(dict.fromkeys(alias.get(a, a) for a in node.args)))
             nodes.append(node)
             known.add(name)
-    return Graph(code=code, nodes=tuple(_infer_modules(nodes)))
+    return tuple(nodes)
 
 
 def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:
