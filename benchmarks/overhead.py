@@ -34,6 +34,7 @@ Target: record <= 1.05 on both.
     .venv/bin/python benchmarks/overhead.py                                # bert,gpt2 on cuda if any, else cpu; 3 rounds
     .venv/bin/python benchmarks/overhead.py --models bert-2l --device cpu --rounds 5
     .venv/bin/python benchmarks/overhead.py --arms plain,record,trace,nofusion --json out/overhead.json
+    .venv/bin/python benchmarks/overhead.py --models llama-train --rounds 1 --keep out/kept  # the files, to read
 """
 
 from __future__ import annotations
@@ -179,8 +180,9 @@ def child(model_name: str, arm: str, device: str) -> dict:
 # -------------------------------------------------------------------------- parent side
 
 
-def spawn(model: str, arm: str, device: str, timeout: float = 900) -> dict:
-    """One child in a fresh process with caches off and its own empty cache dir."""
+def spawn(model: str, arm: str, device: str, timeout: float = 900, keep: str | None = None) -> dict:
+    """One child in a fresh process with caches off and its own empty cache dir; ``keep``: a
+    directory to copy the child's report (``MODEL-ARM.json``) or TORCH_TRACE logs into."""
     scratch = tempfile.mkdtemp(prefix="pt2x-overhead-")
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
     env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
@@ -196,6 +198,8 @@ def spawn(model: str, arm: str, device: str, timeout: float = 900) -> dict:
         if arm == "trace":
             logs = list(Path(scratch, "trace").glob("*"))
             trace_bytes = sum(p.stat().st_size for p in logs)
+        if keep is not None:
+            _keep(Path(scratch), Path(keep), f"{model}-{arm}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for line in reversed(proc.stdout.splitlines()):
@@ -208,15 +212,31 @@ def spawn(model: str, arm: str, device: str, timeout: float = 900) -> dict:
     raise RuntimeError(f"child {model} {arm} exited {proc.returncode} without a result:\n{tail}")
 
 
-def measure(model: str, arms: list[str], rounds: int, device: str, once: frozenset = frozenset()) -> dict:
-    """``rounds`` rounds of every arm, those in ``once`` in the first round only."""
+def _keep(scratch: Path, keep: Path, name: str) -> None:
+    keep.mkdir(parents=True, exist_ok=True)
+    if (scratch / "report.json").exists():
+        shutil.copyfile(scratch / "report.json", keep / f"{name}.json")
+    if (scratch / "trace").is_dir():
+        shutil.copytree(scratch / "trace", keep / f"{name}-trace", dirs_exist_ok=True)
+
+
+def measure(
+    model: str,
+    arms: list[str],
+    rounds: int,
+    device: str,
+    once: frozenset = frozenset(),
+    keep: str | None = None,
+) -> dict:
+    """``rounds`` rounds of every arm, those in ``once`` in the first round only; the first
+    round's reports and logs copied into ``keep`` when given."""
     runs: list[dict[str, dict]] = []
     for r in range(rounds):
         k = r % len(arms)
         order = [a for a in arms[k:] + arms[:k] if r == 0 or a not in once]
         got = {}
         for arm in order:
-            res = got[arm] = spawn(model, arm, device)
+            res = got[arm] = spawn(model, arm, device, keep=keep if r == 0 else None)
             extra = ""
             if "report_wall_s" in res:
                 extra = (
@@ -312,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "--once", default="", help="comma list of arms run in the first round only (e.g. trace, for its size)"
     )
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
+    p.add_argument("--keep", metavar="DIR", help="copy the first round's reports and TORCH_TRACE logs here")
     a = p.parse_args(argv)
     models = [m for m in a.models.split(",") if m]
     arms = [x for x in a.arms.split(",") if x]
@@ -326,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
     once = frozenset(x for x in a.once.split(",") if x)
-    results = [measure(m, arms, a.rounds, device, once) for m in models]
+    results = [measure(m, arms, a.rounds, device, once, a.keep) for m in models]
     meta = results[0]["meta"]
     print(
         f"\ntorch {meta['torch']}, {meta['gpu'] or 'CPU'}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
