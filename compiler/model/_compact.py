@@ -55,9 +55,9 @@ def encode(report) -> dict[str, Any]:
     if top_at is not None:
         report = dataclasses.replace(report, ranks=report.ranks[:top_at] + report.ranks[top_at + 1 :])
     counts: Counter[str] = Counter()
-    graphs: dict[Graph, int] = {}
+    graphs = _Graphs()
     _count(report, counts, graphs)
-    enc = _Encoder(counts, {g for g, n in graphs.items() if n > 1})
+    enc = _Encoder(counts, graphs)
     body = enc.value(report)
     body.pop("schema_version", None)
     out = {"schema_version": report.schema_version}
@@ -81,7 +81,42 @@ def _top_in_ranks(report) -> int | None:
 # ---- encoding -------------------------------------------------------------------------
 
 
-def _count(obj: Any, counts: Counter, graphs: dict) -> None:
+class _Graphs:
+    """The report's graphs, each equal pair one group (torch logs a graph again after a pass
+    that changed nothing), found by code first and by identity (hashing a graph hashes all its
+    nodes); and the node fields each graph's file form stores (``_derived_fields``)."""
+
+    def __init__(self) -> None:
+        self.group: dict[int, int] = {}  # id(graph) -> its group
+        self.uses: list[int] = []  # per group, how often it occurs
+        self.by_code: dict[str, list[Graph]] = {}
+        self.fields: dict[int, list[tuple[str, Any]] | None] = {}  # per group
+        self.keep: list[Graph] = []  # ids are only stable while the objects live
+
+    def first(self, g: Graph) -> bool:
+        """Count an occurrence of ``g``; True where its group is new."""
+        gid = self.group.get(id(g))
+        if gid is None:
+            same = self.by_code.setdefault(g.code, [])
+            other = next((o for o in same if o.nodes is g.nodes or o.nodes == g.nodes), None)
+            self.keep.append(g)
+            if other is not None:
+                gid = self.group[id(g)] = self.group[id(other)]
+            else:
+                same.append(g)
+                gid = self.group[id(g)] = len(self.uses)
+                self.uses.append(0)
+                self.fields[gid] = _derived_fields(g)
+        self.uses[gid] += 1
+        return self.uses[gid] == 1
+
+    def shared(self, g: Graph) -> int | None:
+        """The group of ``g`` where it occurs more than once."""
+        gid = self.group[id(g)]
+        return gid if self.uses[gid] > 1 else None
+
+
+def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
     """Count the texts the string table may hold only when they repeat (``_SHORT`` to
     ``_LONG`` characters), and each graph's occurrences (its texts counted once). One loop over
     a stack, each value's type looked up once: the report of a big training step holds
@@ -99,11 +134,10 @@ def _count(obj: Any, counts: Counter, graphs: dict) -> None:
         elif tp is dict:
             extend(o.values())
         elif tp is Graph:
-            n = graphs.get(o, 0)
-            graphs[o] = n + 1
-            if n == 0:
+            if graphs.first(o):  # what its file form holds: its code, what its nodes add to it
                 push(o.code)
-                extend(o.nodes)
+                fields = graphs.fields[graphs.group[id(o)]] or _fields(Node)
+                extend([getattr(n, name) for n in o.nodes for name, _d in fields])
         elif o is None or tp is int or tp is float or tp is bool:
             continue
         else:
@@ -152,15 +186,15 @@ _SCALARS = (type(None), bool, int, float)
 
 
 class _Encoder:
-    def __init__(self, counts: Counter, shared_graphs: set):
+    def __init__(self, counts: Counter, graphs: _Graphs):
         self.counts = counts
-        self.shared = shared_graphs
+        self.graphs = graphs
         self.strings: list[str] = []
         self.index: dict[str, int] = {}
         self.text_list: list[list[int]] = []
         self.text_index: dict[str, int] = {}
         self.graph_list: list[Any] = []
-        self.graph_index: dict[Graph, int] = {}
+        self.graph_index: dict[int, int] = {}  # a graph's group -> its index in graph_list
 
     def string(self, s: str) -> int:
         i = self.index.get(s)
@@ -202,10 +236,11 @@ class _Encoder:
             value = self.value
             out = {str(k): value(v) for k, v in obj.items()}
             return {"$d": out} if _MARKS.intersection(out) else out  # torch's own "$s" key: kept as is
-        if tp is Graph and obj in self.shared:
-            i = self.graph_index.get(obj)
+        if tp is Graph and self.graphs.shared(obj) is not None:
+            gid = self.graphs.shared(obj)
+            i = self.graph_index.get(gid)
             if i is None:
-                i = self.graph_index[obj] = len(self.graph_list)
+                i = self.graph_index[gid] = len(self.graph_list)
                 self.graph_list.append(None)
                 self.graph_list[i] = self.fields(obj)
             return {"$g": i}
@@ -235,31 +270,20 @@ class _Encoder:
 
     def graph(self, g: Graph) -> dict[str, Any]:
         """A graph: its code, and its nodes as what differs from the nodes its code holds
-        (``{"$c": ...}``, ``_derived``), or, where they are not its code's, as rows of every
-        field (``{"$n": {"fields": [...], "rows": [[...], ...]}}``, the defaults at a row's
-        end left out)."""
+        (``{"$c": ...}``, ``_derived_fields``), or, where they are not its code's, as rows of
+        every field (``{"$n": {"fields": [...], "rows": [[...], ...]}}``, the defaults at a
+        row's end left out)."""
         out: dict[str, Any] = {"code": self.value(g.code)}
         if g.nodes:
-            out["nodes"] = self._derived(g) or self._rows(g.nodes, _fields(Node), "$n")
+            fields = self.graphs.fields.get(self.graphs.group.get(id(g), -1), _UNSEEN)
+            if fields is _UNSEEN:  # a graph the count pass did not reach first
+                fields = _derived_fields(g)
+            out["nodes"] = (
+                self._rows(g.nodes, _fields(Node), "$n")
+                if fields is None
+                else self._rows(g.nodes, fields, "$c")
+            )
         return out
-
-    def _derived(self, g: Graph) -> dict[str, Any] | None:
-        """``{"$c": {"fields": [...], "rows": [...]}}``: the graph's nodes are those its code
-        holds (the parser ``use_graph_nodes`` gave), with ``fields`` — each field where some
-        node differs from the parsed one (its module, seq_nr, side ...) — taken from the rows,
-        row i for node i; a value or row left out at the end is the field's default. None where
-        the nodes are not the code's (another count or other names)."""
-        base = _graph_nodes(g.code) if _graph_nodes is not None and g.code else None
-        if base is None or len(base) != len(g.nodes):
-            return None
-        ours = [n.__dict__ for n in g.nodes]
-        theirs = [b.__dict__ for b in base]
-        if any(a["name"] != b["name"] for a, b in zip(ours, theirs)):
-            return None
-        fields = [
-            (name, d) for name, d in _fields(Node) if any(a[name] != b[name] for a, b in zip(ours, theirs))
-        ]
-        return self._rows(g.nodes, fields, "$c")
 
     def _rows(self, nodes: tuple[Node, ...], fields: list[tuple[str, Any]], mark: str) -> dict[str, Any]:
         value = self.value
@@ -274,6 +298,24 @@ class _Encoder:
             rows.pop()
         return {mark: {"fields": [name for name, _d in fields], "rows": rows}}
 
+
+def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
+    """The node fields (with their defaults) where some node of ``g`` differs from the node
+    its code holds (the parser ``use_graph_nodes`` gave: module, seq_nr, side ...), written as
+    ``{"$c": {"fields": [...], "rows": [...]}}``: node i takes row i's values of them; a value
+    or row left out at the end is the field's default. None where the nodes are not the
+    code's (another count or other names): they are written whole."""
+    base = _graph_nodes(g.code) if _graph_nodes is not None and g.code else None
+    if base is None or len(base) != len(g.nodes):
+        return None
+    ours = [n.__dict__ for n in g.nodes]
+    theirs = [b.__dict__ for b in base]
+    if any(a["name"] != b["name"] for a, b in zip(ours, theirs)):
+        return None
+    return [(name, d) for name, d in _fields(Node) if any(a[name] != b[name] for a, b in zip(ours, theirs))]
+
+
+_UNSEEN = object()
 
 # the graph-code parser (compiler/parse/_graphs.py: graph_nodes), a layer above: given by
 # compiler/__init__.py, which is imported before any report is written or read
