@@ -208,11 +208,18 @@ def _best_match(cands: list[str | None], read: list[str]) -> str | None:
         return None
     if read:
         paths = sorted(set(read))  # a run reads the same few modules' tensors many times
-
-        def score(c: str) -> int:
-            return max(len(_common([c, r]) or "") for r in paths)
-
-        best = max(uniq, key=score)
-        if score(best) > 0:
-            return best
+        scores = [max(_shared(c, r) for r in paths) for c in uniq]
+        top = max(scores)
+        if top > 0:
+            return uniq[scores.index(top)]
     return _common(uniq)
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the longest dotted prefix two module paths share (``len(_common([a, b])
+    or "")``, without splitting them)."""
+    p = os.path.commonprefix((a, b))
+    n = len(p)
+    if (n == len(a) or a[n] == ".") and (n == len(b) or b[n] == "."):
+        return n
+    return max(p.rfind("."), 0)
