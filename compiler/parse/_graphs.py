@@ -7,6 +7,7 @@ parser serves in-process recordings and TORCH_TRACE logs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -98,7 +99,7 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
             continue
         if stripped.startswith("class ") and nodes:
             break  # a nested submodule (cond branches...): the outer graph is done
-        sm = _SOURCE.match(raw)
+        sm = _SOURCE.match(raw) if stripped.startswith("# File: ") else None
         if sm:
             source = f"{sm.group('file')}:{sm.group('line')}"
             fn_code = sm.group("code")
@@ -118,13 +119,14 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
                 continue
             nodes.append(_output(rest, known, alias))
             continue
-        im = _INPUT_ANN.match(raw)
-        if im and im.group("name") not in known:  # joint graph: `primals_1: "f32[4, 8]..."  # ...Input`
-            nodes.append(_placeholder(im.group("name"), im.group("ann")))
-            known.add(im.group("name"))
+        am = _ASSIGN.match(raw)  # never a line _INPUT_ANN matches: `=` or a comment follows the annotation
+        if not am:
+            im = _INPUT_ANN.match(raw) if ': "' in raw else None
+            if im and im.group("name") not in known:  # joint graph: `primals_1: "f32[4, 8]..."  # ...Input`
+                nodes.append(_placeholder(im.group("name"), im.group("ann")))
+                known.add(im.group("name"))
             continue
-        am = _ASSIGN.match(raw)
-        if not am or stripped.startswith("#"):
+        if stripped.startswith("#"):
             continue
         rhs = am.group("rhs").split(";  ")[0].strip()
         name = am.group("name")
@@ -173,30 +175,46 @@ def _placeholder(name: str, ann: str) -> Node:
 
 def _call_node(name, rhs, ann, known, source, code) -> Node | None:
     dtype, shape, stride, dev = _split_ann(ann)
-    common = dict(dtype=dtype, shape=shape, stride=stride, device=dev, source=source, code=code)
-    bm = _BINOP.match(rhs)
+    common = (dtype, shape, stride, dev, source, code)
+    bm = None if rhs.endswith(")") else _BINOP.match(rhs)  # `a * b`: its operands hold no ")"
     if bm:
         args = tuple(a for a in (bm.group("a"), bm.group("b")) if a in known)
-        return Node(name, "call_function", _BINOPS[bm.group("op")], args, **common)
+        return _node(name, "call_function", _BINOPS[bm.group("op")], args, *common)
     cm = _CALL.match(rhs)
     if cm:
         target = cm.group("target")
         args = tuple(dict.fromkeys(a for a in _NAME.findall(cm.group("args")) if a in known))
         head = target.split(".")[0]
         if head in known and "." in target:  # x.sin() -> call_method sin on x
-            return Node(name, "call_method", target.split(".", 1)[1], (head, *args), **common)
+            return _node(name, "call_method", target.split(".", 1)[1], (head, *args), *common)
         if head == "self":
-            return Node(name, "call_module", target[len("self.") :], args, **common)
-        return Node(name, "call_function", target, args, **common)
+            return _node(name, "call_module", target[len("self.") :], args, *common)
+        return _node(name, "call_function", target, args, *common)
     if rhs.startswith("self.") and re.fullmatch(r"self\.[\w.]+", rhs):
-        return Node(name, "get_attr", rhs[len("self.") :], (), **common, module=_module_of_name(rhs))
+        return _node(name, "get_attr", rhs[len("self.") :], (), *common, _module_of_name(rhs))
     if re.fullmatch(r"\w+\[\d+\]", rhs):  # getitem
         base = rhs.split("[")[0]
-        return Node(name, "call_function", "operator.getitem", (base,) if base in known else (), **common)
+        return _node(name, "call_function", "operator.getitem", (base,) if base in known else (), *common)
     if re.fullmatch(r"\w+", rhs):  # alias `l_x_ = L_x_`: not a node of its own
         return None
     args = tuple(dict.fromkeys(a for a in _NAME.findall(rhs) if a in known))
-    return Node(name, "call_function", rhs[:60], args, **common)
+    return _node(name, "call_function", rhs[:60], args, *common)
+
+
+def _node(name, op, target, args, dtype, shape, stride, device, source, code, module=None) -> Node:
+    """``Node(...)`` without the frozen dataclass's per-field ``object.__setattr__`` (a training
+    step's graphs have ~30,000 nodes); the other fields at their defaults."""
+    n = object.__new__(Node)
+    d = n.__dict__
+    d.update(_NODE_DEFAULTS)
+    d.update(
+        name=name, op=op, target=target, args=args, dtype=dtype, shape=shape, stride=stride, device=device,
+        source=source, code=code, module=module,
+    )  # fmt: skip
+    return n
+
+
+_NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.default is not dataclasses.MISSING}
 
 
 def saved_tensors(backward: Graph | None) -> tuple[SavedTensor, ...]:
