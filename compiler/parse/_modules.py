@@ -5,6 +5,7 @@ and Inductor's graphs, from the Dynamo graph's runs of the same source line
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -115,7 +116,10 @@ def _replace(n: Node, **kw) -> Node:
     step's graphs have ~10,000 nodes, each given its module twice); ``n`` itself where
     nothing changes."""
     old = n.__dict__
-    if all(old[k] == v for k, v in kw.items()):
+    for k, v in kw.items():
+        if old[k] != v:
+            break
+    else:
         return n
     new = object.__new__(Node)
     new.__dict__.update(old)
@@ -215,6 +219,7 @@ def _best_match(cands: list[str | None], read: list[str]) -> str | None:
     return _common(uniq)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a line's runs score the same layers' paths again and again
 def _shared(a: str, b: str) -> int:
     """The length of the longest dotted prefix two module paths share (``len(_common([a, b])
     or "")``, without splitting them)."""
