@@ -156,15 +156,11 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     m = a.metrics or {}
     dyn = _modules.with_module_stacks(_graphs.parse_graph(s.get("graph")), s.get("module_stacks"))
     pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
-    fwd = _modules.with_modules_from(_graphs.parse_graph(s.get("forward")), dyn)
-    joint = _modules.with_modules_from(_graphs.parse_graph(s.get("joint")), dyn)
+    fwd = _graphs.parse_graph_from(s.get("forward"), dyn)
+    joint = _graphs.parse_graph_from(s.get("joint"), dyn)
     joint = with_seq_nrs(joint, parse_seq_nrs(s.get("seq_nr")))
-    bwd = _modules.with_modules_from(_graphs.parse_graph(s.get("backward")), dyn, forward=fwd or joint)
-    post = tuple(
-        RoleGraph(r or guess_role(a), _modules.with_modules_from(_graphs.parse_graph(g), dyn))
-        for r, g in a.post_grad
-        if g
-    )
+    bwd = _graphs.parse_graph_from(s.get("backward"), dyn, forward=fwd or joint)
+    post = tuple(RoleGraph(r or guess_role(a), _graphs.parse_graph_from(g, dyn)) for r, g in a.post_grad if g)
 
     capture = None
     if dyn or s.get("guards") or a.start_stack is not None or a.symbols:
@@ -189,7 +185,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             joint=joint,
             forward=fwd,
             backward=bwd,
-            inference=_modules.with_modules_from(_graphs.parse_graph(s.get("inference")), dyn),
+            inference=_graphs.parse_graph_from(s.get("inference"), dyn),
             saved_tensors=_graphs.saved_tensors(bwd),
             fw_metadata=s.get("fw_metadata"),
             time_s=stage_t.get("autograd"),

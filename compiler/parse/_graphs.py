@@ -12,7 +12,7 @@ import functools
 import re
 
 from ..model._report import Graph, Node, SavedTensor
-from ._modules import _infer_modules, _module_of_name, _replace
+from ._modules import _infer_modules, _module_of_name, _replace, with_modules_from
 
 # `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
 _ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
@@ -57,6 +57,15 @@ def parse_graph(code: str | None) -> Graph | None:
     if not code:
         return None
     return Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code)))))
+
+
+def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph | None = None) -> Graph | None:
+    """``with_modules_from(parse_graph(code), reference, forward)`` (an AOT or post-grad graph,
+    its nodes given the Dynamo graph's modules: compiler/parse/_modules.py), without inferring
+    modules the Dynamo graph's then replace."""
+    if not code or reference is None:
+        return parse_graph(code)
+    return with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward)
 
 
 @functools.lru_cache(maxsize=32)
