@@ -104,6 +104,7 @@ class CompileMagics(Magics):
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
     @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
     @argument("--fusion-ir", action="store_true", help="keep Inductor's IR before and after fusion")
+    @argument("--fusion-log", action="store_true", help="keep Inductor's fusion decisions")
     @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
     @argument("--reps", type=int, default=None, help="--bench: timed calls per arm (default: about 1 s)")
@@ -131,7 +132,9 @@ class CompileMagics(Magics):
         if reason:
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
-        rec = compiler.recording(caches=args.keep_caches, on_stage=progress, fusion_ir=args.fusion_ir)
+        rec = compiler.recording(
+            caches=args.keep_caches, on_stage=progress, fusion_ir=args.fusion_ir, fusion_logs=args.fusion_log
+        )
         result = None
         subject: dict = {}
         try:

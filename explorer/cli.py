@@ -1,6 +1,6 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] SCRIPT [ARGS...]
+pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] SCRIPT [ARGS...]
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
@@ -31,7 +31,7 @@ import sys
 from explorer import _program, _supervise
 
 USAGE = __doc__
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,6 +107,11 @@ def _record_options(p: argparse.ArgumentParser) -> None:
         "--fusion-ir",
         action="store_true",
         help="keep Inductor's IR before and after fusion (rendered after the compile: 5-15%% of its time)",
+    )
+    p.add_argument(
+        "--fusion-log",
+        action="store_true",
+        help="keep Inductor's fusion decisions (its fusion loggers at debug level: ~8%% of a compile)",
     )
     p.add_argument(
         "-q",
@@ -229,6 +234,7 @@ def _record(ns) -> int:
         journal=sup.journal if sup else None,
         triton_ir=ns.triton_ir,
         fusion_ir=ns.fusion_ir,
+        fusion_logs=ns.fusion_log,
     )
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)

@@ -53,7 +53,7 @@ def test_training_step_on_inductor_cpu(tmp_path):
     compiled = torch.compile(model)
     x = torch.randn(2, 8)
 
-    with compiler.recording(fusion_ir=True) as rec:
+    with compiler.recording(fusion_ir=True, fusion_logs=True) as rec:
         loss = compiled(x).sum()
         loss.backward()
     ref_loss = reference(x).sum()

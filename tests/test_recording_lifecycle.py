@@ -11,7 +11,7 @@ from _e2e import logger_state, marker_line
 
 import compiler
 from compiler.listen._torch import FUSION_LOGGERS, FUSION_PASS
-from explorer._stageview import NO_FUSION_IR, stage_view
+from explorer._stageview import NO_FUSION_IR, NO_FUSION_LOG, stage_view
 
 HERE = __file__
 
@@ -48,7 +48,7 @@ def _attached_during(rec: compiler.Recording, before: dict) -> None:
 
 def test_handlers_detached_after_normal_exit():
     before = logger_state()
-    with compiler.recording() as rec:
+    with compiler.recording(fusion_logs=True) as rec:
         _attached_during(rec, before)
         torch.compile(sine, backend="eager")(torch.randn(3))
     assert logger_state() == before
@@ -59,7 +59,7 @@ def test_handlers_detached_after_normal_exit():
 def test_handlers_detached_after_exception():
     before = logger_state()
     x = torch.randn(3)
-    with pytest.raises(ValueError, match="^user error$"), compiler.recording() as rec:
+    with pytest.raises(ValueError, match="^user error$"), compiler.recording(fusion_logs=True) as rec:
         _attached_during(rec, before)
         torch.compile(sine, backend="eager")(x)
         raise ValueError("user error")
@@ -72,7 +72,7 @@ def test_handlers_detached_after_exception():
 
 def test_keyboard_interrupt_in_compiled_region():
     before = logger_state()
-    with pytest.raises(KeyboardInterrupt), compiler.recording() as rec:
+    with pytest.raises(KeyboardInterrupt), compiler.recording(fusion_logs=True) as rec:
         _attached_during(rec, before)
         torch.compile(sine, backend=_kb_backend)(torch.randn(3))
     assert logger_state() == before
@@ -111,8 +111,8 @@ def test_second_recording_in_same_process():
 def test_nested_recordings_both_see_the_compile():
     before = logger_state()
     x = torch.randn(3)
-    with compiler.recording() as outer:
-        with compiler.recording() as inner:
+    with compiler.recording(fusion_logs=True) as outer:
+        with compiler.recording(fusion_logs=True) as inner:
             torch.compile(sine, backend="eager")(x)
         # the inner block restored nothing the outer one still needs
         for module, artifact in FUSION_LOGGERS:
@@ -171,12 +171,14 @@ def test_record_helper():
 
 
 @pytest.mark.slow
-def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config():
+def test_light_recording_leaves_out_fusion_ir_logs_and_provenance_and_restores_config():
     inductor = torch._inductor.config
     before = (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level)
     x = torch.linspace(-1, 1, 8)
-    with compiler.recording(fusion_logs=False, provenance=False) as rec:
+    with compiler.recording(provenance=False) as rec:
         assert inductor.trace.provenance_tracking_level == before[1]  # not turned on
+        for module, artifact in FUSION_LOGGERS:  # the fusion decisions are opt-in (fusion_logs=True)
+            assert not torch._logging.getArtifactLogger(module, artifact).isEnabledFor(logging.DEBUG)
         assert getattr(inductor, FUSION_PASS) is None  # no snapshot of the IR: fusion_ir is opt-in
         assert inductor.fx_graph_cache is False  # caches off all the same
         out = torch.compile(lambda t: (t.sin() * 2).sum())(x)
@@ -186,7 +188,8 @@ def test_light_recording_leaves_out_fusion_ir_and_provenance_and_restores_config
     assert c.stages.fuse.kernel_nodes == ()  # the CPU mapping comes from provenance tracking
     assert [k.language for k in rec.report.kernels] == ["cpp"]
     assert (inductor.fx_graph_cache, inductor.trace.provenance_tracking_level) == before
-    assert stage_view(rec.report, c, "fuse").note == NO_FUSION_IR  # the view says how to get it
+    assert c.stages.fuse.fusion_log == ()
+    assert stage_view(rec.report, c, "fuse").note == f"{NO_FUSION_IR}; {NO_FUSION_LOG}"  # how to get them
 
 
 def test_report_is_built_at_first_access_after_the_block():

@@ -66,7 +66,7 @@ class Recording:
     def __init__(
         self,
         *,
-        fusion_logs: bool = True,
+        fusion_logs: bool = False,
         provenance: bool = True,
         caches: bool = False,
         on_stage: Callable[[str, str], None] | None = None,
@@ -313,7 +313,7 @@ def _get(module: Any, dotted: str) -> Any:
 
 def recording(
     *,
-    fusion_logs: bool = True,
+    fusion_logs: bool = False,
     provenance: bool = True,
     caches: bool = False,
     on_stage: Callable[[str, str], None] | None = None,
@@ -329,10 +329,14 @@ def recording(
     ``on_stage(compile_id, stage)`` is called as each compile reaches a stage (for progress
     displays); an exception it raises is swallowed and stops further calls.
 
-    What it costs (benchmarks/README.md, H100, BERT-base / GPT-2 inference compiles): torch
-    builds every trace payload while a handler listens, as under TORCH_TRACE, and the block
-    costs about what TORCH_TRACE does. ``fusion_logs=False`` leaves out Inductor's fusion
-    decisions. ``provenance=False`` leaves out the CPU kernel-to-node map.
+    What it costs (benchmarks/README.md, H100): torch builds every trace payload while a
+    handler listens, as under TORCH_TRACE, and the block costs about what TORCH_TRACE does.
+    ``provenance=False`` leaves out the CPU kernel-to-node map.
+
+    ``fusion_logs=True``: Inductor's fusion decisions (its fusion loggers at debug level: each
+    pair of nodes it tried, fused or why not), on ``Fuse.fusion_log``. Off by default: Inductor
+    formats every scheduler node it considers, about 8% of a GPT-2 training step's compile on
+    the H100 (benchmarks/README.md, ``overhead_inproc.py``).
 
     ``fusion_ir=True``: Inductor's IR before and after fusion (the text its ``ir_pre_fusion``
     / ``ir_post_fusion`` loggers carry), snapshotted during the compile and rendered with
