@@ -127,7 +127,10 @@ def _arm_context(arm: str):
     raise SystemExit(f"unknown arm {arm!r}")
 
 
-def child(model_name: str, arm: str, device: str) -> dict:
+def workload(model_name: str, device: str):
+    """The model built from its config (random weights), and ``step(m)``: one inference
+    forward of ``m``, or one training step (a forward with labels, its backward), run under
+    no_grad / enable_grad as fits; ``sync()`` waits for the device."""
     import torch
     import transformers
 
@@ -141,24 +144,30 @@ def child(model_name: str, arm: str, device: str) -> dict:
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     train = what.startswith("train")
     model.train(train)
-    grad = torch.enable_grad() if train else torch.no_grad()
 
     def step(m):
-        if not train:
-            return m(input_ids=x)
-        m(input_ids=x, labels=x).loss.backward()
-        model.zero_grad(set_to_none=True)
+        with torch.enable_grad() if train else torch.no_grad():
+            if not train:
+                return m(input_ids=x)
+            m(input_ids=x, labels=x).loss.backward()
+            model.zero_grad(set_to_none=True)
 
-    with grad:
-        step(model)  # eager: one-time kernel and allocator set-up off the clock
+    return model, step, sync
+
+
+def child(model_name: str, arm: str, device: str) -> dict:
+    import torch
+
+    model, step, sync = workload(model_name, device)
+    step(model)  # eager: one-time kernel and allocator set-up off the clock
+    sync()
+    compiled = torch.compile(model)
+    ctx = _arm_context(arm)
+    c0, w0 = _cpu_s(), time.perf_counter()
+    with ctx as rec:
+        step(compiled)
         sync()
-        compiled = torch.compile(model)
-        ctx = _arm_context(arm)
-        c0, w0 = _cpu_s(), time.perf_counter()
-        with ctx as rec:
-            step(compiled)
-            sync()
-        c1, w1 = _cpu_s(), time.perf_counter()
+    c1, w1 = _cpu_s(), time.perf_counter()
     result = {"model": model_name, "arm": arm, "device": device, "cpu_s": c1 - c0, "wall_s": w1 - w0}
     if rec is not None:  # what the user waits for next: the report built, then written
         c2, w2 = _cpu_s(), time.perf_counter()

@@ -30,33 +30,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from overhead import ARMS, MODELS, ROOT, SCRUBBED_ENV, _arm_context, _cpu_s, log  # noqa: E402
+from overhead import ARMS, MODELS, ROOT, SCRUBBED_ENV, _arm_context, _cpu_s, log, workload  # noqa: E402
 
 TAG = "INPROC_RESULT "
 
 
 def child(model_name: str, device: str, pairs: int, recorded: str = "record") -> list[dict]:
     import torch
-    import transformers
 
-    cfg_cls, model_cls, kwargs, what = MODELS[model_name]
-    torch.manual_seed(0)
-    cfg = getattr(transformers, cfg_cls)(**kwargs)
-    model = getattr(transformers, model_cls)(cfg).to(device)
-    if what == "train-bf16":
-        model = model.to(torch.bfloat16)
-    x = torch.randint(0, cfg.vocab_size, (8, 128), device=device)
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    train = what.startswith("train")
-    model.train(train)
-
-    def step(m):
-        with torch.enable_grad() if train else torch.no_grad():
-            if not train:
-                return m(input_ids=x)
-            m(input_ids=x, labels=x).loss.backward()
-            model.zero_grad(set_to_none=True)
-
+    model, step, sync = workload(model_name, device)
     step(model)
     sync()
     order = ["warm-up"] + [
