@@ -54,6 +54,26 @@ def test_a_good_report_loads_as_before(tmp_path):
     assert gpu.kernels and gpu.benchmarks == ()
 
 
+def test_cache_key_components_of_an_older_report_load_as_lines(tmp_path):
+    """Reports kept a cache key's components as one text (``components``); now as lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = compiler.load_trace(TRACES / "cpu-torch213-compiled-autograd.log.gz")
+    data = json.loads(json.dumps(report.to_dict()))
+    lookup = data["compiles"][0]["caches"][1]
+    assert lookup["kind"] == "fx_graph" and len(lookup["component_lines"]) == 637
+    text = "\n".join(lookup["component_lines"])
+    lookup["components"] = text  # as an older report wrote it
+    del lookup["component_lines"]
+    data["ranks"] = [json.loads(json.dumps(data))]  # in a rank's report too
+    old = compiler.load(_save(tmp_path, data))
+    for r in (old, old.ranks[0]):
+        assert r.compiles[0].caches[1].components == text
+        assert r.compiles[0].caches[1].component_lines == report.compiles[0].caches[1].component_lines
+        assert r.compiles[0].caches[0].component_lines == ()  # none logged: none read
+    assert "components" in data["compiles"][0]["caches"][1]  # the dict given is left as it was
+
+
 def test_a_missing_key_is_named(tmp_path):
     data = _data()
     del data["compiles"][3]["id"]
