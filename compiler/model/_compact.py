@@ -153,6 +153,7 @@ class _Encoder:
         self.text_index: dict[str, int] = {}
         self.graph_list: list[Any] = []
         self.graph_index: dict[Graph, int] = {}
+        self.done: dict[str, Any] = {}
 
     def string(self, s: str) -> int:
         i = self.index.get(s)
@@ -162,6 +163,12 @@ class _Encoder:
         return i
 
     def text(self, s: str) -> Any:
+        got = self.done.get(s)  # a text met before: its reference, one object for all
+        if got is None:
+            got = self.done[s] = self._text(s)
+        return got
+
+    def _text(self, s: str) -> Any:
         n = len(s)
         if n < _SHORT or (n < _LONG and self.counts[s] < 2):
             return s
@@ -188,8 +195,7 @@ class _Encoder:
         if tp in _SCALARS:
             return obj
         if tp is tuple or tp is list:
-            value = self.value
-            return [value(x) for x in obj]
+            return self.items(obj)
         if tp is dict:
             value = self.value
             out = {str(k): value(v) for k, v in obj.items()}
@@ -212,6 +218,15 @@ class _Encoder:
         if isinstance(obj, dict):
             return self.value(dict(obj))
         return repr(obj)
+
+    def items(self, obj: tuple | list) -> list[Any]:
+        """A list's values; its texts met before looked up here (a cache key's ~600 lines)."""
+        done, value = self.done, self.value
+        out = []
+        for x in obj:
+            got = done.get(x) if type(x) is str else None
+            out.append(value(x) if got is None else got)
+        return out
 
     def fields(self, obj: Any) -> dict[str, Any]:
         if type(obj) is Graph:
