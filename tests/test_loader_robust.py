@@ -421,23 +421,26 @@ _BAD_JSON = ['{"a": }', '{"a": "\x01"}', '{"a": 1} x', "", "[" * 1100 + "]" * 11
 
 @pytest.mark.parametrize("orjson", [True, False])
 def test_event_json_is_read_as_json_reads_it(monkeypatch, orjson, tmp_path):
-    """Timed-phase records are parsed by orjson where installed: the same values and errors as
-    json.loads, and json alone without it; a stamp past 64 bits is read by json (orjson would
-    make it a float)."""
+    """Event metadata and timed-phase records are parsed by orjson where installed: the same
+    values and errors as json.loads, and json alone without it; an integer past 64 bits is read
+    by json (orjson would make it a float): in metadata always, in a phase's stamp where one is."""
     from compiler.model import _fastjson
 
     if not orjson:
         monkeypatch.setattr(_fastjson, "orjson", None)
     else:
         assert _fastjson.orjson is not None  # a dependency (pyproject.toml)
-    for text in _JSON_TEXTS:
-        assert repr(_fastjson.loads(text)) == repr(json.loads(text)), text[:40]
-    for text in _BAD_JSON:
-        with pytest.raises((ValueError, RecursionError)) as ours:
-            _fastjson.loads(text)
-        with pytest.raises((ValueError, RecursionError)) as theirs:
-            json.loads(text)
-        assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
+    for loads in (_fastjson.loads, _fastjson.loads_exact):
+        for text in _JSON_TEXTS:
+            assert repr(loads(text)) == repr(json.loads(text)), text[:40]
+        for text in _BAD_JSON:
+            with pytest.raises((ValueError, RecursionError)) as ours:
+                loads(text)
+            with pytest.raises((ValueError, RecursionError)) as theirs:
+                json.loads(text)
+            assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
+    for text in ('{"a": 123456789012345678901234567890}', '{"a": "\ud800"}'):  # past 64 bits; not UTF-8
+        assert repr(_fastjson.loads_exact(text)) == repr(json.loads(text))
     big = 2**70 + 1
     stamps = [("B", big), ("E", big + 2_000_000)]
     events = [
