@@ -72,6 +72,15 @@ def test_cache_key_components_of_an_older_report_load_as_lines(tmp_path):
         assert r.compiles[0].caches[1].component_lines == report.compiles[0].caches[1].component_lines
         assert r.compiles[0].caches[0].component_lines == ()  # none logged: none read
     assert "components" in data["compiles"][0]["caches"][1]  # the dict given is left as it was
+    # the file form writes the lines as one text (a key that recurs: one text, stored once)
+    report.to_json(tmp_path / "r.json")
+    written = json.loads((tmp_path / "r.json").read_text())
+    fx = written["compiles"][0]["caches"][1]
+    assert "component_lines" not in fx and list(fx["components"]) == ["$t"]
+    back = compiler.load(tmp_path / "r.json")
+    assert back == report
+    lines = [ln for c in back.compiles for lk in c.caches for ln in lk.component_lines]
+    assert len(lines) == 1925 and len({id(ln) for ln in lines}) == len(set(lines)) < 1000  # shared
 
 
 def test_a_missing_key_is_named(tmp_path):

@@ -4,6 +4,7 @@ CUDA graphs (used or skipped, and why; recordings). Built by compiler/build/_spe
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,8 @@ class CudaGraphs:
 
 def with_component_lines(report: Any) -> Any:
     """A report's JSON form with the cache keys' components as lines (``component_lines``),
-    where it has them as one text (``components``: reports written before they were lines).
+    where it has them as one text (``components``: the file form, and reports written before
+    they were lines).
     ``report`` itself is left as it was; a part of it that is not of the schema's shape is
     kept for the schema check to name."""
     if not isinstance(report, dict):
@@ -115,4 +117,6 @@ def _with_lines(c: dict) -> dict:
 def _lines(text: Any) -> dict[str, Any]:
     if text is None:
         return {}
-    return {"component_lines": text.split("\n") if isinstance(text, str) else text}
+    if not isinstance(text, str):
+        return {"component_lines": text}  # for the schema check to name
+    return {"component_lines": [sys.intern(line) for line in text.split("\n")]}  # shared, as built
