@@ -34,14 +34,20 @@ def graph_static_html(block: GraphBlock) -> str:
 
 def with_graph_script(page: str) -> str:
     """``page`` with the graph component inlined once before ``</body>``, when it holds a graph."""
-    if f'class="{_DATA_CLASS}"' not in page:
-        return page
-    bundle = bundle_text()
-    if bundle is None:  # a checkout without `make extension`: the notes stay
+    script = graph_script(page)
+    if not script:
         return page
     head, sep, tail = page.rpartition("</body>")
-    script = f'<script type="module">{bundle}</script>'
     return head + script + sep + tail if sep else page + script
+
+
+def graph_script(body: str) -> str:
+    """The graph component's script, where ``body`` holds a graph; else "" (so too in a
+    checkout without ``make extension``: the notes stay)."""
+    if f'class="{_DATA_CLASS}"' not in body:
+        return ""
+    bundle = bundle_text()
+    return "" if bundle is None else f'<script type="module">{bundle}</script>'
 
 
 def graph_widget(block: GraphBlock):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from compiler import Report
 
-from ._graphview import with_graph_script
+from ._graphview import graph_script
 from ._html import HIGHLIGHT_BUNDLE, browser_highlighting, esc, stylesheet, summary_html
 from ._pagediffs import page_css
 from ._registry import Subject, opening, tabs
@@ -43,11 +43,13 @@ _TAB_CSS = (
 )
 
 
-def page_html(subject: Subject | ExplorerView) -> str:
+def page_html(subject: Subject | ExplorerView, *, graphs: bool = False) -> str:
     """The page of ``subject`` (or of the report an ``ExplorerView`` was built from), each
     table sorted by a click on a column's header (largest first, then smallest): it
     opens on the most informative tab (``_registry.opening``); its compiles tab on the
-    compile with the most work (``_view.opening_compile``)."""
+    compile with the most work (``_view.opening_compile``). ``graphs``: the graph component
+    inlined once where the page shows a graph (``_graphview.graph_script``; put in as the page
+    is made: a big log's page is ~80 MB, each copy of it a fraction of a second)."""
     s = subject if isinstance(subject, Subject) else Subject(subject.report, view=subject)
     view = s.view
     s.lazy_code = browser_highlighting()  # code as text, highlighted in the browser (a fresh subject)
@@ -68,7 +70,7 @@ def page_html(subject: Subject | ExplorerView) -> str:
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
         f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}"
-        f"{_highlight_script(body)}<script>{_PAGE_JS}</script></body></html>"
+        f"{_highlight_script(body)}<script>{_PAGE_JS}</script>{graph_script(body) if graphs else ''}</body></html>"
     )
 
 
@@ -83,4 +85,4 @@ def _highlight_script(body: str) -> str:
 
 def report_html(report: Report, title: str | None = None) -> str:
     """The page of ``report``, with the graph component inlined where it shows a graph."""
-    return with_graph_script(page_html(Subject(report, title)))
+    return page_html(Subject(report, title), graphs=True)

@@ -406,3 +406,55 @@ def test_cli_load_marks_an_edited_payload_and_strict_refuses_it(tmp_path, capsys
         f"{p}:{n}: payload of event 'dynamo_output_graph' at line {n} does not match its MD5: "
         "the log was edited or damaged"
     )
+
+
+_JSON_TEXTS = [
+    '{"name": "é \\u2026", "ts": 1795335367453729.0, "n": -0, "x": [1e5, 2.5e-7], "args": {"a": null}}',
+    '{"a": 1, "a": 2}',  # a repeated key: the last one
+    '{"a": NaN, "b": -Infinity}',  # orjson refuses these, json takes them
+    '{"a": "\\ud800"}',  # a lone surrogate
+    '{"a": 1e400}',
+    "[" * 500 + "]" * 500,
+]
+_BAD_JSON = ['{"a": }', '{"a": "\x01"}', '{"a": 1} x', "", "[" * 1100 + "]" * 1100]  # deeper than orjson goes
+
+
+def _outcome(loads, text: str) -> tuple:
+    try:
+        return ("value", repr(loads(text)))
+    except (ValueError, RecursionError) as e:
+        return (type(e), str(e))
+
+
+@pytest.mark.parametrize("orjson", [True, False])
+def test_event_json_is_read_as_json_reads_it(monkeypatch, orjson, tmp_path):
+    """Event metadata and timed-phase records are parsed by orjson where installed: the same
+    values and errors as json.loads, and json alone without it; an integer past 64 bits is read
+    by json (orjson would make it a float): in metadata always, in a phase's stamp where one is."""
+    from compiler.model import _fastjson
+
+    if not orjson:
+        monkeypatch.setattr(_fastjson, "orjson", None)
+    else:
+        assert _fastjson.orjson is not None  # a dependency (pyproject.toml)
+    for loads in (_fastjson.loads, _fastjson.loads_exact):
+        for text in _JSON_TEXTS:
+            assert repr(loads(text)) == repr(json.loads(text)), text[:40]
+        for text in _BAD_JSON:  # json's error, or (nesting: under a raised recursion limit) its value
+            assert _outcome(loads, text) == _outcome(json.loads, text), text[:40]
+    for text in ('{"a": 123456789012345678901234567890}', '{"a": "\ud800"}'):  # past 64 bits; not UTF-8
+        assert repr(_fastjson.loads_exact(text)) == repr(json.loads(text))
+    big = 2**70 + 1
+    stamps = [("B", big), ("E", big + 2_000_000)]
+    events = [
+        _event(
+            "chromium_event",
+            json.dumps({"name": "bytecode_tracing", "ph": ph, "ts": ts, "args": {"compile_id": "0/0"}}),
+        )
+        for ph, ts in stamps
+    ]
+    log = _write(tmp_path, [_event("dynamo_start", None), *events, b""])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (c,) = compiler.load_trace(log).compiles
+    assert c.phases[0].name == "bytecode_tracing" and c.phases[0].duration_s == 2.0

@@ -54,6 +54,35 @@ def test_a_good_report_loads_as_before(tmp_path):
     assert gpu.kernels and gpu.benchmarks == ()
 
 
+def test_cache_key_components_of_an_older_report_load_as_lines(tmp_path):
+    """Reports kept a cache key's components as one text (``components``); now as lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = compiler.load_trace(TRACES / "cpu-torch213-compiled-autograd.log.gz")
+    data = json.loads(json.dumps(report.to_dict()))
+    lookup = data["compiles"][0]["caches"][1]
+    assert lookup["kind"] == "fx_graph" and len(lookup["component_lines"]) == 637
+    text = "\n".join(lookup["component_lines"])
+    lookup["components"] = text  # as an older report wrote it
+    del lookup["component_lines"]
+    data["ranks"] = [json.loads(json.dumps(data))]  # in a rank's report too
+    old = compiler.load(_save(tmp_path, data))
+    for r in (old, old.ranks[0]):
+        assert r.compiles[0].caches[1].components == text
+        assert r.compiles[0].caches[1].component_lines == report.compiles[0].caches[1].component_lines
+        assert r.compiles[0].caches[0].component_lines == ()  # none logged: none read
+    assert "components" in data["compiles"][0]["caches"][1]  # the dict given is left as it was
+    # the file form writes the lines as one text (a key that recurs: one text, stored once)
+    report.to_json(tmp_path / "r.json")
+    written = json.loads((tmp_path / "r.json").read_text())
+    fx = written["compiles"][0]["caches"][1]
+    assert "component_lines" not in fx and list(fx["components"]) == ["$t"]
+    back = compiler.load(tmp_path / "r.json")
+    assert back == report
+    lines = [ln for c in back.compiles for lk in c.caches for ln in lk.component_lines]
+    assert len(lines) == 1925 and len({id(ln) for ln in lines}) == len(set(lines)) < 1000  # shared
+
+
 def test_a_missing_key_is_named(tmp_path):
     data = _data()
     del data["compiles"][3]["id"]
@@ -164,7 +193,7 @@ def test_benchmark_records_are_checked(tmp_path):
 
 def test_files_that_are_not_reports(tmp_path):
     p = _save(tmp_path, {"schema_version": 99})
-    assert _error(p) == f"{p}: report schema_version 99 is not supported (this reads [1, 2, 3])"
+    assert _error(p) == f"{p}: report schema_version 99 is not supported (this reads [1, 2, 3, 4])"
     p = _save(tmp_path, [1, 2])
     assert _error(p) == f"{p}: not a PT2 Explorer report (no schema_version)"
     p = tmp_path / "cut.json"

@@ -47,6 +47,9 @@ def test_triton_kernel_read_for_people():
     assert after == [] and t.body.splitlines()[-1].startswith(
         "    tl.store(out_ptr0"
     )  # this module ends there
+    # read from its decorators and signature alone (the function ends the module), it is what
+    # the whole module parsed gives (a statement after the function: the module is parsed)
+    assert compiler.read_triton_source(k.source + "\n\ndef get_args():\n    return []\n") == t
     mlp = compiler.load(DATA / "h100-bench-mlp.json.gz").kernels[1]  # one with Inductor's harness after it
     m_lines = mlp.source.splitlines()
     body = compiler.read_triton_source(mlp.source).body.splitlines()

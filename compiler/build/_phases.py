@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..model import _fastjson
 from ..model._names import TORCH_ID
 from ._events import Event
 
@@ -47,7 +48,9 @@ FAILURE_PHASE_STAGE = {
 
 def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     try:
-        data = json.loads(ev.payload) if ev.payload else None
+        data = _fastjson.loads(ev.payload) if ev.payload else None
+        if isinstance(data, dict) and type(data.get("ts")) is float and abs(data["ts"]) >= 2**63:
+            data = json.loads(ev.payload)  # an integer stamp past 64 bits: as json reads it
     except json.JSONDecodeError:
         return
     if not isinstance(data, dict):

@@ -72,8 +72,8 @@ def config_of(a: _Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> Compile
     where there is none, from the FX-graph cache key's config against the config Dynamo
     logged (what the backend patched in: the mode's and ``options=``'s settings)."""
     m = a.metrics or {}
-    fx = next((c for c in caches if c.kind == "fx_graph" and c.components), None)
-    comps = p.components(fx.components) if fx else {}
+    fx = next((c for c in caches if c.kind == "fx_graph" and c.component_lines), None)
+    comps = p.components(fx.component_lines) if fx else {}
     options = p.runnable_options(a.slots.get("fx_graph_runnable"))
     source = "runnable repro"
     if options is None and comps:

@@ -13,6 +13,9 @@ form"):
   shares with another text are stored once) and the text is the list of its pieces'
   indices, kept once in this list; where it was stands ``{"$t": i}``:
   ``"".join(strings[j] for j in texts[i])``.
+* a cache lookup's ``component_lines`` are written as one text, ``components`` (as reports
+  wrote them before they were lines; ``compiler.load`` cuts it into lines): a key that recurs
+  in a log's compiles is one text, stored once.
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
 * ``{"$c": {"fields": [...], "rows": [...]}}``: a graph's nodes as what its code does not
@@ -36,10 +39,12 @@ schema_version 2 (the file form with nodes as objects) and 3 (every graph's node
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ._speedtypes import CacheLookup
 from ._stagetypes import Graph, Node
 
 _LONG = 64  # a text this long is kept in the string table even when it occurs once
@@ -192,9 +197,10 @@ class _Encoder:
         self.strings: list[str] = []
         self.index: dict[str, int] = {}
         self.text_list: list[list[int]] = []
-        self.text_index: dict[str, int] = {}
+        self.text_index: dict[bytes, int] = {}  # a text's digest: the texts are not kept here
         self.graph_list: list[Any] = []
         self.graph_index: dict[int, int] = {}  # a graph's group -> its index in graph_list
+        self.done: dict[str, Any] = {}
 
     def string(self, s: str) -> int:
         i = self.index.get(s)
@@ -204,14 +210,23 @@ class _Encoder:
         return i
 
     def text(self, s: str) -> Any:
+        got = self.done.get(s)  # a text met before: its reference, one object for all
+        if got is None:
+            got = self._text(s)
+            if len(s) < _PIECES:  # a long one is found by its digest: not kept alive here
+                self.done[s] = got
+        return got
+
+    def _text(self, s: str) -> Any:
         n = len(s)
         if n < _SHORT or (n < _LONG and self.counts[s] < 2):
             return s
         if n < _PIECES:
             return {"$s": self.string(s)}
-        i = self.text_index.get(s)
+        key = hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        i = self.text_index.get(key)
         if i is None:
-            i = self.text_index[s] = len(self.text_list)
+            i = self.text_index[key] = len(self.text_list)
             index, strings = self.index, self.strings
             ids = []
             for p in _pieces(s):  # self.string, inlined: a big report's texts have ~100,000 pieces
@@ -230,8 +245,7 @@ class _Encoder:
         if tp in _SCALARS:
             return obj
         if tp is tuple or tp is list:
-            value = self.value
-            return [value(x) for x in obj]
+            return self.items(obj)
         if tp is dict:
             value = self.value
             out = {str(k): value(v) for k, v in obj.items()}
@@ -256,14 +270,27 @@ class _Encoder:
             return self.value(dict(obj))
         return repr(obj)
 
+    def items(self, obj: tuple | list) -> list[Any]:
+        """A list's values; its texts met before looked up here (a cache key's ~600 lines)."""
+        done, value = self.done, self.value
+        out = []
+        for x in obj:
+            got = done.get(x) if type(x) is str else None
+            out.append(value(x) if got is None else got)
+        return out
+
     def fields(self, obj: Any) -> dict[str, Any]:
-        if type(obj) is Graph:
+        tp = type(obj)
+        if tp is Graph:
             return self.graph(obj)
         out = {}
         value = self.value
-        for name, default in _fields(type(obj)):
+        for name, default in _fields(tp):
             v = getattr(obj, name)
             if default is not _REQUIRED and _is_default(v, default):
+                continue
+            if tp is CacheLookup and name == "component_lines":  # one text: a key that recurs, once
+                out["components"] = self.text("\n".join(v))
                 continue
             out[name] = value(v)
         return out

@@ -24,7 +24,7 @@ from . import _limits, _schema
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
-from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs  # noqa: F401
+from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
@@ -304,6 +304,7 @@ def _from_json(data: Any, size: int | None, ratio: float, cls: type[Report] | No
         size = _tables_size(data)
     try:
         data = {**_resolve.decode(data, size=size, ratio=ratio), "schema_version": SCHEMA_VERSION}
+        data = with_component_lines(data)  # an older report's cache key components: one text
         return _schema.decode(cls or Report, data)
     except _resolve.FileFormError as e:
         raise ReportFormatError(str(e)) from None

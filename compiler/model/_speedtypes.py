@@ -4,7 +4,9 @@ CUDA graphs (used or skipped, and why; recordings). Built by compiler/build/_spe
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -32,9 +34,15 @@ class CacheLookup:
     key: str | None = None
     reason: str | None = None  # torch's bypass reason
     time_saved_s: float | None = None  # on a hit: the compile time torch says it saved
-    # the key's components as torch logged them, one per line: "[hash] name: value" (a
-    # multi-line value is cut to its first line and a "…")
-    components: str | None = None
+    # the key's components as torch logged them, a line each: "[hash] name: value" (a
+    # multi-line value is cut to its first line and a "…"); lookups share equal lines (the
+    # keys of a log's compiles repeat most of their ~600 lines: a whole text each was ~116 KB)
+    component_lines: tuple[str, ...] = ()
+
+    @property
+    def components(self) -> str | None:
+        """The key's components as one text, a line each; None where torch logged none."""
+        return "\n".join(self.component_lines) if self.component_lines else None
 
 
 @dataclass(frozen=True)
@@ -65,3 +73,50 @@ class CudaGraphs:
     @property
     def rerecordings(self) -> int:
         return sum(1 for r in self.runs if r.kind == "re-record")
+
+
+def with_component_lines(report: Any) -> Any:
+    """A report's JSON form with the cache keys' components as lines (``component_lines``),
+    where it has them as one text (``components``: the file form, and reports written before
+    they were lines).
+    ``report`` itself is left as it was; a part of it that is not of the schema's shape is
+    kept for the schema check to name."""
+    if not isinstance(report, dict):
+        return report
+    out = report
+    compiles = report.get("compiles")
+    if isinstance(compiles, list) and any(_old_caches(c) for c in compiles):
+        out = {**report, "compiles": [_with_lines(c) if _old_caches(c) else c for c in compiles]}
+    ranks = report.get("ranks")
+    if isinstance(ranks, list):
+        new = [with_component_lines(r) for r in ranks]
+        if any(a is not b for a, b in zip(new, ranks)):
+            out = {**out, "ranks": new}
+    return out
+
+
+def _old_caches(c: Any) -> bool:
+    caches = c.get("caches") if isinstance(c, dict) else None
+    return isinstance(caches, list) and any(_old_lookup(lk) for lk in caches)
+
+
+def _old_lookup(lk: Any) -> bool:
+    return isinstance(lk, dict) and "components" in lk and "component_lines" not in lk
+
+
+def _with_lines(c: dict) -> dict:
+    caches = [
+        {k: v for k, v in lk.items() if k != "components"} | _lines(lk["components"])
+        if _old_lookup(lk)
+        else lk
+        for lk in c["caches"]
+    ]
+    return {**c, "caches": caches}
+
+
+def _lines(text: Any) -> dict[str, Any]:
+    if text is None:
+        return {}
+    if not isinstance(text, str):
+        return {"component_lines": text}  # for the schema check to name
+    return {"component_lines": [sys.intern(line) for line in text.split("\n")]}  # shared, as built

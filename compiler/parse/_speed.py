@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 
 from ..model._speedtypes import CacheLookup, CudaGraphRun
 
@@ -44,27 +46,35 @@ def is_true(value: str | None) -> bool:
 _COMPONENT = re.compile(r"^\[(\w+)\] ([^:\n]+): ?(.*)$")
 
 
-def component_lines(components: list) -> str | None:
-    """torch's key components as one text, a line each; a multi-line value (the graph's code)
-    is cut to its first line and a ``…``."""
-    if not components:
-        return None
+def component_lines(components: list) -> tuple[str, ...]:
+    """torch's key components, a line each; a multi-line value (the graph's code) is cut to
+    its first line and a ``…``. Equal lines are one object (``sys.intern``): the lookups of a
+    big log share most of theirs."""
     lines = []
     for c in components:
         text = str(c)
         first, nl, _rest = text.partition("\n")
-        lines.append(first + (" …" if nl else ""))
-    return "\n".join(lines)
+        lines.append(sys.intern(first + " …" if nl else first))
+    return tuple(lines)
 
 
-def components(text: str | None) -> dict[str, tuple[str, str]]:
-    """name -> (hash, value) of a CacheLookup's components."""
+def components(lines: str | tuple[str, ...] | None) -> dict[str, tuple[str, str]]:
+    """name -> (hash, value) of a CacheLookup's components (its ``component_lines``, or the
+    text ``components``)."""
     out: dict[str, tuple[str, str]] = {}
-    for line in (text or "").splitlines():
-        m = _COMPONENT.match(line)
-        if m:
-            out[m.group(2)] = (m.group(1), m.group(3))
+    text = lines if isinstance(lines, str) else "\n".join(lines or ())
+    for line in text.splitlines():  # as the text was read: a value may hold "\r" or "\x1c"
+        got = _component(line)
+        if got is not None:
+            out[got[0]] = got[1]
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _component(line: str) -> tuple[str, tuple[str, str]] | None:
+    """(name, (hash, value)) of one component line (the same lines recur in every lookup)."""
+    m = _COMPONENT.match(line)
+    return (m.group(2), (m.group(1), m.group(3))) if m else None
 
 
 def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
@@ -87,11 +97,13 @@ def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
         key=body.get("key") if isinstance(body.get("key"), str) else None,
         reason=body.get("cache_bypass_reason") if isinstance(body.get("cache_bypass_reason"), str) else None,
         time_saved_s=saved,
-        components=component_lines(comps) if isinstance(comps, list) else None,
+        component_lines=component_lines(comps) if isinstance(comps, list) else (),
     )
 
 
-def differing(a: str | None, b: str | None) -> list[tuple[str, str | None, str | None]]:
+def differing(
+    a: str | tuple[str, ...] | None, b: str | tuple[str, ...] | None
+) -> list[tuple[str, str | None, str | None]]:
     """The components of two keys that differ: (name, value in a, value in b); a component
     only one of them has is None on the other side. A value torch logged as bytes (the
     torch version's hash) or a graph's code is named by its hash."""
@@ -121,7 +133,7 @@ def cache_key_changes(a, b) -> list[tuple[str, list[tuple[str, str | None, str |
         lb = next((x for x in b.caches if x.kind == la.kind), None)
         if lb is None or la.key is None or lb.key is None or la.key == lb.key:
             continue
-        out.append((la.kind, differing(la.components, lb.components)))
+        out.append((la.kind, differing(la.component_lines, lb.component_lines)))
     return out
 
 

@@ -13,6 +13,7 @@ facts out; a source that is not such a module gives None.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,15 +43,90 @@ _HEURISTIC_PREFIX = "triton_heuristics."
 
 
 def read_triton_source(source: str) -> TritonSource | None:
-    """The kernel of an Inductor Triton module; None when ``source`` is not one."""
+    """The kernel of an Inductor Triton module; None when ``source`` is not one. Where the
+    ``@triton.jit`` function is the module's last statement, as Inductor writes kernels, only
+    its decorators and signature are parsed (its body, most of the module, is taken as text:
+    a page of a big log reads ~900 kernels)."""
+    got = _read_header(source)
+    if got is not None:
+        return got
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
-            return _read(source, node)
+            return _read(source, node, node.end_lineno or node.lineno)
     return None
+
+
+_JIT_LINE = re.compile(r"^@[ \t]*(?:triton[ \t]*\.[ \t]*)?jit\b", re.M)
+# line ends str.splitlines knows besides "\n" (ast counts lines otherwise): the whole module is read
+_OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _read_header(source: str) -> TritonSource | None:
+    """The kernel from its decorators and ``def`` line(s) alone; None where the function is not
+    the module's last statement or its header does not parse (the whole module is read then)."""
+    m = _JIT_LINE.search(source)
+    if m is None or _OTHER_LINE_ENDS.search(source):
+        return None
+    lines = source.split("\n")
+    jit = source.count("\n", 0, m.start())
+    start = _decorators_start(lines, jit)
+    found = _function_lines(lines, jit)
+    if found is None:
+        return None
+    def_line, end = found
+    for k in range(def_line, min(end, def_line + 24)):  # the signature may span lines
+        try:
+            tree = ast.parse("\n" * start + "\n".join(lines[start : k + 1]) + "\n    pass\n")
+        except SyntaxError:
+            continue
+        fn = tree.body[-1] if tree.body else None
+        if (
+            isinstance(fn, ast.FunctionDef)
+            and fn.lineno == def_line + 1
+            and any(map(_is_jit, fn.decorator_list))
+        ):
+            return _read(source, fn, end)
+        return None
+    return None
+
+
+def _decorators_start(lines: list[str], jit: int) -> int:
+    """The first line (0-based) of the decorators over the one at ``jit``: up past their
+    indented or closing-bracket continuation lines to the first ``@`` line."""
+    start = jit
+    for i in range(jit - 1, -1, -1):
+        line = lines[i]
+        if line.startswith("@"):
+            start = i
+        elif line and line[0] not in " \t#)]}":
+            break
+    return start
+
+
+def _function_lines(lines: list[str], jit: int) -> tuple[int, int] | None:
+    """The function under the decorator at ``jit``: its ``def`` line (0-based) and its last
+    line that is not blank or a comment (1-based), where no statement at column 0 follows it;
+    None otherwise."""
+    def_line = end = None
+    for i in range(jit + 1, len(lines)):
+        line = lines[i]
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        end = i + 1
+        if line[0] in " \t" or (def_line is not None and line[0] in ")]}"):
+            continue
+        if def_line is None and line.startswith("@"):
+            continue
+        if def_line is None and line.startswith("def "):
+            def_line = i
+            continue
+        return None  # another statement at column 0 (or a line of a string: the module is read)
+    return None if def_line is None or end is None else (def_line, end)
 
 
 def _is_jit(d: ast.expr) -> bool:
@@ -58,10 +134,10 @@ def _is_jit(d: ast.expr) -> bool:
     return ast.unparse(target) in ("triton.jit", "jit")
 
 
-def _read(source: str, fn: ast.FunctionDef) -> TritonSource:
+def _read(source: str, fn: ast.FunctionDef, end: int) -> TritonSource:
     lines = source.splitlines()
     jit = next(d for d in fn.decorator_list if _is_jit(d))
-    body = "\n".join(lines[jit.lineno - 1 : fn.end_lineno])
+    body = "\n".join(lines[jit.lineno - 1 : end])
     heuristic, kw = "", {}
     for d in fn.decorator_list:
         if isinstance(d, ast.Call) and ast.unparse(d.func).startswith(_HEURISTIC_PREFIX):

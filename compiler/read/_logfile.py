@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..build._events import Event, event_name
-from ..model import _limits
+from ..model import _fastjson, _limits
 from ..model._names import rank_of_log
 
 # "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
@@ -261,7 +261,7 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
             raise _truncated(path, lineno, lineno, "its last line is cut off")
         raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
     try:
-        metadata = json.loads(line[m.end() :])
+        metadata = _fastjson.loads_exact(line[m.end() :])
     except (ValueError, RecursionError) as e:  # JSONDecodeError, int too long, nesting too deep
         if cut:
             raise _truncated(path, lineno, lineno, "its last line is cut off") from None
