@@ -10,8 +10,8 @@ Arms, one process each:
     record      inside ``with compiler.recording():`` (defaults: every stage, fusion IR,
                 kernel-to-node map); the report is built after the clock stops, and timed apart
     trace       TORCH_TRACE=<fresh dir> (torch's own structured trace to files, what tlparse reads)
-    nofusion    recording(fusion_logs=False): what the IR before/after fusion costs
-    light       recording(fusion_logs=False, provenance=False)
+    fusionlog   recording(fusion_logs=True): with Inductor's fusion decisions (off by default)
+    light       recording(provenance=False)
     prov1       recording() with Inductor's "normal" provenance level 1 (the earlier default)
     tritonir    recording(triton_ir=True): kernels compiled in-process, one at a time, and
                 every kernel's IR read (what giving up Inductor's compile workers costs)
@@ -33,7 +33,7 @@ Target: record <= 1.05 on both.
 
     .venv/bin/python benchmarks/overhead.py                                # bert,gpt2 on cuda if any, else cpu; 3 rounds
     .venv/bin/python benchmarks/overhead.py --models bert-2l --device cpu --rounds 5
-    .venv/bin/python benchmarks/overhead.py --arms plain,record,trace,nofusion --json out/overhead.json
+    .venv/bin/python benchmarks/overhead.py --arms plain,record,trace,fusionlog --json out/overhead.json
     .venv/bin/python benchmarks/overhead.py --models llama-train --rounds 1 --keep out/kept  # the files, to read
 """
 
@@ -54,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULT_TAG = "OVERHEAD_RESULT "
 TARGET = 1.05
-ARMS = ("plain", "record", "trace", "nofusion", "light", "prov1", "tritonir", "fusionir")
+ARMS = ("plain", "record", "trace", "fusionlog", "light", "prov1", "tritonir", "fusionir")
 # TinyLlama-1.1B's shape (22 layers, hidden 2048, grouped-query attention with 4 KV heads)
 TINYLLAMA = dict(
     hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32,
@@ -107,10 +107,10 @@ def _arm_context(arm: str):
         return nullcontext()
     if arm == "record":
         return compiler.recording()
-    if arm == "nofusion":
-        return compiler.recording(fusion_logs=False)
+    if arm == "fusionlog":
+        return compiler.recording(fusion_logs=True)
     if arm == "light":
-        return compiler.recording(fusion_logs=False, provenance=False)
+        return compiler.recording(provenance=False)
     if arm == "tritonir":
         return compiler.recording(triton_ir=True)
     if arm == "fusionir":

@@ -14,7 +14,7 @@ writing it (``to_json``). Ratio per pair: the recorded compile's wall plus repor
 
     .venv/bin/python benchmarks/overhead_inproc.py --model llama-train --pairs 3
     .venv/bin/python benchmarks/overhead_inproc.py --model gpt2-2l-train --device cpu --pairs 4
-    .venv/bin/python benchmarks/overhead_inproc.py --model gpt2-train --arm light   # recording(fusion_logs=False, provenance=False)
+    .venv/bin/python benchmarks/overhead_inproc.py --model gpt2-train --arm fusionlog   # recording(fusion_logs=True)
 """
 
 from __future__ import annotations
