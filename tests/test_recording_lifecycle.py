@@ -203,3 +203,40 @@ def test_report_is_built_at_first_access_after_the_block():
     report = rec.report
     assert [c.id for c in report.compiles] == ["0/0"]
     assert rec.report is report  # built once
+
+
+def test_report_is_built_and_written_with_the_collector_paused_and_its_state_kept(tmp_path, monkeypatch):
+    """The cyclic collector is paused while the report is built and written (the objects made
+    there hold no cycles; in a process holding a big compile's objects a pass there can be a
+    full collection); afterwards it is as the user left it, on or off."""
+    import gc
+
+    from compiler.build import _build
+    from compiler.model import _compact
+
+    seen: list[tuple[str, bool]] = []
+
+    def spy(name, real):
+        def call(*args, **kwargs):
+            seen.append((name, gc.isenabled()))
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(_build, "build", spy("build", _build.build))
+    monkeypatch.setattr(_compact, "encode", spy("encode", _compact.encode))
+    try:
+        for user_enabled in (True, False):
+            torch._dynamo.reset()
+            with compiler.recording() as rec:
+                torch.compile(cosine, backend="eager")(torch.randn(3))
+            (gc.enable if user_enabled else gc.disable)()
+            report = rec.report
+            assert gc.isenabled() is user_enabled
+            report.to_json(tmp_path / "r.json.gz")
+            assert gc.isenabled() is user_enabled
+            assert seen == [("build", False), ("encode", False)]
+            assert [c.id for c in compiler.load(tmp_path / "r.json.gz").compiles] == ["0/0"]
+            seen.clear()
+    finally:
+        gc.enable()

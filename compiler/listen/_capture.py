@@ -29,6 +29,7 @@ import torch
 
 from ..build import _build, _draft
 from ..build._events import Event
+from ..model._gcpause import gc_paused
 from ..model._report import Report
 from ..model._subject import remember
 from . import _torch
@@ -181,7 +182,8 @@ class Recording:
             return None
         with self._report_lock:
             if self._report is None:
-                self._report = self._build(*self._ended)
+                with gc_paused():
+                    self._report = self._build(*self._ended)
             return self._report
 
     def _detach(self) -> None:

@@ -268,12 +268,16 @@ class Report:
         when given, gzipped where ``path`` ends in ``.gz``, through a temporary file beside it
         (compiler/model/_atomic.py): a failed write raises OSError and leaves ``path`` untouched."""
         from . import _compact
+        from ._gcpause import gc_paused
 
         sep = (",", ":") if indent is None else None
-        text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
-        if path is not None:  # whole or not at all: a failed write leaves the old file as it was
-            gz = os.fspath(path).endswith(".gz")
-            write_file(path, gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0) if gz else text)
+        with gc_paused():
+            text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
+            if path is not None:  # whole or not at all: a failed write leaves the old file as it was
+                gz = os.fspath(path).endswith(".gz")
+                write_file(
+                    path, gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0) if gz else text
+                )
         return text
 
     @classmethod
