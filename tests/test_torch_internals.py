@@ -184,6 +184,28 @@ def test_guard_evaluation_internals():
     assert _torch.current_compiled_autograd_id() is None
 
 
+def test_compile_context_key():
+    """The key the seq_nr handler files lines under: torch's CompileId of the compile running
+    in this thread, the same object throughout one compile, another for the next, None
+    outside; current_compile_id reads the same."""
+    torch._dynamo.reset()
+    seen: list[tuple[object, object, tuple[int, int] | None]] = []
+
+    def backend(gm, example_inputs):
+        seen.append((_torch.compile_context_key(), _torch.compile_context_key(), _torch.current_compile_id()))
+        return gm
+
+    def f(x):
+        return x.sin()
+
+    cf = torch.compile(f, backend=backend)
+    cf(torch.ones(3))
+    cf(torch.ones(3, dtype=torch.float64))  # a recompile: frame 0, compile 1
+    assert _torch.compile_context_key() is None
+    assert [(a is b, ids) for a, b, ids in seen] == [(True, (0, 0)), (True, (0, 1))]
+    assert seen[0][0] != seen[1][0] and hash(seen[0][0]) is not None
+
+
 def test_autotune_feedback_hook():
     """select_algorithm's feedback savers: ours is added through torch's function and taken
     out of the selector cache's list again, leaving any other saver in place."""

@@ -22,17 +22,17 @@ class SeqNrHandler(logging.Handler):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
         self.scope = scope
-        self.lines: dict[tuple[int, str | None], list[str]] = {}
+        self.lines: dict[tuple[int | None, object], list[str]] = {}
         self.guard = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
         if not (msg.endswith(_torch.SEQ_NR_BACKWARD) or msg.startswith(_torch.SEQ_NR_LINES)):
             return
-        ev = compile_event("log:seq_nr")
-        if not self.scope.accepts(record.thread, ev.compile_id):
-            return
-        key = (record.thread, ev.compile_id)
+        # torch logs ~20,000 such lines for a 22-layer training step: each is filed under its
+        # thread and compile by torch's own CompileId; the event, and whether the recording
+        # sees that compile, are made once per joint graph
+        key = (record.thread, _torch.compile_context_key())
         with self.guard:
             lines = self.lines.setdefault(key, [])
             done = msg.startswith("seq_nr: ") and bool(lines) and lines[-1] == "node: output"
@@ -40,7 +40,10 @@ class SeqNrHandler(logging.Handler):
             if not done:
                 return
             del self.lines[key]
-        if any(line.startswith("forward:: ") for line in lines):
+        ev = compile_event("log:seq_nr")
+        if self.scope.accepts(record.thread, ev.compile_id) and any(
+            line.startswith("forward:: ") for line in lines
+        ):
             ev.payload = "\n".join(lines)
             self.sink.append(ev)
 

@@ -92,6 +92,15 @@ def current_compile_id() -> tuple[int, int] | None:
     return cid.frame_id, cid.frame_compile_id
 
 
+def compile_context_key() -> object | None:
+    """The compile running in this thread as torch's own CompileId (hashable, None outside a
+    compile): a cheap key where a handler only needs "the same compile or not" for each of
+    thousands of log lines (compiler/listen/_seqnr.py)."""
+    import torch
+
+    return torch._guards.CompileContext.current_compile_id()
+
+
 def current_compiled_autograd_id() -> int | None:
     """Compiled Autograd's graph id when the compile running in this thread is Dynamo
     compiling that graph (CompileId.compiled_autograd_id), else None."""
