@@ -143,7 +143,20 @@ def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkey
     assert table["rows"] == [
         [True] if i in backward else [] for i in range(14)
     ]  # rows after the last left out
-    assert compiler.load(_written(tmp_path / "r.json", data)) == report
+    loaded = compiler.load(_written(tmp_path / "r.json", data))
+    assert loaded == report
+    # the graphs a log's report was built from kept what their file form stores (worked out
+    # where each was parsed): writing it parses no code again, and writes what parsing would
+    from compiler.model import _compact
+
+    parse, parsed = _compact._graph_nodes, []
+    monkeypatch.setattr(_compact, "_graph_nodes", lambda code: parsed.append(code) or parse(code))
+    written = report.to_json()
+    assert json.loads(written) == data
+    assert parsed == []
+    assert loaded.to_json() == written  # a loaded report's graphs: their code parsed again
+    assert len(parsed) == len(list(_found(data, "$c"))) == 28  # each graph once
+    monkeypatch.undo()
     # nodes that are not their code's (renamed here) are stored whole, as rows of every field
     renamed = dataclasses.replace(
         joint, nodes=tuple(dataclasses.replace(n, name=n.name + "_") for n in joint.nodes)
@@ -219,3 +232,16 @@ def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):
     r = dataclasses.replace(report, unknown_events=(odd,))
     r.to_json(tmp_path / "odd.json")
     assert compiler.load(tmp_path / "odd.json").unknown_events == (odd,)
+
+
+def _found(data, key: str):
+    """The values of ``key`` in every dict of a JSON value."""
+    todo = [data]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            if key in v:
+                yield v[key]
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)

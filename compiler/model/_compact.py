@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import operator
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -128,6 +129,7 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
     ~100,000 values."""
     todo = [obj]
     pop, push, extend = todo.pop, todo.append, todo.extend
+    keys: Counter[tuple[str, ...]] = Counter()  # a cache key's lines: the same few keys recur
     while todo:
         o = pop()
         tp = type(o)
@@ -136,6 +138,9 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
                 counts[o] += 1
         elif tp is tuple or tp is list:
             extend(o)
+        elif tp is CacheLookup and type(o.component_lines) is tuple:
+            keys[o.component_lines] += 1
+            extend([getattr(o, name) for name in _names(tp) if name != "component_lines"])
         elif tp is dict:
             extend(o.values())
         elif tp is Graph:
@@ -149,6 +154,10 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
             names = _names(tp)
             if names is not None:
                 extend([getattr(o, name) for name in names])
+    for lines, k in keys.items():  # each key's lines counted as often as the key occurs
+        for line in lines:
+            if type(line) is str and _SHORT <= len(line) < _LONG:
+                counts[line] += k
 
 
 _NAMES: dict[type, tuple[str, ...] | None] = {}
@@ -190,24 +199,35 @@ _MARKS = frozenset({"$s", "$t", "$g", "$n", "$c", "$d"})  # keys that mark a ref
 _SCALARS = (type(None), bool, int, float)
 
 
+class _Table(dict):
+    """The string table: text -> its index in ``strings``, a text not in it yet appended
+    (``table[text]``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.strings: list[str] = []
+
+    def __missing__(self, s: str) -> int:
+        i = self[s] = len(self.strings)
+        self.strings.append(s)
+        return i
+
+
 class _Encoder:
     def __init__(self, counts: Counter, graphs: _Graphs):
         self.counts = counts
         self.graphs = graphs
-        self.strings: list[str] = []
-        self.index: dict[str, int] = {}
+        self.index = _Table()
+        self.strings = self.index.strings
         self.text_list: list[list[int]] = []
         self.text_index: dict[bytes, int] = {}  # a text's digest: the texts are not kept here
         self.graph_list: list[Any] = []
         self.graph_index: dict[int, int] = {}  # a graph's group -> its index in graph_list
         self.done: dict[str, Any] = {}
+        self.lines_done: dict[tuple[str, ...], Any] = {}  # a cache key's lines -> their text's reference
 
     def string(self, s: str) -> int:
-        i = self.index.get(s)
-        if i is None:
-            i = self.index[s] = len(self.strings)
-            self.strings.append(s)
-        return i
+        return self.index[s]
 
     def text(self, s: str) -> Any:
         got = self.done.get(s)  # a text met before: its reference, one object for all
@@ -227,15 +247,8 @@ class _Encoder:
         i = self.text_index.get(key)
         if i is None:
             i = self.text_index[key] = len(self.text_list)
-            index, strings = self.index, self.strings
-            ids = []
-            for p in _pieces(s):  # self.string, inlined: a big report's texts have ~100,000 pieces
-                j = index.get(p)
-                if j is None:
-                    j = index[p] = len(strings)
-                    strings.append(p)
-                ids.append(j)
-            self.text_list.append(ids)
+            # self.string of each piece, in one map: a big report's texts have ~250,000 pieces
+            self.text_list.append(list(map(self.index.__getitem__, _pieces(s))))
         return {"$t": i}
 
     def value(self, obj: Any) -> Any:
@@ -290,7 +303,12 @@ class _Encoder:
             if default is not _REQUIRED and _is_default(v, default):
                 continue
             if tp is CacheLookup and name == "component_lines":  # one text: a key that recurs, once
-                out["components"] = self.text("\n".join(v))
+                got = self.lines_done.get(v) if type(v) is tuple else None  # a key's lines met before
+                if got is None:
+                    got = self.text("\n".join(v))
+                    if type(v) is tuple:  # the report holds it: kept here, it costs nothing
+                        self.lines_done[v] = got
+                out["components"] = got
                 continue
             out[name] = value(v)
         return out
@@ -331,15 +349,40 @@ def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
     its code holds (the parser ``use_graph_nodes`` gave: module, seq_nr, side ...), written as
     ``{"$c": {"fields": [...], "rows": [...]}}``: node i takes row i's values of them; a value
     or row left out at the end is the field's default. None where the nodes are not the
-    code's (another count or other names): they are written whole."""
-    base = _graph_nodes(g.code) if _graph_nodes is not None and g.code else None
-    if base is None or len(base) != len(g.nodes):
+    code's (another count or other names): they are written whole. Worked out once per graph:
+    ``keep_file_fields`` does it where the graph is made (its code's parse still at hand)."""
+    if _graph_nodes is None or not g.code:  # no parser (or nothing to parse): nodes written whole
+        return None
+    got = g.__dict__.get(_KEPT, _UNSEEN)
+    if got is not _UNSEEN:
+        return got
+    base = _graph_nodes(g.code)
+    if len(base) != len(g.nodes):
         return None
     ours = [n.__dict__ for n in g.nodes]
     theirs = [b.__dict__ for b in base]
-    if any(a["name"] != b["name"] for a, b in zip(ours, theirs)):
+    if ours == theirs:  # every field as parsed (dicts of the same keys: Node's fields)
+        return []
+    if _column(ours, "name") != _column(theirs, "name"):
         return None
-    return [(name, d) for name, d in _fields(Node) if any(a[name] != b[name] for a, b in zip(ours, theirs))]
+    return [(name, d) for name, d in _fields(Node) if _column(ours, name) != _column(theirs, name)]
+
+
+def _column(dicts: list[dict[str, Any]], name: str) -> list[Any]:
+    return list(map(operator.itemgetter(name), dicts))
+
+
+_KEPT = "_file_fields"  # where keep_file_fields puts a graph's (not a field: eq, repr, replace skip it)
+
+
+def keep_file_fields(g: Graph | None) -> Graph | None:
+    """``g``, its file form's node fields (``_derived_fields``) worked out now and kept on it,
+    for a graph made from code just parsed (the parser's cache still holds the parse): writing
+    the report then parses no graph's code again (a big log's report holds thousands of
+    graphs). Its code and nodes never change (frozen), so what is kept stays true."""
+    if g is not None and _graph_nodes is not None and _KEPT not in g.__dict__:
+        object.__setattr__(g, _KEPT, _derived_fields(g))
+    return g
 
 
 _UNSEEN = object()
@@ -362,6 +405,18 @@ def _is_default(v: Any, default: Any) -> bool:
 
 def _pieces(s: str) -> list[str]:
     """``s`` cut after each newline and each ", " (the pieces join to ``s``)."""
+    if _CUT in s:  # the mark is in the text itself: line by line
+        return _pieces_by_line(s)
+    out = s.replace(", ", ", " + _CUT).replace("\n", "\n" + _CUT).split(_CUT)
+    if not out[-1]:  # s ends with a cut
+        out.pop()
+    return out
+
+
+_CUT = "\x00"  # marks the cuts for one split: a text holding it is cut line by line
+
+
+def _pieces_by_line(s: str) -> list[str]:
     out: list[str] = []
     lines = s.split("\n")
     last = len(lines) - 1

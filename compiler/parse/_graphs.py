@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import re
 
+from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node, SavedTensor
 from ._modules import _infer_modules, _module_of_name, _replace, with_modules_from
 
@@ -56,7 +57,7 @@ def parse_graph(code: str | None) -> Graph | None:
     (inferred from parameter names and neighbours: compiler/parse/_modules.py)."""
     if not code:
         return None
-    return Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code)))))
+    return keep_file_fields(Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code))))))
 
 
 def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph | None = None) -> Graph | None:
@@ -65,7 +66,7 @@ def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph |
     modules the Dynamo graph's then replace."""
     if not code or reference is None:
         return parse_graph(code)
-    return with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward)
+    return keep_file_fields(with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward))
 
 
 @functools.lru_cache(maxsize=32)
@@ -73,8 +74,9 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
     """The nodes written in ``code``, each with only what its lines say (name, op, target,
     args, dtype, shape, stride, device, source line): no module, no seq_nr. The report's file
     form stores a graph's nodes as what differs from these (compiler/model/_compact.py), so
-    the last graphs parsed are remembered: writing a report right after building it parses
-    nothing again."""
+    the last graphs parsed are remembered: the graphs made here work out what their file form
+    stores while their code's parse is at hand (``keep_file_fields``), so writing the report
+    parses nothing again."""
     nodes: list[Node] = []
     known: set[str] = set()
     alias: dict[str, str] = {}  # Dynamo's `l_x_ = L_x_`: the lower-case name is used after

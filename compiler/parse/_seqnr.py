@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from ..model._compact import keep_file_fields
 from ..model._report import Graph
 
 _FORWARD = re.compile(r"^forward:: key: (-?\d+), value: (\S+)$")
@@ -66,7 +67,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
             seen = seen or (n.op != "placeholder" and any(a.startswith("tangents") for a in n.args))
             back = _tangent(n) or (seen and _work(n))
             nodes.append(replace(n, backward=True) if back else n)
-        return Graph(code=joint.code, nodes=tuple(nodes))
+        return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)))
     after = False  # past the first node traced in the backward: the rest of the trace is
     # the backward's (the gradient sums autograd adds outside any grad_fn included)
     for n in joint.nodes:
@@ -75,7 +76,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         back = n.name in facts.backward or _tangent(n) or (after and _work(n))
         grad_of = facts.forward.get(s) if n.name in facts.backward and s is not None else None
         nodes.append(replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
-    return Graph(code=joint.code, nodes=tuple(nodes))
+    return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)))
 
 
 def _work(n) -> bool:
