@@ -363,13 +363,13 @@ def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
     theirs = [b.__dict__ for b in base]
     if ours == theirs:  # every field as parsed (dicts of the same keys: Node's fields)
         return []
-    if _column(ours, "name") != _column(theirs, "name"):
+    fields = _fields(Node)
+    row = operator.itemgetter(*(name for name, _d in fields))  # a node's values, in fields' order
+    columns, parsed = list(zip(*map(row, ours))), list(zip(*map(row, theirs)))
+    name = [n for n, _d in fields].index("name")
+    if columns[name] != parsed[name]:
         return None
-    return [(name, d) for name, d in _fields(Node) if _column(ours, name) != _column(theirs, name)]
-
-
-def _column(dicts: list[dict[str, Any]], name: str) -> list[Any]:
-    return list(map(operator.itemgetter(name), dicts))
+    return [f for f, a, b in zip(fields, columns, parsed) if a != b]
 
 
 _KEPT = "_file_fields"  # where keep_file_fields puts a graph's (not a field: eq, repr, replace skip it)
