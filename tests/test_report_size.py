@@ -191,6 +191,21 @@ def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkey
     )
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "traces").glob("*.log.gz")))
+def test_what_a_graph_keeps_for_its_file_form_is_what_parsing_its_code_gives(name):
+    """Each graph of a log's report keeps, where it was made, the node fields its file form
+    stores (compared only where its maker may have set them); a copy, which keeps nothing,
+    works them out by parsing its code again and comparing every field: the same."""
+    from compiler.model import _compact
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graphs = list(_found_graphs(compiler.load_trace(FIXTURES / "traces" / name)))
+    assert graphs
+    for g in graphs:
+        assert g.__dict__[_compact._KEPT] == _compact._derived_fields(dataclasses.replace(g))
+
+
 def test_schema_version_3_and_2_nodes_load_to_the_same_report(report, tmp_path, monkeypatch):
     from compiler.model import _compact
 
@@ -245,3 +260,18 @@ def _found(data, key: str):
             todo.extend(v.values())
         elif isinstance(v, list):
             todo.extend(v)
+
+
+def _found_graphs(report):
+    """Every graph object in a report."""
+    todo = [report]
+    while todo:
+        v = todo.pop()
+        if type(v) is compiler.Graph:
+            yield v
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif dataclasses.is_dataclass(v):
+            todo.extend(getattr(v, f.name) for f in dataclasses.fields(v))

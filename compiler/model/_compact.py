@@ -344,13 +344,14 @@ class _Encoder:
         return {mark: {"fields": [name for name, _d in fields], "rows": rows}}
 
 
-def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
+def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tuple[str, Any]] | None:
     """The node fields (with their defaults) where some node of ``g`` differs from the node
     its code holds (the parser ``use_graph_nodes`` gave: module, seq_nr, side ...), written as
     ``{"$c": {"fields": [...], "rows": [...]}}``: node i takes row i's values of them; a value
     or row left out at the end is the field's default. None where the nodes are not the
     code's (another count or other names): they are written whole. Worked out once per graph:
-    ``keep_file_fields`` does it where the graph is made (its code's parse still at hand)."""
+    ``keep_file_fields`` does it where the graph is made (its code's parse still at hand).
+    ``changed``: the only fields in which ``g``'s nodes may differ from the parse (None: any)."""
     if _graph_nodes is None or not g.code:  # no parser (or nothing to parse): nodes written whole
         return None
     got = g.__dict__.get(_KEPT, _UNSEEN)
@@ -363,7 +364,7 @@ def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
     theirs = [b.__dict__ for b in base]
     if ours == theirs:  # every field as parsed (dicts of the same keys: Node's fields)
         return []
-    fields = _fields(Node)
+    fields = [f for f in _fields(Node) if changed is None or f[0] in changed or f[0] == "name"]
     row = operator.itemgetter(*(name for name, _d in fields))  # a node's values, in fields' order
     columns, parsed = list(zip(*map(row, ours))), list(zip(*map(row, theirs)))
     name = [n for n, _d in fields].index("name")
@@ -375,13 +376,22 @@ def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
 _KEPT = "_file_fields"  # where keep_file_fields puts a graph's (not a field: eq, repr, replace skip it)
 
 
-def keep_file_fields(g: Graph | None) -> Graph | None:
+def keep_file_fields(
+    g: Graph | None, changed: frozenset[str] | None = None, made_from: Graph | None = None
+) -> Graph | None:
     """``g``, its file form's node fields (``_derived_fields``) worked out now and kept on it,
     for a graph made from code just parsed (the parser's cache still holds the parse): writing
     the report then parses no graph's code again (a big log's report holds thousands of
-    graphs). Its code and nodes never change (frozen), so what is kept stays true."""
-    if g is not None and _graph_nodes is not None and _KEPT not in g.__dict__:
-        object.__setattr__(g, _KEPT, _derived_fields(g))
+    graphs). Its code and nodes never change (frozen), so what is kept stays true.
+    ``changed``: the only fields its maker may have set on the parsed nodes, or on those of
+    ``made_from`` (then also the fields that graph's kept: where none are, every field is
+    compared); the other fields are the parse's own values, and only these are compared."""
+    if g is None or _graph_nodes is None or _KEPT in g.__dict__:
+        return g
+    if made_from is not None:
+        before = made_from.__dict__.get(_KEPT)
+        changed = None if before is None or changed is None else changed | {name for name, _d in before}
+    object.__setattr__(g, _KEPT, _derived_fields(g, changed))
     return g
 
 

@@ -13,7 +13,7 @@ import re
 
 from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node, SavedTensor
-from ._modules import _infer_modules, _module_of_name, _replace, with_modules_from
+from ._modules import MODULE_FIELDS, _infer_modules, _module_of_name, _replace, with_modules_from
 
 # `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
 _ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
@@ -57,7 +57,9 @@ def parse_graph(code: str | None) -> Graph | None:
     (inferred from parameter names and neighbours: compiler/parse/_modules.py)."""
     if not code:
         return None
-    return keep_file_fields(Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code))))))
+    return keep_file_fields(
+        Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code))))), MODULE_FIELDS
+    )
 
 
 def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph | None = None) -> Graph | None:
@@ -66,7 +68,8 @@ def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph |
     modules the Dynamo graph's then replace."""
     if not code or reference is None:
         return parse_graph(code)
-    return keep_file_fields(with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward))
+    graph = with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward)
+    return keep_file_fields(graph, MODULE_FIELDS)
 
 
 @functools.lru_cache(maxsize=32)

@@ -50,6 +50,9 @@ def parse_seq_nrs(text: str | None) -> SeqNrs | None:
     return SeqNrs(seq, forward, frozenset(backward))
 
 
+_SEQ_FIELDS = frozenset({"seq_nr", "backward", "grad_of"})  # the node fields with_seq_nrs sets
+
+
 def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
     """The joint graph's nodes with torch's ``seq_nr``, which of them are backward nodes and
     the forward node each node traced inside a grad_fn differentiates. Backward nodes: those
@@ -67,7 +70,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
             seen = seen or (n.op != "placeholder" and any(a.startswith("tangents") for a in n.args))
             back = _tangent(n) or (seen and _work(n))
             nodes.append(replace(n, backward=True) if back else n)
-        return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)))
+        return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
     after = False  # past the first node traced in the backward: the rest of the trace is
     # the backward's (the gradient sums autograd adds outside any grad_fn included)
     for n in joint.nodes:
@@ -76,7 +79,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         back = n.name in facts.backward or _tangent(n) or (after and _work(n))
         grad_of = facts.forward.get(s) if n.name in facts.backward and s is not None else None
         nodes.append(replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
-    return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)))
+    return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
 
 
 def _work(n) -> bool:
