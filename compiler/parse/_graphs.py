@@ -15,8 +15,10 @@ from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node, SavedTensor
 from ._modules import MODULE_FIELDS, _infer_modules, _module_of_name, _replace, with_modules_from
 
-# `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
-_ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
+# `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional); rhs: the rest
+# without its trailing blanks (or its last blank where it is all blanks), greedy: a lazy
+# `.+?\s*$` tried the end at every character of a ~100-character line
+_ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.*\S|[^\S\n])\s*$')
 # an input declared in the body (the joint graph takes `primals, tangents` and unpacks them)
 _INPUT_ANN = re.compile(r'^\s+(?P<name>\w+): "(?P<ann>[^"]*)"\s*(?:#.*)?$')
 # signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`
@@ -161,7 +163,7 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
 
 def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:
     rets = [alias.get(a, a) for a in _NAME.findall(text) if a in known]
-    return Node(name="output", op="output", target="output", args=tuple(rets))
+    return _node("output", "output", "output", tuple(rets), None, None, None, None, None, None)
 
 
 @functools.lru_cache(maxsize=4096)  # a graph's nodes share a few dozen annotations
@@ -181,10 +183,7 @@ def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str
 
 def _placeholder(name: str, ann: str) -> Node:
     dtype, shape, stride, dev = _split_ann(ann)
-    return Node(
-        name=name, op="placeholder", target=name, dtype=dtype, shape=shape, stride=stride,
-        device=dev, module=_module_of_name(name),
-    )  # fmt: skip
+    return _node(name, "placeholder", name, (), dtype, shape, stride, dev, None, None, _module_of_name(name))
 
 
 def _call_node(name, rhs, ann, known, source, code) -> Node | None:
