@@ -78,6 +78,14 @@ def test_each_text_once(report):
     assert len(report.to_json()) < len(full)
 
 
+def test_a_long_text_is_cut_after_each_newline_and_each_comma_space():
+    from compiler.model._pieces import pieces
+
+    assert pieces("a, b\nc, \n, d") == ["a, ", "b\n", "c, ", "\n", ", ", "d"]
+    assert pieces("x\x00, y\n") == ["x\x00, ", "y\n"]  # the mark the cuts use, in the text itself
+    assert pieces("\n\n") == ["\n", "\n"] and pieces("") == []
+
+
 def test_schema_version_1_loads_to_the_same_answers(tmp_path):
     raw = json.loads(gzip.decompress(V1_REPORT.read_bytes()))
     assert raw["schema_version"] == 1 and "strings" not in raw

@@ -45,6 +45,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ._pieces import Table, pieces
 from ._speedtypes import CacheLookup
 from ._stagetypes import Graph, Node
 
@@ -199,25 +200,11 @@ _MARKS = frozenset({"$s", "$t", "$g", "$n", "$c", "$d"})  # keys that mark a ref
 _SCALARS = (type(None), bool, int, float)
 
 
-class _Table(dict):
-    """The string table: text -> its index in ``strings``, a text not in it yet appended
-    (``table[text]``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.strings: list[str] = []
-
-    def __missing__(self, s: str) -> int:
-        i = self[s] = len(self.strings)
-        self.strings.append(s)
-        return i
-
-
 class _Encoder:
     def __init__(self, counts: Counter, graphs: _Graphs):
         self.counts = counts
         self.graphs = graphs
-        self.index = _Table()
+        self.index = Table()
         self.strings = self.index.strings
         self.text_list: list[list[int]] = []
         self.text_index: dict[bytes, int] = {}  # a text's digest: the texts are not kept here
@@ -248,7 +235,7 @@ class _Encoder:
         if i is None:
             i = self.text_index[key] = len(self.text_list)
             # self.string of each piece, in one map: a big report's texts have ~250,000 pieces
-            self.text_list.append(list(map(self.index.__getitem__, _pieces(s))))
+            self.text_list.append(list(map(self.index.__getitem__, pieces(s))))
         return {"$t": i}
 
     def value(self, obj: Any) -> Any:
@@ -411,29 +398,3 @@ def use_graph_nodes(parse: Callable[[str], tuple[Node, ...]]) -> None:
 
 def _is_default(v: Any, default: Any) -> bool:
     return type(v) is type(default) and v == default
-
-
-def _pieces(s: str) -> list[str]:
-    """``s`` cut after each newline and each ", " (the pieces join to ``s``)."""
-    if _CUT in s:  # the mark is in the text itself: line by line
-        return _pieces_by_line(s)
-    out = s.replace(", ", ", " + _CUT).replace("\n", "\n" + _CUT).split(_CUT)
-    if not out[-1]:  # s ends with a cut
-        out.pop()
-    return out
-
-
-_CUT = "\x00"  # marks the cuts for one split: a text holding it is cut line by line
-
-
-def _pieces_by_line(s: str) -> list[str]:
-    out: list[str] = []
-    lines = s.split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        parts = line.split(", ")
-        out += [p + ", " for p in parts[:-1]]
-        tail = parts[-1] + "\n" if i < last else parts[-1]
-        if tail:
-            out.append(tail)
-    return out
