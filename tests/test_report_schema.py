@@ -224,6 +224,43 @@ def test_from_dict_takes_subclasses_of_the_types():
         compiler.Report.from_dict(data)
 
 
+def test_a_report_object_is_checked_as_its_json():
+    """What load_trace checks: the objects it built, each node's fields among them (a node
+    whose fields' types were seen to fit is not walked field by field)."""
+    import dataclasses
+
+    import torch
+
+    from compiler.model import _schema
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = compiler.load_trace(TRACES / "cpu-torch213-breaks.log.gz")
+    assert _schema.decode(compiler.Report, report) is report
+
+    def with_node(**change):
+        c = report.compiles[1]
+        graph = c.stages.capture.graph
+        nodes = (*graph.nodes[:2], dataclasses.replace(graph.nodes[2], **change), *graph.nodes[3:])
+        capture = dataclasses.replace(c.stages.capture, graph=dataclasses.replace(graph, nodes=nodes))
+        c = dataclasses.replace(c, stages=dataclasses.replace(c.stages, capture=capture))
+        return dataclasses.replace(report, compiles=(report.compiles[0], c, *report.compiles[2:]))
+
+    node = "$.compiles[1].stages.capture.graph.nodes[2]"
+    for change, error in [
+        ({"dtype": 5}, f"{node}.dtype: expected string or null, got 5"),
+        ({"name": None}, f"{node}.name: expected string, got null"),
+        ({"seq_nr": True}, f"{node}.seq_nr: expected int or null, got true"),
+        ({"args": ("x", 3)}, f"{node}.args[1]: expected string, got 3"),
+        ({"module": ["x"]}, f"{node}.module: expected string or null, got a list"),
+    ]:
+        with pytest.raises(_schema.SchemaError) as e:
+            _schema.decode(compiler.Report, with_node(**change))
+        assert str(e.value) == error
+    bent = with_node(dtype=torch.__version__)  # a str subclass fits, as in JSON
+    assert _schema.decode(compiler.Report, bent) is bent
+
+
 def test_from_dict_names_the_path_without_a_file():
     data = _data()
     data["recompiles"][0]["reasons"] = "0/0: x"

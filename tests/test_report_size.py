@@ -78,6 +78,14 @@ def test_each_text_once(report):
     assert len(report.to_json()) < len(full)
 
 
+def test_a_long_text_is_cut_after_each_newline_and_each_comma_space():
+    from compiler.model._pieces import pieces
+
+    assert pieces("a, b\nc, \n, d") == ["a, ", "b\n", "c, ", "\n", ", ", "d"]
+    assert pieces("x\x00, y\n") == ["x\x00, ", "y\n"]  # the mark the cuts use, in the text itself
+    assert pieces("\n\n") == ["\n", "\n"] and pieces("") == []
+
+
 def test_schema_version_1_loads_to_the_same_answers(tmp_path):
     raw = json.loads(gzip.decompress(V1_REPORT.read_bytes()))
     assert raw["schema_version"] == 1 and "strings" not in raw
@@ -143,7 +151,20 @@ def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkey
     assert table["rows"] == [
         [True] if i in backward else [] for i in range(14)
     ]  # rows after the last left out
-    assert compiler.load(_written(tmp_path / "r.json", data)) == report
+    loaded = compiler.load(_written(tmp_path / "r.json", data))
+    assert loaded == report
+    # the graphs a log's report was built from kept what their file form stores (worked out
+    # where each was parsed): writing it parses no code again, and writes what parsing would
+    from compiler.model import _compact
+
+    parse, parsed = _compact._graph_nodes, []
+    monkeypatch.setattr(_compact, "_graph_nodes", lambda code: parsed.append(code) or parse(code))
+    written = report.to_json()
+    assert json.loads(written) == data
+    assert parsed == []
+    assert loaded.to_json() == written  # a loaded report's graphs: their code parsed again
+    assert len(parsed) == len(list(_found(data, "$c"))) == 28  # each graph once
+    monkeypatch.undo()
     # nodes that are not their code's (renamed here) are stored whole, as rows of every field
     renamed = dataclasses.replace(
         joint, nodes=tuple(dataclasses.replace(n, name=n.name + "_") for n in joint.nodes)
@@ -176,6 +197,21 @@ def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkey
         f'{tmp_path / "bad.json"}: $.compiles[0].stages.autograd.joint.nodes["$c"]["fields"]: '
         '"colour" is not a field of a node'
     )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "traces").glob("*.log.gz")))
+def test_what_a_graph_keeps_for_its_file_form_is_what_parsing_its_code_gives(name):
+    """Each graph of a log's report keeps, where it was made, the node fields its file form
+    stores (compared only where its maker may have set them); a copy, which keeps nothing,
+    works them out by parsing its code again and comparing every field: the same."""
+    from compiler.model import _compact
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graphs = list(_found_graphs(compiler.load_trace(FIXTURES / "traces" / name)))
+    assert graphs
+    for g in graphs:
+        assert g.__dict__[_compact._KEPT] == _compact._derived_fields(dataclasses.replace(g))
 
 
 def test_schema_version_3_and_2_nodes_load_to_the_same_report(report, tmp_path, monkeypatch):
@@ -219,3 +255,31 @@ def test_a_dict_with_a_reference_key_of_its_own_round_trips(report, tmp_path):
     r = dataclasses.replace(report, unknown_events=(odd,))
     r.to_json(tmp_path / "odd.json")
     assert compiler.load(tmp_path / "odd.json").unknown_events == (odd,)
+
+
+def _found(data, key: str):
+    """The values of ``key`` in every dict of a JSON value."""
+    todo = [data]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            if key in v:
+                yield v[key]
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+
+
+def _found_graphs(report):
+    """Every graph object in a report."""
+    todo = [report]
+    while todo:
+        v = todo.pop()
+        if type(v) is compiler.Graph:
+            yield v
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif dataclasses.is_dataclass(v):
+            todo.extend(getattr(v, f.name) for f in dataclasses.fields(v))

@@ -46,6 +46,9 @@ FAILURE_PHASE_STAGE = {
 }
 
 
+_ID = re.compile(TORCH_ID)
+
+
 def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     try:
         data = _fastjson.loads(ev.payload) if ev.payload else None
@@ -56,7 +59,7 @@ def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     if not isinstance(data, dict):
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not re.fullmatch(TORCH_ID, cid):
+    if not isinstance(cid, str) or not _ID.fullmatch(cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")

@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import operator
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ._pieces import Table, pieces
 from ._speedtypes import CacheLookup
 from ._stagetypes import Graph, Node
 
@@ -128,6 +130,7 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
     ~100,000 values."""
     todo = [obj]
     pop, push, extend = todo.pop, todo.append, todo.extend
+    keys: Counter[tuple[str, ...]] = Counter()  # a cache key's lines: the same few keys recur
     while todo:
         o = pop()
         tp = type(o)
@@ -136,6 +139,9 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
                 counts[o] += 1
         elif tp is tuple or tp is list:
             extend(o)
+        elif tp is CacheLookup and type(o.component_lines) is tuple:
+            keys[o.component_lines] += 1
+            extend([getattr(o, name) for name in _names(tp) if name != "component_lines"])
         elif tp is dict:
             extend(o.values())
         elif tp is Graph:
@@ -149,6 +155,10 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
             names = _names(tp)
             if names is not None:
                 extend([getattr(o, name) for name in names])
+    for lines, k in keys.items():  # each key's lines counted as often as the key occurs
+        for line in lines:
+            if type(line) is str and _SHORT <= len(line) < _LONG:
+                counts[line] += k
 
 
 _NAMES: dict[type, tuple[str, ...] | None] = {}
@@ -194,20 +204,17 @@ class _Encoder:
     def __init__(self, counts: Counter, graphs: _Graphs):
         self.counts = counts
         self.graphs = graphs
-        self.strings: list[str] = []
-        self.index: dict[str, int] = {}
+        self.index = Table()
+        self.strings = self.index.strings
         self.text_list: list[list[int]] = []
         self.text_index: dict[bytes, int] = {}  # a text's digest: the texts are not kept here
         self.graph_list: list[Any] = []
         self.graph_index: dict[int, int] = {}  # a graph's group -> its index in graph_list
         self.done: dict[str, Any] = {}
+        self.lines_done: dict[tuple[str, ...], Any] = {}  # a cache key's lines -> their text's reference
 
     def string(self, s: str) -> int:
-        i = self.index.get(s)
-        if i is None:
-            i = self.index[s] = len(self.strings)
-            self.strings.append(s)
-        return i
+        return self.index[s]
 
     def text(self, s: str) -> Any:
         got = self.done.get(s)  # a text met before: its reference, one object for all
@@ -227,15 +234,8 @@ class _Encoder:
         i = self.text_index.get(key)
         if i is None:
             i = self.text_index[key] = len(self.text_list)
-            index, strings = self.index, self.strings
-            ids = []
-            for p in _pieces(s):  # self.string, inlined: a big report's texts have ~100,000 pieces
-                j = index.get(p)
-                if j is None:
-                    j = index[p] = len(strings)
-                    strings.append(p)
-                ids.append(j)
-            self.text_list.append(ids)
+            # self.string of each piece, in one map: a big report's texts have ~250,000 pieces
+            self.text_list.append(list(map(self.index.__getitem__, pieces(s))))
         return {"$t": i}
 
     def value(self, obj: Any) -> Any:
@@ -290,7 +290,12 @@ class _Encoder:
             if default is not _REQUIRED and _is_default(v, default):
                 continue
             if tp is CacheLookup and name == "component_lines":  # one text: a key that recurs, once
-                out["components"] = self.text("\n".join(v))
+                got = self.lines_done.get(v) if type(v) is tuple else None  # a key's lines met before
+                if got is None:
+                    got = self.text("\n".join(v))
+                    if type(v) is tuple:  # the report holds it: kept here, it costs nothing
+                        self.lines_done[v] = got
+                out["components"] = got
                 continue
             out[name] = value(v)
         return out
@@ -326,20 +331,55 @@ class _Encoder:
         return {mark: {"fields": [name for name, _d in fields], "rows": rows}}
 
 
-def _derived_fields(g: Graph) -> list[tuple[str, Any]] | None:
+def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tuple[str, Any]] | None:
     """The node fields (with their defaults) where some node of ``g`` differs from the node
     its code holds (the parser ``use_graph_nodes`` gave: module, seq_nr, side ...), written as
     ``{"$c": {"fields": [...], "rows": [...]}}``: node i takes row i's values of them; a value
     or row left out at the end is the field's default. None where the nodes are not the
-    code's (another count or other names): they are written whole."""
-    base = _graph_nodes(g.code) if _graph_nodes is not None and g.code else None
-    if base is None or len(base) != len(g.nodes):
+    code's (another count or other names): they are written whole. Worked out once per graph:
+    ``keep_file_fields`` does it where the graph is made (its code's parse still at hand).
+    ``changed``: the only fields in which ``g``'s nodes may differ from the parse (None: any)."""
+    if _graph_nodes is None or not g.code:  # no parser (or nothing to parse): nodes written whole
+        return None
+    got = g.__dict__.get(_KEPT, _UNSEEN)
+    if got is not _UNSEEN:
+        return got
+    base = _graph_nodes(g.code)
+    if len(base) != len(g.nodes):
         return None
     ours = [n.__dict__ for n in g.nodes]
     theirs = [b.__dict__ for b in base]
-    if any(a["name"] != b["name"] for a, b in zip(ours, theirs)):
+    if ours == theirs:  # every field as parsed (dicts of the same keys: Node's fields)
+        return []
+    fields = [f for f in _fields(Node) if changed is None or f[0] in changed or f[0] == "name"]
+    row = operator.itemgetter(*(name for name, _d in fields))  # a node's values, in fields' order
+    columns, parsed = list(zip(*map(row, ours))), list(zip(*map(row, theirs)))
+    name = [n for n, _d in fields].index("name")
+    if columns[name] != parsed[name]:
         return None
-    return [(name, d) for name, d in _fields(Node) if any(a[name] != b[name] for a, b in zip(ours, theirs))]
+    return [f for f, a, b in zip(fields, columns, parsed) if a != b]
+
+
+_KEPT = "_file_fields"  # where keep_file_fields puts a graph's (not a field: eq, repr, replace skip it)
+
+
+def keep_file_fields(
+    g: Graph | None, changed: frozenset[str] | None = None, made_from: Graph | None = None
+) -> Graph | None:
+    """``g``, its file form's node fields (``_derived_fields``) worked out now and kept on it,
+    for a graph made from code just parsed (the parser's cache still holds the parse): writing
+    the report then parses no graph's code again (a big log's report holds thousands of
+    graphs). Its code and nodes never change (frozen), so what is kept stays true.
+    ``changed``: the only fields its maker may have set on the parsed nodes, or on those of
+    ``made_from`` (then also the fields that graph's kept: where none are, every field is
+    compared); the other fields are the parse's own values, and only these are compared."""
+    if g is None or _graph_nodes is None or _KEPT in g.__dict__:
+        return g
+    if made_from is not None:
+        before = made_from.__dict__.get(_KEPT)
+        changed = None if before is None or changed is None else changed | {name for name, _d in before}
+    object.__setattr__(g, _KEPT, _derived_fields(g, changed))
+    return g
 
 
 _UNSEEN = object()
@@ -358,17 +398,3 @@ def use_graph_nodes(parse: Callable[[str], tuple[Node, ...]]) -> None:
 
 def _is_default(v: Any, default: Any) -> bool:
     return type(v) is type(default) and v == default
-
-
-def _pieces(s: str) -> list[str]:
-    """``s`` cut after each newline and each ", " (the pieces join to ``s``)."""
-    out: list[str] = []
-    lines = s.split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        parts = line.split(", ")
-        out += [p + ", " for p in parts[:-1]]
-        tail = parts[-1] + "\n" if i < last else parts[-1]
-        if tail:
-            out.append(tail)
-    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import types
 import typing
 from collections.abc import Callable
@@ -215,12 +216,16 @@ def _dict_decoder(value: _Check) -> Callable[[Any], dict]:
 
 def _dataclass_decoder(tp: type) -> Callable[[Any], Any]:
     plan: list[tuple[str, frozenset | None, Callable | None, str, bool]] = []
+    objects = _Objects()
 
     def decode_dataclass(v: Any) -> Any:
         if not plan:  # made at first use: the field types may refer back to tp
             plan[:] = _plan(tp)
+            objects.plan(plan)
         built = None
         if type(v) is tp:  # a report object: checked field by field, returned as it is
+            if objects.fit(v.__dict__):
+                return v
             built, v = v, v.__dict__
         elif not isinstance(v, dict):
             raise SchemaError(f"expected an object ({tp.__name__}), got {shown(v)}")
@@ -242,6 +247,52 @@ def _dataclass_decoder(tp: type) -> Callable[[Any], Any]:
         return built if built is not None else tp(**kw)
 
     return decode_dataclass
+
+
+class _Objects:
+    """The quick check of a report object of one dataclass (``load_trace`` checks the ~40,000
+    objects it built, most of them nodes): its scalar fields' types at once, as one tuple
+    that is looked up among those seen to fit (a type each field allows as it is, not only a
+    subclass of one), then its other fields' decoders. Where it is not sure the object fits,
+    the field-by-field walk decides (and names what does not fit)."""
+
+    def __init__(self) -> None:
+        self.scalars: Callable[[dict], tuple] = tuple  # the scalar fields' values
+        self.allowed: list[frozenset] = []
+        self.others: list[tuple[str, Callable]] = []  # (name, decoder) of the other fields
+        self.fitting: set[tuple[type, ...]] = set()
+
+    def plan(self, plan: list[tuple[str, frozenset | None, Callable | None, str, bool]]) -> None:
+        scalars = [(name, allowed) for name, allowed, inner, _d, _r in plan if inner is None and allowed]
+        names = [name for name, _a in scalars]
+        if len(names) > 1:  # itemgetter of several names: a tuple of their values
+            self.scalars = operator.itemgetter(*names)
+        elif names:
+            self.scalars = lambda fields, name=names[0]: (fields[name],)
+        else:
+            self.scalars = lambda fields: ()
+        self.allowed = [allowed for _n, allowed in scalars]
+        self.others = [(name, inner) for name, _a, inner, _d, _r in plan if inner is not None]
+
+    def fit(self, fields: dict[str, Any]) -> bool:
+        """True where the object's fields fit; False where the walk must decide (it raises)."""
+        try:
+            types_ = tuple(map(type, self.scalars(fields)))
+        except KeyError:  # a field missing: the walk says which
+            return False
+        if types_ not in self.fitting:
+            if not all(t in a for t, a in zip(types_, self.allowed)):
+                return False
+            self.fitting.add(types_)
+        for name, inner in self.others:
+            x = fields.get(name, fields)
+            if x is fields:
+                return False
+            try:
+                inner(x)
+            except SchemaError:
+                return False
+        return True
 
 
 def _plan(tp: type) -> list[tuple[str, frozenset | None, Callable | None, str, bool]]:

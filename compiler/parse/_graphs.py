@@ -11,11 +11,14 @@ import dataclasses
 import functools
 import re
 
+from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node, SavedTensor
-from ._modules import _infer_modules, _module_of_name, _replace, with_modules_from
+from ._modules import MODULE_FIELDS, _infer_modules, _module_of_name, _replace, with_modules_from
 
-# `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional)
-_ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.+?)\s*$')
+# `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional); rhs: the rest
+# without its trailing blanks (or its last blank where it is all blanks), greedy: a lazy
+# `.+?\s*$` tried the end at every character of a ~100-character line
+_ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.*\S|[^\S\n])\s*$')
 # an input declared in the body (the joint graph takes `primals, tangents` and unpacks them)
 _INPUT_ANN = re.compile(r'^\s+(?P<name>\w+): "(?P<ann>[^"]*)"\s*(?:#.*)?$')
 # signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`
@@ -56,7 +59,9 @@ def parse_graph(code: str | None) -> Graph | None:
     (inferred from parameter names and neighbours: compiler/parse/_modules.py)."""
     if not code:
         return None
-    return Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code)))))
+    return keep_file_fields(
+        Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code))))), MODULE_FIELDS
+    )
 
 
 def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph | None = None) -> Graph | None:
@@ -65,7 +70,8 @@ def parse_graph_from(code: str | None, reference: Graph | None, forward: Graph |
     modules the Dynamo graph's then replace."""
     if not code or reference is None:
         return parse_graph(code)
-    return with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward)
+    graph = with_modules_from(Graph(code=code, nodes=graph_nodes(code)), reference, forward)
+    return keep_file_fields(graph, MODULE_FIELDS)
 
 
 @functools.lru_cache(maxsize=32)
@@ -73,8 +79,9 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
     """The nodes written in ``code``, each with only what its lines say (name, op, target,
     args, dtype, shape, stride, device, source line): no module, no seq_nr. The report's file
     form stores a graph's nodes as what differs from these (compiler/model/_compact.py), so
-    the last graphs parsed are remembered: writing a report right after building it parses
-    nothing again."""
+    the last graphs parsed are remembered: the graphs made here work out what their file form
+    stores while their code's parse is at hand (``keep_file_fields``), so writing the report
+    parses nothing again."""
     nodes: list[Node] = []
     known: set[str] = set()
     alias: dict[str, str] = {}  # Dynamo's `l_x_ = L_x_`: the lower-case name is used after
@@ -156,7 +163,7 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
 
 def _output(text: str, known: set[str], alias: dict[str, str]) -> Node:
     rets = [alias.get(a, a) for a in _NAME.findall(text) if a in known]
-    return Node(name="output", op="output", target="output", args=tuple(rets))
+    return _node("output", "output", "output", tuple(rets), None, None, None, None, None, None)
 
 
 @functools.lru_cache(maxsize=4096)  # a graph's nodes share a few dozen annotations
@@ -176,10 +183,7 @@ def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str
 
 def _placeholder(name: str, ann: str) -> Node:
     dtype, shape, stride, dev = _split_ann(ann)
-    return Node(
-        name=name, op="placeholder", target=name, dtype=dtype, shape=shape, stride=stride,
-        device=dev, module=_module_of_name(name),
-    )  # fmt: skip
+    return _node(name, "placeholder", name, (), dtype, shape, stride, dev, None, None, _module_of_name(name))
 
 
 def _call_node(name, rhs, ann, known, source, code) -> Node | None:

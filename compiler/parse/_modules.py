@@ -10,6 +10,7 @@ import json
 import os
 import re
 
+from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node
 
 # Dynamo's names for L['self']._modules['fc1']._parameters['weight'] (and older spellings)
@@ -49,7 +50,11 @@ def with_module_stacks(graph: Graph | None, payload: str | None) -> Graph | None
         if isinstance(stack, list) and n.op.startswith("call"):
             n = _replace(n, module=module_path(str(stack[-1])) if stack else None, module_inferred=False)
         nodes.append(n)
-    return Graph(code=graph.code, nodes=tuple(nodes))
+    return keep_file_fields(Graph(code=graph.code, nodes=tuple(nodes)), MODULE_FIELDS, made_from=graph)
+
+
+# the node fields this module sets (with_module_stacks, with_modules_from, _infer_modules)
+MODULE_FIELDS = frozenset({"module", "module_inferred"})
 
 
 def _module_of_name(name: str) -> str | None:

@@ -9,9 +9,11 @@ forward node of each number as the one its backward nodes differentiate
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from ..model._compact import keep_file_fields
 from ..model._report import Graph
+from ._modules import _replace
 
 _FORWARD = re.compile(r"^forward:: key: (-?\d+), value: (\S+)$")
 _BACKWARD = re.compile(r"^(\S+): seq_nr from current_meta grad_fn_seq_nr$")
@@ -49,6 +51,9 @@ def parse_seq_nrs(text: str | None) -> SeqNrs | None:
     return SeqNrs(seq, forward, frozenset(backward))
 
 
+_SEQ_FIELDS = frozenset({"seq_nr", "backward", "grad_of"})  # the node fields with_seq_nrs sets
+
+
 def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
     """The joint graph's nodes with torch's ``seq_nr``, which of them are backward nodes and
     the forward node each node traced inside a grad_fn differentiates. Backward nodes: those
@@ -65,8 +70,8 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         for n in joint.nodes:
             seen = seen or (n.op != "placeholder" and any(a.startswith("tangents") for a in n.args))
             back = _tangent(n) or (seen and _work(n))
-            nodes.append(replace(n, backward=True) if back else n)
-        return Graph(code=joint.code, nodes=tuple(nodes))
+            nodes.append(_replace(n, backward=True) if back else n)
+        return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
     after = False  # past the first node traced in the backward: the rest of the trace is
     # the backward's (the gradient sums autograd adds outside any grad_fn included)
     for n in joint.nodes:
@@ -74,8 +79,8 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         after = after or n.name in facts.backward
         back = n.name in facts.backward or _tangent(n) or (after and _work(n))
         grad_of = facts.forward.get(s) if n.name in facts.backward and s is not None else None
-        nodes.append(replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
-    return Graph(code=joint.code, nodes=tuple(nodes))
+        nodes.append(_replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
+    return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
 
 
 def _work(n) -> bool:

@@ -50,19 +50,27 @@ def component_lines(components: list) -> tuple[str, ...]:
     """torch's key components, a line each; a multi-line value (the graph's code) is cut to
     its first line and a ``…``. Equal lines are one object (``sys.intern``): the lookups of a
     big log share most of theirs."""
-    lines = []
-    for c in components:
-        text = str(c)
-        first, nl, _rest = text.partition("\n")
-        lines.append(sys.intern(first + " …" if nl else first))
-    return tuple(lines)
+    lines = list(map(str, components))
+    for i in [i for i, text in enumerate(lines) if "\n" in text]:  # a few: a graph's code
+        lines[i] = lines[i][: lines[i].index("\n")] + " …"
+    return tuple(map(sys.intern, lines))
 
 
 def components(lines: str | tuple[str, ...] | None) -> dict[str, tuple[str, str]]:
     """name -> (hash, value) of a CacheLookup's components (its ``component_lines``, or the
     text ``components``)."""
+    if type(lines) is tuple:  # a lookup's lines: the same few keys recur in a log's compiles
+        return dict(_key_components(lines))
+    return _text_components(lines if isinstance(lines, str) else "\n".join(lines or ()))
+
+
+@functools.lru_cache(maxsize=64)
+def _key_components(lines: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    return _text_components("\n".join(lines))
+
+
+def _text_components(text: str) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    text = lines if isinstance(lines, str) else "\n".join(lines or ())
     for line in text.splitlines():  # as the text was read: a value may hold "\r" or "\x1c"
         got = _component(line)
         if got is not None:
