@@ -45,3 +45,16 @@ def loads_exact(text: str) -> Any:
             except ValueError:
                 pass
     return json.loads(text)
+
+
+def loads_bytes(data: bytes) -> Any:
+    """``loads_exact(data.decode())`` where orjson alone can tell it (UTF-8 text, no integer
+    past 64 bits, nothing orjson refuses: event metadata as torch writes it); None elsewhere
+    (JSON's null too): the caller then asks ``loads_exact`` with the decoded text, which
+    decides, errors included."""
+    if orjson is None or _LONG_NUMBER in data.translate(_DIGITS):
+        return None
+    try:
+        return orjson.loads(data)  # invalid UTF-8 is refused
+    except ValueError:
+        return None
