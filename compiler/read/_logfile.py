@@ -73,9 +73,9 @@ class _Pending:
 
     __slots__ = ("event", "parts", "md5", "hashed", "held")
 
-    def __init__(self, event: Event):
+    def __init__(self, event: Event, parts: list[bytes]):
         self.event = event
-        self.parts: list[bytes] = []
+        self.parts = parts
         self.md5: Any = None  # made when first asked (most payloads: once, by _finish)
         self.hashed = 0  # parts[:hashed] are in md5 (hashed when asked: once per part)
         self.held: list[bytes] = []  # blank lines after a `has_payload: true` event (see below)
@@ -144,7 +144,7 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
         yield _finish(path, pending, strict)
 
 
-def _blocks(f) -> Iterator[bytes]:
+def _blocks(f) -> Iterator[bytes | memoryview]:
     """The file in blocks of whole lines, the last one possibly without its newline. A line
     of ``MAX_LINE_BYTES`` or more with no end in sight comes alone, unended, and last. A gzip
     stream cut off raises EOFError after the whole lines before the cut (the one being read
@@ -160,8 +160,15 @@ def _blocks(f) -> Iterator[bytes]:
                 yield b"".join(start)
                 return
             continue
-        head = data if cut == len(data) else data[:cut]
-        yield b"".join((*start, head)) if start else head
+        view = memoryview(data)  # the block's lines, not copied: the reader only splits them
+        if start:  # the line begun in the last block, ended here
+            first = data.find(b"\n") + 1
+            yield b"".join((*start, view[:first]))
+            view = view[first:cut]
+        else:
+            view = view[:cut]
+        if view:
+            yield view
         start = [data[cut:]] if cut < len(data) else []
         held = len(data) - cut
     if start:
@@ -178,7 +185,7 @@ class _Reader:
         self.seen = 0  # events started so far
         self.complete = True  # did the last line read end with a newline?
 
-    def block(self, block: bytes) -> Iterator[Event]:
+    def block(self, block: bytes | memoryview) -> Iterator[Event]:
         """A block of whole lines (the last one possibly unended), cut where a line does not
         start with a tab: into pieces of a line and the payload lines after it. A piece that
         starts with an event's metadata line as torch writes it is read at once (``_quick``);
@@ -186,25 +193,31 @@ class _Reader:
         line."""
         pieces = _NOT_TAB.split(block)
         last = pieces.pop()  # after the last newline: b"", or an unended last line
-        path, strict = self.path, self.strict
+        path, strict, strip = self.path, self.strict, _NEXT_LINE_TAB.sub
+        lineno, pending = self.lineno, self.pending
         for piece in pieces:
             nl = piece.find(b"\n")  # where its payload lines start
             ev = None
             if piece and len(piece) < MAX_LINE_BYTES:
-                ev = _quick(path, self.lineno + 1, piece, 0, len(piece) if nl < 0 else nl)
+                ev = _quick(path, lineno + 1, piece, len(piece) if nl < 0 else nl)
             if ev is None:
+                self.lineno, self.pending = lineno, pending
                 yield from self.lines(piece + b"\n")
+                lineno, pending = self.lineno, self.pending
                 continue
-            self.lineno += 1
-            self.complete = True
-            if self.pending is not None:
-                yield _finish(path, self.pending, strict)
-            self.pending = p = _Pending(ev)
+            if pending is not None:
+                yield _finish(path, pending, strict)
+            if nl < 0:
+                lineno += 1
+                pending = _Pending(ev, [])
+            else:  # "\n\tline\n\tline": each line's tab goes, one line each
+                body = strip(b"\n", piece[nl + 2 :])
+                lineno += len(piece) - nl - len(body)
+                pending = _Pending(ev, [body])
             self.seen += 1
-            if nl >= 0:  # "\n\tline\n\tline": each line's tab goes, one line each
-                body = _NEXT_LINE_TAB.sub(b"\n", piece[nl + 2 :])
-                self.lineno += len(piece) - nl - 1 - len(body)
-                p.parts.append(body)
+        self.lineno, self.pending = lineno, pending
+        if pieces:
+            self.complete = True
         if last:
             yield from self.lines(last)
 
@@ -278,7 +291,7 @@ class _Reader:
             raise
         if pending is not None:
             yield _finish(path, pending, self.strict)
-        self.pending = _Pending(ev)
+        self.pending = _Pending(ev, [])
         self.seen += 1
 
 
@@ -311,13 +324,14 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
     return _checked(path, lineno, metadata, name)
 
 
-def _quick(path: str, lineno: int, block: bytes, pos: int, nl: int) -> Event | None:
-    """``_event`` of the whole line ``block[pos:nl]`` where it is an event's metadata in
-    ASCII prefix and orjson's JSON, None where ``_event`` must tell (and name what is wrong)."""
-    m = _GLOG_ASCII.match(block, pos, nl)
+def _quick(path: str, lineno: int, piece: bytes, nl: int) -> Event | None:
+    """``_event`` of the whole line ``piece[:nl]`` where it is an event's metadata line as
+    torch writes it (an ASCII prefix, JSON orjson reads), None where ``_event`` must tell
+    (and name what is wrong)."""
+    m = _GLOG_ASCII.match(piece, 0, nl)
     if m is None:
         return None
-    metadata = _fastjson.loads_bytes(block[m.end() : nl])
+    metadata = _fastjson.loads_bytes(piece[m.end() : nl])
     if type(metadata) is not dict:
         return None
     name = event_name(metadata)
