@@ -211,7 +211,7 @@ class _Reader:
                 lineno += 1
                 pending = _Pending(ev, [])
             else:  # "\n\tline\n\tline": each line's tab goes, one line each
-                body = strip(b"\n", piece[nl + 2 :])
+                body = strip(b"\n", memoryview(piece)[nl + 2 :])
                 lineno += len(piece) - nl - len(body)
                 pending = _Pending(ev, [body])
             self.seen += 1
