@@ -194,6 +194,8 @@ class _Reader:
         pieces = _NOT_TAB.split(block)
         last = pieces.pop()  # after the last newline: b"", or an unended last line
         path, strict, strip = self.path, self.strict, _NEXT_LINE_TAB.sub
+        # the event being read: an Event where it is whole and as torch wrote it (its payload
+        # met its MD5), finished unless what follows is more of it (blank or payload lines)
         lineno, pending = self.lineno, self.pending
         for piece in pieces:
             nl = piece.find(b"\n")  # where its payload lines start
@@ -201,21 +203,29 @@ class _Reader:
             if piece and len(piece) < MAX_LINE_BYTES:
                 ev = _quick(path, lineno + 1, piece, len(piece) if nl < 0 else nl)
             if ev is None:
-                self.lineno, self.pending = lineno, pending
+                self.lineno, self.pending = lineno, _opened(pending)
                 yield from self.lines(piece + b"\n")
                 lineno, pending = self.lineno, self.pending
                 continue
             if pending is not None:
-                yield _finish(path, pending, strict)
+                yield pending if type(pending) is Event else _finish(path, pending, strict)
+            self.seen += 1
+            announced = ev.metadata.get("has_payload")
             if nl < 0:
                 lineno += 1
-                pending = _Pending(ev, [])
-            else:  # "\n\tline\n\tline": each line's tab goes, one line each
-                body = strip(b"\n", memoryview(piece)[nl + 2 :])
-                lineno += len(piece) - nl - len(body)
-                pending = _Pending(ev, [body])
-            self.seen += 1
-        self.lineno, self.pending = lineno, pending
+                pending = _Pending(ev, []) if announced else ev
+                continue
+            body = strip(b"\n", memoryview(piece)[nl + 2 :])  # each line's tab goes
+            lineno += len(piece) - nl - len(body)  # one line each
+            if type(announced) is str and hashlib.md5(body, usedforsecurity=False).hexdigest() == announced:
+                try:
+                    ev.payload = body.decode("utf-8")
+                    pending = ev
+                    continue
+                except UnicodeDecodeError:
+                    pass
+            pending = _Pending(ev, [body])
+        self.lineno, self.pending = lineno, _opened(pending)
         if pieces:
             self.complete = True
         if last:
@@ -293,6 +303,13 @@ class _Reader:
             yield _finish(path, pending, self.strict)
         self.pending = _Pending(ev, [])
         self.seen += 1
+
+
+def _opened(pending: Event | _Pending | None) -> _Pending | None:
+    """The event being read, as more lines may add to it."""
+    if type(pending) is not Event:
+        return pending
+    return _Pending(pending, [] if pending.payload is None else [pending.payload.encode("utf-8")])
 
 
 def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
