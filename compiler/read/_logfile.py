@@ -117,8 +117,10 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     2.6-2.7 writes them) is part of the payload while the payload's MD5 is not yet met or,
     with no MD5 (``has_payload: true``), when a tab line follows it.
 
-    The file is read in blocks of whole lines; a payload's lines, one run of tab lines, are
-    taken at once (bytes operations, no loop over its lines in Python).
+    The file is read in blocks of whole lines, each cut into pieces of a line and the tab
+    lines after it; a piece as torch writes it (an event's metadata line, its payload lines)
+    is taken at once, by bytes operations: no loop over its lines in Python, no str made but
+    the payload's. Anything else is read line by line, as the messages above need.
     """
     r = _Reader(path, strict)
     with _open(path) as f:
@@ -145,10 +147,11 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
 
 
 def _blocks(f) -> Iterator[bytes | memoryview]:
-    """The file in blocks of whole lines, the last one possibly without its newline. A line
-    of ``MAX_LINE_BYTES`` or more with no end in sight comes alone, unended, and last. A gzip
-    stream cut off raises EOFError after the whole lines before the cut (the one being read
-    is lost, as a line reader loses it)."""
+    """The file in blocks of whole lines, the last one possibly without its newline: views
+    of what was read, not copies (a line begun in one read and ended in the next comes
+    alone, joined). A line of ``MAX_LINE_BYTES`` or more with no end in sight comes alone,
+    unended, and last. A gzip stream cut off raises EOFError after the whole lines before the
+    cut (the one being read is lost, as a line reader loses it)."""
     start: list[bytes] = []  # the line being read: its bytes so far, none a newline
     held = 0
     while data := f.read1(_BLOCK):

@@ -65,10 +65,10 @@ class Pass:
                 self.count += 1
                 if ev.name in noted or (self.rank is None and "rank" in ev.metadata):
                     self.note(ev)
-                if ev.damaged or ev.line in skip:
-                    if ev.line in skip:
-                        self.damaged.append(damaged_line(ev) + LEFT_OUT)
-                        continue
+                if ev.line in skip:
+                    self.damaged.append(damaged_line(ev) + LEFT_OUT)
+                    continue
+                if ev.damaged:
                     self.damaged.append(damaged_line(ev))
                 self.at = ev
                 yield ev
