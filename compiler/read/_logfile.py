@@ -15,6 +15,7 @@ from typing import Any
 
 from ..build._events import Event, event_name
 from ..model import _fastjson, _limits
+from ..model._fastjson import loads_bytes as _loads_bytes
 from ..model._names import rank_of_log
 
 # "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
@@ -22,6 +23,7 @@ _GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
 # The same prefix in ASCII bytes, never past the line's end: a line it matches matches _GLOG,
 # decoded, at the same end (the common case, read with no str made: ``_quick``).
 _GLOG_ASCII = re.compile(rb"[VIWEC]\d{4} [\d:.]+[ \t]+\d+ [^\]\n\x80-\xff]*\] ")
+_GLOG_MATCH = _GLOG_ASCII.match
 _MD5 = re.compile(r"[0-9a-f]{32}")
 # The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
 # real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
@@ -348,10 +350,10 @@ def _quick(path: str, lineno: int, piece: bytes, nl: int) -> Event | None:
     """``_event`` of the whole line ``piece[:nl]`` where it is an event's metadata line as
     torch writes it (an ASCII prefix, JSON orjson reads), None where ``_event`` must tell
     (and name what is wrong)."""
-    m = _GLOG_ASCII.match(piece, 0, nl)
+    m = _GLOG_MATCH(piece, 0, nl)
     if m is None:
         return None
-    metadata = _fastjson.loads_bytes(piece[m.end() : nl])
+    metadata = _loads_bytes(piece[m.end() : nl])
     if type(metadata) is not dict:
         return None
     name = event_name(metadata)
@@ -372,7 +374,7 @@ def _checked(path: str, lineno: int, metadata: dict, name: str) -> Event:
                     f"got {_shown(v)}"
                 )
     hp = metadata.get("has_payload")
-    if not (hp is None or hp is True or hp is False or (isinstance(hp, str) and _MD5.fullmatch(hp))):
+    if not ((type(hp) is str and _MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
         raise TraceFormatError(
             f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
             f"got {_shown(hp)}"
