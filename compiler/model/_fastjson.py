@@ -3,9 +3,11 @@
 half of building the report's phases, orjson reads them 2-3x faster) and every event's
 metadata line (~58,000). ``loads``: the same values as json, but for an integer past 64 bits,
 which orjson reads as a float (a caller that keeps such a number checks it); ``loads_exact``:
-the same values, a text with 20 digits in a row given to json. What orjson refuses is given to
-json, which decides: NaN and Infinity, lone surrogates, nesting past 1024 levels, and every
-error (json's JSONDecodeError and RecursionError, as before). Without orjson, json."""
+the same values, a text with 20 digits in a row given to json; ``loads_bytes``: loads_exact of
+bytes where orjson alone can tell it, else None (the reader's metadata lines, no str made).
+What orjson refuses is given to json, which decides: NaN and Infinity, lone surrogates,
+nesting past 1024 levels, and every error (json's JSONDecodeError and RecursionError, as
+before). Without orjson, json."""
 
 from __future__ import annotations
 
