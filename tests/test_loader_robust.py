@@ -444,6 +444,14 @@ def test_event_json_is_read_as_json_reads_it(monkeypatch, orjson, tmp_path):
             assert _outcome(loads, text) == _outcome(json.loads, text), text[:40]
     for text in ('{"a": 123456789012345678901234567890}', '{"a": "\ud800"}'):  # past 64 bits; not UTF-8
         assert repr(_fastjson.loads_exact(text)) == repr(json.loads(text))
+    # a metadata line's bytes: json's value, or None where json must read it (loads_exact)
+    for text in [*_JSON_TEXTS, *_BAD_JSON, '{"a": 123456789012345678901234567890}']:
+        value = _fastjson.loads_bytes(text.encode())
+        assert value is None or repr(value) == repr(json.loads(text)), text[:40]
+    read = [
+        _fastjson.loads_bytes(t) for t in (b'{"a": [1]}', b'{"a": 18446744073709551616}', b'{"a": "\xff"}')
+    ]
+    assert read == ([{"a": [1]}, None, None] if orjson else [None, None, None])
     big = 2**70 + 1
     stamps = [("B", big), ("E", big + 2_000_000)]
     events = [

@@ -3,9 +3,11 @@
 half of building the report's phases, orjson reads them 2-3x faster) and every event's
 metadata line (~58,000). ``loads``: the same values as json, but for an integer past 64 bits,
 which orjson reads as a float (a caller that keeps such a number checks it); ``loads_exact``:
-the same values, a text with 20 digits in a row given to json. What orjson refuses is given to
-json, which decides: NaN and Infinity, lone surrogates, nesting past 1024 levels, and every
-error (json's JSONDecodeError and RecursionError, as before). Without orjson, json."""
+the same values, a text with 20 digits in a row given to json; ``loads_bytes``: loads_exact of
+bytes where orjson alone can tell it, else None (the reader's metadata lines, no str made).
+What orjson refuses is given to json, which decides: NaN and Infinity, lone surrogates,
+nesting past 1024 levels, and every error (json's JSONDecodeError and RecursionError, as
+before). Without orjson, json."""
 
 from __future__ import annotations
 
@@ -45,3 +47,16 @@ def loads_exact(text: str) -> Any:
             except ValueError:
                 pass
     return json.loads(text)
+
+
+def loads_bytes(data: bytes) -> Any:
+    """``loads_exact(data.decode())`` where orjson alone can tell it (UTF-8 text, no integer
+    past 64 bits, nothing orjson refuses: event metadata as torch writes it); None elsewhere
+    (JSON's null too): the caller then asks ``loads_exact`` with the decoded text, which
+    decides, errors included."""
+    if orjson is None or _LONG_NUMBER in data.translate(_DIGITS):
+        return None
+    try:
+        return orjson.loads(data)  # invalid UTF-8 is refused
+    except ValueError:
+        return None

@@ -15,10 +15,15 @@ from typing import Any
 
 from ..build._events import Event, event_name
 from ..model import _fastjson, _limits
+from ..model._fastjson import loads_bytes as _loads_bytes
 from ..model._names import rank_of_log
 
 # "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
 _GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
+# The same prefix in ASCII bytes, never past the line's end: a line it matches matches _GLOG,
+# decoded, at the same end (the common case, read with no str made: ``_quick``).
+_GLOG_ASCII = re.compile(rb"[VIWEC]\d{4} [\d:.]+[ \t]+\d+ [^\]\n\x80-\xff]*\] ")
+_GLOG_MATCH = _GLOG_ASCII.match
 _MD5 = re.compile(r"[0-9a-f]{32}")
 # The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
 # real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
@@ -28,6 +33,7 @@ MAX_LINE_BYTES = 512 * 2**20
 _INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
 _BLOCK = 4 * 2**20  # bytes read at a time
 _NOT_TAB = re.compile(rb"\n(?!\t)")  # the end of a run of payload lines
+_NEXT_LINE_TAB = re.compile(rb"\n\t")  # re.sub drops these tabs 2x faster than bytes.replace
 
 
 class TraceFormatError(ValueError):
@@ -69,10 +75,10 @@ class _Pending:
 
     __slots__ = ("event", "parts", "md5", "hashed", "held")
 
-    def __init__(self, event: Event):
+    def __init__(self, event: Event, parts: list[bytes]):
         self.event = event
-        self.parts: list[bytes] = []
-        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.parts = parts
+        self.md5: Any = None  # made when first asked (most payloads: once, by _finish)
         self.hashed = 0  # parts[:hashed] are in md5 (hashed when asked: once per part)
         self.held: list[bytes] = []  # blank lines after a `has_payload: true` event (see below)
 
@@ -86,10 +92,11 @@ class _Pending:
             return False
         if announced is True:
             return None
-        parts, md5 = self.parts, self.md5
+        parts = self.parts
         if self.hashed == 0:
-            md5.update(parts[0])
+            self.md5 = hashlib.md5(parts[0], usedforsecurity=False)
             self.hashed = 1
+        md5 = self.md5
         if self.hashed < len(parts):
             md5.update(b"\n" + b"\n".join(parts[self.hashed :]))
             self.hashed = len(parts)
@@ -112,8 +119,10 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     2.6-2.7 writes them) is part of the payload while the payload's MD5 is not yet met or,
     with no MD5 (``has_payload: true``), when a tab line follows it.
 
-    The file is read in blocks of whole lines; a payload's lines, one run of tab lines, are
-    taken at once (bytes operations, no loop over its lines in Python).
+    The file is read in blocks of whole lines, each cut into pieces of a line and the tab
+    lines after it; a piece as torch writes it (an event's metadata line, its payload lines)
+    is taken at once, by bytes operations: no loop over its lines in Python, no str made but
+    the payload's. Anything else is read line by line, as the messages above need.
     """
     r = _Reader(path, strict)
     with _open(path) as f:
@@ -139,11 +148,12 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
         yield _finish(path, pending, strict)
 
 
-def _blocks(f) -> Iterator[bytes]:
-    """The file in blocks of whole lines, the last one possibly without its newline. A line
-    of ``MAX_LINE_BYTES`` or more with no end in sight comes alone, unended, and last. A gzip
-    stream cut off raises EOFError after the whole lines before the cut (the one being read
-    is lost, as a line reader loses it)."""
+def _blocks(f) -> Iterator[bytes | memoryview]:
+    """The file in blocks of whole lines, the last one possibly without its newline: views
+    of what was read, not copies (a line begun in one read and ended in the next comes
+    alone, joined). A line of ``MAX_LINE_BYTES`` or more with no end in sight comes alone,
+    unended, and last. A gzip stream cut off raises EOFError after the whole lines before the
+    cut (the one being read is lost, as a line reader loses it)."""
     start: list[bytes] = []  # the line being read: its bytes so far, none a newline
     held = 0
     while data := f.read1(_BLOCK):
@@ -155,8 +165,15 @@ def _blocks(f) -> Iterator[bytes]:
                 yield b"".join(start)
                 return
             continue
-        head = data if cut == len(data) else data[:cut]
-        yield b"".join((*start, head)) if start else head
+        view = memoryview(data)  # the block's lines, not copied: the reader only splits them
+        if start:  # the line begun in the last block, ended here
+            first = data.find(b"\n") + 1
+            yield b"".join((*start, view[:first]))
+            view = view[first:cut]
+        else:
+            view = view[:cut]
+        if view:
+            yield view
         start = [data[cut:]] if cut < len(data) else []
         held = len(data) - cut
     if start:
@@ -173,7 +190,55 @@ class _Reader:
         self.seen = 0  # events started so far
         self.complete = True  # did the last line read end with a newline?
 
-    def block(self, block: bytes) -> Iterator[Event]:
+    def block(self, block: bytes | memoryview) -> Iterator[Event]:
+        """A block of whole lines (the last one possibly unended), cut where a line does not
+        start with a tab: into pieces of a line and the payload lines after it. A piece that
+        starts with an event's metadata line as torch writes it is read at once (``_quick``);
+        any other (a blank line, payload lines at the block's start, a line to name) line by
+        line."""
+        pieces = _NOT_TAB.split(block)
+        last = pieces.pop()  # after the last newline: b"", or an unended last line
+        path, strict, strip = self.path, self.strict, _NEXT_LINE_TAB.sub
+        # the event being read: an Event where it is whole and as torch wrote it (its payload
+        # met its MD5), finished unless what follows is more of it (blank or payload lines)
+        lineno, pending = self.lineno, self.pending
+        for piece in pieces:
+            nl = piece.find(b"\n")  # where its payload lines start
+            ev = None
+            if piece and len(piece) < MAX_LINE_BYTES:
+                ev = _quick(path, lineno + 1, piece, len(piece) if nl < 0 else nl)
+            if ev is None:
+                self.lineno, self.pending = lineno, _opened(pending)
+                yield from self.lines(piece + b"\n")
+                lineno, pending = self.lineno, self.pending
+                continue
+            if pending is not None:
+                yield pending if type(pending) is Event else _finish(path, pending, strict)
+            self.seen += 1
+            announced = ev.metadata.get("has_payload")
+            if nl < 0:
+                lineno += 1
+                pending = _Pending(ev, []) if announced else ev
+                continue
+            body = strip(b"\n", memoryview(piece)[nl + 2 :])  # each line's tab goes
+            lineno += len(piece) - nl - len(body)  # one line each
+            if type(announced) is str and hashlib.md5(body, usedforsecurity=False).hexdigest() == announced:
+                try:
+                    ev.payload = body.decode("utf-8")
+                    pending = ev
+                    continue
+                except UnicodeDecodeError:
+                    pass
+            pending = _Pending(ev, [body])
+        self.lineno, self.pending = lineno, _opened(pending)
+        if pieces:
+            self.complete = True
+        if last:
+            yield from self.lines(last)
+
+    def lines(self, block: bytes) -> Iterator[Event]:
+        """Whole lines (the last one possibly unended), one at a time; payload lines (a run
+        of lines that start with a tab) at once."""
         pos, n = 0, len(block)
         while pos < n:
             if block[pos] == 9:  # a tab: payload lines, up to the next line that is not one
@@ -189,7 +254,7 @@ class _Reader:
     def payload(self, block: bytes, pos: int, end: int) -> None:
         """Lines that start with a tab (``block[pos:end]``: "\\tline\\n\\tline\\n"): payload."""
         self.complete = complete = block[end - 1] == 10  # a newline
-        body = block[pos + 1 : end - 1 if complete else end].replace(b"\n\t", b"\n")
+        body = _NEXT_LINE_TAB.sub(b"\n", block[pos + 1 : end - 1 if complete else end])
         first = self.lineno + 1
         self.lineno += end - pos - complete - len(body)  # each line's tab went: one line each
         if end - pos > MAX_LINE_BYTES:
@@ -241,8 +306,15 @@ class _Reader:
             raise
         if pending is not None:
             yield _finish(path, pending, self.strict)
-        self.pending = _Pending(ev)
+        self.pending = _Pending(ev, [])
         self.seen += 1
+
+
+def _opened(pending: Event | _Pending | None) -> _Pending | None:
+    """The event being read, as more lines may add to it."""
+    if type(pending) is not Event:
+        return pending
+    return _Pending(pending, [] if pending.payload is None else [pending.payload.encode("utf-8")])
 
 
 def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
@@ -271,6 +343,25 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
     name = event_name(metadata)
     if name is None:
         raise TraceFormatError(f"{path}:{lineno}: event has no name: {line[:80]!r}")
+    return _checked(path, lineno, metadata, name)
+
+
+def _quick(path: str, lineno: int, piece: bytes, nl: int) -> Event | None:
+    """``_event`` of the whole line ``piece[:nl]`` where it is an event's metadata line as
+    torch writes it (an ASCII prefix, JSON orjson reads), None where ``_event`` must tell
+    (and name what is wrong)."""
+    m = _GLOG_MATCH(piece, 0, nl)
+    if m is None:
+        return None
+    metadata = _loads_bytes(piece[m.end() : nl])
+    if type(metadata) is not dict:
+        return None
+    name = event_name(metadata)
+    return None if name is None else _checked(path, lineno, metadata, name)
+
+
+def _checked(path: str, lineno: int, metadata: dict, name: str) -> Event:
+    """The event, its context checked: ids and ``has_payload``."""
     for key in _INT_KEYS:
         if key in metadata:
             v = metadata[key]
@@ -283,7 +374,7 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
                     f"got {_shown(v)}"
                 )
     hp = metadata.get("has_payload")
-    if not (hp is None or hp is True or hp is False or (isinstance(hp, str) and _MD5.fullmatch(hp))):
+    if not ((type(hp) is str and _MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
         raise TraceFormatError(
             f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
             f"got {_shown(hp)}"
@@ -308,6 +399,10 @@ def _finish(path: str, p: _Pending, strict: bool) -> Event:
             ev.payload = data.decode("utf-8", errors="replace")
             ev.damaged = f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text"
             return ev
+        announced = ev.metadata.get("has_payload")
+        if p.hashed == 0 and type(announced) is str:  # not hashed yet: hashed whole, once
+            if hashlib.md5(data, usedforsecurity=False).hexdigest() == announced:
+                return ev
     if p.status() is False:
         if not p.parts:
             what = "it announces a payload but none follows"

@@ -41,6 +41,9 @@ def torch_version(of_metrics: str | None, of_artifact: str | None) -> str:
     return of_metrics or of_artifact or "unknown"
 
 
+_NOTED = frozenset({"compilation_metrics", "artifact:torch_version"})  # Pass.note reads these
+
+
 class Pass:
     """The events of one log file, as the builder reads them (once, in order); events at the
     lines in ``skip`` are left out (damaged ones the report cannot be built from). ``at``
@@ -56,11 +59,13 @@ class Pass:
         self.versions: list[str | None] = [None, None]  # compilation_metrics', the artifact's
 
     def __iter__(self) -> Iterator[Event]:
+        skip, noted = self.skip, _NOTED
         try:
             for ev in read_trace_file(self.path, strict=self.strict):
                 self.count += 1
-                self.note(ev)
-                if ev.line in self.skip:
+                if ev.name in noted or (self.rank is None and "rank" in ev.metadata):
+                    self.note(ev)
+                if ev.line in skip:
                     self.damaged.append(damaged_line(ev) + LEFT_OUT)
                     continue
                 if ev.damaged:
