@@ -5,8 +5,6 @@ that are not as torch wrote them, where the log was cut) is noted on the way."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 from collections.abc import Iterator
 
@@ -14,21 +12,6 @@ from ..build._events import Event
 from ._logfile import TraceTruncatedError, read_trace_file
 
 LEFT_OUT = "; left out: the report cannot be built from it"
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a report is built, as it was after. The
-    builder makes millions of objects and next to no cycles; each of the collector's full
-    passes walks every object made so far (reading a GB of log: 8 of them, up to 0.4 s each).
-    What it would have freed is freed when it runs next."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def damaged_line(ev: Event) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from ..build import _build
 from ..build._events import Event
 from ..model import _limits, _schema
+from ..model._gcpause import gc_paused
 from ..model._names import rank_of_log
 from ..model._report import Report, load
 from . import _stream
@@ -74,7 +75,7 @@ def load_trace(
         raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
     reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
     try:
-        with _stream.gc_paused():
+        with gc_paused():
             if len(files) == 1:  # one file: read straight into the builder
                 report, found, cuts, damaged = _streamed(files[0], strict)
             else:
