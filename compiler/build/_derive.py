@@ -23,27 +23,30 @@ def _frame_name(c: Compile) -> str | None:
 
 
 def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, str]) -> tuple[Frame, ...]:
+    # each frame's compiles and accumulators grouped once (a long log: thousands of frames)
+    compiles_of: dict[int, list[Compile]] = {}
+    for c in compiles:
+        compiles_of.setdefault(c.frame, []).append(c)
+    accs_of: dict[int, list[_Acc]] = {}
+    for a in accs.values():
+        accs_of.setdefault(a.frame, []).append(a)
     out = []
-    fids = sorted({a.frame for a in accs.values()})
-    for fid in fids:
-        mine = [c for c in compiles if c.frame == fid]
+    for fid in sorted(accs_of):
+        mine = compiles_of.get(fid, [])
+        first = min(accs_of[fid], key=lambda a: a.order)
         name = filename = line = None
         if mine and mine[0].name:
             name, filename, line = mine[0].name, mine[0].filename, mine[0].line
         else:
-            a = min((a for a in accs.values() if a.frame == fid), key=lambda a: a.order)
-            top = (a.start_stack or [None])[-1]
+            top = (first.start_stack or [None])[-1]
             if isinstance(top, dict):
                 name, line = top.get("name"), top.get("line")
                 fn = top.get("filename")
                 filename = strings.get(fn, str(fn)) if isinstance(fn, int) else fn
         # a guard failure that found no room to recompile: torch logs reasons, compiles nothing
-        limit_hit = any(
-            a.frame == fid and a.recompile_reasons and not a.compiled_something for a in accs.values()
-        )
+        limit_hit = any(a.recompile_reasons and not a.compiled_something for a in accs_of[fid])
         if not mine and not limit_hit:
             continue
-        first = min((a for a in accs.values() if a.frame == fid), key=lambda a: a.order)
         out.append(
             Frame(
                 fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
