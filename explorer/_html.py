@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
 from ._graphview import graph_static_html
+from ._pagelines import LineTable
 from ._viewtypes import (
     Block,
     BreakView,
@@ -28,6 +29,7 @@ from ._viewtypes import (
     DynamicDim,
     ExplorerView,
     GraphBlock,
+    LinesBlock,
     RecompileView,
     StackLine,
     StageView,
@@ -176,11 +178,17 @@ def graph_html(g: GraphBlock, *, static: bool = False) -> str:
     return graph_static_html(g)
 
 
-def block_html(b: Block, *, open_: bool = False, static: bool = False) -> str:
+def block_html(b: Block, *, open_: bool = False, static: bool = False, lines: LineTable | None = None) -> str:
+    """``lines``: the page's table of shared lines, where a ``LinesBlock`` keeps its lines (else
+    it is drawn as its text)."""
     if isinstance(b, Table):
         return table_html(b)
     if isinstance(b, GraphBlock):
         return graph_html(b, static=static)
+    if isinstance(b, LinesBlock):
+        if lines is not None and not open_:
+            return lines.details_html(b, CODE_LIMIT)
+        b = CodeBlock(b.title, b.language, b.code)
     assert isinstance(b, CodeBlock)
     lines = b.code.count("\n") + 1
     code = code_html(b.code, b.language, lazy=static and browser_highlighting())
@@ -331,25 +339,25 @@ def dynamic_dims_html(dims: tuple[DynamicDim, ...]) -> str:
     )
 
 
-def stage_html(sv: StageView, *, static: bool = False) -> str:
+def stage_html(sv: StageView, *, static: bool = False, lines: LineTable | None = None) -> str:
     if not sv.blocks:
         return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
     note = f'<div class="note">{esc(sv.note)}</div>' if sv.note else ""
-    return note + "".join(block_html(b, static=static) for b in sv.blocks)
+    return note + "".join(block_html(b, static=static, lines=lines) for b in sv.blocks)
 
 
-def compile_facts_html(cv: CompileView, *, static: bool = False) -> str:
+def compile_facts_html(cv: CompileView, *, static: bool = False, lines: LineTable | None = None) -> str:
     """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
-    return err + cv.repros + "".join(block_html(b, static=static) for b in cv.blocks)
+    return err + cv.repros + "".join(block_html(b, static=static, lines=lines) for b in cv.blocks)
 
 
-def compile_html(cv: CompileView, *, static: bool = False) -> str:
+def compile_html(cv: CompileView, *, static: bool = False, lines: LineTable | None = None) -> str:
     stages = "".join(
-        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static)}</details>"
+        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static, lines=lines)}</details>"
         for sv in cv.stages
     )
-    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static)}{stages}"
+    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static, lines=lines)}{stages}"
 
 
 def stylesheet() -> str:
@@ -370,8 +378,9 @@ def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
         f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == selected else ""}>{esc(c.label)}</option>'
         for c in view.compiles
     )
+    lines = LineTable()  # the texts compiles share, each line once (_pagelines.py)
     compiles = "".join(
-        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True, lines=lines)}</div>'
         for c in view.compiles
     )
-    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}'
+    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}{lines.script()}'

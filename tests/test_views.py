@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import json
 import re
 
 import pytest
@@ -13,7 +14,8 @@ from _e2e import marker_line
 
 import compiler
 import explorer
-from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
+from compiler import CacheLookup
+from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
 from explorer._guardview import KINDS, guard_tables
 from explorer._html import breaks_html
 from explorer._page import page_html
@@ -205,6 +207,45 @@ def test_user_strings_are_escaped_everywhere():
         *(c.value for c in _leaves(app.breaks) if hasattr(c, "value")),
     ]:
         assert "<script>alert" not in str(html)
+
+
+def test_shared_lines_of_cache_keys_and_metrics_are_held_once_and_inert():
+    """The page holds each distinct line of the compiles' cache keys and metrics once, in a
+    JSON table no line can end early, and each block the runs of its lines in that table
+    (the page's script puts the text together: tests/test_browser_report.py)."""
+    evil = ("</script><img src=x onerror=alert(1)>", "<!--", "a\u2028b & c")
+    keys = (
+        CacheLookup("fx_graph", "miss", "k1", component_lines=("[h1] a: 1", *evil, "[h2] b: 2")),
+        CacheLookup("aotautograd", "hit", "k2", component_lines=("[h1] a: 1", "[h3] c: 3", evil[0])),
+        CacheLookup("autotune", "miss", "k3", component_lines=("",)),  # a text of nothing: no block
+    )
+    c = Compile("0/0", 0, "f", "/tmp/f.py", 1, "ok", caches=keys, metrics={"n": 3, "bad": evil[0]})
+    text = page_html(build_view(Report(torch_version="2.13.0", device="cpu", compiles=(c,))))
+    assert "<img" not in text and "</script><img" not in text and "<!--" not in text
+    [table] = re.findall(r'<script type="application/json" id="pt2x-lines">(.*?)</script>', text)
+    assert "<" not in table and "\u2028" not in table and "&" not in table
+    assert json.loads(table) == [
+        "[h1] a: 1",
+        *evil,
+        "[h2] b: 2",
+        "[h3] c: 3",
+        'bad: "</script><img src=x onerror=alert(1)>"',
+        "n: 3",
+    ]
+    assert re.findall(
+        r'<details data-lines="([^"]*)"><summary>([^<]*) <span class="meta">\((\d+) lines', text
+    ) == [
+        ("0-4", "fx_graph cache key components", "5"),
+        ("0,5,1", "aotautograd cache key components", "3"),
+        ("6-7", "compilation metrics", "2"),
+    ]
+    # every other lowering: the texts themselves
+    assert (
+        explorer.text(Report(torch_version="2.13.0", device="cpu", compiles=(c,)), "compiles").count(
+            "    [h1] a: 1\n"
+        )
+        == 2
+    )
 
 
 def test_widget_app_structure(recorded):
