@@ -8,7 +8,8 @@ lookups: 46 M characters of its 84 M page, ~110 K as a table."""
 from __future__ import annotations
 
 import html
-from itertools import count
+from itertools import compress, count
+from operator import sub
 
 from ._graphdata import payload_json
 from ._viewtypes import LinesBlock
@@ -17,9 +18,12 @@ TABLE_ID = "pt2x-lines"
 
 
 class LineTable:
-    """The distinct lines of a page's ``LinesBlock``s, numbered in the order first met."""
+    """The distinct lines of a page's ``LinesBlock``s, numbered in the order first met; and
+    whether the page highlights its code in the browser (``_html.browser_highlighting``,
+    asked once for the page, not for each of its blocks)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lazy_code: bool = False) -> None:
+        self.lazy_code = lazy_code
         self._index: dict[str, int] = {}
         self._chars = [0]  # characters of the lines before line i
         self._newlines = [0]  # newlines inside the lines before line i
@@ -36,7 +40,9 @@ class LineTable:
                     self._chars.append(self._chars[-1] + len(line))
                     self._newlines.append(self._newlines[-1] + line.count("\n"))
             ix = list(map(index.__getitem__, lines))
-        starts = [0, *(i for i, a, b in zip(count(1), ix, ix[1:]) if b != a + 1), len(ix)]
+        # where a run breaks (a line that is not the one after the line before), in C iterators
+        breaks = compress(count(1), map((1).__ne__, map(sub, ix[1:], ix)))
+        starts = [0, *breaks, len(ix)]
         runs, chars, newlines = [], len(ix) - 1, 0
         for s, e in zip(starts, starts[1:]):
             a, b = ix[s], ix[e - 1]

@@ -166,4 +166,4 @@ def opening_compile(view: ExplorerView) -> CompileView | None:
     when another did."""
     if not view.compiles:
         return None
-    return max(view.compiles, key=lambda c: (c.kernels, c.nodes, -view.compiles.index(c)))
+    return max(enumerate(view.compiles), key=lambda ic: (ic[1].kernels, ic[1].nodes, -ic[0]))[1]
