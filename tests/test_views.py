@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import io
 import json
 import re
 
@@ -139,6 +140,43 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
     assert view.summary.break_lines == (line,)
     assert f'<li class="brk">{line}</li>' in Explorer(recorded).header.value
     assert f'<li class="brk">{line}</li>' in page_html(view)
+
+
+def test_summary_table_is_laid_out_as_rich_lays_it_out():
+    """The summary's table of compiles, laid out without rich where it fits as it is
+    (``_plaintable.py``: rich took seconds for a thousand compiles), is rich's own layout to
+    the character, wide characters included; a row only rich can lay out (an emoji's
+    ``:name:``, a markup tag) or a table too wide for the width goes to rich."""
+    from rich.console import Console
+
+    from explorer._plaintable import plain_table
+    from explorer._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, _plain_cells, renderable
+    from explorer._viewtypes import CompileRow, Summary
+
+    rows = (
+        CompileRow(
+            "1:2/0", "forward (resumed after line 13)", "ok", "CADFG", "2 triton", "4.20 s", "-/-/-/-/-"
+        ),
+        CompileRow("0/1", "前向 [x] ✓", "FAILED in fuse", "CA···", "", "0.01 s", "0.01/-/-/-/-"),
+    )
+    emoji = CompileRow("0/2", "f :thumbs_up: g", "ok", "C····", "", "0.01 s", "-/-/-/-/-")
+    tag = CompileRow("0/3", "f", "ok", "[bold]C[/bold]····", "", "0.01 s", "-/-/-/-/-")
+    assert [_plain_cells(c) is None for c in (*rows, emoji, tag)] == [False, False, True, True]
+    fits = plain_table(
+        _COLUMNS, [_plain_cells(c) for c in rows], [_min_width(c) for c in _COLUMNS], UNWRAPPED
+    )
+    assert (
+        fits is not None and fits[2].startswith("[0/1]    前向 [x] ✓") and fits[2].endswith("  0.01/-/-/-/-")
+    )
+    for compiles in (rows, (*rows, emoji), (*rows, tag)):
+        s = Summary("t", "m", "h", compiles=compiles)
+        for width in (UNWRAPPED, 60, 30):
+            console = Console(
+                file=io.StringIO(), width=width, soft_wrap=width == UNWRAPPED, color_system=None
+            )
+            with console.capture() as cap:
+                console.print(renderable(s))
+            assert _plain(console, s) == "".join(ln.rstrip() + "\n" for ln in cap.get().splitlines())
 
 
 def recorded_headline(r: Report) -> str:
