@@ -27,10 +27,17 @@ class LineTable:
         self._index: dict[str, int] = {}
         self._chars = [0]  # characters of the lines before line i
         self._newlines = [0]  # newlines inside the lines before line i
+        self._refs: dict[tuple[str, ...], tuple[str, int, int]] = {}
 
     def refs(self, lines: tuple[str, ...]) -> tuple[str, int, int]:
         """The lines' numbers as runs (``"0-538,600"``), the characters of their text (one
         newline between lines) and the lines it has (a line may hold newlines of its own)."""
+        got = self._refs.get(lines)  # a text met before (a frame's recompiles: the same key)
+        if got is None:
+            got = self._refs[lines] = self._runs(lines)
+        return got
+
+    def _runs(self, lines: tuple[str, ...]) -> tuple[str, int, int]:
         index = self._index
         ix = list(map(index.get, lines))
         if None in ix:
