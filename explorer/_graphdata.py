@@ -91,13 +91,14 @@ def graph_payload(
     mods: dict[str, int] = {}
     srcs: dict[tuple[str, str], int] = {}
     src_of: dict[tuple[str, str], str] = {}  # (where, code) -> the node source it came from
+    wheres: dict[str | None, str | None] = {}  # a source line is many nodes'
     out = []
     for n, g in zip(nodes, group_paths(graph)):
         rec: dict = {"n": n.name, "o": n.op, "t": n.target}
         shape = (n.dtype or "") + (n.shape or "")
         if shape:
             rec["d"] = shape
-        w = _where(n.source)
+        w = wheres[n.source] if n.source in wheres else wheres.setdefault(n.source, _where(n.source))
         if w:
             key = (w, (n.code or "")[:CODE_MAX])
             rec["s"] = srcs.setdefault(key, len(srcs))

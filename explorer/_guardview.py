@@ -97,14 +97,17 @@ def user_source(source: str) -> str:
     return s
 
 
-def failing(report: Report, c: Compile) -> Guard | None:
-    """The guard of ``c`` whose failure made a later compile of its frame (a recompile)."""
+def failing(report: Report, c: Compile, guards: list[Guard] | None = None) -> Guard | None:
+    """The guard of ``c`` whose failure made a later compile of its frame (a recompile);
+    ``guards``: ``c``'s, where they are parsed already."""
     lines = [r.failing_guard for r in report.recompiles if r.failed_entry == c.id and r.failing_guard]
     if not lines:
         return None
     want = lines[0].split("  #")[0].strip()
-    cap = c.stages.capture
-    return next((g for g in parse_guards(cap.guards if cap else None) if g.line.startswith(want)), None)
+    if guards is None:
+        cap = c.stages.capture
+        guards = parse_guards(cap.guards if cap else None)
+    return next((g for g in guards if g.line.startswith(want)), None)
 
 
 def guard_tables(report: Report, c: Compile) -> list[Table]:
@@ -113,7 +116,7 @@ def guard_tables(report: Report, c: Compile) -> list[Table]:
     guards = parse_guards(cap.guards if cap else None)
     if not guards:
         return []
-    bad = failing(report, c)
+    bad = failing(report, c, guards)
     kinds = Counter(g.kind for g in guards)
     order = sorted(kinds, key=lambda k: (bad is None or k != bad.kind, -kinds[k], k))
     by_kind = tuple(

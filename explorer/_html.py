@@ -20,6 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
 from ._graphview import graph_static_html
+from ._pagelines import LineTable
 from ._viewtypes import (
     Block,
     BreakView,
@@ -28,6 +29,7 @@ from ._viewtypes import (
     DynamicDim,
     ExplorerView,
     GraphBlock,
+    LinesBlock,
     RecompileView,
     StackLine,
     StageView,
@@ -128,7 +130,11 @@ def code_html(code: str, language: str, *, lazy: bool = False) -> str:
 def table_html(t: Table) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in t.columns)
     kinds = t.kinds + ("",) * (len(t.columns) - len(t.kinds))
-    rows = "".join(_row_html(r, kinds) for r in t.rows)
+    if any(kinds):
+        rows = "".join(_row_html(r, kinds) for r in t.rows)
+    else:  # plain cells (most tables): as _row_html draws them, without asking each cell's kind
+        n = len(kinds)
+        rows = "".join("<tr>" + "".join([f"<td>{esc(v)}</td>" for v in r[:n]]) + "</tr>" for r in t.rows)
     return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
@@ -176,14 +182,23 @@ def graph_html(g: GraphBlock, *, static: bool = False) -> str:
     return graph_static_html(g)
 
 
-def block_html(b: Block, *, open_: bool = False, static: bool = False) -> str:
+def block_html(
+    b: Block, *, open_: bool = False, static: bool = False, shared: LineTable | None = None
+) -> str:
+    """``shared``: the page's table of shared lines, where a ``LinesBlock`` keeps its lines
+    (else it is drawn as its text)."""
     if isinstance(b, Table):
         return table_html(b)
     if isinstance(b, GraphBlock):
         return graph_html(b, static=static)
+    if isinstance(b, LinesBlock):
+        if shared is not None and not open_:
+            return shared.details_html(b, CODE_LIMIT)
+        b = CodeBlock(b.title, b.language, b.code)
     assert isinstance(b, CodeBlock)
     lines = b.code.count("\n") + 1
-    code = code_html(b.code, b.language, lazy=static and browser_highlighting())
+    lazy = static and (shared.lazy_code if shared is not None else browser_highlighting())
+    code = code_html(b.code, b.language, lazy=lazy)
     return (
         f"<details{' open' if open_ else ''}><summary>{esc(b.title)} "
         f'<span class="meta">({lines} lines)</span></summary>{code}</details>'
@@ -331,25 +346,25 @@ def dynamic_dims_html(dims: tuple[DynamicDim, ...]) -> str:
     )
 
 
-def stage_html(sv: StageView, *, static: bool = False) -> str:
+def stage_html(sv: StageView, *, static: bool = False, shared: LineTable | None = None) -> str:
     if not sv.blocks:
         return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
     note = f'<div class="note">{esc(sv.note)}</div>' if sv.note else ""
-    return note + "".join(block_html(b, static=static) for b in sv.blocks)
+    return note + "".join(block_html(b, static=static, shared=shared) for b in sv.blocks)
 
 
-def compile_facts_html(cv: CompileView, *, static: bool = False) -> str:
+def compile_facts_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
     """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
-    return err + cv.repros + "".join(block_html(b, static=static) for b in cv.blocks)
+    return err + cv.repros + "".join(block_html(b, static=static, shared=shared) for b in cv.blocks)
 
 
-def compile_html(cv: CompileView, *, static: bool = False) -> str:
+def compile_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
     stages = "".join(
-        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static)}</details>"
+        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static, shared=shared)}</details>"
         for sv in cv.stages
     )
-    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static)}{stages}"
+    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static, shared=shared)}{stages}"
 
 
 def stylesheet() -> str:
@@ -370,8 +385,9 @@ def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
         f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == selected else ""}>{esc(c.label)}</option>'
         for c in view.compiles
     )
+    shared = LineTable(browser_highlighting())  # the texts compiles share, each line once
     compiles = "".join(
-        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True)}</div>'
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True, shared=shared)}</div>'
         for c in view.compiles
     )
-    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}'
+    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}{shared.script()}'

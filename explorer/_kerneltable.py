@@ -12,8 +12,11 @@ from compiler import Compile, Graph, Kernel, Report
 
 from ._viewtypes import Table
 
-# a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks
-_EXTERN = re.compile(r"\b(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
+# a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks;
+# found where their literal prefix is (a search the regex engine makes fast), then matched
+_PREFIX = re.compile(r"(?:extern_kernels|torch\.ops\.aten)\.")
+_EXTERN = re.compile(r"(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
+_WORD = re.compile(r"\w")
 
 
 def extern_calls(code: str) -> list[str]:
@@ -21,8 +24,12 @@ def extern_calls(code: str) -> list[str]:
     by one search for the calls, not a match tried at every line: a big log's wrappers are
     megabytes)."""
     calls, line = [], -1
-    for m in _EXTERN.finditer(code):
-        start = code.rfind("\n", 0, m.start()) + 1
+    for p in _PREFIX.finditer(code):
+        at = p.start()
+        m = _EXTERN.match(code, at) if not (at and _WORD.match(code, at - 1)) else None  # at a word's start
+        if m is None:
+            continue
+        start = code.rfind("\n", 0, at) + 1
         if start != line:
             line = start
             if not code[start : m.start()].lstrip().startswith("#"):

@@ -11,11 +11,14 @@ from compiler import Report
 from ._graphview import graph_script
 from ._html import HIGHLIGHT_BUNDLE, browser_highlighting, esc, stylesheet, summary_html
 from ._pagediffs import page_css
+from ._pagelines import FILL_JS
 from ._registry import Subject, opening, tabs
 from ._view import opening_compile
 from ._viewtypes import ExplorerView
 
-_PAGE_JS = """
+_PAGE_JS = (
+    FILL_JS
+    + """
 const hl=r=>{if(window.pt2xHighlight)window.pt2xHighlight(r);};
 document.addEventListener('toggle',e=>hl(e.target),true);
 document.querySelectorAll('.pt2x-tabs button').forEach(b=>b.addEventListener('click',()=>{
@@ -36,6 +39,7 @@ document.querySelectorAll('.pt2x table').forEach(t=>{const h=t.tHead,b=t.tBodies
 document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
  sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
 """
+)
 _TAB_CSS = (
     ".pt2x .pt2x-tabs button{margin:6px 4px 6px 0}.pt2x .pt2x-tabs button.on{font-weight:700}"
     ".pt2x th.pt2x-sort{cursor:pointer}.pt2x th[data-sort=desc]::after{content:' ▼'}"

@@ -45,6 +45,16 @@ def previous_compile(report: Report, compile_id: str) -> str | None:
     return ids[i - 1] if i > 0 else None
 
 
+def previous_compiles(report: Report) -> dict[str, str | None]:
+    """``previous_compile`` of every compile, in one pass (not one pass per compile)."""
+    prev: dict[str, str | None] = {}
+    last: dict[int, str] = {}  # frame -> its latest compile so far
+    for c in report.compiles:
+        prev.setdefault(c.id, last.get(c.frame))
+        last[c.frame] = c.id
+    return prev
+
+
 def _frame_and_index(compile_id: str) -> tuple[str, int]:
     """ "0/2" -> ("0", 2); the frame part keeps any prefix torch puts before it."""
     frame, _, k = compile_id.rpartition("/")

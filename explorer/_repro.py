@@ -54,7 +54,11 @@ def repro_script(report: Report, compile_id: str, *, backward: bool = False) -> 
     ended = (
         "ok" if c.status == "ok" else f"FAILED in {c.failed_stage or '?'}: {(c.error or '?').splitlines()[0]}"
     )
-    ours = [ln.strip() for ln in code.splitlines() if any(k in ln for k in _RECORDING_CONFIG)]
+    ours = (  # looked for line by line only where the code names one
+        [ln.strip() for ln in code.splitlines() if any(k in ln for k in _RECORDING_CONFIG)]
+        if any(k in code for k in _RECORDING_CONFIG)
+        else []
+    )
     head = [
         f"# Runnable repro of compile [{compile_id}] ({role} graph) of {c.name or '?'}, saved by pt2-explorer.",
         "# torch's fx_graph_runnable: the graph Inductor received, the non-default config, and",

@@ -8,6 +8,7 @@ import os
 
 from compiler import CacheLookup, Compile, Report, cache_key_changes, cudagraph_reason
 
+from ._viewtypes import LinesBlock
 from ._words import display_name, secs
 
 _STATE = {
@@ -127,9 +128,13 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
     return rows
 
 
-def key_blocks(c: Compile) -> list[tuple[str, str]]:
-    """(title, text) of each cache key's components, as torch logged them."""
-    return [(f"{lk.kind} cache key components", lk.components) for lk in c.caches if lk.components]
+def key_blocks(c: Compile) -> list[LinesBlock]:
+    """Each cache key's components, as torch logged them (a line each: lookups share lines)."""
+    return [
+        LinesBlock(f"{lk.kind} cache key components", lk.component_lines)
+        for lk in c.caches
+        if lk.component_lines not in ((), ("",))  # a text that holds something
+    ]
 
 
 def key_change_lines(a: Compile, b: Compile) -> list[str]:

@@ -18,7 +18,7 @@ from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._speedview import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
-from ._viewtypes import Block, CodeBlock, GraphBlock, StageView, Table
+from ._viewtypes import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
 
 KERNEL_COLORS = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -261,7 +261,8 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         *compile_rows(c),
     ]
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
-    blocks += _texts(("torch's traceback", c.traceback), *key_blocks(c))
+    blocks += _texts(("torch's traceback", c.traceback))
+    blocks += key_blocks(c)
     if c.phase_times_s:
         lines = (
             f"{phase_label(name)}: {secs(t)}"
@@ -269,8 +270,8 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         )
         blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))
     if c.metrics:
-        lines = (f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
-        blocks.append(CodeBlock("compilation metrics", "text", "\n".join(lines)))
+        lines = tuple(f"{k}: {json.dumps(v, default=str)}" for k, v in sorted(c.metrics.items()))
+        blocks.append(LinesBlock("compilation metrics", lines))  # compiles share most of them
     return tuple(blocks)
 
 

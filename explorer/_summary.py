@@ -14,6 +14,7 @@ import sys
 from dataclasses import fields, is_dataclass, replace
 
 from rich.console import Console, Group
+from rich.emoji import Emoji
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -22,6 +23,7 @@ from compiler import STAGES, Compile, Report
 
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
+from ._plaintable import plain_table
 from ._speedview import speed_lines
 from ._viewtypes import BreakLine, CompileRow, Summary, hits
 from ._words import display_name, secs  # noqa: F401 - where the views import them from
@@ -219,6 +221,21 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
 
 def renderable(s: Summary):
     """The summary lowered to rich (the terminal and the text form)."""
+    head, table, tail = _renderables(s)
+    return Group(*head, table, *tail)
+
+
+_COLUMNS = ("compile", "frame", "status", "stages", "kernels", "time", "C/A/D/F/G s")
+
+
+def _cells(c: CompileRow) -> tuple[str, ...]:
+    """A compile's row of the summary's table, as rich markup."""
+    status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
+    return (escape(f"[{c.compile_id}]"), escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times)
+
+
+def _renderables(s: Summary) -> tuple[list, Table, list]:
+    """The summary's parts before its table of compiles, the table, the parts after it."""
     parts: list = [
         Text.assemble(("PT2 Explorer", "bold"), f" — {s.title}  ({s.meta})"),
         Text(s.headline),
@@ -255,22 +272,22 @@ def renderable(s: Summary):
         parts.append(Text("\nFrames", style="bold"))
         parts += [Text(f"  {ln}") for ln in s.frame_lines]
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("compile", "frame", "status", "stages", "kernels", "time", "C/A/D/F/G s"):
-        table.add_column(col, no_wrap=col != "frame", min_width=len(col) if col != "frame" else 8)
+    for col in _COLUMNS:
+        table.add_column(col, no_wrap=col != "frame", min_width=_min_width(col))
     for c in s.compiles:
-        status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
-        table.add_row(
-            escape(f"[{c.compile_id}]"), escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times
-        )
+        table.add_row(*_cells(c))
     parts.append(
         Text("\nCompiles  (stages: C capture, A autograd, D decompose, F fuse, G codegen)", style="bold")
     )
-    parts.append(table)
-    parts += [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
-    parts += [Text(f"  [{c.compile_id}] {c.note}", style="dim") for c in s.compiles if c.note]
+    tail = [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
+    tail += [Text(f"  [{c.compile_id}] {c.note}", style="dim") for c in s.compiles if c.note]
     if s.unknown:
-        parts.append(Text(f"\n{s.unknown}", style="dim"))
-    return Group(*parts)
+        tail.append(Text(f"\n{s.unknown}", style="dim"))
+    return parts, table, tail
+
+
+def _min_width(col: str) -> int:
+    return len(col) if col != "frame" else 8
 
 
 def terminal(file=None) -> Console:
@@ -358,6 +375,29 @@ def summary_text(report: Report, title: str | None = None, width: int | None = N
 
 
 def _plain(console: Console, summary: Summary) -> str:
+    """The summary as rich prints it without colours, each line without its trailing spaces;
+    the table of compiles laid out here where it fits the width as it is (rich's layout of
+    it, cell by cell, took seconds for a log of a thousand compiles)."""
+    head, table, tail = _renderables(summary)
+    rows = [_plain_cells(c) for c in summary.compiles]
+    lines = plain_table(_COLUMNS, rows, [_min_width(c) for c in _COLUMNS], console.width)
     with console.capture() as cap:
-        console.print(renderable(summary))
-    return "".join(ln.rstrip() + "\n" for ln in cap.get().splitlines())
+        console.print(Group(*head) if lines is not None else Group(*head, table, *tail))
+    text = cap.get()
+    if lines is not None:
+        text += "".join(ln + "\n" for ln in lines)
+        if tail:
+            with console.capture() as cap:
+                console.print(Group(*tail))
+            text += cap.get()
+    return "".join(ln.rstrip() + "\n" for ln in text.splitlines())
+
+
+def _plain_cells(c: CompileRow) -> tuple[str, ...] | None:
+    """The row of ``_cells`` as rich prints its markup without colours, where that is its text
+    as it is (no tag, no emoji's ``:name:``, no tab or line end); else None (rich lays it out)."""
+    raw = (c.stages, c.kernels, c.time, c.stage_times)  # markup as they are: a "[" may be a tag
+    cells = (f"[{c.compile_id}]", c.frame, c.status, *raw)
+    if any("[" in x for x in raw) or any(ch in x for x in cells for ch in "\t\n\r"):
+        return None
+    return cells if all(":" not in x or Emoji.replace(x) == x for x in cells) else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._view import opening_compile
-from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, Table, hits
+from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, LinesBlock, Table, hits
 
 
 def breaks_text(view: ExplorerView) -> str:
@@ -118,7 +118,7 @@ def block_text(b) -> str:
         nodes = [n for n in b.graph.nodes if n.op != "output"]
         edges = sum(len(n.args) for n in b.graph.nodes)
         return f"{b.title}: {len(nodes)} nodes, {edges} edges\n"
-    assert isinstance(b, CodeBlock)
+    assert isinstance(b, (CodeBlock, LinesBlock))
     lines = b.code.rstrip("\n").splitlines()
     return f"{b.title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
 

@@ -12,7 +12,7 @@ import os
 from compiler import STAGES, Compile, Report, StackFrame, resume_of
 
 from ._program import machinery
-from ._recompileview import dynamic_dims, previous_compile, recompile_view, timelines
+from ._recompileview import dynamic_dims, previous_compiles, recompile_view, timelines
 from ._repro import repro_links_html
 from ._stageview import compile_blocks, stage_view
 from ._summary import CELL_FUNCTION, build_summary, cell_label, display_name, where
@@ -21,13 +21,14 @@ from ._viewtypes import BreakView, CompileView, ExplorerView, SourceLine, StackL
 
 def build_view(report: Report, title: str | None = None) -> ExplorerView:
     names = {c.id: display_name(c.name) for c in report.compiles}
+    previous = previous_compiles(report)
     summary = build_summary(report, title)
     return ExplorerView(
         summary=summary,
         breaks=tuple(_break_view(report, b) for b in report.graph_breaks),
         timelines=timelines(report),
         recompiles=tuple(recompile_view(report, r, names) for r in report.recompiles),
-        compiles=tuple(_compile_view(report, c) for c in report.compiles),
+        compiles=tuple(_compile_view(report, c, previous) for c in report.compiles),
         benchmarks=report.benchmarks,
         dynamic_dims=dynamic_dims(report),
         report=report,
@@ -136,7 +137,7 @@ def _frame_text(f: StackFrame) -> str:
     return where(f.filename, f.line) if _cell_code(f) else f"{where(f.filename, f.line)} in {f.name}"
 
 
-def _compile_view(report: Report, c: Compile) -> CompileView:
+def _compile_view(report: Report, c: Compile, previous: dict[str, str | None]) -> CompileView:
     label = f"[{c.id}] {display_name(c.name)} — " + (
         "ok" if c.status == "ok" else f"failed in {c.failed_stage}"
     )
@@ -149,7 +150,7 @@ def _compile_view(report: Report, c: Compile) -> CompileView:
         blocks=compile_blocks(c),
         kernels=len(report.kernels_of(c.id)),
         nodes=_nodes(c),
-        previous=previous_compile(report, c.id),
+        previous=previous[c.id],
         repros=repro_links_html(report, c),
     )
 
@@ -166,4 +167,4 @@ def opening_compile(view: ExplorerView) -> CompileView | None:
     when another did."""
     if not view.compiles:
         return None
-    return max(view.compiles, key=lambda c: (c.kernels, c.nodes, -view.compiles.index(c)))
+    return max(enumerate(view.compiles), key=lambda ic: (ic[1].kernels, ic[1].nodes, -ic[0]))[1]

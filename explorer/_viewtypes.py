@@ -190,7 +190,22 @@ class GraphBlock:
     focus_why: str = ""
 
 
-Block = Table | CodeBlock | GraphBlock
+@dataclass(frozen=True)
+class LinesBlock:
+    """A text block kept as its lines, for texts that share most lines with others (a log's
+    cache keys, its compiles' metrics): the static page holds each distinct line once
+    (``_pagelines.py``); every other lowering shows it as the text ``code``."""
+
+    title: str
+    lines: tuple[str, ...]
+    language = "text"
+
+    @property
+    def code(self) -> str:
+        return "\n".join(self.lines)
+
+
+Block = Table | CodeBlock | GraphBlock | LinesBlock
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ installed in the venv. Skipped without /usr/bin/chromium, unless PT2X_REQUIRE_BR
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -469,15 +470,31 @@ def test_cell_stacks_read_as_ipython_says_them(lab, request):
 
 BENCHED = ROOT / "notebooks" / "data" / "h100-bench-mlp.json.gz"  # an H100 run, benchmarked
 RECOMPILED = TESTS / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"  # two recompiles
+KEYED = TESTS / "fixtures" / "traces" / "h100-torch211-breaks.log.gz"  # 4 compiles, 3 cache keys each
+EVIL = "</script><img src=x onerror=\"document.title='pwned'\"><b>not bold</b>"
 
 
-def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp_path):
+def test_static_page_has_the_benchmark_kernel_times_the_recompiles_diffs_and_the_cache_keys(tmp_path):
     from playwright.sync_api import expect
 
     require_browser()
-    benched, recompiled = compiler.load(BENCHED), compiler.load_trace(RECOMPILED)
+    benched, recompiled, keyed = (
+        compiler.load(BENCHED),
+        compiler.load_trace(RECOMPILED),
+        compiler.load_trace(KEYED),
+    )
     explorer.save_html(benched, str(tmp_path / "bench.html"))
     explorer.save_html(recompiled, str(tmp_path / "recompiles.html"))
+    explorer.save_html(keyed, str(tmp_path / "keys.html"))
+    (first, *rest) = keyed.compiles
+    hostile = dataclasses.replace(
+        first,
+        caches=(
+            dataclasses.replace(first.caches[0], component_lines=(EVIL, *first.caches[0].component_lines)),
+            *first.caches[1:],
+        ),
+    )
+    explorer.save_html(dataclasses.replace(keyed, compiles=(hostile, *rest)), str(tmp_path / "hostile.html"))
     (bench,) = benched.benchmarks
     times = {k.kernel: k.per_call_ms for k in bench.kernels if k.kernel}
     with _chromium() as (page, errors):
@@ -506,7 +523,42 @@ def test_static_page_has_the_benchmark_kernel_times_and_the_recompiles_diffs(tmp
         page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
         if explorer._html.browser_highlighting():
             _code_highlighted_when_shown(page)
+        page.goto((tmp_path / "keys.html").as_uri())
+        _shared_texts_shown_as_the_report_holds_them(page, keyed)
+        page.goto((tmp_path / "hostile.html").as_uri())
+        title = page.title()
+        hostile_report = dataclasses.replace(keyed, compiles=(hostile, *rest))
+        key = _shared_texts_shown_as_the_report_holds_them(page, hostile_report, [hostile.id])[0]
+        assert key.startswith(EVIL + "\n") and page.title() == title  # text: no element, no handler ran
+        assert page.locator(".pt2x-compile img, .pt2x-compile pre b").count() == 0
         assert not errors, errors
+
+
+def _shared_texts_shown_as_the_report_holds_them(page, report, ids=None) -> list[str]:
+    """Each compile's cache keys and metrics (``LinesBlock``s, put together by the page's
+    script when opened), opened one by one: the report's key components exactly, and the
+    metrics as the view has them (``torch's key: json``, a line each). Returns the texts shown."""
+    page.locator("[data-tab=tab-compiles]").click()
+    shown = []
+    for cv in build_view(report).compiles:
+        if ids is not None and cv.compile_id not in ids:
+            continue
+        c = report.compile(cv.compile_id)
+        page.select_option("#pt2x-compile", c.id)
+        blocks = page.locator(f'.pt2x-compile[data-id="{c.id}"] > details[data-lines]')
+        keys = [(f"{lk.kind} cache key components", lk.components) for lk in c.caches if lk.components]
+        metrics = [(b.title, b.code) for b in cv.blocks if b.title == "compilation metrics"]
+        assert len(keys) == 3 and len(metrics) == 1 and blocks.count() == 4
+        texts = []
+        for i, (title, text) in enumerate(keys + metrics):
+            block = blocks.nth(i)
+            block.locator("summary").click()
+            expect_title = f"{title} ({text.count(chr(10)) + 1} lines)"
+            assert block.locator("summary").inner_text() == expect_title
+            texts.append(block.locator("pre").evaluate("e => e.textContent"))
+            assert texts[-1] == text
+        shown += texts
+    return shown
 
 
 def _stage_graph(page, cid: str, stage: str):

@@ -176,7 +176,7 @@ def test_static_page_inlines_the_component_once():
     page = explorer.html(report)
     parser = _Scripts()
     parser.feed(page)
-    kinds = [a.get("type", "") for a, _t in parser.scripts]
+    kinds = [a.get("class") or a.get("id") or a.get("type", "") for a, _t in parser.scripts]
     graphs = sum(
         isinstance(b, GraphBlock)
         for c in explorer._view.build_view(report).compiles
@@ -184,8 +184,9 @@ def test_static_page_inlines_the_component_once():
         for b in s.blocks
     )
     assert (
-        kinds.count("module") == 1 and kinds.count("application/json") == graphs == 8
+        kinds.count("module") == 1 and kinds.count("pt2x-graph-data") == graphs == 8
     )  # [1/0] and [3/0]: capture, joint, forward, backward
+    assert kinds.count("pt2x-lines") == 1  # the compiles' metrics, each line once (_pagelines.py)
     [bundle] = [t for a, t in parser.scripts if a.get("type") == "module"]
     assert bundle == BUNDLE.read_text(encoding="utf-8")
     assert with_graph_script("<html><body>no graph</body></html>") == "<html><body>no graph</body></html>"

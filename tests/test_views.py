@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import io
+import json
 import re
 
 import pytest
@@ -13,7 +15,8 @@ from _e2e import marker_line
 
 import compiler
 import explorer
-from compiler.model._report import GraphBreak, Recompile, Report, StackFrame
+from compiler import CacheLookup
+from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
 from explorer._guardview import KINDS, guard_tables
 from explorer._html import breaks_html
 from explorer._page import page_html
@@ -139,6 +142,43 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
     assert f'<li class="brk">{line}</li>' in page_html(view)
 
 
+def test_summary_table_is_laid_out_as_rich_lays_it_out():
+    """The summary's table of compiles, laid out without rich where it fits as it is
+    (``_plaintable.py``: rich took seconds for a thousand compiles), is rich's own layout to
+    the character, wide characters included; a row only rich can lay out (an emoji's
+    ``:name:``, a markup tag) or a table too wide for the width goes to rich."""
+    from rich.console import Console
+
+    from explorer._plaintable import plain_table
+    from explorer._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, _plain_cells, renderable
+    from explorer._viewtypes import CompileRow, Summary
+
+    rows = (
+        CompileRow(
+            "1:2/0", "forward (resumed after line 13)", "ok", "CADFG", "2 triton", "4.20 s", "-/-/-/-/-"
+        ),
+        CompileRow("0/1", "前向 [x] ✓", "FAILED in fuse", "CA···", "", "0.01 s", "0.01/-/-/-/-"),
+    )
+    emoji = CompileRow("0/2", "f :thumbs_up: g", "ok", "C····", "", "0.01 s", "-/-/-/-/-")
+    tag = CompileRow("0/3", "f", "ok", "[bold]C[/bold]····", "", "0.01 s", "-/-/-/-/-")
+    assert [_plain_cells(c) is None for c in (*rows, emoji, tag)] == [False, False, True, True]
+    fits = plain_table(
+        _COLUMNS, [_plain_cells(c) for c in rows], [_min_width(c) for c in _COLUMNS], UNWRAPPED
+    )
+    assert (
+        fits is not None and fits[2].startswith("[0/1]    前向 [x] ✓") and fits[2].endswith("  0.01/-/-/-/-")
+    )
+    for compiles in (rows, (*rows, emoji), (*rows, tag)):
+        s = Summary("t", "m", "h", compiles=compiles)
+        for width in (UNWRAPPED, 60, 30):
+            console = Console(
+                file=io.StringIO(), width=width, soft_wrap=width == UNWRAPPED, color_system=None
+            )
+            with console.capture() as cap:
+                console.print(renderable(s))
+            assert _plain(console, s) == "".join(ln.rstrip() + "\n" for ln in cap.get().splitlines())
+
+
 def recorded_headline(r: Report) -> str:
     return (
         f"2 frames · 4 compiles · 1 graph-break site (2 hits) · 2 recompiles · 0 kernels · "
@@ -205,6 +245,45 @@ def test_user_strings_are_escaped_everywhere():
         *(c.value for c in _leaves(app.breaks) if hasattr(c, "value")),
     ]:
         assert "<script>alert" not in str(html)
+
+
+def test_shared_lines_of_cache_keys_and_metrics_are_held_once_and_inert():
+    """The page holds each distinct line of the compiles' cache keys and metrics once, in a
+    JSON table no line can end early, and each block the runs of its lines in that table
+    (the page's script puts the text together: tests/test_browser_report.py)."""
+    evil = ("</script><img src=x onerror=alert(1)>", "<!--", "a\u2028b & c")
+    keys = (
+        CacheLookup("fx_graph", "miss", "k1", component_lines=("[h1] a: 1", *evil, "[h2] b: 2")),
+        CacheLookup("aotautograd", "hit", "k2", component_lines=("[h1] a: 1", "[h3] c: 3", evil[0])),
+        CacheLookup("autotune", "miss", "k3", component_lines=("",)),  # a text of nothing: no block
+    )
+    c = Compile("0/0", 0, "f", "/tmp/f.py", 1, "ok", caches=keys, metrics={"n": 3, "bad": evil[0]})
+    text = page_html(build_view(Report(torch_version="2.13.0", device="cpu", compiles=(c,))))
+    assert "<img" not in text and "</script><img" not in text and "<!--" not in text
+    [table] = re.findall(r'<script type="application/json" id="pt2x-lines">(.*?)</script>', text)
+    assert "<" not in table and "\u2028" not in table and "&" not in table
+    assert json.loads(table) == [
+        "[h1] a: 1",
+        *evil,
+        "[h2] b: 2",
+        "[h3] c: 3",
+        'bad: "</script><img src=x onerror=alert(1)>"',
+        "n: 3",
+    ]
+    assert re.findall(
+        r'<details data-lines="([^"]*)"><summary>([^<]*) <span class="meta">\((\d+) lines', text
+    ) == [
+        ("0-4", "fx_graph cache key components", "5"),
+        ("0,5,1", "aotautograd cache key components", "3"),
+        ("6-7", "compilation metrics", "2"),
+    ]
+    # every other lowering: the texts themselves
+    assert (
+        explorer.text(Report(torch_version="2.13.0", device="cpu", compiles=(c,)), "compiles").count(
+            "    [h1] a: 1\n"
+        )
+        == 2
+    )
 
 
 def test_widget_app_structure(recorded):
