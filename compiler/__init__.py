@@ -69,8 +69,8 @@ from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import TritonSource, read_triton_source
+from .read._files import TraceFormatError
 from .read._journal import report_from_journal as load_journal
-from .read._logfile import TraceFormatError
 from .read._trace import load_ranks, load_trace
 
 

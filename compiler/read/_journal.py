@@ -10,7 +10,7 @@ import warnings
 
 from ..build import _build
 from ..model._report import Report
-from ._logfile import TraceTruncatedError
+from ._files import TraceTruncatedError
 from ._trace import load_trace
 
 CUT = "the event being written when the process died was cut off"

@@ -9,7 +9,8 @@ import json
 from collections.abc import Iterator
 
 from ..build._events import Event
-from ._logfile import TraceTruncatedError, read_trace_file
+from ._files import TraceTruncatedError
+from ._logfile import read_trace_file
 
 LEFT_OUT = "; left out: the report cannot be built from it"
 

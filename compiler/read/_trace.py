@@ -15,7 +15,8 @@ from ..model._gcpause import gc_paused
 from ..model._names import rank_of_log
 from ..model._report import Report, load
 from . import _stream
-from ._logfile import TraceFormatError, TraceTruncatedError, rank_of, read_trace_file, trace_files
+from ._files import TraceFormatError, TraceTruncatedError, rank_of, trace_files
+from ._logfile import read_trace_file
 from ._ranks import combine, report_files, with_rank
 
 
@@ -73,7 +74,7 @@ def load_trace(
     files = [f for f in files if by_name[f] is None or by_name[f] == want]
     if not files:
         raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
-    reading = _limits.reading.set(ratio)  # for _logfile._open, which gunzips within it
+    reading = _limits.reading.set(ratio)  # for _files._open, which gunzips within it
     try:
         with gc_paused():
             if len(files) == 1:  # one file: read straight into the builder
