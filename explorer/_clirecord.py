@@ -1,0 +1,148 @@
+"""``pt2-explorer record``: its options (before SCRIPT; what follows is the script's), and the
+run: the program under the recording (in a supervised child where it can fork), then the report
+written and printed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from explorer import _program, _supervise
+from explorer._cliout import say, write_all
+
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+
+
+def record_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="OUT", help="write the report JSON here")
+    p.add_argument("--html", metavar="OUT", help="write the static HTML report here")
+    p.add_argument(
+        "--keep-caches",
+        action="store_true",
+        help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
+    )
+    p.add_argument(
+        "--triton-ir",
+        action="store_true",
+        help="keep every Triton kernel's IR, registers and spills (GPU; kernels compile one at a time)",
+    )
+    p.add_argument(
+        "--fusion-ir",
+        action="store_true",
+        help="keep Inductor's IR before and after fusion (rendered after the compile: 5-15%% of its time)",
+    )
+    p.add_argument(
+        "--fusion-log",
+        action="store_true",
+        help="keep Inductor's fusion decisions (its fusion loggers at debug level: ~8%% of a compile)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no summary: one line on stderr naming the files written",
+    )
+
+
+def split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
+    """``record``'s own options, then SCRIPT or ``-m MODULE``; what follows is the script's,
+    untouched (as with python, torchrun and py-spy)."""
+    ours: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--json", "--html") and i + 1 < len(argv):
+            ours += argv[i : i + 2]
+            i += 2
+        elif a == "-m" and i + 1 < len(argv):
+            return ours, None, argv[i + 1], argv[i + 2 :]
+        elif a.startswith("-m") and len(a) > 2:  # python's -mMODULE
+            return ours, None, a[2:], argv[i + 1 :]
+        elif a == "--" and i + 1 < len(argv):
+            return ours, argv[i + 1], None, argv[i + 2 :]
+        elif a.startswith("-"):
+            ours.append(a)  # argparse names an unknown option
+            i += 1
+        else:
+            return ours, a, None, argv[i + 1 :]
+    return ours, None, None, []
+
+
+def record(ns) -> int:
+    import compiler
+
+    if ns.script is not None and not os.path.isfile(ns.script):
+        print(f"pt2-explorer: can't open file {ns.script!r}: no such file", file=sys.stderr)
+        return 2
+    title = ns.script or ns.module
+    rank, world_size = _program.torchrun_rank()
+    if rank is not None:  # under torchrun: one report per rank, its rank in the file name
+        title = f"{title} (rank {rank} of {world_size})"
+        ns.json = ns.json and compiler.rank_path(ns.json, rank)
+        ns.html = ns.html and compiler.rank_path(ns.html, rank)
+
+    def leave(report) -> bool:  # write and print the report; False where a write failed
+        return leave_report(report, ns, title, rank, world_size)
+
+    # the program runs in a child: where it dies before writing its report, this process
+    # builds the report from the recording's journal (explorer/_supervise.py)
+    sup = _supervise.Supervisor.beside(ns.json or ns.html) if _supervise.available() else None
+    try:
+        if sup is not None and sup.fork():
+            return sup.finish(leave)
+    except OSError:  # no fork to be had: the program runs in this process
+        sup = None
+    try:
+        compiler.recording  # noqa: B018 - imports torch and checks its version
+    except Exception as e:  # UnsupportedTorchVersion, no or broken torch install
+        print(f"pt2-explorer: {e}", file=sys.stderr)
+        return 2
+    _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
+    rec = compiler.recording(
+        caches=ns.keep_caches,
+        journal=sup.journal if sup else None,
+        triton_ir=ns.triton_ir,
+        fusion_ir=ns.fusion_ir,
+        fusion_logs=ns.fusion_log,
+    )
+    if sup is not None:
+        sup.started(sys.modules["torch"].__version__)
+    pid = os.getpid()
+    exit_code, interrupted, terminated = _program.run(rec, ns.script, ns.module, ns.args, sup)
+    if os.getpid() != pid:  # a forked copy of the program ended here: as python's would, no report
+        _program.die_as_the_program_would(interrupted, terminated)
+        return exit_code
+    try:
+        report = rec.report
+        if report is None:  # pragma: no cover - recording always leaves a report
+            print("pt2-explorer: no report was produced", file=sys.stderr)
+            return exit_code or 1
+        ok = leave(report)
+    finally:
+        if sup is not None:
+            sup.done()
+    _program.die_as_the_program_would(interrupted, terminated)
+    # a report that could not be written fails a run that succeeded; a program that failed
+    # keeps its own exit code
+    return exit_code or (0 if ok else 1)
+
+
+def leave_report(report, ns, title: str, rank: int | None, world_size: int | None) -> bool:
+    """Write and print the report (the program's process, or this one from the journal);
+    False where a write failed (one error line each)."""
+    from explorer._summary import print_summary
+
+    report = _program.without_launcher(report)  # stacks start at the program, as under python
+    if rank is not None:
+        import dataclasses
+
+        report = dataclasses.replace(report, rank=rank, world_size=world_size)
+    written, ok = write_all(ns, report, title)
+    if not ns.quiet:
+        print_summary(report, title=title)
+        for out in written:
+            print(f"report: {out}")
+    elif written:  # -q: the program's own output, then one line on stderr of what we wrote
+        say(f"pt2-explorer: wrote {', '.join(written)}")
+    return ok
