@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len
+from rich.emoji import Emoji
+
+from ._viewtypes import CompileRow
 
 
 def plain_table(
@@ -27,3 +30,14 @@ def plain_table(
         "  ".join(x + " " * (w - n) for x, n, w in zip(r, ln, widths))
         for r, ln in zip((columns, *rows), lens)  # type: ignore[misc]
     ]
+
+
+def plain_cells(c: CompileRow) -> tuple[str, ...] | None:
+    """A compile's row of the summary's table (``_summary._cells``) as rich prints its markup
+    without colours, where that is its text as it is (no tag, no emoji's ``:name:``, no tab or
+    line end); else None (rich lays it out)."""
+    raw = (c.stages, c.kernels, c.time, c.stage_times)  # markup as they are: a "[" may be a tag
+    cells = (f"[{c.compile_id}]", c.frame, c.status, *raw)
+    if any("[" in x for x in raw) or any(ch in x for x in cells for ch in "\t\n\r"):
+        return None
+    return cells if all(":" not in x or Emoji.replace(x) == x for x in cells) else None

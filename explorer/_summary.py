@@ -14,7 +14,6 @@ import sys
 from dataclasses import fields, is_dataclass, replace
 
 from rich.console import Console, Group
-from rich.emoji import Emoji
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -23,7 +22,7 @@ from compiler import STAGES, Compile, Report
 
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
-from ._plaintable import plain_table
+from ._plaintable import plain_cells, plain_table
 from ._speedview import speed_lines
 from ._viewtypes import BreakLine, CompileRow, Summary, hits
 from ._words import display_name, secs  # noqa: F401 - where the views import them from
@@ -379,7 +378,7 @@ def _plain(console: Console, summary: Summary) -> str:
     the table of compiles laid out here where it fits the width as it is (rich's layout of
     it, cell by cell, took seconds for a log of a thousand compiles)."""
     head, table, tail = _renderables(summary)
-    rows = [_plain_cells(c) for c in summary.compiles]
+    rows = [plain_cells(c) for c in summary.compiles]
     lines = plain_table(_COLUMNS, rows, [_min_width(c) for c in _COLUMNS], console.width)
     with console.capture() as cap:
         console.print(Group(*head) if lines is not None else Group(*head, table, *tail))
@@ -391,13 +390,3 @@ def _plain(console: Console, summary: Summary) -> str:
                 console.print(Group(*tail))
             text += cap.get()
     return "".join(ln.rstrip() + "\n" for ln in text.splitlines())
-
-
-def _plain_cells(c: CompileRow) -> tuple[str, ...] | None:
-    """The row of ``_cells`` as rich prints its markup without colours, where that is its text
-    as it is (no tag, no emoji's ``:name:``, no tab or line end); else None (rich lays it out)."""
-    raw = (c.stages, c.kernels, c.time, c.stage_times)  # markup as they are: a "[" may be a tag
-    cells = (f"[{c.compile_id}]", c.frame, c.status, *raw)
-    if any("[" in x for x in raw) or any(ch in x for x in cells for ch in "\t\n\r"):
-        return None
-    return cells if all(":" not in x or Emoji.replace(x) == x for x in cells) else None

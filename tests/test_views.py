@@ -149,8 +149,8 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
     ``:name:``, a markup tag) or a table too wide for the width goes to rich."""
     from rich.console import Console
 
-    from explorer._plaintable import plain_table
-    from explorer._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, _plain_cells, renderable
+    from explorer._plaintable import plain_cells, plain_table
+    from explorer._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, renderable
     from explorer._viewtypes import CompileRow, Summary
 
     rows = (
@@ -161,10 +161,8 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
     )
     emoji = CompileRow("0/2", "f :thumbs_up: g", "ok", "C····", "", "0.01 s", "-/-/-/-/-")
     tag = CompileRow("0/3", "f", "ok", "[bold]C[/bold]····", "", "0.01 s", "-/-/-/-/-")
-    assert [_plain_cells(c) is None for c in (*rows, emoji, tag)] == [False, False, True, True]
-    fits = plain_table(
-        _COLUMNS, [_plain_cells(c) for c in rows], [_min_width(c) for c in _COLUMNS], UNWRAPPED
-    )
+    assert [plain_cells(c) is None for c in (*rows, emoji, tag)] == [False, False, True, True]
+    fits = plain_table(_COLUMNS, [plain_cells(c) for c in rows], [_min_width(c) for c in _COLUMNS], UNWRAPPED)
     assert (
         fits is not None and fits[2].startswith("[0/1]    前向 [x] ✓") and fits[2].endswith("  0.01/-/-/-/-")
     )
