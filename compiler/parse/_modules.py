@@ -210,26 +210,43 @@ def _run_modules(reference: Graph) -> dict[str, list[str | None]]:
 
 
 def _best_match(cands: list[str | None], read: list[str]) -> str | None:
-    """The candidate path sharing the longest prefix with the paths a run reads; without
-    such evidence, the common parent of the candidates."""
-    uniq = sorted(set(filter(None, cands)))
+    """The candidate path sharing the longest dotted prefix with a path the run reads (the
+    first in sorted order among equals); without such evidence, the common parent of the
+    candidates."""
+    index = _candidate_index(tuple(cands))  # a source line's runs have the same candidates
+    if index is None:
+        return None
+    uniq, first = index
+    if read:  # a run reads the same few modules' tensors many times
+        hits = [(len(p), first[p]) for p in _prefix_set(frozenset(read)) if p and p in first]
+        if hits:
+            top = max(n for n, _c in hits)
+            return min(c for n, c in hits if n == top)
+    return _common(list(uniq))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _candidate_index(cands: tuple[str | None, ...]) -> tuple[tuple[str, ...], dict[str, str]] | None:
+    """The distinct candidates, sorted, and each dotted prefix of theirs -> the first of them
+    it is a prefix of."""
+    uniq = tuple(sorted(set(filter(None, cands))))
     if not uniq:
         return None
-    if read:
-        paths = sorted(set(read))  # a run reads the same few modules' tensors many times
-        scores = [max(_shared(c, r) for r in paths) for c in uniq]
-        top = max(scores)
-        if top > 0:
-            return uniq[scores.index(top)]
-    return _common(uniq)
+    first: dict[str, str] = {}
+    for c in uniq:
+        for p in _prefixes(c):
+            first.setdefault(p, c)
+    return uniq, first
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a line's runs score the same layers' paths again and again
-def _shared(a: str, b: str) -> int:
-    """The length of the longest dotted prefix two module paths share (``len(_common([a, b])
-    or "")``, without splitting them)."""
-    p = os.path.commonprefix((a, b))
-    n = len(p)
-    if (n == len(a) or a[n] == ".") and (n == len(b) or b[n] == "."):
-        return n
-    return max(p.rfind("."), 0)
+@functools.lru_cache(maxsize=1 << 14)  # the same layers' paths, run after run
+def _prefixes(path: str) -> tuple[str, ...]:
+    """A module path's dotted prefixes, itself first: ``a.b.c``, ``a.b``, ``a``."""
+    parts = path.split(".")
+    return tuple(".".join(parts[:i]) for i in range(len(parts), 0, -1))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _prefix_set(paths: frozenset[str]) -> frozenset[str]:
+    """Every dotted prefix of the paths."""
+    return frozenset(p for path in paths for p in _prefixes(path))
