@@ -22,7 +22,10 @@ For the recording arms the report is then built (``rec.report``) and written (``
 plain ``.json``), each timed apart: the user's total is the compile's wall plus both.
 
 A round runs every arm once; rounds rotate the order (ABC, BCA, CAB, ...) so the machine's
-drift spreads over the arms. Every child gets Inductor's caches force-disabled
+drift spreads over the arms. With ``--together`` a round's arms run at the same time instead,
+each pinned to an equal share of the CPUs (its compile workers too), the shares rotating from
+round to round: the arms of a round see the same machine (on a machine whose identical
+processes differ by 15-20% from one minute to the next, pairs in time are what resolve 5%). Every child gets Inductor's caches force-disabled
 (``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1``) and a fresh empty ``TORCHINDUCTOR_CACHE_DIR``, so
 each really compiles; the recording turns the FX-graph and AOTAutograd caches off anyway.
 Both figures are taken around the first compiled call only (model built, weights random,
@@ -35,6 +38,7 @@ Target: record <= 1.05 on both.
     .venv/bin/python benchmarks/overhead.py --models bert-2l --device cpu --rounds 5
     .venv/bin/python benchmarks/overhead.py --arms plain,record,trace,fusionlog --json out/overhead.json
     .venv/bin/python benchmarks/overhead.py --models llama-train --rounds 1 --keep out/kept  # the files, to read
+    .venv/bin/python benchmarks/overhead.py --models llama-train --arms plain,record --rounds 6 --together
 """
 
 from __future__ import annotations
@@ -182,6 +186,8 @@ def child(model_name: str, arm: str, device: str) -> dict:
         result["kernels"] = len(report.kernels)
         result["report_error"] = report.error
     result["torch"] = torch.__version__
+    result["cpus"] = len(os.sched_getaffinity(0))
+    result["compile_threads"] = torch._inductor.config.compile_threads
     result["gpu"] = torch.cuda.get_device_name() if device == "cuda" else None
     return result
 
@@ -189,36 +195,68 @@ def child(model_name: str, arm: str, device: str) -> dict:
 # -------------------------------------------------------------------------- parent side
 
 
-def spawn(model: str, arm: str, device: str, timeout: float = 900, keep: str | None = None) -> dict:
+def spawn(
+    model: str,
+    arm: str,
+    device: str,
+    timeout: float = 900,
+    keep: str | None = None,
+    cpus: list[int] | None = None,
+) -> dict:
     """One child in a fresh process with caches off and its own empty cache dir; ``keep``: a
-    directory to copy the child's report (``MODEL-ARM.json``) or TORCH_TRACE logs into."""
-    scratch = tempfile.mkdtemp(prefix="pt2x-overhead-")
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-    env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
-    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(scratch, "inductor")
-    env["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton")
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PT2X_OVERHEAD_SCRATCH"] = scratch
-    if arm == "trace":
-        env["TORCH_TRACE"] = os.path.join(scratch, "trace")
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", model, arm, device]
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    directory to copy the child's report (``MODEL-ARM.json``) or TORCH_TRACE logs into;
+    ``cpus``: the CPUs the child (and its compile workers) may run on."""
+    return start(model, arm, device, keep, cpus).result(timeout)
+
+
+class start:
+    """A child started (``spawn`` without waiting): ``result()`` waits for it and reads its figures."""
+
+    def __init__(
+        self, model: str, arm: str, device: str, keep: str | None = None, cpus: list[int] | None = None
+    ):
+        self.model, self.arm, self.keep = model, arm, keep
+        self.scratch = tempfile.mkdtemp(prefix="pt2x-overhead-")
+        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.scratch, "inductor")
+        env["TRITON_CACHE_DIR"] = os.path.join(self.scratch, "triton")
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PT2X_OVERHEAD_SCRATCH"] = self.scratch
         if arm == "trace":
-            logs = list(Path(scratch, "trace").glob("*"))
-            trace_bytes = sum(p.stat().st_size for p in logs)
-        if keep is not None:
-            _keep(Path(scratch), Path(keep), f"{model}-{arm}")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_TAG):
-            result = json.loads(line[len(RESULT_TAG) :])
+            env["TORCH_TRACE"] = os.path.join(self.scratch, "trace")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", model, arm, device]
+        # pinned before Python starts: torch sizes its compile-worker pool by the CPUs it may use
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pin
+        )
+
+    def result(self, timeout: float = 900) -> dict:
+        arm = self.arm
+        try:
+            try:
+                stdout, stderr = self.proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise
             if arm == "trace":
-                result["trace_bytes"] = trace_bytes
-            return result
-    tail = "\n".join((proc.stderr or proc.stdout).splitlines()[-20:])
-    raise RuntimeError(f"child {model} {arm} exited {proc.returncode} without a result:\n{tail}")
+                logs = list(Path(self.scratch, "trace").glob("*"))
+                trace_bytes = sum(p.stat().st_size for p in logs)
+            if self.keep is not None:
+                _keep(Path(self.scratch), Path(self.keep), f"{self.model}-{arm}")
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        for line in reversed(stdout.splitlines()):
+            if line.startswith(RESULT_TAG):
+                result = json.loads(line[len(RESULT_TAG) :])
+                if arm == "trace":
+                    result["trace_bytes"] = trace_bytes
+                return result
+        tail = "\n".join((stderr or stdout).splitlines()[-20:])
+        raise RuntimeError(
+            f"child {self.model} {arm} exited {self.proc.returncode} without a result:\n{tail}"
+        )
 
 
 def _keep(scratch: Path, keep: Path, name: str) -> None:
@@ -236,16 +274,35 @@ def measure(
     device: str,
     once: frozenset = frozenset(),
     keep: str | None = None,
+    together: bool = False,
 ) -> dict:
     """``rounds`` rounds of every arm, those in ``once`` in the first round only; the first
-    round's reports and logs copied into ``keep`` when given."""
+    round's reports and logs copied into ``keep`` when given. ``together``: a round's arms run
+    at the same time, each pinned to its own equal share of the CPUs, the shares rotating
+    from round to round, so that the machine's drift falls on every arm of a round alike."""
     runs: list[dict[str, dict]] = []
     for r in range(rounds):
         k = r % len(arms)
         order = [a for a in arms[k:] + arms[:k] if r == 0 or a not in once]
         got = {}
+        if together:  # every arm at once, each on its own share of the CPUs, shares rotating
+            shares = _cpu_shares(len(order))
+            present = [a for a in arms if a in order]  # an arm's share: its place here, plus the round
+            started = [
+                start(
+                    model,
+                    arm,
+                    device,
+                    keep if r == 0 else None,
+                    shares[(present.index(arm) + r) % len(present)],
+                )
+                for arm in order
+            ]
+            results = {s.arm: s.result() for s in started}
         for arm in order:
-            res = got[arm] = spawn(model, arm, device, keep=keep if r == 0 else None)
+            res = got[arm] = (
+                results[arm] if together else spawn(model, arm, device, keep=keep if r == 0 else None)
+            )
             extra = ""
             if "report_wall_s" in res:
                 extra = (
@@ -280,6 +337,15 @@ def measure(
         summary[arm] = row
     first = runs[0]
     return {"model": model, "device": device, "rounds": runs, "summary": summary, "meta": first["plain"]}
+
+
+def _cpu_shares(n: int) -> list[list[int]]:
+    """The CPUs this process may use cut into ``n`` equal shares (the rest left idle)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    k = len(cpus) // n
+    if k < 1:
+        raise SystemExit(f"--together needs at least {n} CPUs, this process may use {len(cpus)}")
+    return [cpus[i * k : (i + 1) * k] for i in range(n)]
 
 
 def _total(run: dict) -> float:
@@ -340,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--once", default="", help="comma list of arms run in the first round only (e.g. trace, for its size)"
     )
+    p.add_argument(
+        "--together",
+        action="store_true",
+        help="run a round's arms at the same time, each pinned to an equal share of the CPUs (rotating)",
+    )
     p.add_argument("--json", metavar="OUT", help="also write every figure to this JSON file")
     p.add_argument("--keep", metavar="DIR", help="copy the first round's reports and TORCH_TRACE logs here")
     a = p.parse_args(argv)
@@ -356,11 +427,12 @@ def main(argv: list[str] | None = None) -> int:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     started = time.perf_counter()
     once = frozenset(x for x in a.once.split(",") if x)
-    results = [measure(m, arms, a.rounds, device, once, a.keep) for m in models]
+    results = [measure(m, arms, a.rounds, device, once, a.keep, a.together) for m in models]
     meta = results[0]["meta"]
     print(
         f"\ntorch {meta['torch']}, {meta['gpu'] or 'CPU'}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d')}, {time.perf_counter() - started:.0f} s"
+        f"{time.strftime('%Y-%m-%d')}, {time.perf_counter() - started:.0f} s; each child: {meta['cpus']} CPUs, "
+        f"{meta['compile_threads']} compile threads{', arms run together' if a.together else ''}"
     )
     print_table(results)
     if a.json:
