@@ -44,7 +44,10 @@ _CONSUMED = frozenset(_FAILED) | {"guard_added", "guard_added_fast", "symbolic_s
 
 
 def _state(ctx: Context) -> dict:
-    return ctx.exports.setdefault("state", {"runs": [], "open": None})
+    st = ctx.exports.get("state")  # asked for each event: made once
+    if st is None:
+        st = ctx.exports["state"] = {"runs": [], "open": None}
+    return st
 
 
 def take(ctx: Context, ev: Event) -> bool:
