@@ -52,10 +52,12 @@ def _state(ctx: Context) -> dict:
 
 def take(ctx: Context, ev: Event) -> bool:
     """Read a frameless export event; True where nothing else should see it."""
-    st = _state(ctx)
-    if not is_frameless(ev):
-        st["open"] = None  # a Dynamo frame: the export is over
+    if not is_frameless(ev):  # a Dynamo frame: the export is over
+        st = ctx.exports.get("state")
+        if st is not None:
+            st["open"] = None
         return False
+    st = _state(ctx)
     if ctx.aoti["open"] is not None:
         return False  # AOTInductor's own lowering: its compile's events
     name = ev.name

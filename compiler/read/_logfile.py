@@ -31,7 +31,12 @@ MAX_LINE_BYTES = 512 * 2**20
 _INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
 _BLOCK = 4 * 2**20  # bytes read at a time
 _NOT_TAB = re.compile(rb"\n(?!\t)")  # the end of a run of payload lines
-_NEXT_LINE_TAB = re.compile(rb"\n\t")  # re.sub drops these tabs 2x faster than bytes.replace
+
+
+def _untabbed(lines: bytes) -> bytes:
+    """Payload lines without the tab that starts each line after the first: split and
+    joined (the fewest instructions and the least time of re.sub, bytes.replace and this)."""
+    return b"\n".join(lines.split(b"\n\t"))
 
 
 class _Pending:
@@ -162,8 +167,7 @@ class _Reader:
         piece that starts with an event's metadata line as torch writes it is read at once
         (``_quick``); any other (a blank line, payload lines at the block's start, a line to
         name) line by line."""
-        path, strict, strip, find = self.path, self.strict, _NEXT_LINE_TAB.sub, data.find
-        view = memoryview(data)  # payloads are cut from it, not copied before their tabs go
+        path, strict, find = self.path, self.strict, data.find
         # the event being read: an Event where it is whole and as torch wrote it (its payload
         # met its MD5), finished unless what follows is more of it (blank or payload lines)
         lineno, pending = self.lineno, self.pending
@@ -188,7 +192,7 @@ class _Reader:
                 lineno += 1
                 pending = _Pending(ev, []) if announced else ev
                 continue
-            body = strip(b"\n", view[nl + 2 : cut])  # each line's tab goes
+            body = _untabbed(data[nl + 2 : cut])  # each line's tab goes
             lineno += cut - nl - len(body)  # one line each
             if type(announced) is str and hashlib.md5(body, usedforsecurity=False).hexdigest() == announced:
                 try:
@@ -222,7 +226,7 @@ class _Reader:
     def payload(self, block: bytes, pos: int, end: int) -> None:
         """Lines that start with a tab (``block[pos:end]``: "\\tline\\n\\tline\\n"): payload."""
         self.complete = complete = block[end - 1] == 10  # a newline
-        body = _NEXT_LINE_TAB.sub(b"\n", block[pos + 1 : end - 1 if complete else end])
+        body = _untabbed(block[pos + 1 : end - 1 if complete else end])
         first = self.lineno + 1
         self.lineno += end - pos - complete - len(body)  # each line's tab went: one line each
         if end - pos > MAX_LINE_BYTES:
