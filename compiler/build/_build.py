@@ -29,7 +29,7 @@ from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_
 from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles, stack_frames
 from ._events import Event, is_frameless
 from ._phases import FAILURE_PHASE_STAGE, _union_s, waterfall
-from ._stages import IGNORED, lookup
+from ._stages import EVENTS, IGNORED, lookup
 
 # compilation_metrics keys worth keeping (the rest is config dumps)
 _METRIC_KEYS = (
@@ -58,7 +58,7 @@ def build(
             ctx.rank = ev.metadata["rank"]
         if ev.name in IGNORED or _draft.take(ctx, ev):
             continue
-        spec = lookup(ev.name)
+        spec = EVENTS.get(ev.name) or lookup(ev.name)
         if spec is None:
             ctx.unknown.append(RawEvent(ev.compile_id, ev.name, jsonable(ev.metadata), ev.payload))
             continue

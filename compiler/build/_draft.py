@@ -44,15 +44,20 @@ _CONSUMED = frozenset(_FAILED) | {"guard_added", "guard_added_fast", "symbolic_s
 
 
 def _state(ctx: Context) -> dict:
-    return ctx.exports.setdefault("state", {"runs": [], "open": None})
+    st = ctx.exports.get("state")  # asked for each event: made once
+    if st is None:
+        st = ctx.exports["state"] = {"runs": [], "open": None}
+    return st
 
 
 def take(ctx: Context, ev: Event) -> bool:
     """Read a frameless export event; True where nothing else should see it."""
-    st = _state(ctx)
-    if not is_frameless(ev):
-        st["open"] = None  # a Dynamo frame: the export is over
+    if not is_frameless(ev):  # a Dynamo frame: the export is over
+        st = ctx.exports.get("state")
+        if st is not None:
+            st["open"] = None
         return False
+    st = _state(ctx)
     if ctx.aoti["open"] is not None:
         return False  # AOTInductor's own lowering: its compile's events
     name = ev.name

@@ -50,30 +50,33 @@ _ID = re.compile(TORCH_ID)
 
 
 def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
+    payload = ev.payload
+    if not payload:
+        return
     try:
-        data = _fastjson.loads(ev.payload) if ev.payload else None
-        if isinstance(data, dict) and type(data.get("ts")) is float and abs(data["ts"]) >= 2**63:
-            data = json.loads(ev.payload)  # an integer stamp past 64 bits: as json reads it
+        data = _fastjson.loads(payload)
+        if type(data) is dict and type(data.get("ts")) is float and abs(data["ts"]) >= 2**63:
+            data = json.loads(payload)  # an integer stamp past 64 bits: as json reads it
     except json.JSONDecodeError:
         return
-    if not isinstance(data, dict):
+    if type(data) is not dict:
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if not isinstance(cid, str) or not _ID.fullmatch(cid):
+    if type(cid) is not str or not _ID.fullmatch(cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")
-    if not isinstance(name, str) or not isinstance(ts, (int, float)):
+    if type(name) is not str or not isinstance(ts, (int, float)):
         return
-    if ph == "B" and name in ("dynamo", "entire_frame_compile") and new_generation is not None:
-        # they begin before dynamo_start: a compile id whose frame compile already ended is
-        # torch numbering again after torch._dynamo.reset()
-        if any(n == name for n, _, _ in a.spans):
-            old = a
-            new_generation()
-            a = acc_for(cid, ev.metadata)
-            a.open_phases, old.open_phases = old.open_phases, {}  # begun since: the new compile's
     if ph == "B":
+        if name in _GENERATION_START and new_generation is not None:
+            # they begin before dynamo_start: a compile id whose frame compile already
+            # ended is torch numbering again after torch._dynamo.reset()
+            if any(n == name for n, _, _ in a.spans):
+                old = a
+                new_generation()
+                a = acc_for(cid, ev.metadata)
+                a.open_phases, old.open_phases = old.open_phases, {}  # begun since: the new compile's
         a.open_phases.setdefault(name, []).append(ts)
         if name in FAILURE_PHASE_STAGE:
             a.last_phase = name
@@ -84,6 +87,9 @@ def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
         stage = PHASE_STAGE.get(name)
         if stage:
             a.stage_spans.setdefault(stage, []).append((start, ts))
+
+
+_GENERATION_START = ("dynamo", "entire_frame_compile")
 
 
 def _union_s(spans: list[tuple[float, float]]) -> float:

@@ -15,7 +15,9 @@ import functools
 import json
 import re
 import sys
+from typing import Any
 
+from ..model import _fastjson
 from ..model._speedtypes import CacheLookup, CudaGraphRun
 
 _CONFIG_LINE = re.compile(r"^torch\.(_inductor|_dynamo)\.config\.([\w.]+) = (.*)$", re.M)
@@ -88,7 +90,7 @@ def _component(line: str) -> tuple[str, tuple[str, str]] | None:
 def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
     """One cache artifact's payload (JSON; torch < 2.4 logged none) as a CacheLookup."""
     try:
-        body = json.loads(payload) if payload else {}
+        body = _artifact_json(payload) if payload else {}
     except (json.JSONDecodeError, TypeError):
         body = {}
     if not isinstance(body, dict):
@@ -107,6 +109,24 @@ def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
         time_saved_s=saved,
         component_lines=component_lines(comps) if isinstance(comps, list) else (),
     )
+
+
+_STR = frozenset({str})
+
+
+def _artifact_json(payload: str) -> Any:
+    """``json.loads(payload)``, read by orjson (2x faster: a cache miss's key components are
+    ~100 KB of JSON) where nothing ``cache_lookup`` reads is a float, which orjson makes of an
+    integer past 64 bits (a component that is not a string, a number where torch writes an
+    int or a string): json reads those."""
+    body = _fastjson.loads(payload)
+    if type(body) is not dict:
+        return body
+    numbers = (body.get("cache_state"), body.get("time_saved_ns"), body.get("time_saved_ms"))
+    comps = body.get("components")
+    if float in map(type, numbers) or (type(comps) is list and not _STR.issuperset(map(type, comps))):
+        return json.loads(payload)
+    return body
 
 
 def differing(
