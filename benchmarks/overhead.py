@@ -206,10 +206,10 @@ def spawn(
     """One child in a fresh process with caches off and its own empty cache dir; ``keep``: a
     directory to copy the child's report (``MODEL-ARM.json``) or TORCH_TRACE logs into;
     ``cpus``: the CPUs the child (and its compile workers) may run on."""
-    return start(model, arm, device, keep, cpus).result(timeout)
+    return Child(model, arm, device, keep, cpus).result(timeout)
 
 
-class start:
+class Child:
     """A child started (``spawn`` without waiting): ``result()`` waits for it and reads its figures."""
 
     def __init__(
@@ -289,7 +289,7 @@ def measure(
             shares = _cpu_shares(len(order))
             present = [a for a in arms if a in order]  # an arm's share: its place here, plus the round
             started = [
-                start(
+                Child(
                     model,
                     arm,
                     device,
