@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 
 from ._cases import MODES, ZOOS
@@ -144,10 +143,9 @@ def _run(ns) -> int:
 
 
 def _show(ns) -> int:
-    from ._table import load_census
     from ._view import census_text, save_census_html, select
 
-    census = load_census(ns.census)
+    census = _load(ns.census)
     rows = select(
         census, status=ns.status, family=ns.family, mode=ns.mode, break_type=ns.break_type, sort=ns.sort
     )
@@ -159,24 +157,36 @@ def _show(ns) -> int:
 
 
 def _merge(ns) -> int:
-    """Join the shards into ``--out``: their rows, with their reports and traces copied."""
+    """Join the shards into ``--out``: their rows, with their reports and traces copied. A
+    row's path that leads outside its shard, or through a link, is not followed (its row
+    stays, without it): each such path is named on stderr."""
     import dataclasses
 
-    from ._table import load_census, merge
+    from .._summary import printable
+    from ._paths import copy_into, resolve
+    from ._table import merge
     from ._view import save_census_html
 
-    shards = [load_census(s) for s in ns.shards]
+    shards = [_load(s, warn=False) for s in ns.shards]
     merged = merge(shards)
     rows = []
+    left_out = [p for c in shards for p in c.problems]
     for c in shards:
-        base = os.path.dirname(os.path.abspath(c.path))
         for r in c.rows:
             if r.key in {x.key for x in rows}:
                 continue
-            for rel in (r.report, r.trace):
-                if rel and os.path.exists(os.path.join(base, rel)):
-                    _copy(os.path.join(base, rel), os.path.join(ns.out, rel))
+            for k in ("report", "trace"):
+                rel = getattr(r, k)
+                if rel is None:
+                    continue
+                if resolve(c.base, rel) is None:
+                    left_out.append(f"{c.path}: {r.key}: {k} {rel}: missing, or reached through a link")
+                    r = dataclasses.replace(r, **{k: None})
+                    continue
+                left_out += [f"{c.path}: {r.key}: {m}" for m in copy_into(c.base, rel, ns.out)]
             rows.append(r)
+    for line in left_out:
+        print(f"pt2-explorer census: warning: {printable(line)}", file=sys.stderr)
     merged = dataclasses.replace(merged, rows=tuple(rows), path=os.path.join(ns.out, "census.json"))
     merged.save(merged.path)
     if ns.html:
@@ -185,27 +195,29 @@ def _merge(ns) -> int:
     return 0
 
 
-def _copy(src: str, dst: str) -> None:
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    if os.path.isdir(src):
-        shutil.copytree(src, dst, dirs_exist_ok=True)
-    else:
-        shutil.copy2(src, dst)
-
-
 def _diff(ns) -> int:
     from compiler import write_file
 
     from ._diff import diff_census
-    from ._table import load_census
     from ._view import diff_page, diff_text
 
-    d = diff_census(load_census(ns.a), load_census(ns.b), slower=ns.slower)
+    d = diff_census(_load(ns.a), _load(ns.b), slower=ns.slower)
     _echo(diff_text(d))
     if ns.html:
         write_file(ns.html, diff_page(d))
         print(f"diff page: {ns.html}")
     return 0
+
+
+def _load(path: str, *, warn: bool = True):
+    """The census at ``path``; each path of it that was not followed named on stderr."""
+    from .._summary import printable
+    from ._table import load_census
+
+    census = load_census(path)
+    for line in census.problems if warn else ():
+        print(f"pt2-explorer census: warning: {printable(line)}", file=sys.stderr)
+    return census
 
 
 def _echo(text: str) -> None:

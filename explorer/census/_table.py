@@ -16,6 +16,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from ._paths import resolve, unsafe
+
 FORMAT = "pt2-explorer-census"
 VERSION = 1
 STATUSES = ("one graph", "graph break", "recompiles", "error", "no graph", "several graphs")
@@ -134,14 +136,20 @@ class Census:
     created: str | None = None
     title: str | None = None
     path: str | None = None  # where it was read from (rows' report paths are relative to it)
+    # what reading it left out, one line each (a row's path that leads outside the census)
+    problems: tuple[str, ...] = ()
 
     def row(self, key: str) -> CensusRow:
         return next(r for r in self.rows if r.key == key)
 
+    @property
+    def base(self) -> str:
+        """The census directory: rows' ``report`` and ``trace`` are relative to it."""
+        return os.path.dirname(os.path.abspath(self.path or "."))
+
     def report_path(self, row: CensusRow) -> str | None:
-        if row.report is None:
-            return None
-        return os.path.join(os.path.dirname(os.path.abspath(self.path or ".")), row.report)
+        """The row's report, where it is inside the census and reached through no link."""
+        return resolve(self.base, row.report) if row.report is not None else None
 
     def to_dict(self) -> dict:
         return {
@@ -194,6 +202,15 @@ def census_from_dict(data, path: str = "<census>") -> Census:
     if not isinstance(rows, list):
         raise bad("$.rows", "expected a list")
     out = [_build(CensusRow, r, f"$.rows[{i}]", bad) for i, r in enumerate(rows)]
+    problems = []
+    for i, r in enumerate(out):
+        for k in ("report", "trace"):
+            why = unsafe(getattr(r, k)) if getattr(r, k) is not None else None
+            if why:
+                shown = repr(getattr(r, k))
+                shown = shown if len(shown) <= 120 else shown[:117] + "..."
+                problems.append(f"{path}: $.rows[{i}].{k}: {why} ({shown}): not read or copied")
+                out[i] = r = dataclasses.replace(r, **{k: None})
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
         raise bad("$.settings", "expected an object")
@@ -201,7 +218,7 @@ def census_from_dict(data, path: str = "<census>") -> Census:
     for k, v in meta.items():
         if v is not None and not isinstance(v, str):
             raise bad(f"$.{k}", "expected a string")
-    return Census(tuple(out), settings, path=path, **meta)
+    return Census(tuple(out), settings, path=path, problems=tuple(problems), **meta)
 
 
 _NESTED = {"breaks": BreakSite, "recompiles": RecompileFact}

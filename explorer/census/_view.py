@@ -123,6 +123,9 @@ def census_text(census: Census, rows: list[CensusRow] | None = None, *, details:
         if rec:
             out += ["", "recompiles (the guard that failed):"]
             out += [f"  {k} [{x.compile_id}] {short_reason(x.reason)}" for k, x in rec]
+    if census.problems:
+        out += ["", "left out (the census names these paths; they were not read):"]
+        out += [f"  {p}" for p in census.problems]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -170,10 +173,12 @@ def _row_html(r: CensusRow, link: str | None) -> str:
     return f"<tr>{''.join(tds)}</tr>"
 
 
-def census_page(census: Census, links: dict[str, str] | None = None) -> str:
+def census_page(census: Census, links: dict[str, str] | None = None, notes: list[str] | None = None) -> str:
     """A self-contained page: the headline, the rows by break type (a click filters the
-    table), the table (a click on a header sorts it), each model linked to ``links[key]``."""
+    table), the table (a click on a header sorts it), each model linked to ``links[key]``;
+    ``notes`` and the census's own problems (paths not read) under the table."""
     links = links or {}
+    notes = [*census.problems, *(notes or [])]
     rows = census.rows
     groups = "".join(
         f'<li>{_link_cell(gb, link)} {esc(t)}: <a href="#" class="gb-filter" data-q="{esc(gb if gb != "?" else t)}">'
@@ -190,7 +195,13 @@ def census_page(census: Census, links: dict[str, str] | None = None) -> str:
         f"<p>{esc(headline(rows))}</p>"
         + (f"<h3>by break type</h3><ul>{groups}</ul>" if groups else "")
         + f'<input id="filter" placeholder="filter rows" size="40"><table id="census"><thead><tr>{head}</tr>'
-        f"</thead><tbody>{body}</tbody></table></div><script>{_JS}</script></body></html>"
+        f"</thead><tbody>{body}</tbody></table>"
+        + (
+            '<h3>left out</h3><ul class="left-out">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
+            if notes
+            else ""
+        )
+        + f"</div><script>{_JS}</script></body></html>"
     )
 
 
@@ -203,18 +214,28 @@ def save_census_html(census: Census, path: str, *, reports: bool = True) -> list
 
     links: dict[str, str] = {}
     written: list[str] = []
+    notes: list[str] = []
     if reports:
         stem = os.path.splitext(os.path.basename(path))[0] + ".reports"
         for r in census.rows:
             src = census.report_path(r)
-            if src is None or not os.path.exists(src):
+            if src is None:
+                if r.report is not None:
+                    notes.append(f"{r.key}: its report {r.report} is missing or reached through a link")
+                continue
+            try:
+                rep = load(src)
+            except (ValueError, OSError) as e:
+                notes.append(
+                    f"{r.key}: its report is not read: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                )
                 continue
             name = os.path.basename(src).split(".json")[0] + ".html"
             page = os.path.join(os.path.dirname(os.path.abspath(path)), stem, name)
             os.makedirs(os.path.dirname(page), exist_ok=True)
-            written.append(write_file(page, report_html(load(src), title=f"{r.model} ({r.mode})")))
+            written.append(write_file(page, report_html(rep, title=f"{r.model} ({r.mode})")))
             links[r.key] = f"{stem}/{name}"
-    write_file(path, census_page(census, links))
+    write_file(path, census_page(census, links, notes))
     return [path, *written]
 
 
