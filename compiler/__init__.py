@@ -15,6 +15,7 @@ from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
 from .build._roofline import Placement, no_roofline, roofline
 from .build._speed import cudagraph_share
 from .build._verdict import Cause, Verdict, verdict
+from .build._verdict import mode_of as benchmark_mode
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
 from .model._compact import use_graph_nodes as _use_graph_nodes
@@ -174,6 +175,7 @@ __all__ = [
     "TritonSource",
     "UnsupportedTorchVersion",
     "Verdict",
+    "benchmark_mode",
     "benchmark_subject",
     "check_recompile",
     "compare_modes",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from compiler import Benchmark, Report
+from compiler import Benchmark, Report, benchmark_mode
 
 from ._html import esc, frag, table_html
 from ._textview import table_text
@@ -26,7 +26,7 @@ def break_even_text(b: Benchmark) -> str:
     return f"{math.ceil(b.break_even_calls):,} calls"
 
 
-def summary_lines(b: Benchmark) -> list[str]:
+def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
     out = [f"{b.name} on {b.device_name} ({b.device}, {b.threads} threads)"]
     if b.error:
         out.append(f"finding: {b.error}")
@@ -35,7 +35,7 @@ def summary_lines(b: Benchmark) -> list[str]:
     if b.eager and b.compiled:
         out.append(
             f"eager {_ms(b.eager.median_ms)} (IQR {b.eager.iqr_ms:.3g}), compiled {_ms(b.compiled.median_ms)} "
-            f"(IQR {b.compiled.iqr_ms:.3g}), {b.compiled.reps} reps: speedup ×{b.speedup:.2f}"
+            f"(IQR {b.compiled.iqr_ms:.3g}), {b.compiled.reps} reps: {b.speedup_words}"
         )
         out += [f"caution, {note}" for note in b.timing_notes]
     if b.compile_time_s is not None:
@@ -57,17 +57,18 @@ def summary_lines(b: Benchmark) -> list[str]:
         )
     if b.mutated:
         out.append(f"state changed by the function and restored: {', '.join(b.mutated)}")
-    out.append(setup_line(b))
+    out.append(setup_line(b, benchmark_mode(report, b)))
     out.append(f"method: {b.method}")
     return out
 
 
-def setup_line(b: Benchmark) -> str:
-    """How the benchmark was set up: torch.compile's settings, autocast, the warm-up calls, the
-    state, the torch version, the output tensors compared."""
+def setup_line(b: Benchmark, mode: str) -> str:
+    """How the benchmark was set up: torch.compile's settings (``mode``: as the function was
+    compiled, ``compiler.benchmark_mode``), autocast, the warm-up calls, the state, the torch
+    version, the output tensors compared."""
     c = b.config
     line = (
-        f"setup: torch.compile(mode={c.mode or 'default'}, dynamic={c.dynamic}, backend={c.backend or 'inductor'}), "
+        f"setup: torch.compile(mode={mode}, dynamic={c.dynamic}, backend={c.backend or 'inductor'}), "
         f"autocast {c.autocast or 'off'}; {b.warmup} warm-up calls; state {b.state}"
     )
     if b.torch_version:
@@ -117,7 +118,7 @@ def kernel_table(b: Benchmark, top: int = 20) -> Table:
             "" if k.gb is None else f"{k.gb:.4g}",
             "" if k.gb_per_s is None else f"{k.gb_per_s:.0f}",
         )
-        for k in b.kernels[:top]
+        for k in b.kernel_rows[:top]
     )
     title = f"Kernels of the compiled run ({b.profiled_calls} profiled calls)"
     columns = ("kernel", "kind", "compile", "launches", "total ms", "ms per call", "share", "GB", "GB/s")
@@ -129,15 +130,15 @@ def bench_text(report: Report) -> str:
         return "No benchmarks: call report.benchmark() (or %%compile --bench).\n"
     out = []
     for b in report.benchmarks:
-        out += summary_lines(b)
+        out += summary_lines(b, report)
         out.append(table_text(timing_table(b)))
         out += sample_lines(b)
-        if b.kernels:
+        if b.kernel_rows:
             out.append(table_text(kernel_table(b)))
     return "\n".join(out).rstrip() + "\n"
 
 
-def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
+def bench_html(report: Report | None, benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
     """The Benchmark section: summary, tables, and (static page) the charts inline, plotly.js
     once."""
     from . import _charts
@@ -145,7 +146,7 @@ def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
     parts = []
     first = True
     for b in benchmarks:
-        lines = summary_lines(b)
+        lines = summary_lines(b, report)
         parts.append(f"<h3>{esc(lines[0])}</h3>" + "".join(f"<div>{esc(x)}</div>" for x in lines[1:]))
         if static:
             for fig in _charts.benchmark_figures(b):
@@ -156,7 +157,7 @@ def bench_html(benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
             parts.append(
                 f"<details><summary>samples</summary><pre>{esc(chr(10).join(samples))}</pre></details>"
             )
-        if b.kernels:
+        if b.kernel_rows:
             parts.append(table_html(kernel_table(b)))
             if b.profile_note:
                 parts.append(f'<div class="note">{esc(b.profile_note)}</div>')
@@ -171,7 +172,7 @@ def bench_widget(report: Report):
 
     children = []
     for b in report.benchmarks:
-        children.append(w.HTML(frag(bench_html((b,), static=False))))
+        children.append(w.HTML(frag(bench_html(report, (b,), static=False))))
         out = w.Output()
         with out:
             for fig in _charts.benchmark_figures(b):

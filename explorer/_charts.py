@@ -54,7 +54,7 @@ def timing_figure(b: Benchmark) -> go.Figure:
             hovertemplate="%{x}: median %{y:.4g} ms<extra></extra>",
         )
     )
-    speed = f" — ×{b.speedup:.2f}" if b.speedup else ""
+    speed = f" — {b.speedup_words}" if b.speedup else ""
     fig.update_layout(
         title=f"{_t(b.name)}: time per call{speed}",
         yaxis_title="ms (median, IQR bars)",
@@ -72,7 +72,7 @@ def short_name(name: str, width: int = 44) -> str:
 
 def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
     """Share of the profiled time per kernel, largest first (top N)."""
-    rows = list(b.kernels[:top])[::-1]
+    rows = list(b.kernel_rows[:top])[::-1]
     labels: list[str] = []
     for k in rows:  # axis labels must stay distinct after cutting
         label = short_name(k.name)
@@ -103,7 +103,7 @@ def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
 def roofline_figure(b: Benchmark) -> go.Figure | None:
     """Achieved GB/s per kernel that knows its bytes moved, against the device's peak; None
     when no kernel knows its bytes."""
-    rows = [k for k in b.kernels if k.gb_per_s is not None]
+    rows = [k for k in b.kernel_rows if k.gb_per_s is not None]
     if not rows:
         return None
     top = 1.1 * max([b.peak_gb_per_s or 0] + [k.gb_per_s for k in rows])
@@ -189,7 +189,7 @@ def modes_figure(comparison) -> go.Figure:
 def benchmark_figures(b: Benchmark) -> list[go.Figure]:
     """The figures that have data: none for a benchmark whose compiled arm raised at once."""
     figs = [timing_figure(b)] if b.eager or b.compiled else []
-    if b.kernels:
+    if b.kernel_rows:
         figs.append(kernels_figure(b))
     roof = roofline_figure(b)
     if roof is not None:

@@ -41,7 +41,7 @@ def kernel_times(report: Report, compile_id: str) -> dict[str, float]:
     """Milliseconds per call of each of the compile's kernels, from its latest benchmark's profile."""
     out: dict[str, float] = {}
     for b in report.benchmarks:
-        for kt in b.kernels:
+        for kt in b.kernel_rows:
             if kt.kernel and kt.compile_id in (None, compile_id):
                 out[kt.kernel] = kt.per_call_ms
     return out

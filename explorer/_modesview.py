@@ -46,7 +46,7 @@ def modes_text(comparison) -> str:
     for r in comparison.rows:
         if r.benchmark is not None:
             out.append(f"\n[{r.label}]")
-            out += summary_lines(r.benchmark)
+            out += summary_lines(r.benchmark, r.report)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -77,7 +77,7 @@ def modes_page(comparison, links: list[str | None] | None = None) -> str:
         own = links[i] if links[i] and not links[i].startswith("#") else None
         more = f'<div><a href="{esc(own)}">open the recording of {esc(r.label)}</a></div>' if own else ""
         sections.append(
-            f'<section id="mode-{i}"><h2>{esc(r.label)}</h2>{more}{bench_html((r.benchmark,), static=False)}</section>'
+            f'<section id="mode-{i}"><h2>{esc(r.label)}</h2>{more}{bench_html(r.report, (r.benchmark,), static=False)}</section>'
         )
     chart = figure_html(modes_figure(comparison), include_plotlyjs=True, div_id="pt2x-modes")
     script = (  # a bar's customdata[2] is its row: follow that row's link

@@ -158,7 +158,7 @@ VIEWS: tuple[View, ...] = (
         lambda s: bench_text(s.report),
         tab=lambda r: f"Benchmark ({len(r.benchmarks)})",
         needs=lambda r: bool(r.benchmarks),
-        html=lambda s: bench_html(s.report.benchmarks, static=True),
+        html=lambda s: bench_html(s.report, s.report.benchmarks, static=True),
         widget=lambda app: bench_widget(app.report),
     ),
     View(
@@ -166,7 +166,7 @@ VIEWS: tuple[View, ...] = (
         "why isn't compiled faster: the verdict, kernel time on your lines and modules, the roofline",
         lambda s: why_text(s.report),
         tab=lambda r: "Why not faster",
-        needs=lambda r: any(b.kernels or b.launches for b in r.benchmarks),
+        needs=lambda r: any(b.kernel_rows or b.launches for b in r.benchmarks),
         html=lambda s: why_html(s.report),
     ),
     View(

@@ -37,7 +37,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
     """The verdict as lines (headline, each cause with its share and evidence, what is
     missing) and the tables: causes, lines, modules, op families, roofline."""
     v = verdict(report, b)
-    lines = [f"{b.name} ({b.device_name}, mode={b.config.mode or 'default'}): {v.headline}"]
+    lines = [f"{b.name} ({b.device_name}, mode={v.mode}): {v.headline}"]
     if b.matmul_precision is not None:
         tf32 = "" if b.allow_tf32 is None else f", allow_tf32={b.allow_tf32}"
         lines.append(f"matmul settings while timing: float32_matmul_precision={b.matmul_precision}{tf32}")

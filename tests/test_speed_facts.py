@@ -214,7 +214,14 @@ def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_sk
     assert compiler.cudagraph_share(with_used, ro) == 1.0
     assert compiler.cudagraph_share(with_skip, ro) == 0.0
     v = compiler.verdict(with_skip, ro)
-    assert v.main == "launch"
-    assert v.headline.endswith(
-        "CUDA graphs: 0% of the profiled GPU time ran under CUDA graphs; [1/0] skipped: mutated inputs (1 instances)"
+    # compiled for CUDA graphs, and torch skipped them: that is named before the host's time
+    assert v.main == "cudagraphs"
+    skip = next(x for x in v.causes if x.key == "cudagraphs")
+    assert skip.title == "CUDA graphs skipped: mutated inputs (1 instances)"
+    assert skip.evidence == (
+        "mode=reduce-overhead (as compiled)",
+        "[1/0] skipped: mutated inputs (1 instances)",
     )
+    assert v.headline.startswith("compiled is 1.24× faster than eager: CUDA graphs skipped: mutated inputs")
+    # asked for already: the host's part suggests no mode
+    assert next(x for x in v.causes if x.key == "launch").fix is None

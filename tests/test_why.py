@@ -143,14 +143,16 @@ def test_verdict_gemm_bound_block(mlp):
     v = compiler.verdict(r, b)
     assert v.main == "library"
     assert v.headline == (
-        "compiled ×1.00 of eager: compile has little left to win here: 95% of the compiled call is "
-        "library kernels it does not change; the matmul is fp32 without TF32"
+        "compiled is as fast as eager (×1.00): compile has little left to win here: 95% of the compiled "
+        "call is library kernels it does not change; the matmul is fp32 without TF32"
     )
     parts = [c for c in v.causes if c.ms is not None]
     assert sum(c.ms for c in parts) == pytest.approx(b.compiled.median_ms)  # the parts add up
     lib = next(c for c in v.causes if c.key == "library")
     assert lib.ms == pytest.approx(sum(k.per_call_ms for k in b.kernels if k.kind == "extern"))
     assert "fp32 on the CUDA cores, no TF32" in lib.evidence[0]
+    assert lib.fix == 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
+    assert v.fixes[0] == lib.fix
     assert "no timeline: the host's time is not split into guards, graph breaks and launches" in v.missing
 
 
@@ -172,7 +174,9 @@ def test_verdict_launch_bound_modes():
 def test_why_view_text(mlp):
     r, _ = mlp
     text = explorer.text(r, "why")
-    assert text.splitlines()[0].startswith("MLPBlock (NVIDIA H100 80GB HBM3, mode=default): compiled ×1.00")
+    assert text.splitlines()[0].startswith(
+        "MLPBlock (NVIDIA H100 80GB HBM3, mode=default): compiled is as fast as eager (×1.00)"
+    )
     assert "the lines of your model that cost the most kernel time" in text
     assert re.search(r"^norm\s+0\.04577\s+1%\s+1\s*$", text, re.M)  # the module table
 

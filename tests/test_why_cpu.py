@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 
 import pytest
 import torch
@@ -85,8 +86,10 @@ def test_graph_break_in_the_hot_loop_joined_to_lines():
     assert {("a", "aten::linear"), ("b", "aten::linear")} <= eager
     v = compiler.verdict(r, b)
     breaks = next(c for c in v.causes if c.key == "breaks")
-    assert v.main == "breaks" and breaks.title == "graph breaks: Python between graphs, guards"
-    assert breaks.evidence[0].startswith("2 graphs a call, ")
+    assert v.main == "breaks" and breaks.title == "graph breaks: 1 site"
+    assert breaks.evidence[0].startswith("2 graphs a call: Python runs between them (")
+    (site,) = r.graph_breaks
+    assert breaks.evidence[1] == f"{os.path.basename(site.filename)}:{site.line}: {site.type} ({site.gb_id})"
     assert sum(c.ms for c in v.causes if c.ms is not None) == pytest.approx(b.compiled.median_ms)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..model._benchtypes import Launch, Timeline
+from ..model._benchtypes import OWN_RANGES, Launch, Timeline
 
 CALL = "## pt2-explorer call"
 HOST = "## pt2-explorer host"  # the call itself, without the synchronisation after it
@@ -77,6 +77,14 @@ def module_markers(fn: Any):
             stack.pop().__exit__(None, None, None)
 
 
+def is_range(evt) -> bool:
+    """A named range (``record_function``: ours, Dynamo's, Inductor's), which the GPU profiler
+    mirrors as a device event: neither a kernel nor time the device was busy."""
+    return bool(getattr(evt, "is_user_annotation", False)) or evt.name.startswith(
+        (*OWN_RANGES, REGION, GUARDS)
+    )
+
+
 def _ancestor(evt, prefix: str) -> str | None:
     p = evt.cpu_parent
     while p is not None:
@@ -126,7 +134,8 @@ def take_apart(
             continue
         facts = per_call[i]
         if evt.device_type != cpu:
-            facts.spans.append((evt.time_range.start, evt.time_range.end))
+            if not is_range(evt):  # a kernel or a copy, not a range mirrored on the device
+                facts.spans.append((evt.time_range.start, evt.time_range.end))
             continue
         facts.host(evt)
         for name, us, op_evt, kind in _kernels_of(evt, cuda, triton_names):

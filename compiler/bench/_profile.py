@@ -23,6 +23,7 @@ import torch
 from ..model._benchtypes import KernelTime
 from ..model._devices import device_peak
 from ..model._report import Kernel
+from ._launches import is_range
 
 _CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
@@ -103,7 +104,7 @@ def kernel_rows(
     for evt in events:
         name = evt.name
         if cuda:
-            if evt.device_type != torch.autograd.DeviceType.CUDA:
+            if evt.device_type != torch.autograd.DeviceType.CUDA or is_range(evt):
                 continue
             k = by_name.get(name)
             kind = k.language if k is not None else "extern"

@@ -76,7 +76,7 @@ def kernel_costs(report: Report, bench: Benchmark) -> tuple[KernelCost, ...]:
     else:
         rows = [
             joiner.row(k.name, k.kind, k.compile_id, k.kernel, k.total_ms, k.calls, calls)
-            for k in bench.kernels
+            for k in bench.kernel_rows
         ]
     return _with_shares(rows)
 

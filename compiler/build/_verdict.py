@@ -1,219 +1,313 @@
 """Why isn't compiled faster? One verdict per benchmark (``compiler.verdict``), from measured facts.
 
-The compiled call's median time is split into parts that add up to it:
+The compiled call's median time is split into parts that add up to it (each a cause with its
+share of the call):
 
+- **eager code**: kernels launched outside every compiled graph (a frame Dynamo gave up on,
+  the recompile limit, code between graphs), with the Python around them;
 - **library kernels** compile does not touch (cuBLAS / cuDNN GEMMs, attention kernels, ATen
   matmuls on CPU): their profiled time; the evidence says their precision (fp32 without TF32)
   and how close to the device's peak they ran;
-- **generated kernels** (Triton / C++) and the other ATen kernels the graph calls: held
-  against the eager kernels they replace (eager's kernels other than the library ones), when
-  the benchmark profiled eager;
-- **the host's time the device waits for** (the median minus the kernels' time), split by the
-  profiled timeline into guard evaluation, Python between graphs (more than one graph a call:
-  graph breaks) and the rest: launching kernels and the wrappers around them (launch-bound;
-  CUDA graphs remove it).
+- **generated kernels** (Triton / C++) and the other ATen kernels the graphs call: held
+  against the eager kernels they replace, when the benchmark profiled eager;
+- **the host's time** the device waits for (the median minus the kernels' time), split by the
+  profiled timeline into guard evaluation, Python outside the graphs, and the graphs' own host
+  work (wrappers and launches: what CUDA graphs remove).
 
-Compile time not yet paid off is said beside them (break-even in calls). A fact the benchmark
-did not record is named as missing, never filled in. Torch-free.
+The causes are checked in a fixed order, and the headline names the first that holds: an
+eager fallback (no compiled code ran for a frame), graph breaks, recompiles, a CUDA-graph
+skip, host↔device copies inside the call, then the largest part. Each cause says its fix as
+code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
+(``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
+of the compiles say it, where the benchmark did not compile the function itself. A fact the
+benchmark did not record is named as missing, never filled in. Torch-free.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
+from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
-from ._gputime import KernelCost, eager_costs, kernel_costs
-from ._roofline import precision, roofline
+from ._fixes import break_fix, fallen_frames, recompile_fix, shape_recompiles
+from ._gputime import kernel_costs
+from ._kernelcauses import compile_cause, generated, library
 from ._speed import cudagraph_share
+from ._text import first_line, where
+
+ORDER = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
 
 
-@dataclass(frozen=True)
-class Cause:
-    key: str  # library | generated | launch | breaks | compile
-    title: str
-    ms: float | None  # of the compiled call (None: compile time, paid once)
-    share: float | None  # of the compiled call's median
-    evidence: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Verdict:
-    name: str  # the benchmark's
-    headline: str
-    speedup: float | None
-    eager_ms: float | None
-    compiled_ms: float | None
-    main: str | None  # the key of the cause the headline names
-    causes: tuple[Cause, ...] = ()
-    missing: tuple[str, ...] = ()  # facts the benchmark did not record, and what that leaves open
+def mode_of(report: Report | None, bench: Benchmark) -> str:
+    """The mode the benchmarked function was compiled with: the benchmark's own where it
+    compiled it, else what torch's records of the report's compiles say (a user's
+    ``torch.compile(model, mode="reduce-overhead")`` that the benchmark reused)."""
+    own = bench.config.mode
+    if own not in (None, "default") or report is None:
+        return own or "default"
+    seen = [c.config.mode for c in report.compiles if c.config is not None and c.config.mode]
+    return max(dict.fromkeys(seen), key=seen.count) if seen else own or "default"
 
 
 def cudagraphs(bench: Benchmark, report: Report | None = None) -> tuple[bool, str]:
     """Whether the compiled arm ran under CUDA graphs, and why we think so: from the report's
     own CUDA-graph facts where it has them (the share of the profiled GPU time that ran in
-    compiles whose graphs were used, and each skip's reason), else the benchmark's mode."""
+    compiles whose graphs were used, and each skip's reason), else the mode."""
     share = cudagraph_share(report, bench) if report is not None else None
     if share is not None:
-        skips = [
-            f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
-            for c in report.compiles
-            if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
-        ]
         why = f"{share:.0%} of the profiled GPU time ran under CUDA graphs" + "".join(
-            f"; {s}" for s in skips[:3]
+            f"; {s}" for s in _skips(report)[:3]
         )
         return share > 0.5, why
-    on = bench.config.mode == "reduce-overhead"
-    return on, f"mode={bench.config.mode or 'default'}: CUDA graphs {'on' if on else 'off'}"
+    mode = mode_of(report, bench)
+    on = mode == "reduce-overhead"
+    return on, f"mode={mode}: CUDA graphs {'on' if on else 'off'}"
+
+
+def _skips(report: Report) -> list[str]:
+    return [
+        f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
+        for c in report.compiles
+        if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
+    ]
 
 
 def verdict(report: Report, bench: Benchmark) -> Verdict:
     """The verdict on ``bench`` (one of ``report.benchmarks``, or a mode row's)."""
     e = bench.eager.median_ms if bench.eager else None
     c = bench.compiled.median_ms if bench.compiled else None
-    if c is None or not (bench.kernels or bench.launches):
+    mode = mode_of(report, bench)
+    if c is None or not (bench.kernel_rows or bench.launches):
         why = bench.error or ("no compiled timing" if c is None else "no kernel profile (profile=False)")
-        return Verdict(bench.name, f"no verdict: {why}", bench.speedup, e, c, None)
-    costs = kernel_costs(report, bench)
-    missing: list[str] = []
-    lib = [k for k in costs if k.library]
-    gen = [k for k in costs if not k.library]
-    lib_ms, gen_ms = sum(k.ms for k in lib), sum(k.ms for k in gen)
-    idle = max(c - lib_ms - gen_ms, 0.0)
-    causes = [
-        _library(lib, lib_ms, c, bench),
-        _generated(gen, gen_ms, c, bench, missing),
-        *_host(idle, c, bench, report, missing),
-    ]
-    causes = [x for x in causes if x is not None]
-    causes.append(_compile(bench))
-    main = _main(causes, bench)
-    return Verdict(
-        bench.name,
-        _headline(main, bench, report),
-        bench.speedup,
-        e,
-        c,
-        main.key if main else None,
-        tuple(causes),
-        tuple(missing),
-    )
+        return Verdict(bench.name, f"no verdict: {why}", bench.speedup, e, c, None, mode=mode)
+    return _Judge(report, bench, c, mode).verdict(e)
 
 
-def _share(ms: float, c: float) -> float:
-    return ms / c if c > 0 else 0.0
+class _Judge:
+    """The parts of one compiled call, then each cause in ``ORDER`` and the rest."""
 
-
-def _library(lib: list[KernelCost], ms: float, c: float, bench: Benchmark) -> Cause | None:
-    if not lib:
-        return None
-    ev = []
-    places = {p.name: p for p in roofline(tuple(lib), bench)}
-    for k in lib[:3]:
-        cuda_mm = k.family == "matmul" and bench.device == "cuda"
-        prec, why = precision(k, bench) if cuda_mm else (None, "")
-        p = places.get(k.name)
-        at = (
-            f", {p.of_bound:.0%} of the {p.precision or ''} {p.bound}-bound peak".replace("  ", " ")
-            if p and p.of_bound
-            else ""
-        )
-        ev.append(f"{_short(k.name)}: {k.ms:.4g} ms a call ({k.family}{', ' + why if why else ''}{at})")
-    if bench.device == "cuda":
-        ev.append(
-            f"matmul settings while timing: float32_matmul_precision={bench.matmul_precision!r}, "
-            f"allow_tf32={bench.allow_tf32}"
-            if bench.matmul_precision
-            else "matmul precision not recorded"
-        )
-    return Cause("library", "library kernels compile does not touch", ms, _share(ms, c), tuple(ev))
-
-
-def _generated(
-    gen: list[KernelCost], ms: float, c: float, bench: Benchmark, missing: list[str]
-) -> Cause | None:
-    if not gen:
-        return None
-    ev = [f"{len(gen)} kernels, {sum(k.launches for k in gen):.0f} launches a call"]
-    eager = [k for k in eager_costs(bench) if not k.library]
-    if eager:
-        em = sum(k.ms for k in eager)
-        verb = "slower than" if ms > em else "faster than"
-        ev.insert(
-            0, f"{ms:.4g} ms a call, {verb} the {em:.4g} ms of eager's {len(eager)} kernels they replace"
-        )
-        slow = ms > em
-    else:
-        missing.append("eager's kernels were not profiled: generated kernels are not compared with eager's")
-        slow = False
-    places = {p.name: p for p in roofline(tuple(gen), bench)}
-    for k in gen[:3]:
-        p = places.get(k.name)
-        at = (
-            f" at {p.gb_per_s:.0f} GB/s, {p.of_bound:.0%} of peak bandwidth"
-            if p and p.gb_per_s and p.of_bound
-            else ""
-        )
-        ev.append(f"{_short(k.name)}: {k.ms:.4g} ms{at}")
-    title = "generated kernels slower than eager's" if slow else "generated kernels"
-    return Cause("generated" if slow else "generated-ok", title, ms, _share(ms, c), tuple(ev))
-
-
-def _host(idle: float, c: float, bench: Benchmark, report: Report, missing: list[str]) -> list[Cause]:
-    if idle <= 0:
-        return []
-    t = bench.timeline
-    on, why = cudagraphs(bench, report)
-    what = "the GPU waits for the host" if bench.device == "cuda" else "host time outside kernels"
-    if t is None:
-        missing.append("no timeline: the host's time is not split into guards, graph breaks and launches")
-        ev = (f"{idle:.4g} ms a call: the compiled median minus its kernels' profiled time", why)
-        return [Cause("launch", f"{what}: launches, guards, Python (not split)", idle, _share(idle, c), ev)]
-    host = max(t.call_ms - t.busy_ms, 1e-9)
-    guard = min(t.guard_ms, host)
-    between = min(t.outside_ms, host - guard) if t.graphs > 1 else 0.0
-    scale = idle / host
-    out = []
-    breaks = [b for b in report.graph_breaks]
-    if guard or between:
-        ms = (guard + between) * scale
-        ev = [f"guard evaluation {t.guard_ms:.3g} ms a call (profiled)"]
-        if t.graphs > 1:
-            ev.insert(
-                0, f"{t.graphs:.0f} graphs a call, {t.outside_ms:.3g} ms of Python between them (profiled)"
+    def __init__(self, report: Report, bench: Benchmark, c: float, mode: str) -> None:
+        self.report, self.bench, self.c, self.mode = report, bench, c, mode
+        self.missing: list[str] = []
+        costs = kernel_costs(report, bench)
+        self.outside = [k for k in costs if k.compile_id is None and bench.launches]
+        inside = [k for k in costs if not (k.compile_id is None and bench.launches)]
+        self.lib = [k for k in inside if k.library]
+        self.gen = [k for k in inside if not k.library]
+        self.out_ms = sum(k.ms for k in self.outside)
+        kernels = self.out_ms + sum(k.ms for k in inside)
+        self.total = max(c, kernels)  # the parts' sum: the median (kernels never exceed it)
+        self.idle = max(c - kernels, 0.0)
+        t = bench.timeline
+        self.graphs = t.graphs if t is not None else None
+        # the host's profiled parts, scaled to the unprofiled idle time (the profiler's own
+        # cost inflates the host's time; the split is the profiled call's)
+        prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
+        scale = self.idle / sum(prof) if sum(prof) > 0 else 0.0
+        self.guard_ms, self.python_ms, self.wrap_ms = (x * scale for x in prof)
+        if t is None or sum(prof) == 0:
+            self.missing.append(
+                "no timeline: the host's time is not split into guards, graph breaks and launches"
             )
-            ev += [f"graph break at {b.filename}:{b.line}: {b.type}" for b in breaks[:3]]
-        title = "graph breaks: Python between graphs, guards" if t.graphs > 1 else "guard evaluation"
-        out.append(Cause("breaks", title, ms, _share(ms, c), tuple(ev)))
-    rest = max(idle - (guard + between) * scale, 0.0)
-    gaps = f", median gap {t.median_gap_us:.1f} µs" if t.median_gap_us is not None else ""
-    ev = (f"{t.launches:.0f} launches a call, {t.gaps:.0f} idle gaps{gaps}", why)
-    title = (
-        "launch-bound: the GPU waits between launches"
-        if bench.device == "cuda"
-        else "host overhead around the kernels"
-    )
-    out.append(Cause("launch", title, rest, _share(rest, c), ev))
-    return out
+        self.fallen = fallen_frames(report)
+        fallen_ids = {
+            c.id for c in report.compiles for f in report.frames if c.frame == f.id and f.compiles == 0
+        }
+        # the breaks of frames that ran compiled code: a fallen frame's break is its fallback's
+        self.live_breaks = [
+            b for b in report.graph_breaks if not fallen_ids.intersection(b.compile_ids or (b.compile_id,))
+        ]
+        self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
+        self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        share = cudagraph_share(report, bench)
+        # compiled for CUDA graphs, and torch's records say they did not run: a skip with its
+        # reason, or most of the profiled GPU time outside them (no records: nothing is said)
+        self.has_cg_skip = (
+            bench.device == "cuda"
+            and mode in ("reduce-overhead", "max-autotune")
+            and (bool(_skips(report)) or (share is not None and share <= 0.5))
+        )
 
+    def share(self, ms: float) -> float:
+        return ms / self.total if self.total > 0 else 0.0
 
-def _compile(bench: Benchmark) -> Cause:
-    t, be = bench.compile_time_s, bench.break_even_calls
-    if t is None:
-        ev = ("compile time not recorded",)
-    elif be is None:
-        ev = (f"compile took {t:.3g} s and compiled is not faster: it is never paid off",)
-    else:
-        ev = (f"compile took {t:.3g} s; paid off after {be:,.0f} calls",)
-    return Cause("compile", "compile time not yet paid off", None, None, ev)
+    def verdict(self, e: float | None) -> Verdict:
+        b = self.bench
+        causes = [
+            self.fallback(),
+            self.breaks(),
+            self.recompiles(),
+            self.cudagraph_skip(),
+            self.sync(),
+            self.guards(),
+            self.launch(),
+            library(self.lib, self.share, b),
+            generated(self.gen, self.share, b, self.missing),
+        ]
+        causes = [x for x in causes if x is not None]
+        causes.append(compile_cause(b))
+        main = _main(causes, b)
+        head = b.speedup_words + ": " + _headline(main, self, causes)
+        return Verdict(
+            b.name,
+            head,
+            b.speedup,
+            e,
+            self.c,
+            main.key if main else None,
+            tuple(causes),
+            tuple(self.missing),
+            self.mode,
+        )
+
+    # -- the causes, in the order they are checked --------------------------------------------
+
+    def fallback(self) -> Cause | None:
+        """A frame that ran eagerly: its compile failed or was skipped, or the recompile limit
+        was hit (a call whose guards fail on every entry runs eagerly)."""
+        if not self.has_fallback:
+            return None
+        ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
+        ev = [why for _f, why, _fix in self.fallen]
+        calls = self.bench.profiled_calls
+        if self.graphs == 0:
+            ev.insert(
+                0, f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
+            )
+        elif self.outside:
+            ev.insert(
+                0,
+                f"{sum(k.launches for k in self.outside):.0f} of {self.bench.timeline.launches:.0f} kernels a call "
+                f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.graphs:.0f} graphs a call "
+                "are of other frames",
+            )
+        fix = next((fx for _f, _why, fx in self.fallen if fx), None)
+        names = ", ".join(dict.fromkeys(f for f, _w, _x in self.fallen)) or self.bench.name
+        return Cause(
+            "fallback",
+            f"eager fallback: no compiled code ran for {names}",
+            ms,
+            self.share(ms),
+            tuple(ev),
+            fix,
+        )
+
+    def breaks(self) -> Cause | None:
+        breaks = self.live_breaks
+        if not self.has_breaks:
+            return None
+        ms = self.python_ms
+        ev = [f"{self.graphs:.0f} graphs a call: Python runs between them ({ms:.4g} ms a call)"]
+        ev += [
+            f"{where(b.filename, b.line)}: {b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
+            for b in sorted(breaks, key=lambda b: -b.count)[:5]
+        ]
+        fix = next((f for b in breaks if (f := break_fix(b.type, b.gb_id, b.hints))), None)
+        n = len(breaks)
+        return Cause("breaks", f"graph breaks: {n} site{'s' * (n != 1)}", ms, self.share(ms), tuple(ev), fix)
+
+    def recompiles(self) -> Cause | None:
+        r, b = self.report.recompiles, self.bench
+        limit = [f for f in self.report.frames if f.recompile_limit_hit]
+        if not r and not b.compiles_while_timing and not limit:
+            return None
+        ev = []
+        if b.compiles_while_timing:
+            ev.append(
+                f"{len(b.compiles_while_timing)} compiles during the timed calls: {b.compiles_while_timing[0]}"
+            )
+        if r:
+            ev.append(
+                f"{len(r)} recompiles in the recording; the first: [{r[0].compile_id}] {first_line(r[0].reasons)}"
+            )
+        for f in limit:
+            ev.append(
+                f"{f.name} ({where(f.filename, f.line)}): the recompile limit was hit after {f.compiles} entries"
+            )
+        sizes = shape_recompiles(self.report)
+        title = "recompiles: a shape changes from call to call" if sizes else "recompiles"
+        return Cause("recompiles", title, None, None, tuple(ev), recompile_fix(self.report))
+
+    def cudagraph_skip(self) -> Cause | None:
+        """Compiled for CUDA graphs (``reduce-overhead``), but they did not run: torch skipped
+        them (its reason), or most of the GPU time ran outside them."""
+        if not self.has_cg_skip:
+            return None
+        skips = _skips(self.report)
+        _on, why = cudagraphs(self.bench, self.report)
+        ms = self.wrap_ms
+        ev = (f"mode={self.mode} (as compiled)", *(skips[:3] if skips else (why,)))
+        title = "CUDA graphs skipped: " + (skips[0].split(": ", 1)[1] if skips else why)
+        fix = (
+            "# return the new value instead of changing an input in place (CUDA graphs skip a graph that mutates its inputs)"
+            if any("mutated inputs" in x for x in skips)
+            else None
+        )
+        return Cause("cudagraphs", title, ms, self.share(ms), ev, fix)
+
+    def sync(self) -> Cause | None:
+        copies = [
+            x
+            for x in self.bench.launches
+            if x.name.startswith("Memcpy DtoH") or x.op in ("aten::_local_scalar_dense", "aten::item")
+        ]
+        if not copies:
+            return None
+        calls = max(self.bench.profiled_calls, 1)
+        ev = [
+            f"{x.calls / calls:.0f} a call: {x.name} from {x.op or '?'}"
+            + (f" in [{x.compile_id}]" if x.compile_id else " outside the compiled graphs")
+            for x in copies
+        ]
+        ev.append("the host waits for the device at each copy: launches stop until it arrives")
+        fix = "keep the value on the device: no .item(), .cpu() or .tolist() inside the compiled call"
+        return Cause("sync", "host↔device copies inside the call", None, None, tuple(ev), fix)
+
+    def guards(self) -> Cause | None:
+        if self.guard_ms <= 0:
+            return None
+        ms = self.guard_ms
+        t = self.bench.timeline
+        ev = (f"guard evaluation {ms:.4g} ms a call ({t.guard_ms:.4g} ms in the profiled call)",)
+        return Cause("guards", "guard evaluation", ms, self.share(ms), ev)
+
+    def launch(self) -> Cause | None:
+        """The rest of the host's time: the graphs' wrappers and launches, and Python outside
+        the graphs that no break or fallback explains."""
+        b, t = self.bench, self.bench.timeline
+        explained = self.python_ms if (self.has_fallback or self.has_breaks) else 0.0
+        explained += self.wrap_ms if self.has_cg_skip else 0.0
+        ms = max(self.idle - self.guard_ms - explained, 0.0)
+        if ms <= 0:
+            return None
+        on, why = cudagraphs(b, self.report)
+        gaps = ""
+        if t is not None:
+            gaps = f"{t.launches:.0f} launches a call"
+            gaps += (
+                f", {t.gaps:.0f} idle gaps between kernels, median {t.median_gap_us:.1f} µs" if t.gaps else ""
+            )
+        ev = tuple(x for x in (f"{ms:.4g} ms a call of host work with no kernel running", gaps, why) if x)
+        cuda = b.device == "cuda"
+        title = "host-bound: the GPU waits for the host" if cuda else "host overhead around the kernels"
+        asked = self.mode in ("reduce-overhead", "max-autotune")
+        fix = (
+            'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
+            if cuda and not on and not asked
+            else None
+        )
+        return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
 def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
-    """The largest part; generated kernels that beat eager's are no cause, unless eager was
-    not profiled and they are the largest part (then the headline says they are unjudged)."""
-    ranked = [x for x in causes if x.share is not None]
+    """The first cause of ``ORDER`` that holds; else the largest part (generated kernels that
+    beat eager's are no cause, unless eager was not profiled and they are the largest part:
+    then the headline says they are unjudged)."""
+    for key in ORDER:
+        hit = next((x for x in causes if x.key == key), None)
+        if hit is not None and (hit.share is None or hit.share >= 0.05 or key in ("fallback", "cudagraphs")):
+            return hit
+    ranked = [x for x in causes if x.share is not None and x.key not in ORDER]
     top = max(ranked, key=lambda x: x.share or 0.0, default=None)
     if top is not None and top.key == "generated-ok" and bench.eager_launches:
         ranked = [x for x in ranked if x.key != "generated-ok"]
@@ -221,32 +315,19 @@ def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
     return top
 
 
-def _headline(main: Cause | None, bench: Benchmark, report: Report | None = None) -> str:
-    s = bench.speedup
-    lead = f"compiled ×{s:.2f} of eager" if s is not None else "compiled"
+def _headline(main: Cause | None, j: _Judge, causes: list[Cause]) -> str:
     if main is None:
-        return f"{lead}: nothing left that compile could win"
-    share = f"{main.share:.0%} of the compiled call"
+        return "nothing left that compile could win"
+    share = f"{main.share:.0%} of the compiled call" if main.share is not None else ""
     if main.key == "library":
-        detail = next((e for e in main.evidence if "TF32" in e or "tf32" in e), "")
-        tail = "; the matmul is fp32 without TF32" if "no TF32" in detail else ""
-        return f"{lead}: compile has little left to win here: {share} is library kernels it does not change{tail}"
-    if main.key == "launch" and bench.device != "cuda":
-        return f"{lead}: host overhead: {share} is outside the kernels (guards, wrappers, launches)"
+        tail = "; the matmul is fp32 without TF32" if main.fix else ""
+        return f"compile has little left to win here: {share} is library kernels it does not change{tail}"
+    if main.key == "launch" and j.bench.device != "cuda":
+        return f"host overhead: {share} is outside the kernels (guards, wrappers, launches)"
     if main.key == "launch":
-        on, why = cudagraphs(bench, report)
-        tip = ""
-        if not on and bench.device == "cuda":
-            tip = (
-                f"; CUDA graphs: {why}"
-                if bench.config.mode == "reduce-overhead"
-                else "; CUDA graphs are off (mode='reduce-overhead' turns them on)"
-            )
-        return f"{lead}: launch-bound: {share} is the device waiting for the host{tip}"
+        on, why = cudagraphs(j.bench, j.report)
+        tip = "" if on else "; CUDA graphs are off (mode='reduce-overhead' turns them on)"
+        return f"host-bound: {share} is the GPU waiting for the host{tip}"
     if main.key == "generated-ok":
-        return f"{lead}: {share} is generated kernels (eager's kernels were not profiled to compare them)"
-    return f"{lead}: {main.title}: {share}"
-
-
-def _short(name: str, n: int = 60) -> str:
-    return name if len(name) <= n else name[: n - 1] + "…"
+        return f"{share} is generated kernels (eager's kernels were not profiled to compare them)"
+    return f"{main.title}" + (f": {share}" if share else "")

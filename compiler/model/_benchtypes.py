@@ -4,7 +4,11 @@ saved with the report (``Report.benchmarks``; docs/report-schema.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+# the profiler's named ranges (record_function), never kernels: the benchmark's own markers and
+# torch's ("## Call CompiledFxGraph …"); on the GPU the profiler mirrors them as annotations
+OWN_RANGES = ("## ",)
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,22 @@ class Benchmark:
     allow_tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing (GPU)
 
     @property
+    def speedup_words(self) -> str:
+        """The speedup said in words: ``compiled is 1.54× slower than eager``."""
+        return speedup_words(self.speedup)
+
+    @property
+    def kernel_rows(self) -> tuple[KernelTime, ...]:
+        """``kernels`` without the profiler's named ranges (``## pt2-explorer host``, a
+        benchmark's own marker, recorded as a "kernel" before 2026-11-26 on the GPU), the
+        shares taken again over what is left: the per-kernel profile every view shows."""
+        rows = tuple(k for k in self.kernels if not k.name.startswith(OWN_RANGES))
+        if len(rows) == len(self.kernels):
+            return rows
+        total = sum(k.total_ms for k in rows) or 1.0
+        return tuple(replace(k, share=k.total_ms / total) for k in rows)
+
+    @property
     def timing_notes(self) -> tuple[str, ...]:
         """Cautions on reading the timings: an unstable arm (IQR over 10% of its median),
         medians that differ by less than the spread (``timing_notes`` below), compiles during the
@@ -146,6 +166,18 @@ class Benchmark:
                 "them: a guard fails from call to call (see the Recompiles view of a recording)",
             )
         return notes
+
+
+def speedup_words(speedup: float | None) -> str:
+    """``compiled is 1.54× slower than eager`` / ``1.18× faster`` / ``as fast as eager``
+    (within 0.5%): "×0.65 of eager" reads as faster to most people."""
+    if speedup is None or speedup <= 0:
+        return "compiled (no eager time to compare)"
+    if abs(speedup - 1) < 0.005:
+        return "compiled is as fast as eager (×1.00)"
+    if speedup > 1:
+        return f"compiled is {speedup:.2f}× faster than eager"
+    return f"compiled is {1 / speedup:.2f}× slower than eager"
 
 
 UNSTABLE_IQR = 0.10  # an arm whose IQR exceeds this fraction of its median is flagged

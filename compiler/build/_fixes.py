@@ -1,0 +1,70 @@
+"""What to change, as code: the frames that ran eagerly and why, and the fix of each known
+graph break and recompile (torch's registry names the fix of a break by its GB id; the
+rest of its hints are quoted as they are). Torch-free."""
+
+from __future__ import annotations
+
+from ..model._report import Report
+from ._text import first_line, where
+
+
+def fallen_frames(report: Report) -> list[tuple[str, str, str | None]]:
+    """(frame, why, fix) of each frame that runs eagerly: no compile of it installed code
+    (it failed, or Dynamo skipped it), or its recompile limit was hit."""
+    out = []
+    for f in report.frames:
+        mine = [c for c in report.compiles if c.frame == f.id]
+        name = f"{f.name} ({where(f.filename, f.line)})"
+        if f.compiles == 0 and mine:
+            bad = next((c for c in mine if c.status != "ok"), mine[0])
+            err = first_line((bad.error,)) if bad.error else "no code installed"
+            why = f"{name}: [{bad.id}] failed in {bad.failed_stage or 'compile'}: {err}: every call of it runs eagerly"
+            brk = next((b for b in report.graph_breaks if bad.id in (b.compile_ids or (b.compile_id,))), None)
+            fix = break_fix(brk.type, brk.gb_id, brk.hints) if brk else None
+            out.append((f.name or "?", why, fix))
+        elif f.recompile_limit_hit:
+            why = (
+                f"{name}: the recompile limit was hit ({f.compiles} entries): a call whose guards fail "
+                "on every entry runs eagerly"
+            )
+            out.append((f.name or "?", why, recompile_fix(report)))
+    return out
+
+
+def shape_recompiles(report: Report) -> bool:
+    """Whether a recompile's reason is a size or stride that changed."""
+    return any("size mismatch" in x or "stride mismatch" in x for rc in report.recompiles for x in rc.reasons)
+
+
+def recompile_fix(report: Report) -> str | None:
+    """Shapes that change from call to call: compile for any size; else, where a frame hit
+    the recompile limit, a higher limit."""
+    if shape_recompiles(report):
+        return "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
+    if any(f.recompile_limit_hit for f in report.frames):
+        return "torch._dynamo.config.recompile_limit = 64  # a frame may hold more compiled entries"
+    return None
+
+
+# graph-break fixes torch's registry names, by GB id or by the words of the break's type
+_BREAK_FIXES = (
+    (("GB0124", "Tensor.item()"), "torch._dynamo.config.capture_scalar_outputs = True"),
+    (("Dynamic shape operator", "GB0036"), "torch._dynamo.config.capture_dynamic_output_shape_ops = True"),
+    (
+        ("Data-dependent branching", "GB0170"),
+        "torch.cond(pred, true_fn, false_fn, (x,))  # the branch in the graph",
+    ),
+    (
+        ("Skip calling `torch.compiler.disable()`d function", "torch._dynamo.disable"),
+        "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace",
+    ),
+)
+
+
+def break_fix(type_: str, gb_id: str | None, hints: tuple[str, ...] = ()) -> str | None:
+    """The fix of a graph break as code: torch's known ones by GB id or type, else the
+    registry's first hint."""
+    for keys, fix in _BREAK_FIXES:
+        if gb_id in keys or any(k in (type_ or "") for k in keys):
+            return fix
+    return f"# {hints[0]}" if hints else None

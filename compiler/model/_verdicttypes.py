@@ -1,0 +1,36 @@
+"""The verdict's records (``compiler.verdict``): each cause of a compiled call's time, with its
+share, evidence and fix, and the verdict that orders them. Frozen dataclasses, torch-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cause:
+    key: str  # fallback | breaks | recompiles | cudagraphs | sync | guards | launch | library | generated | compile
+    title: str
+    ms: float | None  # of the compiled call's median (None: not a part of the call's time)
+    share: float | None  # of the compiled call's median; the parts' shares add up to 1
+    evidence: tuple[str, ...] = ()
+    fix: str | None = None  # the change to make, as code
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str  # the benchmark's
+    headline: str
+    speedup: float | None
+    eager_ms: float | None
+    compiled_ms: float | None
+    main: str | None  # the key of the cause the headline names
+    causes: tuple[Cause, ...] = ()
+    missing: tuple[str, ...] = ()  # facts the benchmark did not record, and what that leaves open
+    mode: str = "default"  # the mode the function was compiled with
+
+    @property
+    def fixes(self) -> tuple[str, ...]:
+        """Each cause's fix, once each: the headline's cause first, then by share of the call
+        (the causes that are no part of the call's time after those)."""
+        ranked = sorted(self.causes, key=lambda c: (c.key != self.main, -(c.share or 0.0)))
+        return tuple(dict.fromkeys(c.fix for c in ranked if c.fix))

@@ -1,0 +1,190 @@
+"""The verdict on programs each built to have one cause of slowness (notebooks/data/make_why_causes.py,
+recorded on the H100): the cause is named first, with its fix as code, the causes that are
+absent are not named, the parts add up to the compiled call, and the tool's own profiler
+ranges are never a kernel. Each fact the verdict states is checked against the report's own
+records of that run (its frames, failed compiles, graph breaks with torch's GB ids, recompile
+reasons, CUDA-graph skips, the profiler's launches), read here directly. Torch-free: it reads
+the saved recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import compiler
+import explorer
+
+DATA = Path(__file__).parent.parent / "notebooks" / "data"
+NAMED_FIRST = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")
+
+
+def _case(name: str):
+    r = compiler.load(DATA / f"h100-cause-{name}.json.gz")
+    b = r.benchmarks[-1]
+    return r, b, compiler.verdict(r, b)
+
+
+def _named(v) -> list[str]:
+    return [c.key for c in v.causes if c.key in NAMED_FIRST]
+
+
+def _cause(v, key):
+    return next(c for c in v.causes if c.key == key)
+
+
+@pytest.mark.parametrize(
+    "name", ["fallback", "fallback-ro", "item", "item-fixed", "recompile", "cudagraph-skip", "sync"]
+)
+def test_parts_add_up_and_no_row_is_the_tools_own(name):
+    r, b, v = _case(name)
+    parts = [c for c in v.causes if c.share is not None]
+    assert sum(c.share for c in parts) == pytest.approx(1.0)
+    assert sum(c.ms for c in parts) == pytest.approx(b.compiled.median_ms)
+    # the profile as recorded still holds the benchmark's own marker ("## pt2-explorer host");
+    # no view's rows do, and the shares are taken again over the kernels
+    assert any(k.name == "## pt2-explorer host" for k in b.kernels)
+    assert not any(k.name.startswith("## ") for k in b.kernel_rows)
+    assert sum(k.share for k in b.kernel_rows) == pytest.approx(1.0)
+    assert not any(c.name.startswith("## ") for c in compiler.kernel_costs(r, b))
+    bench_text = explorer.text(r, "bench")
+    assert "## pt2-explorer" not in bench_text and "## pt2-explorer" not in explorer.text(r, "why")
+    # the speedup in words, from the benchmark's own medians
+    ratio = b.eager.median_ms / b.compiled.median_ms
+    word = f"{ratio:.2f}× faster" if ratio > 1 else f"{1 / ratio:.2f}× slower"
+    assert v.headline.startswith(f"compiled is {word} than eager: ")
+
+
+def test_an_eager_fallback_is_named_first():
+    """A `.item()` check inside a loop over blocks: Dynamo fails the frame ([0/0], capture) and
+    compiles each block's forward on its own; the loop's own kernels run outside every graph."""
+    r, b, v = _case("fallback")
+    (frame,) = [f for f in r.frames if f.compiles == 0]
+    (failed,) = [c for c in r.compiles if c.frame == frame.id]
+    assert (frame.name, frame.line, failed.id, failed.status, failed.failed_stage) == (
+        "forward", 55, "0/0", "failed", "capture"
+    )  # fmt: skip
+    (brk,) = r.graph_breaks
+    assert (brk.gb_id, brk.line, failed.id in brk.compile_ids) == ("GB0124", 58, True)
+    assert v.main == "fallback" and _named(v) == ["fallback", "recompiles", "sync"]
+    fb = _cause(v, "fallback")
+    assert v.headline == (
+        f"compiled is {1 / b.speedup:.2f}× slower than eager: eager fallback: no compiled code ran for "
+        f"forward: {fb.share:.0%} of the compiled call"
+    )
+    outside = [x for x in b.launches if x.compile_id is None]
+    calls = b.profiled_calls
+    assert {x.op for x in outside} == {"aten::abs", "aten::max", "aten::_local_scalar_dense"}
+    assert fb.evidence == (
+        f"{sum(x.calls for x in outside) / calls:.0f} of {b.timeline.launches:.0f} kernels a call ran outside "
+        f"the compiled graphs ({sum(x.total_ms for x in outside) / calls:.4g} ms); the {b.timeline.graphs:.0f} "
+        "graphs a call are of other frames",
+        "forward (make_why_causes.py:55): [0/0] failed in capture: Unsupported: Unsupported Tensor.item() call "
+        "with capture_scalar_outputs=False: every call of it runs eagerly",
+    )
+    assert fb.fix == "torch._dynamo.config.capture_scalar_outputs = True" == v.fixes[0]
+    # the graph break is the frame's fallback, not a cause of its own
+    assert "breaks" not in [c.key for c in v.causes]
+
+
+def test_the_mode_is_the_one_the_user_compiled_with():
+    """The benchmark reused the user's `torch.compile(model, mode="reduce-overhead")`: torch's
+    records of the compiles say the mode, and the verdict reports it, not "default"."""
+    r, b, v = _case("fallback-ro")
+    assert b.config.mode == "default"  # what the benchmark could tell of the callable
+    modes = {c.config.mode for c in r.compiles if c.config is not None and c.config.mode}
+    assert modes == {"reduce-overhead"} and v.mode == "reduce-overhead"
+    assert v.main == "fallback"
+    assert "mode='reduce-overhead' turns them on" not in v.headline
+    assert all("reduce-overhead" not in (c.fix or "") for c in v.causes)
+    assert (
+        explorer.text(r, "why")
+        .splitlines()[0]
+        .startswith("Checked (NVIDIA H100 80GB HBM3, mode=reduce-overhead): compiled is ")
+    )
+
+
+def test_item_breaks_name_the_sites_and_the_fix():
+    r, b, v = _case("item")
+    assert [(x.gb_id, x.line) for x in r.graph_breaks] == [("GB0124", 72), ("GB0124", 74)]
+    assert b.timeline.graphs == 3.0
+    assert v.main == "breaks" and _named(v) == ["breaks", "sync"]
+    brk = _cause(v, "breaks")
+    assert brk.title == "graph breaks: 2 sites"
+    assert brk.evidence[1:] == (
+        "make_why_causes.py:72: Unsupported Tensor.item() call with capture_scalar_outputs=False (GB0124)",
+        "make_why_causes.py:74: Unsupported Tensor.item() call with capture_scalar_outputs=False (GB0124)",
+    )
+    assert brk.fix == "torch._dynamo.config.capture_scalar_outputs = True" == v.fixes[0]
+    # with the fix: one graph, no break, faster than eager, and none of the causes above
+    r2, b2, v2 = _case("item-fixed")
+    assert (r2.graph_breaks, b2.timeline.graphs, _named(v2)) == ((), 1.0, [])
+    assert b2.speedup > 1 > b.speedup
+    assert v2.main == "launch" and v2.headline.startswith("compiled is 1.10× faster than eager: host-bound: ")
+
+
+def test_the_recompile_limit_is_a_fallback_with_the_dynamic_fix():
+    """A new batch size each call, automatic dynamic shapes off: 8 entries, the limit, and the
+    timed call (a 9th size) runs eagerly: no compiled graph at all in the profile."""
+    r, b, v = _case("recompile")
+    (f,) = r.frames
+    assert (f.compiles, f.recompile_limit_hit, len(r.recompiles)) == (8, True, 7)
+    assert all("size mismatch at index 0" in x.reasons[0] for x in r.recompiles)
+    assert b.timeline.graphs == 0 and all(x.compile_id is None for x in b.launches)
+    assert v.main == "fallback" and _named(v) == ["fallback", "recompiles"]
+    fb = _cause(v, "fallback")
+    assert fb.evidence[0] == "no compiled code ran: 3 of 3 profiled calls ran eagerly (no compiled graph)"
+    assert fb.evidence[1] == (
+        "forward (make_why_causes.py:43): the recompile limit was hit (8 entries): a call whose guards fail "
+        "on every entry runs eagerly"
+    )
+    dyn = "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
+    assert fb.fix == dyn and _cause(v, "recompiles").fix == dyn and v.fixes == (dyn,)
+    assert _cause(v, "recompiles").title == "recompiles: a shape changes from call to call"
+
+
+def test_a_cuda_graph_skip_is_named_with_torchs_reason():
+    r, b, v = _case("cudagraph-skip")
+    (c,) = r.compiles
+    assert (c.config.mode, c.cudagraphs.state) == ("reduce-overhead", "skipped")
+    assert c.cudagraphs.reason.startswith("skipping cudagraphs due to mutated inputs (1 instances)")
+    assert v.main == "cudagraphs" and _named(v) == ["cudagraphs"]
+    cg = _cause(v, "cudagraphs")
+    assert cg.title == "CUDA graphs skipped: mutated inputs (1 instances)"
+    assert cg.evidence == (
+        "mode=reduce-overhead (as compiled)",
+        "[0/0] skipped: mutated inputs (1 instances)",
+    )
+    assert v.headline.endswith(
+        f"CUDA graphs skipped: mutated inputs (1 instances): {cg.share:.0%} of the compiled call"
+    )
+    assert cg.fix.startswith("# return the new value instead of changing an input in place")
+    assert all("mode=" not in (x.fix or "") for x in v.causes)  # reduce-overhead is what it asked for
+
+
+def test_a_host_copy_inside_the_call():
+    r, b, v = _case("sync")
+    (copy,) = [x for x in b.launches if x.name.startswith("Memcpy DtoH")]
+    assert (copy.op, copy.compile_id) == ("aten::copy_", "0/0")
+    assert v.main == "sync" and _named(v) == ["sync"]
+    s = _cause(v, "sync")
+    assert s.evidence[0] == "1 a call: Memcpy DtoH (Device -> Pageable) from aten::copy_ in [0/0]"
+    assert v.headline.endswith("host↔device copies inside the call")
+
+
+def test_absent_causes_are_not_named_on_the_earlier_recordings():
+    """The GEMM-bound block (fp32, no TF32) and the launch-bound stack have none of the
+    program causes; the `route` loop (a `torch._dynamo.disable`d call inside the loop) is, in
+    torch 2.11, a frame Dynamo gives up on: a fallback, with the disable named."""
+    for name, main in (("gemm", "library"), ("launch", "launch")):
+        r = compiler.load(DATA / f"h100-why-{name}.json.gz")
+        v = compiler.verdict(r, r.benchmarks[-1])
+        assert (v.main, _named(v)) == (main, [])
+    r = compiler.load(DATA / "h100-why-break.json.gz")
+    v = compiler.verdict(r, r.benchmarks[-1])
+    (failed,) = [c for c in r.compiles if c.status == "failed"]
+    assert failed.error.startswith("Unsupported: Skip calling `torch.compiler.disable()`d function")
+    assert v.main == "fallback"
+    assert _cause(v, "fallback").fix == (
+        "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace"
+    )
