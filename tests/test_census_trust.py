@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from explorer.census import CensusFormatError, Settings, cases, load_census, run_census
+from explorer.census import Census, CensusFormatError, Settings, cases, load_census, run_census
 from explorer.census._child import run_case
 from explorer.census._process import finished
 from explorer.census._table import row_from_report
@@ -222,3 +222,21 @@ def test_a_row_names_its_models_file_as_given(tmp_path, monkeypatch):
     monkeypatch.chdir(os.path.dirname(tmp_path))
     result = run_case({"case": case.__dict__, "settings": Settings().to_dict()})
     assert (result["error"], result["phase"]) == ("ValueError: boom", "build")
+
+
+def test_what_a_census_writes_it_reads_back(tmp_path):
+    """A model's error text or a name given as bytes that are not UTF-8 (a lone surrogate in
+    Python) is written as U+FFFD, and a number no census holds is left out: the census that
+    a run writes is never one its readers refuse."""
+    (tmp_path / "models.py").write_text(MODELS)
+    (case,) = cases([str(tmp_path / "models.py")], ("eval",))
+    row = row_from_report(case, None, {"speedup": float("nan"), "wall_s": 1e999}, "ValueError: caf\udce9")
+    census = Census((row,), {"backend": "eager\ud800"}, title="t\udcff")
+    census.save(str(tmp_path / "census.json"))
+    back = load_census(tmp_path)
+    assert (back.title, back.settings, back.rows[0].error) == (
+        "t\ufffd",
+        {"backend": "eager\ufffd"},
+        "ValueError: caf\ufffd",
+    )
+    assert (back.rows[0].speedup, back.rows[0].wall_s) == (None, None)

@@ -139,6 +139,21 @@ def _check_text(s: str, path: str, where: str) -> None:
         ) from None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def as_text(value):
+    """``value`` (a string, or lists, tuples and dicts of them) with each lone surrogate
+    written as U+FFFD: what a census file holds (``check_values`` refuses them on reading)."""
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {as_text(k): as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(as_text(v) for v in value)
+    return value
+
+
 def _shown(v: float | int) -> str:
     if isinstance(v, int):
         digits = len(str(abs(v)))

@@ -23,7 +23,7 @@ import shutil
 from collections import Counter
 
 from ._cases import Case, Settings
-from ._files import check_settings, read_json, write_json
+from ._files import as_text, check_settings, read_json, write_json
 from ._process import finished, run_one
 from ._table import Census, CensusRow
 
@@ -50,7 +50,7 @@ def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
     ``settings.json`` is damaged, or missing beside finished rows (their settings are then
     unknown); ``rerun`` starts over."""
     path = os.path.join(out, "settings.json")
-    mine = {k: v for k, v in settings.to_dict().items() if k != "modes"}
+    mine = as_text({k: v for k, v in settings.to_dict().items() if k != "modes"})  # as the file holds it
     how = "use --rerun to run its cases again, or another --out"
     try:
         theirs = check_settings(read_json(path), path)

@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ._files import MAX_NUMBER, bad, check_settings, check_values, read_json
+from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json
 from ._paths import resolve, unsafe
 
 FORMAT = "pt2-explorer-census"
@@ -159,13 +159,14 @@ class Census:
         return resolve(self.base, row.report) if row.report is not None else None
 
     def to_dict(self) -> dict:
+        """The file form (a lone surrogate, which no file can hold, written as U+FFFD)."""
         return {
             "format": FORMAT,
             "version": VERSION,
-            "title": self.title,
+            "title": as_text(self.title),
             "torch_version": self.torch_version,
             "created": self.created,
-            "settings": self.settings,
+            "settings": as_text(self.settings),
             "rows": [_plain(r) for r in self.rows],
         }
 
@@ -176,7 +177,9 @@ class Census:
 
 
 def _plain(row: CensusRow) -> dict:
-    d = dataclasses.asdict(row)
+    """The row's file form: its fields that are not their defaults, as text a file can hold
+    (an error message or a path given as bytes that are not UTF-8 holds lone surrogates)."""
+    d = as_text(dataclasses.asdict(row))
     return {k: v for k, v in d.items() if v not in (None, (), [], 0) or k in ("model", "mode", "status")}
 
 
