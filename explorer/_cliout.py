@@ -68,6 +68,19 @@ def output_is_input(ns) -> str | None:
     return None
 
 
+def warned(load):
+    """``load()``, each warning it issued said as one line (`pt2-explorer: warning: ...`)
+    once it returns (a truncated log, damaged events, a rank that did not load)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = load()
+    for w in caught:
+        say(f"pt2-explorer: warning: {w.message}")
+    return result
+
+
 def error(e: Exception) -> int:
     """A file that cannot be read: one line on stderr, exit status 2, no traceback."""
     msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)

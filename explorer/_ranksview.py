@@ -31,6 +31,7 @@ class RanksView:
     graphs: Table  # per compile id: the graph's hash on each rank
     ddp_splits: tuple[DDPSplit, ...]
     collectives: Table  # per rank and compile: the collectives Inductor scheduled, in order
+    damaged: tuple[str, ...] = ()  # the ranks that did not load, one line each (Report.damaged_ranks)
 
 
 def ranks_of(report: Report) -> tuple[Report, ...]:
@@ -227,7 +228,16 @@ def build_ranks_view(report: Report, title: str = "ranks") -> RanksView:
     collectives = Table(
         "Collective schedule (inductor_collective_schedule)", ("rank", "compile", "collectives"), tuple(crows)
     )
-    return RanksView(title, world, tuple(divergence(reports)), ranks, graphs, tuple(splits), collectives)
+    return RanksView(
+        title,
+        world,
+        tuple(divergence(reports)),
+        ranks,
+        graphs,
+        tuple(splits),
+        collectives,
+        report.damaged_ranks,
+    )
 
 
 def _split_lines(v: RanksView) -> list[str]:
@@ -243,16 +253,27 @@ def _split_lines(v: RanksView) -> list[str]:
     return out
 
 
+def _agreement(v: RanksView) -> str:
+    """The divergence's heading, or what stands for it."""
+    n = len(v.ranks.rows)
+    if v.divergence:
+        return "Where the ranks diverge:"
+    if n == 1:
+        return "One rank loaded: no other to compare it with."
+    which = "The ranks that loaded agree" if v.damaged else "The ranks agree"
+    return f"{which}: the same compiles, graphs, breaks and recompiles on all {n}."
+
+
 def ranks_text(v: RanksView) -> str:
     from ._textview import table_text
 
     n = len(v.ranks.rows)
     lines = [f"{v.title}: {n} rank{'s' if n != 1 else ''} (world size {v.world_size})", ""]
-    if v.divergence:
-        lines.append("Where the ranks diverge:")
-        lines += [f"  - {d}" for d in v.divergence]
-    else:
-        lines.append(f"The ranks agree: the same compiles, graphs, breaks and recompiles on all {n}.")
+    if v.damaged:
+        lines.append(f"Damaged, not loaded ({len(v.damaged)}):")
+        lines += [f"  - {d}" for d in v.damaged] + [""]
+    lines.append(_agreement(v))
+    lines += [f"  - {d}" for d in v.divergence]
     lines += ["", table_text(v.ranks).rstrip(), "", table_text(v.graphs).rstrip()]
     splits = _split_lines(v)
     lines += ["", "DDP's graph splits (optimize_ddp_split_graph):"]
@@ -269,12 +290,17 @@ def ranks_html(v: RanksView) -> str:
     from ._html import esc, table_html
 
     n = len(v.ranks.rows)
-    parts = [f"<h2>{esc(v.title)}: {n} ranks (world size {v.world_size})</h2>"]
+    parts = [f"<h2>{esc(v.title)}: {n} rank{'s' if n != 1 else ''} (world size {v.world_size})</h2>"]
+    if v.damaged:
+        items = "".join(f"<li>{esc(d)}</li>" for d in v.damaged)
+        parts.append(
+            f'<div class="damaged"><h3>Damaged, not loaded ({len(v.damaged)})</h3><ul>{items}</ul></div>'
+        )
     if v.divergence:
         items = "".join(f"<li>{esc(d)}</li>" for d in v.divergence)
         parts.append(f'<div class="divergence"><h3>Where the ranks diverge</h3><ul>{items}</ul></div>')
     else:
-        parts.append(f"<p>The ranks agree: the same compiles, graphs, breaks and recompiles on all {n}.</p>")
+        parts.append(f"<p>{esc(_agreement(v))}</p>")
     parts += [table_html(v.ranks), table_html(v.graphs), "<h3>DDP's graph splits</h3>"]
     splits = _split_lines(v)
     parts.append(
@@ -303,6 +329,7 @@ def ranks_page(report: Report, title: str = "ranks") -> str:
         "body{font-family:system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 8px;font-family:monospace}"
         ".divergence{background:#fff4e5;border-left:4px solid #e67e22;padding:4px 12px}"
+        ".damaged{background:#fdecea;border-left:4px solid #c0392b;padding:4px 12px}"
     )
     return f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title><style>{style}</style></head><body>{body}</body></html>"
 

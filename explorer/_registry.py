@@ -23,7 +23,7 @@ from ._benchview import bench_html, bench_text, bench_widget
 from ._bytecodeview import bytecode_html, bytecode_text, has_bytecode
 from ._html import breaks_html, compiles_html, recompiles_html
 from ._pagediffs import recompile_diffs_html
-from ._ranksview import build_ranks_view, ranks_html, ranks_text, ranks_widget
+from ._ranksview import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._rawview import raw_html, raw_text
 from ._summary import summary_text
 from ._textview import breaks_text, compile_of, compile_text, recompiles_text, stage_text
@@ -81,9 +81,11 @@ class View:
 
 
 def _summary(s: Subject) -> str:
-    """The summary; of a multi-rank report, where the ranks diverge first."""
+    """The summary; of a multi-rank report (or one whose other ranks did not load), the ranks
+    view first."""
     text = summary_text(s.report, s.title)
-    return _ranks(s) + "\n" + f"Rank {s.report.rank}:\n" + text if s.report.ranks else text
+    several = s.report.ranks or s.report.damaged_ranks
+    return _ranks(s) + "\n" + f"Rank {s.report.rank}:\n" + text if several else text
 
 
 def _ranks(s: Subject) -> str:
@@ -118,8 +120,8 @@ VIEWS: tuple[View, ...] = (
         "ranks",
         "every rank of a distributed job side by side, where they diverge first (REPORT: also a directory)",
         _ranks,
-        tab=lambda r: f"Ranks ({len(r.ranks)})",
-        needs=lambda r: bool(r.ranks),
+        tab=lambda r: f"Ranks ({len(ranks_of(r))})",
+        needs=lambda r: bool(r.ranks or r.damaged_ranks),
         html=lambda s: ranks_html(build_ranks_view(s.report, s.title or "ranks")),
         widget=lambda app: ranks_widget(app.report, app.subject.title or "ranks"),
         opens=_always,

@@ -28,7 +28,7 @@ import argparse
 import os
 import sys
 
-from explorer._cliout import error, output_is_input, save_html, saving, say, write_all
+from explorer._cliout import error, output_is_input, save_html, saving, say, warned, write_all
 from explorer._clirecord import RECORD_USAGE, record, record_options, split_record
 
 USAGE = __doc__
@@ -158,14 +158,8 @@ def _print_summary(report, title: str) -> None:
 
 
 def _load(ns, compiler) -> int:
-    import warnings
-
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            report = compiler.load_trace(ns.trace, rank=ns.rank, strict=ns.strict)
-        for w in caught:
-            say(f"pt2-explorer: warning: {w.message}")
+        report = warned(lambda: compiler.load_trace(ns.trace, rank=ns.rank, strict=ns.strict))
     except (OSError, ValueError) as e:  # TraceFormatError, missing, unreadable, a directory
         return error(e)
     written, ok = write_all(ns, report, ns.trace)
@@ -220,7 +214,7 @@ def _ranks_report(ns) -> int:
     from explorer._summary import echo
 
     try:
-        report = load_ranks(ns.report)
+        report = warned(lambda: load_ranks(ns.report))
     except (OSError, ValueError) as e:
         return error(e)
     echo(ranks_text(build_ranks_view(report, ns.report)))

@@ -717,9 +717,12 @@ def test_a_damaged_rank_does_not_stop_another(tmp_path):
     bad = d / "dedicated_log_torch_trace_rank_1_p9q8r7.log"
     bad.write_bytes(b"garbage\n")
     assert len(compiler.load_trace(d, rank=0).compiles) == 4
-    for which in ({"rank": 1}, {}):  # that rank alone, or every rank: the bad line is named
-        with pytest.raises(compiler.TraceFormatError, match=re.escape(f"{bad}:1: not a TORCH_TRACE line")):
-            compiler.load_trace(d, **which)
+    with pytest.raises(compiler.TraceFormatError, match=re.escape(f"{bad}:1: not a TORCH_TRACE line")):
+        compiler.load_trace(d, rank=1)  # that rank alone: the bad line is named
+    with pytest.warns(UserWarning, match=re.escape(f"rank 1 not loaded: {bad}:1: not a TORCH_TRACE line")):
+        every = compiler.load_trace(d)  # every rank: those that load (tests/test_ranks_damaged.py)
+    assert (every.rank, every.world_size, len(every.compiles), every.ranks) == (0, 2, 4, ())
+    assert every.damaged_ranks == (f"rank 1: {bad}:1: not a TORCH_TRACE line: 'garbage'",)
 
 
 def test_single_log_directory(tmp_path):

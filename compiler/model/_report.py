@@ -190,6 +190,9 @@ class Report:
     # events of a TORCH_TRACE log whose payload is not what torch wrote (an MD5 that does not
     # match, bytes that are not UTF-8), kept as read: "<file>:<line>: event '<name>': <why>"
     damaged: tuple[str, ...] = ()
+    # of a multi-rank job (compiler.load_ranks): the ranks whose log or report did not load,
+    # one line each, "rank <N>: <file>[:<line>]: <why>" (on every rank's report alike)
+    damaged_ranks: tuple[str, ...] = ()
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:

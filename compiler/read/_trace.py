@@ -17,7 +17,7 @@ from ..model._report import Report, load
 from . import _stream
 from ._files import TraceFormatError, TraceTruncatedError, rank_of, trace_files
 from ._logfile import read_trace_file
-from ._ranks import combine, report_files, with_rank
+from ._ranks import combine, load_each, report_files, report_ranks, with_rank
 
 
 def load_trace(
@@ -182,12 +182,19 @@ def load_ranks(
     with its ``rank`` and ``world_size`` (the number of ranks found where nothing says more).
     With one rank it is that rank's report, ``ranks`` empty. ``strict`` is ``load_trace``'s;
     ``max_expansion``: as for ``compiler.load`` and ``load_trace``, for every file read.
+
+    A rank whose log or report does not load (random bytes, an empty file, a report that is
+    not one) does not stop the others: every rank that loads is in the report, ``world_size``
+    counts them all, and each one that does not is a line of ``damaged_ranks`` (``"rank 2:
+    <its error, naming the file>"``, on every rank's report alike) and a warning (``"rank 2
+    not loaded: ..."``). Where no rank loads, the lowest one's error is raised; with
+    ``strict=True``, any rank's.
     """
     name = os.fspath(path)
     if os.path.isdir(name):
-        reports = report_files(name)
-        if reports:
-            return combine([load(f, max_expansion=max_expansion) for f in reports])
+        files = report_files(name)
+        if files:
+            return report_ranks(files, strict, max_expansion)
         return _trace_ranks(name, strict, max_expansion)
     if re.search(r"\.json(\.gz)?$", name):
         return load(name, max_expansion=max_expansion)
@@ -199,8 +206,14 @@ def _trace_ranks(path: str, strict: bool, max_expansion: float | None) -> Report
     if len(ranks) <= 1:
         report = load_trace(path, strict=strict, max_expansion=max_expansion)
         return report if report.rank is not None or not ranks else dataclasses.replace(report, rank=ranks[0])
-    loaded = [load_trace(path, rank=r, strict=strict, max_expansion=max_expansion) for r in ranks]
-    return combine([with_rank(report, r) for report, r in zip(loaded, ranks, strict=True)])
+
+    def one(r: int) -> Report:
+        return with_rank(load_trace(path, rank=r, strict=strict, max_expansion=max_expansion), r)
+
+    if strict:  # every rank, or none
+        return combine([one(r) for r in ranks])
+    loaded, damaged = load_each([(r, r) for r in ranks], one)
+    return combine(loaded, world=len(ranks), damaged=damaged)
 
 
 def _damaged_line(damaged: list[str]) -> str:

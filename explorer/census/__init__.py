@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from ._cases import MODES, ZOOS, Case, Settings, cases, parse_shard, shard
 from ._diff import CensusDiff, diff_census
+from ._files import CensusFormatError
 from ._process import run_one
 from ._run import run_census
 from ._table import (
     STATUSES,
     BreakSite,
     Census,
-    CensusFormatError,
     CensusRow,
     RecompileFact,
     load_census,

@@ -40,10 +40,16 @@ class Settings:
 
 @dataclass(frozen=True)
 class Case:
-    source: str  # "hf-small", a module name, or a file's path
+    source: str  # "hf-small", a module name, or a file's path: as given (the row's "source")
     model: str
     mode: str
     family: str | None = None
+    module: str | None = None  # what the case's process imports (a file's absolute path), if not source
+
+    @property
+    def importable(self) -> str:
+        """The models module, as the case's process (in the census directory) finds it."""
+        return self.module or self.source
 
     @property
     def key(self) -> str:
@@ -104,14 +110,14 @@ def cases(sources: list[str], modes: tuple[str, ...], only: list[str] | None = N
         raise ValueError(f"unknown mode {bad[0]!r}: choose from {', '.join(MODES)}")
     out: list[Case] = []
     seen: set[str] = set()
-    sources = [os.path.abspath(s) if s.endswith(".py") else s for s in sources]  # children run elsewhere
     for s in sources:
         src = load_source(s)
+        where = os.path.abspath(s) if s.endswith(".py") else None  # the children run elsewhere
         for name in src.models:
             if only is not None and name not in only:
                 continue
             seen.add(name)
-            out += [Case(s, name, m, src.families.get(name)) for m in modes]
+            out += [Case(s, name, m, src.families.get(name), where) for m in modes]
     missing = [n for n in only or () if n not in seen]
     if missing:
         raise ValueError(f"no model named {missing[0]!r} in {', '.join(sources)}")

@@ -9,6 +9,7 @@ this process dies or hangs, the recording's journal holds what it compiled until
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import sys
@@ -105,7 +106,7 @@ def run_case(job: dict) -> dict:
     t0 = time.perf_counter()
     result: dict = {"error": None, "phase": None, "speedup": None}
     try:
-        model, inputs = load_source(case.source).models[case.model]()
+        model, inputs = load_source(case.importable).models[case.model]()
     except Exception as e:  # the factory failed: nothing compiled
         result.update(error=_first_line(e), phase="build")
         return _finish(result, t0)
@@ -129,6 +130,8 @@ def run_case(job: dict) -> dict:
 
 
 def _finish(result: dict, t0: float) -> dict:
+    if not math.isfinite(result.get("speedup") or 0.0):  # a census holds finite numbers only
+        result["speedup"] = None
     result["wall_s"] = round(time.perf_counter() - t0, 3)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return result
@@ -137,7 +140,7 @@ def _finish(result: dict, t0: float) -> dict:
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     gb = job["settings"].get("memory_gb")
-    if gb:  # the address space this process may map: past it, allocations fail (a row's error)
+    if gb and gb < 2**32:  # the address space it may map (none past 4 EiB): past it, allocations fail
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = int(gb * 2**30)
         resource.setrlimit(

@@ -11,10 +11,12 @@ pt2-explorer census diff CENSUS_A CENSUS_B [--slower X] [--html OUT]
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
 from ._cases import MODES, ZOOS
+from ._files import MAX_NUMBER
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -33,10 +35,10 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="inductor", help="torch.compile's backend (default: inductor)")
     p.add_argument("--compile-mode", help="torch.compile's mode: reduce-overhead, max-autotune, ...")
     p.add_argument("--device", default="cpu", help="where the models run (default: cpu)")
-    p.add_argument("--timeout", type=float, default=600, metavar="S", help="per case (default: 600 s)")
+    p.add_argument("--timeout", type=_seconds, default=600, metavar="S", help="per case (default: 600 s)")
     p.add_argument(
         "--memory",
-        type=float,
+        type=_gigabytes,
         default=16,
         metavar="GB",
         help="address space per case (default: 16; 0: no limit)",
@@ -54,6 +56,28 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="OUT", help="also write the census page (and each model's report page)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no table")
     return p
+
+
+def _number(text: str, what: str, least: float, *, equal: bool) -> float:
+    """``text`` as a finite number > ``least`` (>= where ``equal``), at most 2**53 (what a
+    census file holds); argparse's one-line error otherwise (`argument --timeout: expected a
+    number of seconds > 0 (at most 2**53), got 'nan'`)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not ((v >= least if equal else v > least) and v <= MAX_NUMBER):  # False for nan
+        op = ">=" if equal else ">"
+        raise argparse.ArgumentTypeError(f"expected {what} {op} {least:g} (at most 2**53), got {text!r}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    return _number(text, "a number of seconds", 0, equal=False)
+
+
+def _gigabytes(text: str) -> float:
+    return _number(text, "a number of GB", 0, equal=True)
 
 
 def _show_parser(prog: str) -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 from ._cases import Case, Settings
+from ._files import read_json, write_json
 from ._table import CensusRow, _plain, census_from_dict, row_from_report
 
 DIRS = ("rows", "reports", "logs", "traces")
@@ -83,7 +84,7 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
                 error = f"timeout: no result after {settings.timeout_s:g} s"
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    result = _read_json(p["result"])
+    result = _result(p["result"])
     if result is None and error is None:
         error = _death(rc, p["log"])
     row = row_from_report(
@@ -96,7 +97,7 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
     )
     if os.path.exists(p["report"]) and os.path.exists(p["journal"]):
         os.remove(p["journal"])  # the report holds all of it
-    _write_json(p["row"], _plain(row))
+    write_json(p["row"], _plain(row))
     return row
 
 
@@ -145,26 +146,23 @@ def _report(p: dict):
     return None
 
 
-def _read_json(path: str):
+def _result(path: str) -> dict | None:
+    """What the case's process wrote of itself (``_child.py``); None where it wrote nothing
+    whole (it died). Its numbers reach the row through ``row_from_report``, which keeps only
+    those a census file may hold."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        data = read_json(path)
+    except (OSError, ValueError):  # CensusFormatError: NaN, a cut file
         return None
-
-
-def _write_json(path: str, data) -> None:
-    from compiler import write_file
-
-    write_file(path, json.dumps(data, indent=1) + "\n")
+    return data if isinstance(data, dict) else None
 
 
 def finished(out: str, case: Case) -> CensusRow | None:
-    """The case's row where an earlier run finished it (resuming skips it)."""
-    data = _read_json(_paths(out, case)["row"])
-    if data is None:
-        return None
+    """The case's row where an earlier run finished it (resuming skips it); None where its
+    row file is missing or does not fit (the case runs again)."""
+    path = _paths(out, case)["row"]
     try:
-        return census_from_dict({"format": "pt2-explorer-census", "version": 1, "rows": [data]}).rows[0]
-    except ValueError:
+        data = read_json(path)
+        return census_from_dict({"format": "pt2-explorer-census", "version": 1, "rows": [data]}, path).rows[0]
+    except (OSError, ValueError):  # CensusFormatError
         return None

@@ -23,7 +23,8 @@ import shutil
 from collections import Counter
 
 from ._cases import Case, Settings
-from ._process import _read_json, _write_json, finished, run_one
+from ._files import as_text, check_settings, read_json, write_json
+from ._process import finished, run_one
 from ._table import Census, CensusRow
 
 
@@ -45,20 +46,44 @@ def write_census(out: str, cases: list[Case], settings: Settings, title: str | N
 
 def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
     """A census directory holds rows of one set of settings (the modes aside: they pick
-    cases): resuming with others would mix them. ValueError saying so; ``rerun`` starts over."""
+    cases): resuming with others would mix them. ValueError saying so, also where its
+    ``settings.json`` is damaged, or missing beside finished rows (their settings are then
+    unknown); ``rerun`` starts over."""
     path = os.path.join(out, "settings.json")
-    mine = {k: v for k, v in settings.to_dict().items() if k != "modes"}
-    theirs = _read_json(path)
+    mine = as_text({k: v for k, v in settings.to_dict().items() if k != "modes"})  # as the file holds it
+    how = "use --rerun to run its cases again, or another --out"
+    try:
+        theirs = check_settings(read_json(path), path)
+    except FileNotFoundError:
+        theirs = None
+        if not rerun and _has_rows(out):
+            raise ValueError(
+                f"{path}: missing, beside finished rows: the settings they were run with are "
+                f"unknown, so {out} cannot be resumed: {how}"
+            ) from None
+    except (OSError, ValueError) as e:  # CensusFormatError: not JSON, not an object, a wrong type
+        theirs = None
+        if not rerun:
+            msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) else str(e)
+            raise ValueError(f"{msg}: {out} cannot be resumed with its settings unknown: {how}") from None
     if theirs is not None and theirs != json.loads(json.dumps(mine)) and not rerun:
         diff = ", ".join(
-            f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in mine.items() if theirs.get(k) != v
+            [f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in mine.items() if theirs.get(k) != v]
+            + [f"{k} {v!r} there" for k, v in theirs.items() if k not in mine]
         )
         raise ValueError(
             f"{out} holds a census run with other settings ({diff}): use another --out, or --rerun"
         )
     if rerun and theirs != mine:
         shutil.rmtree(os.path.join(out, "rows"), ignore_errors=True)
-    _write_json(path, mine)
+    write_json(path, mine)
+
+
+def _has_rows(out: str) -> bool:
+    try:
+        return any(n.endswith(".json") for n in os.listdir(os.path.join(out, "rows")))
+    except OSError:
+        return False
 
 
 def run_census(

@@ -16,6 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json
 from ._paths import resolve, unsafe
 
 FORMAT = "pt2-explorer-census"
@@ -118,14 +119,20 @@ def row_from_report(case, rep, result: dict | None, error: str | None = None, **
         compiles=len(compiles),
         breaks=breaks,
         recompiles=recompiles,
-        compile_time_s=round(sum(times), 3) if times else None,
+        compile_time_s=_number(round(sum(times), 3)) if times else None,
         kernels=len(rep.kernels) if rep else 0,
-        speedup=result.get("speedup"),
-        wall_s=result.get("wall_s"),
-        peak_rss_mb=result.get("peak_rss_mb"),
+        speedup=_number(result.get("speedup")),
+        wall_s=_number(result.get("wall_s")),
+        peak_rss_mb=_number(result.get("peak_rss_mb")),
         torch_version=rep.torch_version if rep else None,
         **paths,
     )
+
+
+def _number(v) -> float | None:
+    """``v`` where a census file may hold it (a number, >= 0, finite, at most MAX_NUMBER)."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_NUMBER
+    return v if ok else None
 
 
 @dataclass(frozen=True)
@@ -152,13 +159,14 @@ class Census:
         return resolve(self.base, row.report) if row.report is not None else None
 
     def to_dict(self) -> dict:
+        """The file form (a lone surrogate, which no file can hold, written as U+FFFD)."""
         return {
             "format": FORMAT,
             "version": VERSION,
-            "title": self.title,
+            "title": as_text(self.title),
             "torch_version": self.torch_version,
             "created": self.created,
-            "settings": self.settings,
+            "settings": as_text(self.settings),
             "rows": [_plain(r) for r in self.rows],
         }
 
@@ -169,12 +177,10 @@ class Census:
 
 
 def _plain(row: CensusRow) -> dict:
-    d = dataclasses.asdict(row)
+    """The row's file form: its fields that are not their defaults, as text a file can hold
+    (an error message or a path given as bytes that are not UTF-8 holds lone surrogates)."""
+    d = as_text(dataclasses.asdict(row))
     return {k: v for k, v in d.items() if v not in (None, (), [], 0) or k in ("model", "mode", "status")}
-
-
-class CensusFormatError(ValueError):
-    """A census file that is not one: its message names the file and the JSON path."""
 
 
 def load_census(path: str | os.PathLike[str]) -> Census:
@@ -182,26 +188,21 @@ def load_census(path: str | os.PathLike[str]) -> Census:
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, "census.json")
-    with open(path, encoding="utf-8") as f:
-        try:
-            data = json.load(f)
-        except ValueError as e:
-            raise CensusFormatError(f"{path}: not JSON ({e})") from None
-    return census_from_dict(data, path)
+    return census_from_dict(read_json(path), path)
 
 
 def census_from_dict(data, path: str = "<census>") -> Census:
-    def bad(where: str, what: str):
-        return CensusFormatError(f"{path}: {where}: {what}")
-
+    """The census of ``data`` (a census file's JSON value); CensusFormatError naming
+    ``path`` and the JSON path of the first value that does not fit."""
+    check_values(data, path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise bad("$.format", f"expected {FORMAT!r}: not a census file")
+        raise bad(path, "$.format", f"expected {FORMAT!r}: not a census file")
     if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise bad("$.version", f"expected a version <= {VERSION}")
+        raise bad(path, "$.version", f"expected a version <= {VERSION}")
     rows = data.get("rows")
     if not isinstance(rows, list):
-        raise bad("$.rows", "expected a list")
-    out = [_build(CensusRow, r, f"$.rows[{i}]", bad) for i, r in enumerate(rows)]
+        raise bad(path, "$.rows", "expected a list")
+    out = [_build(CensusRow, r, f"$.rows[{i}]", path) for i, r in enumerate(rows)]
     problems = []
     for i, r in enumerate(out):
         for k in ("report", "trace"):
@@ -211,13 +212,12 @@ def census_from_dict(data, path: str = "<census>") -> Census:
                 shown = shown if len(shown) <= 120 else shown[:117] + "..."
                 problems.append(f"{path}: $.rows[{i}].{k}: {why} ({shown}): not read or copied")
                 out[i] = r = dataclasses.replace(r, **{k: None})
-    settings = data.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise bad("$.settings", "expected an object")
+    settings = data.get("settings")
+    settings = {} if settings is None else check_settings(settings, path, "$.settings")
     meta = {k: data.get(k) for k in ("torch_version", "created", "title")}
     for k, v in meta.items():
         if v is not None and not isinstance(v, str):
-            raise bad(f"$.{k}", "expected a string")
+            raise bad(path, f"$.{k}", "expected a string")
     return Census(tuple(out), settings, path=path, problems=tuple(problems), **meta)
 
 
@@ -225,31 +225,33 @@ _NESTED = {"breaks": BreakSite, "recompiles": RecompileFact}
 _TYPES = {"str": str, "int": int, "float": (int, float), "tuple[str, ...]": list}
 
 
-def _build(cls, d, where: str, bad):
-    """``cls`` from the dict ``d``, checking each field's type (missing ones take defaults)."""
+def _build(cls, d, where: str, path: str):
+    """``cls`` from the dict ``d``, checking each field's type (missing ones take defaults;
+    numbers are counts, seconds, megabytes or ratios: >= 0)."""
     if not isinstance(d, dict):
-        raise bad(where, "expected an object")
+        raise bad(path, where, "expected an object")
     kwargs = {}
     for f in dataclasses.fields(cls):
+        at = f"{where}.{f.name}"
         if f.name not in d:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise bad(f"{where}.{f.name}", "missing")
+                raise bad(path, at, "missing")
             continue
         v = d[f.name]
         if f.name in _NESTED and cls is CensusRow:
             if not isinstance(v, list):
-                raise bad(f"{where}.{f.name}", "expected a list")
-            v = tuple(_build(_NESTED[f.name], x, f"{where}.{f.name}[{i}]", bad) for i, x in enumerate(v))
+                raise bad(path, at, "expected a list")
+            v = tuple(_build(_NESTED[f.name], x, f"{at}[{i}]", path) for i, x in enumerate(v))
         elif v is not None or "None" not in f.type:
             kind = _TYPES[f.type.replace(" | None", "")]
             if not isinstance(v, kind) or isinstance(v, bool):
-                raise bad(
-                    f"{where}.{f.name}", f"expected {f.type.replace(' | None', '')}, got {type(v).__name__}"
-                )
+                raise bad(path, at, f"expected {f.type.replace(' | None', '')}, got {type(v).__name__}")
             if kind is list:
                 if not all(isinstance(x, str) for x in v):
-                    raise bad(f"{where}.{f.name}", "expected a list of strings")
+                    raise bad(path, at, "expected a list of strings")
                 v = tuple(v)
+            elif kind is not str and v < 0:
+                raise bad(path, at, f"expected a number >= 0, got {v!r}")
         kwargs[f.name] = v
     return cls(**kwargs)
 
