@@ -57,6 +57,29 @@ def run(
     return exit_code, interrupted, terminated
 
 
+def module_file(module: str) -> str | None:
+    """The file ``python -m MODULE`` would run (a package's ``__main__.py``), found as python
+    finds it from the current directory, without importing anything (no package's
+    ``__init__`` runs); None where it is not a file found so (runpy then says why)."""
+    from importlib.machinery import PathFinder
+
+    path: list[str] | None = [os.getcwd(), *sys.path]  # sys.path[0] is the directory under -m
+    spec = None
+    try:
+        for part in module.split("."):
+            if path is None:  # below a module that is no package
+                return None
+            spec = PathFinder.find_spec(part, path)
+            if spec is None:
+                return None
+            path = spec.submodule_search_locations
+        if path is not None:  # a package runs as its __main__
+            spec = PathFinder.find_spec("__main__", path)
+    except (ImportError, ValueError, OSError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
+
+
 def die_as_the_program_would(interrupted: bool, terminated: bool) -> None:
     """After the report is written: die by SIGINT (python's way on an uncaught
     KeyboardInterrupt) or SIGTERM, as the program itself would have."""
