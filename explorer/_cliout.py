@@ -9,10 +9,11 @@ import sys
 from explorer import _program
 
 
-def write_all(ns, report, title: str) -> tuple[list[str], bool]:
+def write_all(ns, report, title: str, written: list[str] | None = None) -> tuple[list[str], bool]:
     """Write --json and --html (each whole or not at all); a failure is one error line.
-    Returns the paths written, and whether every one asked for was."""
-    written = []
+    Returns the paths written (``written``, each added as it is written), and whether every
+    one asked for was."""
+    written = [] if written is None else written
     if ns.json and saving(ns.json, lambda: report.to_json(ns.json)):
         written.append(ns.json)
     if ns.html and saving(ns.html, lambda: save_html(report, ns.html, title)):
