@@ -57,6 +57,7 @@ from .model._report import (
     load,
     use_benchmark,
 )
+from .model._sourcefile import read_source
 from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
@@ -213,4 +214,5 @@ __all__ = [
     "BytecodeStep",
     "without_entry",
     "write_file",
+    "read_source",
 ]

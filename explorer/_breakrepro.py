@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import linecache
 import re
 import textwrap
 
-from compiler import Compile, GraphBreak, Report
+from compiler import Compile, GraphBreak, Report, read_source
+
+from ._repro import provenance_lines, token
 
 _DTYPES = {
     "f16": "float16",
@@ -38,13 +39,10 @@ def find_break(report: Report, site: str) -> GraphBreak:
     raise ValueError(f"no graph break at {site} (breaks: {sites or 'none'})")
 
 
-def _function(filename: str, line: int, name: str) -> ast.FunctionDef | None:
-    source = "".join(linecache.getlines(filename))
-    if not source:
-        return None
+def _function(lines: tuple[str, ...], line: int, name: str) -> ast.FunctionDef | None:
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the file
         return None
     hits = [
         n
@@ -89,9 +87,9 @@ def _inputs(c: Compile | None, fn: ast.FunctionDef) -> list[tuple[str, str]]:
     return out
 
 
-def break_program(report: Report, site: str) -> str:
+def break_program(report: Report, site: str, *, source: str | None = None) -> str:
     """The starting point for the break at ``site``, or a ValueError in one line saying why
-    the report does not allow one."""
+    the report does not allow one. ``source``: the report's file, named in the header."""
     b = find_break(report, site)
     frame = b.user_frame
     if frame is None or b.filename is None or b.line is None:
@@ -102,30 +100,35 @@ def break_program(report: Report, site: str) -> str:
             f"the break is in {frame.name}, called from the compiled frame {c.name if c else '?'}: "
             "its inputs are not the graph's; no starting point"
         )
-    fn = _function(b.filename, b.line, frame.name)
+    lines, why = read_source(b.filename)  # a regular file of a bounded size: the report names it
+    if why is not None:
+        raise ValueError(f"{b.filename} not read: {why}: no starting point")
+    fn = _function(lines, b.line, frame.name) if lines else None
     if fn is None:
         raise ValueError(f"cannot read function {frame.name} from {b.filename}: no starting point")
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
         raise ValueError(f"{fn.name} takes *args/**kwargs: no starting point")
     args = _inputs(c, fn)
     # from the def line: decorators left out (a torch.compile one would compile it twice)
-    source = textwrap.dedent("".join(linecache.getlines(b.filename)[fn.lineno - 1 : fn.end_lineno]))
+    copied = textwrap.dedent("".join(lines[fn.lineno - 1 : fn.end_lineno]))
     free = _free_names(fn)
     head = [
-        f"# A STARTING POINT for reproducing the graph break at {b.filename}:{b.line} ({b.type}),",
+        f"# A STARTING POINT for reproducing the graph break at {token(b.filename)}:{b.line} ({token(b.type)}),",
         "# made by pt2-explorer from a report: not a promise that it reproduces the break. It",
         "# compiles the break's function with fullgraph=True, so the break raises instead of",
         "# splitting the graph, and calls it with random tensors shaped as the recorded inputs.",
     ]
     why = " ".join((b.explanation or b.reason.splitlines()[0]).split())
     head += textwrap.wrap(f"torch: {why}", 96, initial_indent="# ", subsequent_indent="#   ")
+    head += provenance_lines(source)
+    head.append(f"# The function below is copied from {token(b.filename)}, the file the report names.")
     if free:
         head.append(f"# names the function takes from its module (define or import them): {', '.join(free)}")
     body = [
         "import torch",
         "",
         "",
-        source.rstrip("\n"),
+        copied.rstrip("\n"),
         "",
         "",
         "if __name__ == '__main__':",

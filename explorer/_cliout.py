@@ -9,10 +9,11 @@ import sys
 from explorer import _program
 
 
-def write_all(ns, report, title: str) -> tuple[list[str], bool]:
+def write_all(ns, report, title: str, written: list[str] | None = None) -> tuple[list[str], bool]:
     """Write --json and --html (each whole or not at all); a failure is one error line.
-    Returns the paths written, and whether every one asked for was."""
-    written = []
+    Returns the paths written (``written``, each added as it is written), and whether every
+    one asked for was."""
+    written = [] if written is None else written
     if ns.json and saving(ns.json, lambda: report.to_json(ns.json)):
         written.append(ns.json)
     if ns.html and saving(ns.html, lambda: save_html(report, ns.html, title)):
@@ -49,23 +50,47 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
+def same_path(a: str, b: str) -> bool:
+    """``a`` and ``b`` name one file, existing (``same_file``) or not yet (the same path once
+    links and ``..`` are resolved)."""
+    return same_file(a, b) or os.path.realpath(a) == os.path.realpath(b)
+
+
+def refused_output(outputs: list[tuple[str, str]], inputs: list[tuple[str, str]]) -> str | None:
+    """The usage error where an output (``("--json", path)``) would replace an input
+    (``("script", path)``) or another output: writing would destroy the one or keep only the
+    last. None where every output is a file of its own."""
+    for i, (opt, out) in enumerate(outputs):
+        for what, given in inputs:
+            if given and same_file(out, given):
+                return f"{opt} {out} is the {what} itself: refusing to overwrite it"
+        for other, path in outputs[:i]:
+            if same_path(out, path):
+                return f"{other} {path} and {opt} {out} are one file: refusing to write it twice"
+    return None
+
+
 def output_is_input(ns) -> str | None:
-    """The usage error where --json / --html name the input (the script, the trace, the
-    report): writing would destroy it. Under torchrun each rank writes its own name."""
+    """The usage error where --json / --html / -o name an input (the script, the ``-m``
+    module's file, the trace, the report) or name one file twice. Under torchrun each rank
+    writes its own name."""
     import compiler  # reading and names: no torch
 
     source = {"record": "script", "load": "trace", "report": "report", "repro": "report"}.get(ns.command)
     if source is None:  # writes nothing
         return None
-    given = getattr(ns, source, None)
+    inputs = [(source, getattr(ns, source, None))]
+    if ns.command == "record" and ns.module:
+        inputs.append((f"module {ns.module}", _program.module_file(ns.module)))
     rank = _program.torchrun_rank()[0] if ns.command == "record" else None
+    outputs = []
     for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
             out = compiler.rank_path(out, rank)
-        if out and given and same_file(out, given):
-            return f"--{opt} {out} is the {source} itself: refusing to overwrite it"
-    return None
+        if out:
+            outputs.append((f"--{opt}", out))
+    return refused_output(outputs, inputs)
 
 
 def warned(load):

@@ -82,8 +82,10 @@ def record(ns) -> int:
         ns.json = ns.json and compiler.rank_path(ns.json, rank)
         ns.html = ns.html and compiler.rank_path(ns.html, rank)
 
+    written: list[str] = []  # the outputs written so far: a Ctrl-C says which were not
+
     def leave(report) -> bool:  # write and print the report; False where a write failed
-        return leave_report(report, ns, title, rank, world_size)
+        return leave_report(report, ns, title, rank, world_size, written)
 
     # the program runs in a child: where it dies before writing its report, this process
     # builds the report from the recording's journal (explorer/_supervise.py)
@@ -109,16 +111,23 @@ def record(ns) -> int:
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
     pid = os.getpid()
-    exit_code, interrupted, terminated = _program.run(rec, ns.script, ns.module, ns.args, sup)
+    exit_code, interrupted, terminated, cut_short = _program.run(rec, ns.script, ns.module, ns.args, sup)
     if os.getpid() != pid:  # a forked copy of the program ended here: as python's would, no report
         _program.die_as_the_program_would(interrupted, terminated)
         return exit_code
     try:
+        if cut_short:  # Ctrl-C as the recording ended, after the program: nothing more to do
+            raise KeyboardInterrupt
         report = rec.report
         if report is None:  # pragma: no cover - recording always leaves a report
             print("pt2-explorer: no report was produced", file=sys.stderr)
             return exit_code or 1
         ok = leave(report)
+    except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
+        not_written = [out for out in (ns.json, ns.html) if out and out not in written]
+        say("pt2-explorer: interrupted" + (f": {', '.join(not_written)} not written" if not_written else ""))
+        interrupted = True
+        ok = False
     finally:
         if sup is not None:
             sup.done()
@@ -128,9 +137,12 @@ def record(ns) -> int:
     return exit_code or (0 if ok else 1)
 
 
-def leave_report(report, ns, title: str, rank: int | None, world_size: int | None) -> bool:
+def leave_report(
+    report, ns, title: str, rank: int | None, world_size: int | None, written: list[str] | None = None
+) -> bool:
     """Write and print the report (the program's process, or this one from the journal);
-    False where a write failed (one error line each)."""
+    False where a write failed (one error line each). ``written`` gets each output written,
+    as it is."""
     from explorer._summary import print_summary
 
     report = _program.without_launcher(report)  # stacks start at the program, as under python
@@ -138,7 +150,7 @@ def leave_report(report, ns, title: str, rank: int | None, world_size: int | Non
         import dataclasses
 
         report = dataclasses.replace(report, rank=rank, world_size=world_size)
-    written, ok = write_all(ns, report, title)
+    written, ok = write_all(ns, report, title, written)
     if not ns.quiet:
         print_summary(report, title=title)
         for out in written:

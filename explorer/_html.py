@@ -232,6 +232,8 @@ def break_html(b: BreakView) -> str:
         parts.append(f"<div><b>your code:</b> {esc(b.your_code)}</div>")
     if src:
         parts.append(f'<pre class="src">{src}</pre>')
+    if b.source_unread:
+        parts.append(f'<div class="src-unread">source: {esc(b.source_unread)}</div>')
     if b.explanation:
         parts.append(f'<div class="why"><b>why:</b> {esc(b.explanation)}</div>')
     parts += [f"<div><b>hint:</b> {esc(h)}</div>" for h in b.hints]

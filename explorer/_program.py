@@ -15,38 +15,39 @@ import weakref
 
 def run(
     rec, script: str | None, module: str | None, args: list[str], supervisor=None
-) -> tuple[int, bool, bool]:
+) -> tuple[int, bool, bool, bool]:
     """Run the program inside the recording ``rec``. Returns (exit code, interrupted by
-    Ctrl-C, terminated by SIGTERM); the program's exception is printed as python prints it.
-    ``supervisor``: the explorer/_supervise.py parent this process runs under, if any."""
+    Ctrl-C, terminated by SIGTERM, Ctrl-C cut the recording's own ending short: the program
+    had ended); the program's exception is printed as python prints it. ``supervisor``: the
+    explorer/_supervise.py parent this process runs under, if any."""
     exit_code, interrupted, terminated = 0, False, False
     saved_argv, saved_path = sys.argv, list(sys.path)
     saved_term = _catch_sigterm(supervisor)
+    programs: list[BaseException] = []  # what the program raised, if anything
+    cut_short = False
     try:
         with rec:
-            if script is not None:
-                # as `python SCRIPT`: argv[0] as given, __file__ and sys.path[0] absolute
-                sys.argv = [script, *args]
-                _run_script(os.path.abspath(script))
-            else:  # as `python -m MODULE`: sys.path[0] the current directory
-                sys.argv = [module, *args]
-                sys.path.insert(0, os.getcwd())
-                runpy.run_module(module, run_name="__main__", alter_sys=True)
-    except SystemExit as e:
-        exit_code = _exit_code(e.code)
-    except _Terminated:  # torchrun stops the other ranks when one fails: keep what was recorded
-        terminated, exit_code = True, 128 + signal.SIGTERM
+            try:
+                if script is not None:
+                    # as `python SCRIPT`: argv[0] as given, __file__ and sys.path[0] absolute
+                    sys.argv = [script, *args]
+                    _run_script(os.path.abspath(script))
+                else:  # as `python -m MODULE`: sys.path[0] the current directory
+                    sys.argv = [module, *args]
+                    sys.path.insert(0, os.getcwd())
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+            except BaseException as e:
+                programs.append(e)
+                raise
     except BaseException as e:
-        # the program's traceback as python prints it: through sys.excepthook, our frames
-        # and runpy's left out
-        tb = e.__traceback__
-        while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
-            tb = tb.tb_next
-        if tb is not None or isinstance(e, SyntaxError):  # the script's own: no traceback, as python
-            e.with_traceback(tb)  # the default hook prints the exception's own traceback
-        sys.excepthook(type(e), e, e.__traceback__)
-        interrupted = isinstance(e, KeyboardInterrupt)
-        exit_code = 1
+        ended: BaseException | None = e
+        # a Ctrl-C while the recording ended, after the program: not the program's to show
+        cut_short = isinstance(e, KeyboardInterrupt) and not any(e is p for p in programs)
+        if cut_short:
+            ended = programs[0] if programs else None
+        terminated = isinstance(ended, _Terminated)
+        if ended is not None:
+            exit_code, interrupted = _ended(ended)
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
@@ -54,7 +55,48 @@ def run(
         # after a SIGTERM under a supervisor, its repeat stays ignored until we die by it
         if saved_term is not None and ours and not (terminated and supervisor is not None):
             signal.signal(signal.SIGTERM, saved_term)
-    return exit_code, interrupted, terminated
+    return exit_code, interrupted, terminated, cut_short
+
+
+def _ended(e: BaseException) -> tuple[int, bool]:
+    """The exit code of a program that raised ``e``, and whether Ctrl-C ended it; its
+    exception printed as python prints it."""
+    if isinstance(e, SystemExit):
+        return _exit_code(e.code), False
+    if isinstance(e, _Terminated):  # torchrun stops the other ranks when one fails: keep what was recorded
+        return 128 + signal.SIGTERM, False
+    # the program's traceback as python prints it: through sys.excepthook, our frames and
+    # runpy's left out
+    tb = e.__traceback__
+    while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    if tb is not None or isinstance(e, SyntaxError):  # the script's own: no traceback, as python
+        e.with_traceback(tb)  # the default hook prints the exception's own traceback
+    sys.excepthook(type(e), e, e.__traceback__)
+    return 1, isinstance(e, KeyboardInterrupt)
+
+
+def module_file(module: str) -> str | None:
+    """The file ``python -m MODULE`` would run (a package's ``__main__.py``), found as python
+    finds it from the current directory, without importing anything (no package's
+    ``__init__`` runs); None where it is not a file found so (runpy then says why)."""
+    from importlib.machinery import PathFinder
+
+    path: list[str] | None = [os.getcwd(), *sys.path]  # sys.path[0] is the directory under -m
+    spec = None
+    try:
+        for part in module.split("."):
+            if path is None:  # below a module that is no package
+                return None
+            spec = PathFinder.find_spec(part, path)
+            if spec is None:
+                return None
+            path = spec.submodule_search_locations
+        if path is not None:  # a package runs as its __main__
+            spec = PathFinder.find_spec("__main__", path)
+    except (ImportError, ValueError, OSError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def die_as_the_program_would(interrupted: bool, terminated: bool) -> None:

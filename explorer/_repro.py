@@ -6,7 +6,7 @@ the page and the widget offer it as a download beside the compile's code."""
 from __future__ import annotations
 
 import base64
-import sys
+import re
 
 from compiler import Compile, Report
 
@@ -36,9 +36,11 @@ def _runnable(c: Compile, backward: bool) -> str | None:
     return cg.fx_graph_runnable_backward if backward else cg.fx_graph_runnable
 
 
-def repro_script(report: Report, compile_id: str, *, backward: bool = False) -> str:
+def repro_script(
+    report: Report, compile_id: str, *, backward: bool = False, source: str | None = None
+) -> str:
     """The repro of ``compile_id`` (its backward graph's with ``backward``), or a ValueError
-    in one line saying why there is none."""
+    in one line saying why there is none. ``source``: the report's file, named in the header."""
     c = next((x for x in report.compiles if x.id == compile_id), None)
     if c is None:
         ids = ", ".join(x.id for x in report.compiles) or "none"
@@ -52,7 +54,9 @@ def repro_script(report: Report, compile_id: str, *, backward: bool = False) -> 
         )
     role = "backward" if backward else "forward"
     ended = (
-        "ok" if c.status == "ok" else f"FAILED in {c.failed_stage or '?'}: {(c.error or '?').splitlines()[0]}"
+        "ok"
+        if c.status == "ok"
+        else f"FAILED in {token(c.failed_stage or '?')}: {(c.error or '?').splitlines()[0]!r}"
     )
     ours = (  # looked for line by line only where the code names one
         [ln.strip() for ln in code.splitlines() if any(k in ln for k in _RECORDING_CONFIG)]
@@ -60,15 +64,38 @@ def repro_script(report: Report, compile_id: str, *, backward: bool = False) -> 
         else []
     )
     head = [
-        f"# Runnable repro of compile [{compile_id}] ({role} graph) of {c.name or '?'}, saved by pt2-explorer.",
+        f"# Runnable repro of compile [{token(compile_id)}] ({role} graph) of {token(c.name or '?')}, saved by pt2-explorer.",
+        *provenance_lines(source),
         "# torch's fx_graph_runnable: the graph Inductor received, the non-default config, and",
         "# inputs of the recorded shapes, strides and dtypes (random values). `python repro.py`",
         "# compiles it with Inductor and runs it once.",
-        f"# Recorded with torch {report.torch_version} on {report.device}; the compile ended {ended}.",
+        f"# Recorded with torch {token(report.torch_version)} on {token(report.device)}; the compile ended {ended}.",
     ]
     if ours:
         head.append("# Set by the recording, not by the program: " + "; ".join(ours))
     return "\n".join(head) + "\n" + _KEEP_NAMES + code.lstrip("\n")
+
+
+# a value from a report that reads as it is in a "#" line: no space, quote, "#" or line end, ASCII
+_TOKEN = re.compile(r"[A-Za-z0-9_.:+/<>-]+")
+
+
+def token(value: str | None) -> str:
+    """A report's string for a header line: as it is where it is a plain word (``model``,
+    ``2.13.0+cpu``, ``cuda:0``), else its ``repr``: one line whatever it holds (a line break in
+    it cannot add a line of code below the ``#``); ``?`` for none."""
+    if value is None:
+        return "?"
+    return value if _TOKEN.fullmatch(value) else repr(value)
+
+
+def provenance_lines(source: str | None) -> list[str]:
+    """The header lines naming the report a file was made from, and what that means."""
+    where = f"the report {token(source)}" if source else "a report"
+    return [
+        f"# Made from {where}. A report is a shared file that anyone can write, and what",
+        "# follows comes from it: read it before you run it.",
+    ]
 
 
 def file_name(compile_id: str, backward: bool = False) -> str:
@@ -91,39 +118,3 @@ def repro_links_html(report: Report, c: Compile) -> str:
             f'title="torch\'s fx_graph_runnable of this compile: run it with python">{esc(label)} ({esc(name)})</a>'
         )
     return f'<div class="repro">{" ".join(links)}</div>' if links else ""
-
-
-def repro_parser(sub) -> None:
-    """``pt2-explorer repro``'s options (explorer/cli.py)."""
-    r = sub.add_parser("repro", help="save a compile's runnable repro, or a graph break's starting point")
-    r.add_argument("report", help="a report JSON file")
-    what = r.add_mutually_exclusive_group(required=True)
-    what.add_argument("--compile", metavar="ID", help="the compile, e.g. 0/1: torch's runnable repro of it")
-    what.add_argument(
-        "--break", dest="break_site", metavar="FILE:LINE", help="a graph break's site, e.g. model.py:12"
-    )
-    r.add_argument("--backward", action="store_true", help="the compile's backward graph")
-    r.add_argument("-o", "--out", metavar="OUT", help="write it here (default: print it)")
-
-
-def repro_main(ns, error) -> int:
-    """Print or save the repro; a report or a compile that has none: one line, status 2."""
-    import compiler
-
-    from ._breakrepro import break_program
-
-    try:
-        report = compiler.load(ns.report)
-        if ns.break_site:
-            script = break_program(report, ns.break_site)
-        else:
-            script = repro_script(report, ns.compile, backward=ns.backward)
-        if ns.out:
-            compiler.write_file(ns.out, script)
-    except (OSError, ValueError) as e:
-        return error(e)
-    if ns.out:
-        print(f"repro: {ns.out}")
-    else:
-        sys.stdout.write(script)
-    return 0

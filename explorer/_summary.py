@@ -303,16 +303,25 @@ UNWRAPPED = 10_000  # a pipe's "width": the table's columns take what their cell
 
 
 # C0 but newline and tab, DEL, C1: what moves the cursor, clears the screen, sets the title or
-# writes the clipboard (ESC ] 52) when printed raw
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# writes the clipboard (ESC ] 52) when printed raw; and Unicode's invisible format controls:
+# the bidi marks, embeddings, overrides and isolates (U+202E shows what follows backwards, so
+# a line reads otherwise than it is), zero-width characters, line and paragraph separators
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+)
 
 
 def printable(text: str) -> str:
     """``text`` safe to print on a terminal: each control character as its escape (``\\x1b``,
-    ``\\x07``), so an ESC sequence in a report shows as text and does nothing. What PT2
-    Explorer prints from a report or a trace passes here: ``echo``, ``print_summary`` and the
-    CLI's error lines."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    ``\\x07``, ``\\u202e``), so an ESC sequence in a report shows as text and does nothing, and
+    a bidi override does not turn the line around. What PT2 Explorer prints from a report or a
+    trace passes here: ``echo``, ``print_summary`` and the CLI's error lines."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def _printable(obj):

@@ -21,6 +21,8 @@ def breaks_text(view: ExplorerView) -> str:
         for ln in b.context:
             mark = ">" if ln.highlight else " "
             out.append(f"  {mark} {ln.number:>{width}} | {ln.text}")
+        if b.source_unread:
+            out.append(f"  source: {b.source_unread}")
         if b.explanation:
             out.append(f"  why: {' '.join(b.explanation.split())}")
         out += [f"  hint: {h}" for h in b.hints]

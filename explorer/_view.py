@@ -1,15 +1,13 @@
 """One view model of a report (its types: ``_viewtypes.py``), built here from the Report
-alone (plus the user's source files for context lines, read through linecache so notebook
-cells work too). Lowered to rich text, static HTML and widgets elsewhere (``_textview.py``,
-``_html.py``, ``_widgets.py``); tests assert its text.
+alone (plus the user's source files for context lines, through ``compiler.read_source``: a
+notebook cell's from linecache, a file only where it is a regular one of a bounded size).
+Lowered to rich text, static HTML and widgets elsewhere (``_textview.py``, ``_html.py``,
+``_widgets.py``); tests assert its text.
 """
 
 from __future__ import annotations
 
-import linecache
-import os
-
-from compiler import STAGES, Compile, Report, StackFrame, resume_of
+from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
 
 from ._program import machinery
 from ._recompileview import dynamic_dims, previous_compiles, recompile_view, timelines
@@ -35,17 +33,20 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
     )
 
 
-def source_context(filename: str | None, line: int | None, radius: int = 3) -> tuple[SourceLine, ...]:
+def source_context(
+    filename: str | None, line: int | None, radius: int = 3
+) -> tuple[tuple[SourceLine, ...], str | None]:
+    """The lines around ``line`` of ``filename``, and why the file was not read where it was
+    not (a report may name a FIFO or /dev/zero: only a regular file of a bounded size is)."""
     if not filename or not line:
-        return ()
-    lines = linecache.getlines(filename)
-    if not lines and os.path.exists(filename):
-        linecache.checkcache(filename)
-        lines = linecache.getlines(filename)
+        return (), None
+    lines, why = read_source(filename)
+    if why is not None:
+        return (), f"{filename} not read: {why}"
     if not lines or line > len(lines):
-        return ()
+        return (), None
     lo, hi = max(1, line - radius), min(len(lines), line + radius)
-    return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1))
+    return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1)), None
 
 
 def _before(report: Report, b):
@@ -86,6 +87,7 @@ def _break_view(report: Report, b) -> BreakView:
     your_code = None
     if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
         your_code = f"{where(mine.filename, mine.line)} in {mine.name}"
+    context, unread = source_context(b.filename, b.line)
     return BreakView(
         site=where(b.filename, b.line),
         type=b.type,
@@ -95,7 +97,8 @@ def _break_view(report: Report, b) -> BreakView:
         count=b.count,
         compile_ids=b.compile_ids,
         user_stack=stack,
-        context=source_context(b.filename, b.line),
+        context=context,
+        source_unread=unread,
         graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
         gb_id=b.gb_id,

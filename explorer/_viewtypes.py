@@ -94,6 +94,7 @@ class BreakView:
     graph_after: str | None  # compile of the code after it (torch's resume function)
     gb_id: str | None = None
     your_code: str | None = None  # "train.py:11 in step" when the site itself is in a library
+    source_unread: str | None = None  # "/dev/zero not read: not a regular file": no context then
 
 
 @dataclass(frozen=True)

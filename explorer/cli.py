@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--full", action="store_true", help="also print every changed section (default: the summary)"
     )
-    from explorer._repro import repro_parser
+    from explorer._clirepro import repro_parser
 
     repro_parser(sub)
     return p
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "diff":
         return _diff(ns, compiler)
     if ns.command == "repro":
-        from explorer._repro import repro_main
+        from explorer._clirepro import repro_main
 
         return repro_main(ns, error)
     return _report(ns, compiler)

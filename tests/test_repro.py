@@ -113,7 +113,12 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
         r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',
         compile_facts_html(build_view(rec.report).compiles[0]),
     )
-    assert base64.b64decode(button.group(1)).decode() == script
+    # the same file, but that a page (or a notebook's report) knows no report file to name
+    named = f"# Made from the report {report_path}. A report is a shared file"
+    assert named in script
+    assert base64.b64decode(button.group(1)).decode() == script.replace(
+        named, "# Made from a report. A report is a shared file"
+    )
 
     proc, made = run_repro(out, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

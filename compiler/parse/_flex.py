@@ -10,7 +10,6 @@ The mask's values (which blocks are computed) are graph inputs, not in the trace
 
 from __future__ import annotations
 
-import linecache
 import math
 import re
 import textwrap
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model._report import Report
+from ..model._sourcefile import read_source
 from ._text import split_args
 
 HOP = "torch.ops.higher_order.flex_attention"
@@ -76,7 +76,7 @@ def _function_source(filename: str, line: int, function: str) -> str | None:
     """The whole ``def function`` around ``line`` of ``filename``, where the file is readable."""
     import inspect
 
-    lines = linecache.getlines(filename)
+    lines, _ = read_source(filename)  # the trace names it: only a regular file of a bounded size
     for i in range(min(line, len(lines)) - 1, -1, -1):
         if re.match(rf"\s*(async\s+)?def {re.escape(function)}\(", lines[i]):
             return "".join(inspect.getblock(lines[i:])).rstrip()

@@ -123,11 +123,28 @@ def main(argv: list[str]) -> int:
         return 2
 
 
+def _refuse(outputs: list[tuple[str, str | None]], inputs: list[tuple[str, str]]) -> None:
+    """Before any work: a ValueError (one line, status 2) where an output would replace an
+    input (a census read, a models file) or another output."""
+    from .._cliout import refused_output
+
+    clobbered = refused_output([(opt, out) for opt, out in outputs if out], inputs)
+    if clobbered:
+        raise ValueError(clobbered)
+
+
+def _census_file(path: str) -> str:
+    """The census.json that ``path`` names (itself, or the one in its directory)."""
+    return os.path.join(path, "census.json") if os.path.isdir(path) else path
+
+
 def _run(ns) -> int:
     from . import _cases
     from ._run import run_census
     from ._view import census_text, save_census_html
 
+    models = [("models file", m) for m in ns.models if os.path.isfile(m)]
+    _refuse([("--out", os.path.join(ns.out, "census.json")), ("--html", ns.html)], models)
     sources = ns.zoo + ns.models
     if not sources:
         raise ValueError("name the models: --zoo hf-small, or --models FILE_OR_MODULE")
@@ -169,6 +186,7 @@ def _run(ns) -> int:
 def _show(ns) -> int:
     from ._view import census_text, save_census_html, select
 
+    _refuse([("--html", ns.html)], [("census", _census_file(ns.census))])
     census = _load(ns.census)
     rows = select(
         census, status=ns.status, family=ns.family, mode=ns.mode, break_type=ns.break_type, sort=ns.sort
@@ -191,6 +209,8 @@ def _merge(ns) -> int:
     from ._table import merge
     from ._view import save_census_html
 
+    shards_read = [("shard census", _census_file(s)) for s in ns.shards]
+    _refuse([("--out", os.path.join(ns.out, "census.json")), ("--html", ns.html)], shards_read)
     shards = [_load(s, warn=False) for s in ns.shards]
     merged = merge(shards)
     rows = []
@@ -225,6 +245,7 @@ def _diff(ns) -> int:
     from ._diff import diff_census
     from ._view import diff_page, diff_text
 
+    _refuse([("--html", ns.html)], [("census", _census_file(ns.a)), ("census", _census_file(ns.b))])
     d = diff_census(_load(ns.a), _load(ns.b), slower=ns.slower)
     _echo(diff_text(d))
     if ns.html:
