@@ -704,7 +704,7 @@ def test_14_reads_the_verdicts_from_the_line_down(run_notebook):
     assert roofline[0].endswith("50.3 TFLOP/s  compute-bound, 75% of it")
     verdict = _stdout(_tagged(nb, "verdict")).splitlines()
     assert verdict[0] == (
-        "compiled is 1.01× faster than eager: compile has little left to win here: 95% of the compiled "
+        "compiled is as fast as eager (×1.00): compile has little left to win here: 95% of the compiled "
         "call is library kernels it does not change; the matmul is fp32 without TF32"
     )
     modes = _stdout(_tagged(nb, "modes"))
