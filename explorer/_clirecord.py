@@ -5,13 +5,14 @@ written and printed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
 from explorer import _program, _supervise
 from explorer._cliout import say, write_all
 
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
 
 
 def record_options(p: argparse.ArgumentParser) -> None:
@@ -36,6 +37,12 @@ def record_options(p: argparse.ArgumentParser) -> None:
         "--fusion-log",
         action="store_true",
         help="keep Inductor's fusion decisions (its fusion loggers at debug level: ~8%% of a compile)",
+    )
+    p.add_argument(
+        "--bench",
+        action="store_true",
+        help="after the program, benchmark each compiled function on its last call against eager "
+        "(a training step's state restored around each call); the report's Benchmark and Why tabs",
     )
     p.add_argument(
         "-q",
@@ -111,7 +118,9 @@ def record(ns) -> int:
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
     pid = os.getpid()
-    exit_code, interrupted, terminated, cut_short = _program.run(rec, ns.script, ns.module, ns.args, sup)
+    calls = compiler.compiled_calls() if ns.bench else contextlib.nullcontext()
+    with calls:
+        exit_code, interrupted, terminated, cut_short = _program.run(rec, ns.script, ns.module, ns.args, sup)
     if os.getpid() != pid:  # a forked copy of the program ended here: as python's would, no report
         _program.die_as_the_program_would(interrupted, terminated)
         return exit_code
@@ -122,6 +131,8 @@ def record(ns) -> int:
         if report is None:  # pragma: no cover - recording always leaves a report
             print("pt2-explorer: no report was produced", file=sys.stderr)
             return exit_code or 1
+        if ns.bench:
+            _bench(report, calls, ended=exit_code == 0 and not (interrupted or terminated), quiet=ns.quiet)
         ok = leave(report)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
         not_written = [out for out in (ns.json, ns.html) if out and out not in written]
@@ -135,6 +146,21 @@ def record(ns) -> int:
     # a report that could not be written fails a run that succeeded; a program that failed
     # keeps its own exit code
     return exit_code or (0 if ok else 1)
+
+
+def _bench(report, calls, *, ended: bool, quiet: bool) -> None:
+    """``--bench``: each compiled function of the program on its last call, after the
+    program (compiler/bench/_calls.py); one line for each that is not benchmarked."""
+    import compiler
+
+    if not ended:
+        say("pt2-explorer: --bench: the program did not finish: nothing benchmarked")
+        return
+    if not calls.called:
+        say("pt2-explorer: --bench: no compiled function was called: nothing to benchmark")
+        return
+    for note in compiler.benchmark_calls(report, calls.called, progress=not quiet):
+        say(f"pt2-explorer: --bench: {note}")
 
 
 def leave_report(

@@ -177,13 +177,20 @@ def method(cuda: bool) -> str:
 
 
 class LineProgress:
-    """One line on stderr, rewritten at most 5 times a second."""
+    """One line on stderr, rewritten at most 5 times a second; where stderr is no terminal (a
+    log, a pipe), only each final line, with no cursor codes."""
 
     def __init__(self) -> None:
         self.last = 0.0
         self.shown = False
+        self.tty = sys.stderr.isatty()
 
     def __call__(self, text: str, final: bool = False) -> None:
+        if not self.tty:
+            if final:
+                sys.stderr.write(text + "\n")
+                sys.stderr.flush()
+            return
         now = time.perf_counter()
         if not final and now - self.last < 0.2:
             return

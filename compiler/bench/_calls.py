@@ -1,0 +1,51 @@
+"""Benchmark each compiled function of a program on its last call (``pt2-explorer record
+--bench``): after the program ends, in its process, with the compiled callable it made (no
+second compile) and the arguments of its last call.
+
+A function that changes state in place (a training step: parameters, optimizer state,
+buffers; RNG) is benchmarked as ``mutates=True`` does: the state check finds the change,
+nothing is left changed, and the benchmark runs again with the state snapshotted and restored
+around every call; its ``Benchmark.state`` says ``restored`` and ``mutated`` names what it
+changed. A benchmark that fails is one line in the returned notes, not the end of the others.
+"""
+
+from __future__ import annotations
+
+from ..listen._calls import CompiledCall
+from ..model._report import Report
+from ..model._subject import remember
+from ._state import StateMutationError
+
+
+def benchmark_calls(
+    report: Report, calls: list[CompiledCall], *, progress=True, reps: int | None = None
+) -> list[str]:
+    """Append one benchmark per compiled callable of ``calls`` to ``report.benchmarks``;
+    returns one line per callable that was not benchmarked (and why)."""
+    notes: list[str] = []
+    names = _unique_names(calls)
+    for call, name in zip(calls, names, strict=True):
+        remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs)
+        try:
+            try:
+                report.benchmark(name=name, progress=progress, reps=reps)
+            except StateMutationError:  # a training step: its state restored around each call
+                report.benchmark(name=name, progress=progress, reps=reps, mutates=True)
+        except Exception as e:  # SnapshotError, the program's own error in a call: a note
+            notes.append(f"{name}: not benchmarked: {type(e).__name__}: {_first_line(e)}")
+    return notes
+
+
+def _unique_names(calls: list[CompiledCall]) -> list[str]:
+    """Each callable's name; a second ``step`` is ``step#2``."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in calls:
+        seen[c.name] = seen.get(c.name, 0) + 1
+        out.append(c.name if seen[c.name] == 1 else f"{c.name}#{seen[c.name]}")
+    return out
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else ""

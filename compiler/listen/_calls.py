@@ -1,0 +1,99 @@
+"""What a program compiled, and the last call of each (``compiler.compiled_calls``): for
+``pt2-explorer record --bench``, which benchmarks each compiled function on its recorded call
+after the program ends.
+
+Torch keeps neither a compiled function's callable nor its arguments, and no hook of its
+gives a compiled call's arguments, so while the block runs ``torch.compile`` is this module's
+function, which calls torch's own with the same arguments and returns what it returns:
+- a compiled nn.Module (torch's ``OptimizedModule``, returned as is) gets a forward pre-hook
+  (``register_forward_pre_hook``, torch's public API) that keeps its last call's arguments;
+- a compiled function (or a module's ``compile()``, which compiles its ``_call_impl``) is
+  returned wrapped (``functools.wraps``: its name, docstring and ``__wrapped__`` are the
+  compiled function's) by a function that keeps its last call's arguments, then calls it.
+
+Kept are references, not copies: the last call's tensors stay alive until the next call of
+the same function (one batch more in memory per compiled function). ``torch.compile`` is
+given back when the block ends, also where the program raised.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class CompiledCall:
+    """One compiled callable of the program, with its last call."""
+
+    name: str  # the function's or the module's class name ("Net", "train_step")
+    eager: Any  # what was compiled
+    compiled: Any  # what torch.compile returned (the program calls it)
+    compile_kwargs: dict = field(default_factory=dict)
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    calls: int = 0
+
+
+class CompiledCalls:
+    """``with compiled_calls() as calls:`` the program runs; ``calls.called`` lists each
+    compiled callable called at least once, in the order of its first call."""
+
+    def __init__(self) -> None:
+        self.seen: list[CompiledCall] = []
+        self._torch_compile = None
+
+    @property
+    def called(self) -> list[CompiledCall]:
+        return [c for c in self.seen if c.calls]
+
+    def __enter__(self) -> CompiledCalls:
+        self._torch_compile = torch.compile
+        torch.compile = self._compile
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if torch.compile is self._compile:
+            torch.compile = self._torch_compile
+        return False
+
+    def _compile(self, model=None, **kwargs):
+        if model is None:  # @torch.compile(mode=...): a decorator is asked for
+            return lambda fn: self._compile(fn, **kwargs)
+        out = self._torch_compile(model, **kwargs)
+        entry = CompiledCall(_name(model), model, out, dict(kwargs))
+        self.seen.append(entry)
+        if isinstance(out, torch.nn.Module):
+
+            def keep(_module, args, kw):
+                entry.args, entry.kwargs = args, dict(kw)
+                entry.calls += 1
+
+            out.register_forward_pre_hook(keep, with_kwargs=True)
+            return out
+
+        @functools.wraps(out)
+        def call(*args, **kw):
+            entry.args, entry.kwargs = args, kw
+            entry.calls += 1
+            return out(*args, **kw)
+
+        entry.compiled = call
+        return call
+
+
+def _name(obj) -> str:
+    if isinstance(obj, torch.nn.Module):
+        return type(obj).__name__
+    inner = getattr(obj, "__self__", None)  # a module's _call_impl (nn.Module.compile)
+    if isinstance(inner, torch.nn.Module):
+        return type(inner).__name__
+    return getattr(obj, "__name__", None) or type(obj).__name__
+
+
+def compiled_calls() -> CompiledCalls:
+    """Keep each compiled callable of the block and its last call (module docstring)."""
+    return CompiledCalls()

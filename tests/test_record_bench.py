@@ -1,0 +1,143 @@
+"""`pt2-explorer record --bench SCRIPT`: after the program, each compiled function is
+benchmarked on its last call against eager, a training step with its state (parameters,
+optimizer, grads) restored around each call, and the report gets the Benchmark and Why tabs,
+on CPU too. The program's own output is what plain python prints. A frame Dynamo gave up on
+is the verdict's first word, checked against the report's own record of the failed compile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import compiler
+import explorer
+
+pytestmark = pytest.mark.slow  # compiles a training step with Inductor's C++ backend
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TRAIN = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+@torch.compile
+def train_step(x, y):
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
+infer = torch.compile(model)
+for i in range(2):
+    x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    print(f"step {i}: loss {train_step(x, y).item():.4f}")
+with torch.no_grad():
+    print("eval", tuple(infer(torch.randn(2, 16)).shape))
+"""
+
+FALLBACK = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+class Checked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(16, 16) for _ in range(3))
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch.relu(b(x))
+            if x.abs().max().item() > 1e6:  # CHECK
+                x = x / 2
+        return x
+
+
+model = torch.compile(Checked())
+with torch.no_grad():
+    for _ in range(2):
+        out = model(torch.randn(4, 16))
+print("out", tuple(out.shape))
+"""
+
+
+def _run(tmp_path, name: str, source: str, *tool: str) -> subprocess.CompletedProcess:
+    script = tmp_path / name
+    script.write_text(source)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    cmd = [sys.executable, *(["-m", "explorer", *tool] if tool else []), str(script)]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_record_bench_times_a_training_step_and_a_module(tmp_path):
+    plain = _run(tmp_path, "train.py", TRAIN)
+    done = _run(
+        tmp_path, "train.py", TRAIN, "record", "--bench", "-q", "--json", "r.json", "--html", "r.html"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == plain.stdout  # the program's own lines, as under python
+    r = compiler.load(tmp_path / "r.json")
+    steps = {b.name: b for b in r.benchmarks}
+    assert list(steps) == ["train_step", "Sequential"]
+    step, infer = steps["train_step"], steps["Sequential"]
+    # the training step changes the parameters and their grads: restored around each call
+    assert step.state == "restored" and step.accuracy.ok
+    params = {f"model.{i}.{w}" for i in (0, 2) for w in ("weight", "bias")}
+    assert params <= set(step.mutated), step.mutated
+    assert (infer.state, infer.mutated, infer.accuracy.ok) == ("unchanged", (), True)
+    # stderr: torch's own log lines as under python, the progress (no terminal: only each
+    # benchmark's last line), then what was written
+    torch_logs = re.compile(r"^[IWE]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
+    assert len([x for x in plain.stderr.splitlines() if torch_logs.match(x)]) == len(
+        [x for x in done.stderr.splitlines() if torch_logs.match(x)]
+    )
+    assert [x for x in done.stderr.splitlines() if not torch_logs.match(x)] == [
+        "benchmark train_step: done",
+        "benchmark Sequential: done",
+        "pt2-explorer: wrote r.json, r.html",
+    ]
+    # a CPU recording with benchmarks has the Benchmark and the Why tabs, the speedup in the
+    # same words in both
+    page = (tmp_path / "r.html").read_text()
+    assert 'data-tab="tab-bench"' in page and 'data-tab="tab-why"' in page
+    for b in (step, infer):
+        v = compiler.verdict(r, b)
+        assert v.headline.startswith(b.speedup_words + ": ")
+        assert b.speedup_words in explorer.text(r, "bench") and v.headline in explorer.text(r, "why")
+
+
+def test_record_bench_names_an_eager_fallback_first_on_cpu(tmp_path):
+    done = _run(tmp_path, "checked.py", FALLBACK, "record", "--bench", "-q", "--json", "r.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "out (4, 16)\n"
+    r = compiler.load(tmp_path / "r.json")
+    line = FALLBACK.splitlines().index(next(x for x in FALLBACK.splitlines() if x.endswith("# CHECK"))) + 1
+    # torch's record: the frame of Checked.forward failed in capture at the .item() line
+    (failed,) = [c for c in r.compiles if c.status == "failed"]
+    (frame,) = [f for f in r.frames if f.id == failed.frame]
+    (brk,) = r.graph_breaks
+    assert (frame.name, frame.compiles, failed.failed_stage) == ("forward", 0, "capture")
+    assert (os.path.basename(brk.filename), brk.line, brk.gb_id) == ("checked.py", line, "GB0124")
+    (b,) = r.benchmarks
+    v = compiler.verdict(r, b)
+    assert v.main == "fallback"
+    fb = next(c for c in v.causes if c.key == "fallback")
+    assert fb.title == "eager fallback: no compiled code ran for forward"
+    assert f"forward (checked.py:{frame.line}): [{failed.id}] failed in capture: " in "\n".join(fb.evidence)
+    assert fb.fix == "torch._dynamo.config.capture_scalar_outputs = True"
+    assert v.headline.startswith(b.speedup_words + ": eager fallback: no compiled code ran for forward: ")
