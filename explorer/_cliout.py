@@ -75,6 +75,20 @@ def error(e: Exception) -> int:
     return 2
 
 
+def warned(read):
+    """``read()``, each warning it gives (a report's or a log's strings that were no text, events
+    not as torch wrote them) said as one line: ``pt2-explorer: warning: …``."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return read()
+        finally:
+            for w in caught:
+                say(f"pt2-explorer: warning: {' '.join(str(w.message).splitlines())}")
+
+
 def say(line: str) -> None:
     """One line on stderr, its control characters escaped (it may quote a report or a trace)."""
     from explorer._summary import printable

@@ -111,9 +111,10 @@ def repro_main(ns, error) -> int:
     import compiler
 
     from ._breakrepro import break_program
+    from ._cliout import warned
 
     try:
-        report = compiler.load(ns.report)
+        report = warned(lambda: compiler.load(ns.report))
         if ns.break_site:
             script = break_program(report, ns.break_site)
         else:

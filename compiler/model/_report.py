@@ -14,13 +14,14 @@ import gzip
 import json
 import os
 import stat
+import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
-from . import _limits, _schema
+from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
@@ -275,9 +276,10 @@ class Report:
             text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
             if path is not None:  # whole or not at all: a failed write leaves the old file as it was
                 gz = os.fspath(path).endswith(".gz")
-                write_file(
-                    path, gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0) if gz else text
-                )
+                # a lone surrogate (a file name Python read with surrogateescape) is no UTF-8:
+                # written as JSON's escape of it, which compiler.load reads as U+FFFD
+                data = text.encode("utf-8", "backslashreplace")
+                write_file(path, gzip.compress(data, compresslevel=6, mtime=0) if gz else data)
         return text
 
     @classmethod
@@ -365,7 +367,12 @@ def _read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
     try:
         if raw[:2] == b"\x1f\x8b":
             raw = budget.unzip(raw)
-        return json.loads(raw.decode("utf-8")), budget
+        data = json.loads(raw.decode("utf-8"))
+        if _surrogates.may_hold(raw):  # "\ud800": JSON, but no text; read as U+FFFD, said once
+            data, first, count = _surrogates.replaced(data)
+            if count:
+                warnings.warn(f"{name}: {_surrogates.said(count, first)}", stacklevel=3)
+        return data, budget
     except _limits.Expanded as e:
         raise ReportFormatError(f"{name}: {e}") from None
     except (OSError, EOFError, zlib.error) as e:
