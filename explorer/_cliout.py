@@ -93,24 +93,18 @@ def output_is_input(ns) -> str | None:
     return refused_output(outputs, inputs)
 
 
-def warned(load):
-    """``load()``, each warning it issued said as one line (`pt2-explorer: warning: ...`)
-    once it returns (a truncated log, damaged events, a rank that did not load)."""
+def warned(read):
+    """``read()``, each warning it gives (a report's or a log's strings that were no text, events
+    not as torch wrote them) said as one line: ``pt2-explorer: warning: …``."""
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = load()
-    for w in caught:
-        say(f"pt2-explorer: warning: {w.message}")
-    return result
-
-
-def error(e: Exception) -> int:
-    """A file that cannot be read: one line on stderr, exit status 2, no traceback."""
-    msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
-    say(f"pt2-explorer: error: {' '.join(msg.splitlines())}")
-    return 2
+        try:
+            return read()
+        finally:
+            for w in caught:
+                say(f"pt2-explorer: warning: {' '.join(str(w.message).splitlines())}")
 
 
 def say(line: str) -> None:

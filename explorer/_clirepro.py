@@ -24,10 +24,11 @@ def repro_main(ns, error) -> int:
     import compiler
 
     from ._breakrepro import break_program
+    from ._cliout import warned
     from ._repro import repro_script
 
     try:
-        report = compiler.load(ns.report)
+        report = warned(lambda: compiler.load(ns.report))
         if ns.break_site:
             script = break_program(report, ns.break_site, source=ns.report)
         else:

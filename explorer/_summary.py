@@ -20,6 +20,7 @@ from rich.text import Text
 
 from compiler import STAGES, Compile, Report
 
+from ._bound import bounded, clipped
 from ._exportview import export_run_lines
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._plaintable import plain_cells, plain_table
@@ -203,7 +204,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         )
         if lines
     )
-    return Summary(
+    summary = Summary(
         title=title or report.source,
         meta=f"torch {report.torch_version} · {report.device}",
         headline=headline(report),
@@ -216,6 +217,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         damaged=damaged,
         sections=sections,
     )
+    return clipped(summary)  # each line within _bound.LINE: a crafted report's string may be a megabyte
 
 
 def renderable(s: Summary):
@@ -339,9 +341,10 @@ def _printable(obj):
 def echo(text: str, file=None) -> None:
     """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
     indented line's continuation keeps the indent), whole lines when piped; control characters
-    escaped (``printable``)."""
+    escaped (``printable``); at most ``_bound.OUTPUT`` characters, then a line that says where it
+    stopped."""
     out = file or sys.stdout
-    text = printable(text)
+    text = printable(bounded(text))
     console = terminal(out)
     if console.width >= UNWRAPPED or console.soft_wrap:
         out.write(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
 
+from ._bound import TEXT, clip, clipped
 from ._program import machinery
 from ._recompileview import dynamic_dims, previous_compiles, recompile_view, timelines
 from ._repro import repro_links_html
@@ -88,21 +89,22 @@ def _break_view(report: Report, b) -> BreakView:
     if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
         your_code = f"{where(mine.filename, mine.line)} in {mine.name}"
     context, unread = source_context(b.filename, b.line)
+    # each field within its length (_bound.py): a crafted report's string may be a megabyte
     return BreakView(
-        site=where(b.filename, b.line),
-        type=b.type,
-        reason=b.reason,
-        explanation=b.explanation,
-        hints=b.hints,
+        site=clip(where(b.filename, b.line)),
+        type=clip(b.type),
+        reason=clip(b.reason, TEXT),
+        explanation=None if b.explanation is None else clip(b.explanation, TEXT),
+        hints=clipped(b.hints),
         count=b.count,
-        compile_ids=b.compile_ids,
-        user_stack=stack,
-        context=context,
+        compile_ids=clipped(b.compile_ids),
+        user_stack=clipped(stack),
+        context=clipped(context),
         source_unread=unread,
         graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
-        gb_id=b.gb_id,
-        your_code=your_code,
+        gb_id=None if b.gb_id is None else clip(b.gb_id),
+        your_code=None if your_code is None else clip(your_code),
     )
 
 

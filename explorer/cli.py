@@ -134,7 +134,7 @@ def _diff(ns, compiler) -> int:
     reports = []
     for path in (ns.a, ns.b):
         try:
-            reports.append(compiler.load(path))
+            reports.append(warned(lambda path=path: compiler.load(path)))
         except (OSError, ValueError) as e:
             say(f"pt2-explorer: error: {e}")
             return 2
@@ -175,7 +175,7 @@ def _report(ns, compiler) -> int:
     if ns.view == "ranks":  # a directory of per-rank reports (or TORCH_TRACE logs), or one report
         return _ranks_report(ns)
     try:
-        report = compiler.load(ns.report)
+        report = warned(lambda: compiler.load(ns.report))
     except (OSError, ValueError) as e:  # ReportFormatError, missing, unreadable, a directory
         # a compare_modes result (ModeComparison.save)? only a regular file is read again
         modes = _modes_file(ns.report, compiler) if os.path.isfile(ns.report) else None

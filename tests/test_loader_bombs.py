@@ -41,9 +41,11 @@ MEMORY_CAP = 1536 * 2**20
 
 
 def _past(limit: int, unit: str, of: str, size: int, ratio: str = "64") -> str:
-    """The words of a cap reached, as docs/report-schema.md gives them."""
+    """The words of a cap reached, as docs/report-schema.md gives them (what references build:
+    a value built counts 32)."""
+    note = "; a value built counts 32" if unit == "characters and values" else ""
     return (
-        f"past the limit of {limit:,} {unit} for {of} of {size:,} bytes ({ratio} × its size + 16,777,216; "
+        f"past the limit of {limit:,} {unit} for {of} of {size:,} bytes ({ratio} × its size + 16,777,216{note}; "
         "max_expansion= or PT2_EXPLORER_MAX_EXPANSION raises it)"
     )
 
@@ -119,14 +121,14 @@ def bombs(tmp_path_factory) -> tuple[dict[str, str], dict[str, str]]:
         f"{p}: $.torch_version: {what} {_past(64 * size + FLOOR, 'characters and values', 'JSON', size)}"
     )
     # one graph of 20,000 nodes in 40,000 compiles: each use built anew. A use counts the
-    # graph's values: itself, its 2 keys, its 20,000 nodes and their 3 keys each
+    # graph's values, 32 each: itself, its 2 keys, its 20,000 nodes and their 3 keys each
     p = paths["$g uses"] = _write(d / "g.json", graph_bomb(20_000, 40_000))
     size = p.stat().st_size
     values = 1 + 2 + 20_000 + 3 * 20_000
     limit = 64 * size + FLOOR
     what = f"graph reference 0 ({values:,} values, built at each use) expands the references"
     want["$g uses"] = (
-        f"{p}: $.compiles[{limit // values}].stages.capture.graph: {what} "
+        f"{p}: $.compiles[{limit // (32 * values)}].stages.capture.graph: {what} "
         f"{_past(limit, 'characters and values', 'JSON', size)}"
     )
     # a graph that refers to itself, two that refer to each other
@@ -223,8 +225,8 @@ def test_100_levels_load_101_do_not(tmp_path):
 
 def test_graph_uses_count_up_to_the_cap(tmp_path):
     # max_expansion=0: the cap is the floor alone, 16 MiB. A graph of 1,000 nodes has 4,003
-    # values (itself, 2 keys, 1,000 nodes of 3 keys), counted at each use: 4,191 uses fit
-    uses = FLOOR // 4003
+    # values (itself, 2 keys, 1,000 nodes of 3 keys), 32 each, counted at each use: 130 uses fit
+    uses = FLOOR // (32 * 4003)
     r = compiler.load(_write(tmp_path / "g.json", graph_bomb(1000, uses)), max_expansion=0)
     assert len(r.compiles) == uses and len({c.stages.capture.graph for c in r.compiles}) == 1
     p = _write(tmp_path / "g.json", graph_bomb(1000, uses + 1))

@@ -1,19 +1,24 @@
-"""How far reading may expand a file: gzip data (reports and TORCH_TRACE logs) and the report
-file form's references (compiler/model/_compact.py), each under a cap that grows with the file.
+"""How far reading may expand a file: one budget per file, on its bytes on disk, that its gzip
+data (reports and TORCH_TRACE logs) and the report file form's references
+(compiler/model/_compact.py) spend together.
 
-A shared file is input from anyone: a 1 MB gzip can hold 1 GiB of zeros, and a few kilobytes
-of ``$t`` pieces can join into gigabytes of text. Reading stops at the cap with one error
-naming the file instead of taking the machine's memory:
+A shared file is input from anyone: a 1 MB gzip can hold 1 GiB of zeros, a few kilobytes
+of ``$t`` pieces can join into gigabytes of text, and one string shared through ``$s`` stands
+wherever the file puts a reference to it (every view prints each use). Reading stops at the
+budget with one error naming the file (and the JSON path) instead of taking the machine's
+memory. A file of ``size`` bytes on disk may build ``max_expansion`` × ``size`` + ``FLOOR``,
+counted as it is built (``Budget``):
 
-* gzip: a file expands to at most ``max_expansion`` × its size on disk + ``FLOOR`` bytes;
-* references: the texts they join (each distinct text once) and the values of the graphs
-  they stand for (each time one is used: every use is built anew) total at most
-  ``max_expansion`` × the size of the file's JSON + ``FLOOR`` characters.
+* its gzip data: the bytes it expands to, and ``PARSED`` more for each JSON value in them;
+* its references, at each use: the characters of each string (``$s``) and text (``$t``),
+  ``BUILT`` for each value of a graph (``$g``: each use is built anew) and for each node
+  parsed from a graph's code (``$c``), and that code's characters.
 
-``max_expansion`` is ``compiler.load(path, max_expansion=...)`` / ``load_trace(...)``, else
-the environment variable ``PT2_EXPLORER_MAX_EXPANSION``, else 64 (real reports and logs
-expand 5-13x under gzip; their references build 0.7-2x their JSON). ``inf`` lifts the caps.
-docs/report-schema.md, "Limits", says the same.
+The caps do not multiply: a ``.json.gz`` of 2 MB builds at most 64 × 2 MB + 16 MiB in all,
+whatever it unzips to. ``max_expansion`` is ``compiler.load(path, max_expansion=...)`` /
+``load_trace(...)``, else the environment variable ``PT2_EXPLORER_MAX_EXPANSION``, else 64
+(the recorded reports build 9-55× their gzip file, most of it shared strings counted at
+each use). ``inf`` lifts the caps. docs/report-schema.md, "Limits", says the same.
 """
 
 from __future__ import annotations
@@ -60,12 +65,68 @@ def cap(size: int, r: float) -> float:
     return math.inf if math.isinf(r) else r * size + FLOOR
 
 
-def too_big(what: str, limit: float, r: float, size: int, of: str, unit: str) -> str:
+def too_big(what: str, limit: float, r: float, size: int, of: str, unit: str, note: str = "") -> str:
     """The one line that says a cap was reached: ``<what> past the limit of N <unit> ...``."""
     return (
         f"{what} past the limit of {int(limit):,} {unit} for {of} of {size:,} bytes "
-        f"({r:g} × its size + {FLOOR:,}; {_HINT})"
+        f"({r:g} × its size + {FLOOR:,}{note}; {_HINT})"
     )
+
+
+BUILT = 32  # bytes a value built at each use counts: a graph's values, a node parsed from code
+PARSED = 8  # bytes a JSON value of gzip data counts beside its text (a dict parsed takes ~64)
+
+
+def json_values(data: bytes) -> int:
+    """About the number of values in JSON text (no fewer): its ``{``, ``[`` and ``,``."""
+    return data.count(b",") + data.count(b"{") + data.count(b"[")
+
+
+class Budget:
+    """What reading one file may build, in all: ``cap(size, ratio)``, ``size`` being its bytes
+    on disk. Its gzip data's bytes are spent first (``unzipped``), then what its references
+    build, each use counted (compiler/model/_resolve.py): a shared string's or text's
+    characters, a graph's values, the code a graph's nodes are parsed from. One budget for
+    everything a file holds (the reports of a saved modes comparison share it): the caps do
+    not multiply, so a file of 2 MB builds at most 64 × 2 MB + 16 MiB, whatever its form."""
+
+    def __init__(self, size: int, r: float):
+        self.size, self.ratio = size, r
+        self.limit = cap(size, r)
+        self.unzipped = 0  # what the gzip data expanded to, counted (0: a plain file)
+        self.spent = 0
+
+    def unzip(self, data: bytes) -> bytes:
+        """The file's gzip ``data`` decompressed within the budget, its bytes and its JSON
+        values (``PARSED`` each: parsed, each is an object) spent; past the budget raises
+        Expanded."""
+        raw = gunzip(data, self.ratio)
+        values = json_values(raw)
+        self.unzipped = self.spent = len(raw) + PARSED * values
+        if self.spent > self.limit:
+            raise Expanded(
+                too_big(
+                    f"gzip data of {len(raw):,} bytes and {values:,} JSON values expands",
+                    self.limit,
+                    self.ratio,
+                    self.size,
+                    "a file",
+                    "bytes",
+                    f"; a JSON value counts {PARSED} bytes",
+                )
+            )
+        return raw
+
+    def over(self, what: str) -> str:
+        """The one line that says ``what`` spent the budget."""
+        if not self.unzipped:
+            unit = "characters and values"
+            return too_big(
+                what, self.limit, self.ratio, self.size, "JSON", unit, f"; a value built counts {BUILT}"
+            )
+        note = f", of which its gzip data took {self.unzipped:,}; a value built counts {BUILT}"
+        unit = "bytes, characters and values"
+        return too_big(what, self.limit, self.ratio, self.size, "a file", unit, note)
 
 
 class Expanded(Exception):

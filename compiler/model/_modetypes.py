@@ -71,11 +71,11 @@ def load_modes(path: str | os.PathLike[str], *, max_expansion: float | None = No
     of the first bad value; reading is bounded as ``compiler.load``'s is (``max_expansion``)."""
     ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    data, size = _read_json(name, ratio)
+    data, budget = _read_json(name, ratio)
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise ReportFormatError(f"{name}: not a saved modes comparison (no rows)")
     try:
-        rows = tuple(_row(r, i, size, ratio) for i, r in enumerate(data["rows"]))
+        rows = tuple(_row(r, i, budget, ratio) for i, r in enumerate(data["rows"]))
         title = data.get("name", "")
         if not isinstance(title, str):
             raise ReportFormatError(f"$.name: expected string, got {_schema.shown(title)}")
@@ -84,8 +84,9 @@ def load_modes(path: str | os.PathLike[str], *, max_expansion: float | None = No
     return ModeComparison(rows=rows, name=title)
 
 
-def _row(r: Any, i: int, size: int, ratio: float) -> ModeRow:
-    """Row ``i`` of a saved comparison; its report read as ``Report.from_dict`` reads one."""
+def _row(r: Any, i: int, budget: _limits.Budget, ratio: float) -> ModeRow:
+    """Row ``i`` of a saved comparison; its report read as ``Report.from_dict`` reads one,
+    within what is left of the file's ``budget`` (every row's report spends the one budget)."""
     where = f"$.rows[{i}]"
     if not isinstance(r, dict):
         raise ReportFormatError(f"{where}: expected an object (ModeRow), got {_schema.shown(r)}")
@@ -96,7 +97,7 @@ def _row(r: Any, i: int, size: int, ratio: float) -> ModeRow:
     if not r.get("report"):
         return row
     try:
-        report = _from_json(r["report"], size, ratio)
+        report = _from_json(r["report"], budget, ratio)
     except ReportFormatError as e:
         msg = str(e)
         raise ReportFormatError(

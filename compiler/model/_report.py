@@ -14,13 +14,14 @@ import gzip
 import json
 import os
 import stat
+import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 # the benchmark records live in _benchtypes; Report.benchmarks needs Benchmark here (type hints)
-from . import _limits, _schema
+from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
@@ -278,9 +279,10 @@ class Report:
             text = json.dumps(_compact.encode(self), indent=indent, separators=sep, ensure_ascii=False)
             if path is not None:  # whole or not at all: a failed write leaves the old file as it was
                 gz = os.fspath(path).endswith(".gz")
-                write_file(
-                    path, gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0) if gz else text
-                )
+                # a lone surrogate (a file name Python read with surrogateescape) is no UTF-8:
+                # written as JSON's escape of it, which compiler.load reads as U+FFFD
+                data = text.encode("utf-8", "backslashreplace")
+                write_file(path, gzip.compress(data, compresslevel=6, mtime=0) if gz else data)
         return text
 
     @classmethod
@@ -297,9 +299,11 @@ class Report:
         return _from_json(data, None, _limits.ratio(max_expansion), cls)
 
 
-def _from_json(data: Any, size: int | None, ratio: float, cls: type[Report] | None = None) -> Report:
-    """``Report.from_dict``, the references' cap taken from ``size`` (of the file's JSON; of
-    the tables where None)."""
+def _from_json(
+    data: Any, budget: _limits.Budget | None, ratio: float, cls: type[Report] | None = None
+) -> Report:
+    """``Report.from_dict``, its references built within what is left of the file's
+    ``budget`` (None: a budget on the size of the tables, under ``ratio``)."""
     from . import _resolve
 
     version = data.get("schema_version") if isinstance(data, dict) else None
@@ -307,10 +311,10 @@ def _from_json(data: Any, size: int | None, ratio: float, cls: type[Report] | No
         raise ReportFormatError(
             f"report schema_version {version!r} is not supported (this reads {list(READABLE_VERSIONS)})"
         )
-    if size is None:
-        size = _tables_size(data)
+    if budget is None:
+        budget = _limits.Budget(_tables_size(data), ratio)
     try:
-        data = {**_resolve.decode(data, size=size, ratio=ratio), "schema_version": SCHEMA_VERSION}
+        data = {**_resolve.decode(data, budget), "schema_version": SCHEMA_VERSION}
         data = with_component_lines(data)  # an older report's cache key components: one text
         return _schema.decode(cls or Report, data)
     except _resolve.FileFormError as e:
@@ -346,25 +350,32 @@ def load(path: str | os.PathLike[str], *, max_expansion: float | None = None) ->
     64 (``inf``: no cap); ValueError for a value that is not a number >= 0."""
     ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    data, size = _read_json(name, ratio)
+    data, budget = _read_json(name, ratio)
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
     try:
-        return _from_json(data, size, ratio)
+        return _from_json(data, budget, ratio)
     except ReportFormatError as e:
         raise ReportFormatError(f"{name}: {e}") from None
 
 
-def _read_json(name: str, ratio: float) -> tuple[Any, int]:
-    """The file's JSON value (gunzipped within the cap) and the size of its JSON text."""
+def _read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
+    """The file's JSON value (gunzipped within the cap) and its budget (``_limits.Budget``:
+    on its size on disk, what the gzip data expanded to spent)."""
     if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):  # a directory: open says so
         raise ReportFormatError(f"{name}: not a regular file (a device, FIFO or socket is not read)")
     with open(name, "rb") as f:
         raw = f.read()
+    budget = _limits.Budget(len(raw), ratio)
     try:
         if raw[:2] == b"\x1f\x8b":
-            raw = _limits.gunzip(raw, ratio)
-        return json.loads(raw.decode("utf-8")), len(raw)
+            raw = budget.unzip(raw)
+        data = json.loads(raw.decode("utf-8"))
+        if _surrogates.may_hold(raw):  # "\ud800": JSON, but no text; read as U+FFFD, said once
+            data, first, count = _surrogates.replaced(data)
+            if count:
+                warnings.warn(f"{name}: {_surrogates.said(count, first)}", stacklevel=3)
+        return data, budget
     except _limits.Expanded as e:
         raise ReportFormatError(f"{name}: {e}") from None
     except (OSError, EOFError, zlib.error) as e:

@@ -23,12 +23,13 @@ from . import _compact, _limits
 from ._schema import _key, shown
 
 
-def decode(data: dict[str, Any], *, size: int = 0, ratio: float = math.inf) -> dict[str, Any]:
+def decode(data: dict[str, Any], budget: _limits.Budget | None = None) -> dict[str, Any]:
     """The full JSON form of a file-form report (references resolved); ``data`` of the full
     form (schema_version 1, no ``strings``) comes back as it is. Either way nothing may nest
-    deeper than ``MAX_DEPTH``; references expand within ``_limits.cap(size, ratio)`` (``size``:
-    of the file's JSON). Raises FileFormError naming the JSON path of the bad value. No
-    recursion: a file nested 100k deep, or a graph that refers to itself, is one error."""
+    deeper than ``MAX_DEPTH``; references expand within what is left of the file's ``budget``
+    (None: no bound), each use counted. Raises FileFormError naming the JSON path of the bad
+    value. No recursion: a file nested 100k deep, or a graph that refers to itself, is one
+    error."""
     strings = data.get("strings")
     if not isinstance(strings, list):
         _check_depth(data)
@@ -36,7 +37,8 @@ def decode(data: dict[str, Any], *, size: int = 0, ratio: float = math.inf) -> d
     graphs = data.get("graphs") if isinstance(data.get("graphs"), list) else []
     texts = data.get("texts") if isinstance(data.get("texts"), list) else []
     body = {k: v for k, v in data.items() if k not in ("strings", "texts", "graphs", "ranks_top_at")}
-    out = _Resolver(strings, texts, graphs, size, ratio).walk(body, "$", None)[0]
+    budget = budget or _limits.Budget(0, math.inf)
+    out = _Resolver(strings, texts, graphs, budget).walk(body, "$", None)[0]
     top_at, ranks = data.get("ranks_top_at"), out.get("ranks")
     if top_at is not None:  # the top-level report is also one of the ranks (written once)
         if type(top_at) is not int or not isinstance(ranks, list) or not 0 <= top_at <= len(ranks):
@@ -123,16 +125,18 @@ _NODE_FIELDS = {name: [] if d == () else d for name, d in _compact._fields(_comp
 
 
 class _Resolver:
-    def __init__(self, strings: list, texts: list, graphs: list, size: int, ratio: float):
+    def __init__(self, strings: list, texts: list, graphs: list, budget: _limits.Budget):
         self.strings = strings
         self.texts = texts
         self.joined: list[str | None] = [None] * len(texts)
         self.graphs = graphs
         self.resolved: list[Any] = [_UNSET] * len(graphs)
         self.weight = [0] * len(graphs)  # values of each resolved graph: built at each use
-        self.size, self.ratio = size, ratio
-        self.limit = _limits.cap(size, ratio)
-        self.spent = 0  # characters of the texts joined, values of the graphs used
+        self.budget = budget
+        self.limit = budget.limit
+        # what was built: the gzip data's bytes, then the characters of each use of a string
+        # or a text (each view prints each use), the values of each use of a graph
+        self.spent = budget.spent
         self._longest: int | None = None
 
     def walk(self, root: Any, label: str, graph: int | None) -> tuple[Any, int]:
@@ -159,7 +163,10 @@ class _Resolver:
                         if mark == "$s":
                             i = x[mark]
                             if type(i) is int and 0 <= i < n and type(strings[i]) is str:
-                                dst[k] = strings[i]
+                                s = dst[k] = strings[i]
+                                self.spent += len(s)
+                                if self.spent > self.limit:
+                                    raise self._over(label, stack, k, self._string_use(i))
                             else:
                                 dst[k] = self.string(i, label, stack, k)
                             continue
@@ -172,7 +179,7 @@ class _Resolver:
                         if mark == "$d" and isinstance(x[mark], dict):  # a dict with a "$" key of its own
                             x, wrapped = x[mark], True
                     elif type(x.get("nodes")) is dict and "$c" in x["nodes"] and len(x["nodes"]) == 1:
-                        x = {**x, "nodes": self.derived(x, label, stack, k)}  # a graph's
+                        x = self.derived(x, label, stack, k)  # a graph's
                     child = x.copy() if type(x) is dict else dict(x)
                     inner = child.values()
                 elif t is list:
@@ -224,10 +231,11 @@ class _Resolver:
             )
         return out
 
-    def derived(self, graph: dict, label: str, stack: list, k: Any) -> list[dict[str, Any]]:
-        """A graph's nodes from ``{"$c": {"fields": [...], "rows": [...]}}``: the nodes its
-        code holds (parsed again), each given the values of ``fields`` from its row (row i
-        for node i; a value or row left out at the end: the field's default)."""
+    def derived(self, graph: dict, label: str, stack: list, k: Any) -> dict[str, Any]:
+        """The graph with its code resolved and its nodes from ``{"$c": {"fields": [...],
+        "rows": [...]}}``: the nodes its code holds (parsed again), each given the values of
+        ``fields`` from its row (row i for node i; a value or row left out at the end: the
+        field's default)."""
         where = _path(label, stack, k) + '.nodes["$c"]'
         code = graph.get("code")
         if type(code) is dict and len(code) == 1 and ("$t" in code or "$s" in code):
@@ -244,6 +252,9 @@ class _Resolver:
                 label, stack, k, f"nodes parsed from code ({len(code):,} characters, at each use)"
             )
         base = _compact._graph_nodes(code)
+        self.spent += _limits.BUILT * len(base)
+        if self.spent > self.limit:
+            raise self._over(label, stack, k, f"nodes parsed from code ({len(base):,} nodes, at each use)")
         table = self.rows(graph["nodes"]["$c"], label, stack, k, "$c", len(base))
         fields = graph["nodes"]["$c"]["fields"]
         unknown = [f for f in fields if f not in _NODE_FIELDS]
@@ -258,18 +269,13 @@ class _Resolver:
             if i < len(table):
                 node.update(table[i])
             out.append(node)
-        return out
+        return {**graph, "code": code, "nodes": out}
 
     def _over(self, label: str, stack: list, k: Any, what: str) -> FileFormError:
-        problem = _limits.too_big(
-            f"{what} expands the references",
-            self.limit,
-            self.ratio,
-            self.size,
-            "JSON",
-            "characters and values",
-        )
-        return FileFormError(_path(label, stack, k), problem)
+        return FileFormError(_path(label, stack, k), self.budget.over(f"{what} expands the references"))
+
+    def _string_use(self, i: int) -> str:
+        return f"string reference {i} ({len(self.strings[i]):,} characters, at each use)"
 
     def string(self, i: Any, label: str, stack: list, k: Any) -> str:
         strings = self.strings
@@ -280,6 +286,9 @@ class _Resolver:
         s = strings[i]
         if not isinstance(s, str):
             raise FileFormError(f"$.strings[{i}]", f"expected a string, got {shown(s)}")
+        self.spent += len(s)
+        if self.spent > self.limit:
+            raise self._over(label, stack, k, self._string_use(i))
         return s
 
     def text(self, i: Any, label: str, stack: list, k: Any) -> str:
@@ -315,7 +324,9 @@ class _Resolver:
                 joined = self.joined[i] = "".join(map(get, pieces))
             except (IndexError, TypeError):  # an index past the end, a string that is no text
                 raise self._bad_piece(i) from None
-            self.spent += len(joined)
+        self.spent += len(joined)  # at each use: joined once, printed by each view at each use
+        if self.spent > self.limit:
+            raise self._over(label, stack, k, f"text reference {i} ({len(joined):,} characters, at each use)")
         return joined
 
     def _bad_piece(self, i: int) -> FileFormError:
@@ -352,7 +363,7 @@ class _Resolver:
             )
         if self.resolved[i] is _UNSET:
             self.resolved[i], self.weight[i] = self.walk(self.graphs[i], f"$.graphs[{i}]", i)
-        self.spent += self.weight[i]
+        self.spent += _limits.BUILT * self.weight[i]
         if self.spent > self.limit:
             raise self._over(
                 label, stack, k, f"graph reference {i} ({self.weight[i]:,} values, built at each use)"

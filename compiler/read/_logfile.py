@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..build._events import Event, event_name
-from ..model import _fastjson
+from ..model import _fastjson, _surrogates
 from ..model._fastjson import loads_bytes as _loads_bytes
 from ._files import TraceFormatError, TraceTruncatedError, _not_utf8, _open, _shown, _size, _truncated
 
@@ -270,7 +270,7 @@ class _Reader:
                 self.pending = None
             return
         try:  # this line first: where it is not an event, it is the line to name
-            ev = _event(path, self.lineno, line, complete, self.seen)
+            ev = _event(path, self.lineno, line, complete, self.seen, self.strict)
         except TraceTruncatedError:
             if pending is not None:
                 self.pending = None
@@ -289,9 +289,11 @@ def _opened(pending: Event | _Pending | None) -> _Pending | None:
     return _Pending(pending, [] if pending.payload is None else [pending.payload.encode("utf-8")])
 
 
-def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Event:
+def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int, strict: bool = False) -> Event:
     """The event a metadata line starts. A bad last line of a log with events before it
-    (``complete`` False: no newline) is a cut, not damage."""
+    (``complete`` False: no newline) is a cut, not damage. A string of its JSON that is no
+    text (a lone surrogate) is read as U+FFFD and the event marked damaged (``strict``: the
+    line refused)."""
     cut = not complete and seen > 0
     try:
         line = raw.decode("utf-8")
@@ -312,10 +314,20 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int) -> Eve
         raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
     if not isinstance(metadata, dict):
         raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
+    count = 0
+    if _surrogates.may_hold(line):  # "\ud800" (a co_name torch escaped): read as U+FFFD, marked
+        metadata, first, count = _surrogates.replaced(metadata)
     name = event_name(metadata)
     if name is None:
         raise TraceFormatError(f"{path}:{lineno}: event has no name: {line[:80]!r}")
-    return _checked(path, lineno, metadata, name)
+    ev = _checked(path, lineno, metadata, name)
+    if count:
+        if strict:
+            raise TraceFormatError(
+                f"{path}:{lineno}: event {name!r}: {_surrogates.said(count, first, False)}"
+            )
+        ev.damaged = _surrogates.said(count, first)
+    return ev
 
 
 def _quick(path: str, lineno: int, data: bytes, start: int, end: int) -> Event | None:
@@ -369,7 +381,7 @@ def _finish(path: str, p: _Pending, strict: bool) -> Event:
             if strict:
                 raise _not_utf8(path, lineno, b"\t" + data[start:], col) from None
             ev.payload = data.decode("utf-8", errors="replace")
-            ev.damaged = f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text"
+            _mark(ev, f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text")
             return ev
         announced = ev.metadata.get("has_payload")
         if p.hashed == 0 and type(announced) is str:  # not hashed yet: hashed whole, once
@@ -389,5 +401,10 @@ def _finish(path: str, p: _Pending, strict: bool) -> Event:
                     f"{path}:{ev.line}: payload of event {ev.name!r} at line {ev.line} does not match its "
                     "MD5: the log was edited or damaged"
                 )
-        ev.damaged = what
+        _mark(ev, what)
     return ev
+
+
+def _mark(ev: Event, what: str) -> None:
+    """Mark the event damaged by ``what`` (after what its metadata line had, if anything)."""
+    ev.damaged = f"{ev.damaged}; {what}" if ev.damaged else what
