@@ -107,6 +107,13 @@ def warned(read):
                 say(f"pt2-explorer: warning: {' '.join(str(w.message).splitlines())}")
 
 
+def error(e: Exception) -> int:
+    """A file that cannot be read: one line on stderr, exit status 2, no traceback."""
+    msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
+    say(f"pt2-explorer: error: {' '.join(msg.splitlines())}")
+    return 2
+
+
 def say(line: str) -> None:
     """One line on stderr, its control characters escaped (it may quote a report or a trace)."""
     from explorer._summary import printable
