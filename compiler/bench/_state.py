@@ -341,10 +341,15 @@ class Snapshot:
                     g.copy_(saved)
                 p.grad = g
         for _name, opt, state, groups in self.optimizers.values():
-            opt.state.clear()
-            opt.state.update({k: {sk: _copy(sv) for sk, sv in v.items()} for k, v in state.items()})
+            for k in [k for k in opt.state if k not in state]:
+                del opt.state[k]
+            for k, saved in state.items():
+                now = opt.state.setdefault(k, {})
+                for sk in [sk for sk in now if sk not in saved]:
+                    del now[sk]
+                _put_back(now, saved)
             for g, saved in zip(opt.param_groups, groups):
-                g.update({k: _copy(v) for k, v in saved.items()})
+                _put_back(g, saved)
         self.restore_rng()
 
     def restore_rng(self) -> None:
@@ -359,6 +364,24 @@ def _ver(t: torch.Tensor) -> int:
         return t._version
     except RuntimeError:
         return -1
+
+
+def _put_back(now: dict, saved: dict) -> None:
+    """``saved``'s values back into the dict ``now``: a tensor into the tensor already there
+    (same shape, dtype and device), in place, so the optimizer's state keeps its tensors'
+    identities (a compiled optimizer step guards on them: new objects would recompile it on
+    every restore); anything else as a copy."""
+    with torch.no_grad():
+        for k, v in saved.items():
+            cur = now.get(k)
+            if (
+                isinstance(v, torch.Tensor)
+                and isinstance(cur, torch.Tensor)
+                and (cur.shape, cur.dtype, cur.device) == (v.shape, v.dtype, v.device)
+            ):
+                cur.copy_(v)
+            else:
+                now[k] = _copy(v)
 
 
 def _copy(v: Any) -> Any:

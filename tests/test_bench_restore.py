@@ -1,0 +1,37 @@
+"""A training step's state restored between benchmark calls keeps its objects: the
+optimizer's state tensors (Adam's exp_avg, exp_avg_sq, step) get their values back in place,
+so a compiled optimizer step, whose guards hold those tensors' identities, is not compiled
+again after every restore."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from compiler.bench._state import Snapshot, roots
+
+
+def test_optimizer_state_restored_in_place():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(x):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+
+    x = torch.randn(3, 4)
+    step(x)  # the state exists, as after the program's own steps
+    ids = {(id(p), k): id(v) for p, s in opt.state.items() for k, v in s.items()}
+    before = {(id(p), k): v.clone() for p, s in opt.state.items() for k, v in s.items()}
+    weight = model.weight.detach().clone()
+    snap = Snapshot(roots(step, (x,), {}))
+    step(x)
+    assert snap.changed()  # the step moved the weights and Adam's moments
+    snap.restore()
+    assert {(id(p), k): id(v) for p, s in opt.state.items() for k, v in s.items()} == ids
+    for key, v in before.items():
+        (now,) = [t for p, s in opt.state.items() for k, t in s.items() if (id(p), k) == key]
+        assert torch.equal(now, v), key
+    assert torch.equal(model.weight, weight)
