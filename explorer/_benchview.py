@@ -140,15 +140,19 @@ def bench_text(report: Report) -> str:
 
 def bench_html(report: Report | None, benchmarks: tuple[Benchmark, ...], *, static: bool) -> str:
     """The Benchmark section: summary, tables, and (static page) the charts inline, plotly.js
-    once."""
-    from . import _charts
-
-    parts = []
+    once; where plotly is not installed, the page without charts and a note saying so."""
+    try:
+        from . import _charts
+    except ImportError as e:  # plotly missing: the tables are the facts, the charts only draw them
+        _charts = None
+        parts = [f'<div class="note">no charts: {esc(str(e))} (pip install plotly)</div>']
+    else:
+        parts = []
     first = True
     for b in benchmarks:
         lines = summary_lines(b, report)
         parts.append(f"<h3>{esc(lines[0])}</h3>" + "".join(f"<div>{esc(x)}</div>" for x in lines[1:]))
-        if static:
+        if static and _charts is not None:
             for fig in _charts.benchmark_figures(b):
                 parts.append(_charts.figure_html(fig, include_plotlyjs=first))
                 first = False

@@ -214,7 +214,7 @@ class _Judge:
         ev = []
         if b.compiles_while_timing:
             ev.append(
-                f"{len(b.compiles_while_timing)} compiles during the timed calls: {b.compiles_while_timing[0]}"
+                f"{len(b.compiles_while_timing)} compiles during the timed calls: {first_line(b.compiles_while_timing)}"
             )
         if r:
             ev.append(

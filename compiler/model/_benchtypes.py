@@ -162,7 +162,7 @@ class Benchmark:
             n = len(self.compiles_while_timing)
             notes += (
                 f"compiled while timing: {n} compile{'s' * (n > 1)} during the warm-up and timed calls "
-                f"({self.compiles_while_timing[0]}{' …' if n > 1 else ''}); the compiled arm's times include "
+                f"({(self.compiles_while_timing[0].splitlines() or [''])[0]}{' …' if n > 1 else ''}); the compiled arm's times include "
                 "them: a guard fails from call to call (see the Recompiles view of a recording)",
             )
         return notes
