@@ -3,8 +3,6 @@ and the notebook widget (tables + interactive charts). ``compare_modes`` results
 
 from __future__ import annotations
 
-import math
-
 from compiler import Benchmark, Report, benchmark_mode
 
 from ._html import esc, frag, table_html
@@ -18,12 +16,6 @@ def _ms(x: float | None) -> str:
 
 def _bytes(x: int | None) -> str:
     return "—" if x is None else f"{x / 2**20:.1f} MiB"
-
-
-def break_even_text(b: Benchmark) -> str:
-    if b.break_even_calls is None:
-        return "never (compiled is not faster)" if b.speedup is not None else "—"
-    return f"{math.ceil(b.break_even_calls):,} calls"
 
 
 def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
@@ -40,7 +32,7 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         out += [f"caution, {note}" for note in b.timing_notes]
     if b.compile_time_s is not None:
         stages = ", ".join(f"{k} {v:.2f} s" for k, v in b.stage_times_s.items())
-        pays = f"pays off after {break_even_text(b)}" if b.break_even_calls is not None else "never pays off"
+        pays = f"pays off after {b.break_even_text}" if b.break_even_calls is not None else "never pays off"
         if b.break_even_calls is None and b.speedup is not None:
             pays += " (compiled is not faster)"
         out.append(f"compile {b.compile_time_s:.2f} s ({stages}); {pays}")
@@ -121,7 +113,17 @@ def kernel_table(b: Benchmark, top: int = 20) -> Table:
         for k in b.kernel_rows[:top]
     )
     title = f"Kernels of the compiled run ({b.profiled_calls} profiled calls)"
-    columns = ("kernel", "kind", "compile", "launches", "total ms", "ms per call", "share", "GB", "GB/s")
+    columns = (
+        "kernel",
+        "kind",
+        "compile",
+        "launches",
+        "total ms",
+        "ms a call",
+        "of kernel time",
+        "GB",
+        "GB/s",
+    )
     return Table(title, columns, rows)
 
 

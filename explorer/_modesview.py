@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from ._benchview import _ms, break_even_text, summary_lines
+from ._benchview import _ms, summary_lines
 from ._viewtypes import Table
 
 COLUMNS = ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution")
@@ -31,7 +31,7 @@ def modes_table(comparison) -> Table:
                 _ms(b.compiled.median_ms if b.compiled else None),
                 f"×{b.speedup:.2f}" if b.speedup else "—",
                 f"{b.compile_time_s:.1f} s" if b.compile_time_s is not None else "—",
-                break_even_text(b),
+                b.break_even_text,
                 "; ".join(n.split(":", 1)[0] for n in b.timing_notes),  # labels; the summary says why
             )
         )

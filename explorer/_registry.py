@@ -168,7 +168,7 @@ VIEWS: tuple[View, ...] = (
         "why isn't compiled faster: the verdict, kernel time on your lines and modules, the roofline",
         lambda s: why_text(s.report),
         tab=lambda r: "Why not faster",
-        needs=lambda r: any(b.kernel_rows or b.launches for b in r.benchmarks),
+        needs=lambda r: any(b.kernel_rows or b.launch_rows for b in r.benchmarks),
         html=lambda s: why_html(s.report),
     ),
     View(

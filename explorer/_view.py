@@ -100,7 +100,7 @@ def _break_view(report: Report, b) -> BreakView:
         compile_ids=clipped(b.compile_ids),
         user_stack=clipped(stack),
         context=clipped(context),
-        source_unread=unread,
+        source_unread=clipped(unread),
         graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
         graph_after=after,
         gb_id=None if b.gb_id is None else clip(b.gb_id),

@@ -43,7 +43,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
         lines.append(f"matmul settings while timing: float32_matmul_precision={b.matmul_precision}{tf32}")
     causes = Table(
         "where the compiled call's time goes",
-        ("cause", "ms a call", "share", "evidence"),
+        ("cause", "ms a call", "of the call", "evidence"),
         tuple((c.title, _ms(c.ms), _pct(c.share), "; ".join(c.evidence)) for c in v.causes),
     )
     lines += [f"not recorded: {m}" for m in v.missing]
@@ -59,7 +59,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
     tables.append(_kernel_table(costs, b))
     if b.timeline or b.eager_timeline:
         tables.append(_timeline_table(b))
-    for arm, launches in (("compiled", b.launches), ("eager", b.eager_launches)):
+    for arm, launches in (("compiled", b.launch_rows), ("eager", b.eager_launch_rows)):
         if launches:
             tables.append(_launch_table(arm, launches))
     return lines, tables
@@ -113,13 +113,13 @@ def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:
     key = {"line": "line", "module": "module", "family": "family"}[by]
     if by == "module":
         rows = tuple((g.key, _ms(g.ms), _pct(g.share), str(g.kernels), _ms(g.eager_ms)) for g in groups)
-        return Table(title, (key, "ms a call", "share", "kernels", "eager ms"), rows)
+        return Table(title, (key, "ms a call", "of kernel time", "kernels", "eager ms"), rows)
     label = where_source if by == "line" else str
     rows = tuple(
         (", ".join(label(k) for k in g.key.split(", ")), _ms(g.ms), _pct(g.share), str(g.kernels))
         for g in groups
     )
-    return Table(title, (key, "ms a call", "share", "kernels"), rows)
+    return Table(title, (key, "ms a call", "of kernel time", "kernels"), rows)
 
 
 def _kernel_table(costs, b: Benchmark) -> Table:
@@ -146,7 +146,7 @@ def _kernel_table(costs, b: Benchmark) -> Table:
         "kernel",
         "kind",
         "ms a call",
-        "share",
+        "of kernel time",
         "launches a call",
         "nodes",
         "GB/s",

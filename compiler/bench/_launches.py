@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..model._benchtypes import OWN_RANGES, Launch, Timeline
+from ..model._benchtypes import OWN_RANGES, PROFILER_OPS, Launch, Timeline
 
 CALL = "## pt2-explorer call"
 HOST = "## pt2-explorer host"  # the call itself, without the synchronisation after it
@@ -138,6 +138,8 @@ def take_apart(
                 facts.spans.append((evt.time_range.start, evt.time_range.end))
             continue
         facts.host(evt)
+        if evt.name in PROFILER_OPS:  # the profiler's own event: its kernels are an op's, counted there
+            continue
         for name, us, op_evt, kind in _kernels_of(evt, cuda, triton_names):
             region = _ancestor(op_evt, REGION) or (_ancestor(evt, REGION) if op_evt is not evt else None)
             if region is None and kind != "cpp":

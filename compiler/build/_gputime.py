@@ -71,8 +71,8 @@ def kernel_costs(report: Report, bench: Benchmark) -> tuple[KernelCost, ...]:
     """Each kernel of ``bench``'s compiled run joined to ``report``'s nodes and lines."""
     calls = max(bench.profiled_calls, 1)
     joiner = _Joiner(report)
-    if bench.launches:
-        rows = [joiner.launch(r, calls) for r in bench.launches]
+    if bench.launch_rows:
+        rows = [joiner.launch(r, calls) for r in bench.launch_rows]
     else:
         rows = [
             joiner.row(k.name, k.kind, k.compile_id, k.kernel, k.total_ms, k.calls, calls)
@@ -95,7 +95,7 @@ def eager_costs(bench: Benchmark) -> tuple[KernelCost, ...]:
             modules=(r.module,) if r.module is not None else (),
             library=_library(r.name, r.op),
         )
-        for r in bench.eager_launches
+        for r in bench.eager_launch_rows
     ]
     return _with_shares(rows)
 

@@ -76,11 +76,11 @@ def generated(gen: list[KernelCost], share, bench: Benchmark, missing: list[str]
 
 
 def compile_cause(bench: Benchmark) -> Cause:
-    t, be = bench.compile_time_s, bench.break_even_calls
+    t = bench.compile_time_s
     if t is None:
         ev = ("compile time not recorded",)
-    elif be is None:
-        ev = (f"compile took {t:.3g} s and compiled is not faster: it is never paid off",)
+    elif bench.break_even_calls is None:
+        ev = (f"compile took {t:.2f} s and compiled is not faster: it is never paid off",)
     else:
-        ev = (f"compile took {t:.3g} s; paid off after {be:,.0f} calls",)
+        ev = (f"compile took {t:.2f} s; paid off after {bench.break_even_text}",)
     return Cause("compile", "compile time not yet paid off", None, None, ev)

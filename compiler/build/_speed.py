@@ -189,7 +189,7 @@ def cudagraph_share(report, bench) -> float | None:
     """The share of a benchmark's profiled GPU time (its compiled run's kernels, by the graph
     each ran in) that ran in compiles whose CUDA graphs were used; None where the benchmark
     has no launches or the report no CUDA-graph facts for those compiles."""
-    launches = [x for x in bench.launches if x.compile_id is not None]
+    launches = [x for x in bench.launch_rows if x.compile_id is not None]
     by_id = {c.id: c.cudagraphs for c in report.compiles}
     if not launches or not any(by_id.get(x.compile_id) for x in launches):
         return None

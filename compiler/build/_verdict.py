@@ -77,7 +77,7 @@ def verdict(report: Report, bench: Benchmark) -> Verdict:
     e = bench.eager.median_ms if bench.eager else None
     c = bench.compiled.median_ms if bench.compiled else None
     mode = mode_of(report, bench)
-    if c is None or not (bench.kernel_rows or bench.launches):
+    if c is None or not (bench.kernel_rows or bench.launch_rows):
         why = bench.error or ("no compiled timing" if c is None else "no kernel profile (profile=False)")
         return Verdict(bench.name, f"no verdict: {why}", bench.speedup, e, c, None, mode=mode)
     return _Judge(report, bench, c, mode).verdict(e)
@@ -90,8 +90,8 @@ class _Judge:
         self.report, self.bench, self.c, self.mode = report, bench, c, mode
         self.missing: list[str] = []
         costs = kernel_costs(report, bench)
-        self.outside = [k for k in costs if k.compile_id is None and bench.launches]
-        inside = [k for k in costs if not (k.compile_id is None and bench.launches)]
+        self.outside = [k for k in costs if k.compile_id is None and bench.launch_rows]
+        inside = [k for k in costs if not (k.compile_id is None and bench.launch_rows)]
         self.lib = [k for k in inside if k.library]
         self.gen = [k for k in inside if not k.library]
         self.out_ms = sum(k.ms for k in self.outside)
@@ -248,7 +248,7 @@ class _Judge:
     def sync(self) -> Cause | None:
         copies = [
             x
-            for x in self.bench.launches
+            for x in self.bench.launch_rows
             if x.name.startswith("Memcpy DtoH") or x.op in ("aten::_local_scalar_dense", "aten::item")
         ]
         if not copies:

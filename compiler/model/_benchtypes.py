@@ -4,11 +4,15 @@ saved with the report (``Report.benchmarks``; docs/report-schema.md)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 # the profiler's named ranges (record_function), never kernels: the benchmark's own markers and
 # torch's ("## Call CompiledFxGraph …"); on the GPU the profiler mirrors them as annotations
 OWN_RANGES = ("## ",)
+# the profiler's own CPU events, which CUPTI links to a kernel already launched by an op: a
+# kernel under one is a second count of it
+PROFILER_OPS = frozenset({"Activity Buffer Request"})
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,26 @@ class Benchmark:
     allow_tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing (GPU)
 
     @property
+    def launch_rows(self) -> tuple[Launch, ...]:
+        """``launches`` without a second count of a kernel: a row whose launching "op" is the
+        profiler's own event (CUPTI's "Activity Buffer Request", recorded before 2026-11-26)
+        where another row launched that kernel."""
+        return _counted_once(self.launches)
+
+    @property
+    def eager_launch_rows(self) -> tuple[Launch, ...]:
+        """``eager_launches`` without a second count of a kernel (``launch_rows``)."""
+        return _counted_once(self.eager_launches)
+
+    @property
+    def break_even_text(self) -> str:
+        """``12,658 calls`` (the compile time over the time saved a call, rounded up), or why
+        there is none."""
+        if self.break_even_calls is None:
+            return "never (compiled is not faster)" if self.speedup is not None else "—"
+        return f"{math.ceil(self.break_even_calls):,} calls"
+
+    @property
     def speedup_words(self) -> str:
         """The speedup said in words: ``compiled is 1.54× slower than eager``."""
         return speedup_words(self.speedup)
@@ -166,6 +190,11 @@ class Benchmark:
                 "them: a guard fails from call to call (see the Recompiles view of a recording)",
             )
         return notes
+
+
+def _counted_once(launches: tuple[Launch, ...]) -> tuple[Launch, ...]:
+    names = {x.name for x in launches if x.op not in PROFILER_OPS}
+    return tuple(x for x in launches if not (x.op in PROFILER_OPS and x.name in names))
 
 
 def speedup_words(speedup: float | None) -> str:
