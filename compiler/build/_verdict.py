@@ -119,6 +119,13 @@ class _Judge:
         ]
         self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
         self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        if not self.has_fallback:
+            # no frame ran eagerly: kernels outside the graphs' regions are autograd's backward
+            # of a compiled graph (run by the engine, outside any "Torch-Compiled Region") and
+            # ops between graphs: the kernels' parts, as library or generated
+            self.lib += [k for k in self.outside if k.library]
+            self.gen += [k for k in self.outside if not k.library]
+            self.outside, self.out_ms = [], 0.0
         share = cudagraph_share(report, bench)
         # compiled for CUDA graphs, and torch's records say they did not run: a skip with its
         # reason, or most of the profiled GPU time outside them (no records: nothing is said)
