@@ -170,9 +170,9 @@ def _owner(b: GraphBreak, packages) -> tuple[Package | None, StackFrame | None]:
     if b.filename and (not stack or (stack[-1].filename, stack[-1].line) != (b.filename, b.line)):
         stack.append(StackFrame(b.filename, b.line or 0, "?"))  # the site itself, where not last
     for f in reversed(stack):
-        pkg = next((p for p in packages if p.holds(f.filename)), None)
-        if pkg is not None:
-            return pkg, f
+        holding = [p for p in packages if p.holds(f.filename)]
+        if holding:  # mypkg and mypkg.models both given: the deeper one
+            return max(holding, key=lambda p: max(map(len, p.roots))), f
         if f.kind == "user":
             return None, f
     return None, None

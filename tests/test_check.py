@@ -173,6 +173,9 @@ def test_each_package_owns_its_breaks(tree, capsys):
     ]
     rc, _, lines = _check(capsys, "--no-breaks-in", "otherpkg", "--max-breaks", "4", "elsewhere.py")
     assert (rc, lines[-1]) == (1, "check: 1 rule broken (--no-breaks-in otherpkg: 1 break)")
+    # a package inside another: the deeper one owns its files' breaks
+    rc, _, lines = _check(capsys, "--no-breaks-in", "mypkg", "--no-breaks-in", "mypkg.ops", "prog.py")
+    assert lines[-1] == "check: 1 rule broken (--no-breaks-in mypkg.ops: 2 breaks)"
 
 
 def test_max_breaks_lists_every_site(tree, capsys):
@@ -268,6 +271,17 @@ def test_the_programs_output_and_exit_status_are_its_own(tree):
     failed = _python("-m", "explorer", "check", "--max-breaks", "1", "-m", "elsewhere", cwd=tree)
     assert failed.returncode == 1
     assert failed.stderr.splitlines()[-1] == "check: 1 rule broken (--max-breaks 1: 2 break sites)"
+    # dead before its report was written (os._exit): checked on the report rebuilt from the journal
+    (tree / "dies.py").write_text(
+        ELSEWHERE.replace("sys.exit(", "os._exit(").replace("import sys", "import os, sys")
+    )
+    died = _python("-m", "explorer", "check", "-q", "--no-breaks-in", "otherpkg", "dies.py", "7", cwd=tree)
+    assert (died.returncode, died.stdout) == (7, "out [0.0, 0.0, 0.0]\n")
+    line = _line(OTHER, "BREAK otherpkg")
+    assert [ln for ln in died.stderr.splitlines() if ln.startswith("check:")] == [
+        f"check: graph break in otherpkg (otherpkg/__init__.py:{line}, {ITEM})",
+        "check: 1 rule broken (--no-breaks-in otherpkg: 1 break)",
+    ]
 
 
 def test_report_text_is_escaped(tree, capsys):
