@@ -45,8 +45,9 @@ class Rules:
     no_breaks_in: tuple[Package, ...] = ()
     max_breaks: int | None = None  # graph-break sites, as the summary counts them
     max_recompiles: int | None = None
-    # --min-speedup X (issue 37) goes here once `record --bench` exists: a rule over the
-    # report's benchmark, with its line in check_report like the others
+    # --min-speedup X (issue 37, not here yet): a rule over report.benchmarks, which
+    # `check --bench` fills as `record --bench` does before the check runs; its field here
+    # (and in Rules.empty), its broken-rule text and offending lines in check_report
 
     @property
     def empty(self) -> bool:

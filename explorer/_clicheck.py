@@ -49,8 +49,8 @@ def check_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--max-breaks", type=_count, metavar="N", help="fail on more than N graph-break sites")
     g.add_argument("--max-recompiles", type=_count, metavar="N", help="fail on more than N recompiles")
-    # --min-speedup X (issue 37) joins these once `record --bench` exists: a rule in
-    # explorer/_check.py's Rules, its value in CHECK_VALUED
+    # --min-speedup X (issue 37, not here yet) joins these: it needs --bench (record's option,
+    # below); a field of explorer/_check.py's Rules, the option in CHECK_VALUED
     record_options(p)
 
 
