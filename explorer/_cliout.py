@@ -76,13 +76,19 @@ def output_is_input(ns) -> str | None:
     writes its own name."""
     import compiler  # reading and names: no torch
 
-    source = {"record": "script", "load": "trace", "report": "report", "repro": "report"}.get(ns.command)
+    source = {
+        "record": "script",
+        "check": "script",
+        "load": "trace",
+        "report": "report",
+        "repro": "report",
+    }.get(ns.command)
     if source is None:  # writes nothing
         return None
     inputs = [(source, getattr(ns, source, None))]
-    if ns.command == "record" and ns.module:
+    if ns.command in ("record", "check") and ns.module:
         inputs.append((f"module {ns.module}", _program.module_file(ns.module)))
-    rank = _program.torchrun_rank()[0] if ns.command == "record" else None
+    rank = _program.torchrun_rank()[0] if ns.command in ("record", "check") else None
     outputs = []
     for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)

@@ -13,6 +13,8 @@ from explorer import _program, _supervise
 from explorer._cliout import say, write_all
 
 RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+# record's options that take a value (the next argument is theirs, not SCRIPT)
+RECORD_VALUED = ("--json", "--html")
 
 
 def record_options(p: argparse.ArgumentParser) -> None:
@@ -52,14 +54,17 @@ def record_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, list[str]]:
-    """``record``'s own options, then SCRIPT or ``-m MODULE``; what follows is the script's,
-    untouched (as with python, torchrun and py-spy)."""
+def split_record(
+    argv: list[str], valued: tuple[str, ...] = RECORD_VALUED
+) -> tuple[list[str], str | None, str | None, list[str]]:
+    """``record``'s own options (``check``'s: ``valued`` names those that take a value), then
+    SCRIPT or ``-m MODULE``; what follows is the script's, untouched (as with python, torchrun
+    and py-spy)."""
     ours: list[str] = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--json", "--html") and i + 1 < len(argv):
+        if a in valued and i + 1 < len(argv):
             ours += argv[i : i + 2]
             i += 2
         elif a == "-m" and i + 1 < len(argv):
@@ -76,7 +81,10 @@ def split_record(argv: list[str]) -> tuple[list[str], str | None, str | None, li
     return ours, None, None, []
 
 
-def record(ns) -> int:
+def record(ns, check=None) -> int:
+    """Run the program under the recording, write and print its report. ``check`` (``pt2-explorer
+    check``): called with the report once it is left; False (a rule broken) makes the exit
+    status 1 where the program's was 0. A program that failed keeps its own exit status."""
     import compiler
 
     if ns.script is not None and not os.path.isfile(ns.script):
@@ -92,7 +100,7 @@ def record(ns) -> int:
     written: list[str] = []  # the outputs written so far: a Ctrl-C says which were not
 
     def leave(report) -> bool:  # write and print the report; False where a write failed
-        return leave_report(report, ns, title, rank, world_size, written)
+        return leave_report(report, ns, title, rank, world_size, written, check)
 
     # the program runs in a child: where it dies before writing its report, this process
     # builds the report from the recording's journal (explorer/_supervise.py)
@@ -164,11 +172,17 @@ def _bench(report, calls, *, ended: bool, quiet: bool) -> None:
 
 
 def leave_report(
-    report, ns, title: str, rank: int | None, world_size: int | None, written: list[str] | None = None
+    report,
+    ns,
+    title: str,
+    rank: int | None,
+    world_size: int | None,
+    written: list[str] | None = None,
+    check=None,
 ) -> bool:
-    """Write and print the report (the program's process, or this one from the journal);
-    False where a write failed (one error line each). ``written`` gets each output written,
-    as it is."""
+    """Write and print the report (the program's process, or this one from the journal), then
+    ``check`` it where given; False where a write failed (one error line each) or ``check``
+    said no. ``written`` gets each output written, as it is."""
     from explorer._summary import print_summary
 
     report = _program.without_launcher(report)  # stacks start at the program, as under python
@@ -183,4 +197,7 @@ def leave_report(
             print(f"report: {out}")
     elif written:  # -q: the program's own output, then one line on stderr of what we wrote
         say(f"pt2-explorer: wrote {', '.join(written)}")
+    if check is not None:
+        sys.stdout.flush()  # the summary before the verdict, where both reach one log
+        ok = check(report) and ok
     return ok

@@ -4,6 +4,10 @@ pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
+pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N] [OPTIONS] SCRIPT [ARGS...]
+        record SCRIPT (or -m MODULE) as `record` does, then fail (exit 1) when a rule is broken:
+        a graph break in package PKG, more break sites or recompiles than N; each offending
+        site one line on stderr (`pt2-explorer check -h`; README, "A CI gate")
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
@@ -28,10 +32,29 @@ import argparse
 import os
 import sys
 
+from explorer._clicheck import CHECK_USAGE, CHECK_VALUED, check, check_options
 from explorer._cliout import error, output_is_input, save_html, saving, say, warned, write_all
-from explorer._clirecord import RECORD_USAGE, record, record_options, split_record
+from explorer._clirecord import RECORD_USAGE, RECORD_VALUED, record, record_options, split_record
 
 USAGE = __doc__
+
+
+# the commands that run a program: their options, then SCRIPT or -m MODULE, then the program's
+# (``main`` splits them with ``split_record``; -h shows SCRIPT and -m as argparse would)
+_RUNS_A_PROGRAM = {
+    "record": (
+        RECORD_USAGE,
+        record_options,
+        RECORD_VALUED,
+        "run a script as __main__ and record every torch.compile in it",
+    ),
+    "check": (
+        CHECK_USAGE,
+        check_options,
+        CHECK_VALUED,
+        "record a script, then fail when a rule is broken (a graph break in your package, ...)",
+    ),
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,16 +66,19 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=USAGE,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{record,load,report,diff,repro,census}")
-    r = sub.add_parser(
-        "record",
-        help="run a script as __main__ and record every torch.compile in it",
-        usage=RECORD_USAGE,
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="{record,check,load,report,diff,repro,census}"
     )
-    record_options(r)
-    r.add_argument("script", nargs="?", help="the Python script to run (as `python SCRIPT ARGS...`)")
-    r.add_argument("-m", dest="module", metavar="MODULE", help="run a module (as `python -m MODULE ARGS...`)")
-    r.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments, passed untouched")
+    for name, (usage, options, _, about) in _RUNS_A_PROGRAM.items():
+        run = sub.add_parser(name, help=about, usage=usage)
+        options(run)
+        run.add_argument("script", nargs="?", help="the Python script to run (as `python SCRIPT ARGS...`)")
+        run.add_argument(
+            "-m", dest="module", metavar="MODULE", help="run a module (as `python -m MODULE ARGS...`)"
+        )
+        run.add_argument(
+            "args", nargs=argparse.REMAINDER, help="the script's own arguments, passed untouched"
+        )
     lo = sub.add_parser("load", help="read TORCH_TRACE logs into a report")
     lo.add_argument("trace", help="a TORCH_TRACE log file or directory")
     lo.add_argument("--json", metavar="OUT", help="write the report JSON here")
@@ -96,14 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         from explorer.census._cli import main as census_main
 
         return census_main(argv[1:])
-    if argv and argv[0] == "record":
-        ours, script, module, script_args = split_record(argv[1:])
-        p = argparse.ArgumentParser(prog="pt2-explorer record", usage=RECORD_USAGE)
-        record_options(p)
+    if argv and argv[0] in _RUNS_A_PROGRAM:
+        usage, options, valued, _ = _RUNS_A_PROGRAM[argv[0]]
+        ours, script, module, script_args = split_record(argv[1:], valued)
+        p = argparse.ArgumentParser(prog=f"pt2-explorer {argv[0]}", usage=usage)
+        options(p)
         ns = p.parse_args(ours)
         if script is None and module is None:
             p.error("give the script to run (SCRIPT, or -m MODULE) after the options")
-        ns.command, ns.script, ns.module, ns.args = "record", script, module, script_args
+        ns.command, ns.script, ns.module, ns.args = argv[0], script, module, script_args
     else:
         ns = _parser().parse_args(argv)
     clobbered = output_is_input(ns)
@@ -114,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if ns.command == "record":
         return record(ns)
+    if ns.command == "check":
+        return check(ns)
     if ns.command == "load":
         return _load(ns, compiler)
     if ns.command == "diff":

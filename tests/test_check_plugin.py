@@ -1,0 +1,125 @@
+"""The pytest plugin (``pytest11`` entry point ``pt2_explorer``): ``@pytest.mark.pt2_check`` and
+the ``pt2_check`` fixture fail a test whose compiles break a rule, with the sites in its
+message; run in an inner pytest session (pytester) on a package written there."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["pytester"]
+
+OPS = """\
+def scale(x):
+    y = x * 2
+    n = y.sum().item()  # BREAK
+    return y / n
+
+
+def clean(x):
+    return x.relu() + 1
+"""
+TESTS = """\
+import pytest
+import torch
+
+import mypkg.ops
+
+
+@pytest.mark.pt2_check(no_breaks_in="mypkg")
+def test_breaks_in_mypkg():
+    torch.compile(mypkg.ops.scale, backend="eager")(torch.ones(3))
+
+
+@pytest.mark.pt2_check(no_breaks_in=["mypkg"], max_recompiles=0)
+def test_clean():
+    torch.compile(mypkg.ops.clean, backend="eager")(torch.ones(3))
+
+
+@pytest.mark.pt2_check(max_breaks=0)
+def test_own_failure_first():
+    torch.compile(mypkg.ops.scale, backend="eager")(torch.ones(3))
+    assert 1 == 2
+
+
+@pytest.mark.pt2_check("mypkg")
+def test_rules_by_name():
+    pass
+
+
+def test_fixture(pt2_check):
+    f = torch.compile(mypkg.ops.clean, backend="eager")
+    with pt2_check(max_recompiles=1) as rec:
+        f(torch.ones(3))
+        f(torch.ones(4))
+    assert len(rec.report.recompiles) == 1
+    with pt2_check(max_recompiles=0):
+        f(torch.ones(3))
+        f(torch.ones(5))
+"""
+# the worktree's plugin, whatever an installed pt2-explorer registers under the entry point's name
+PLUGIN = ("-p", "no:pt2_explorer", "-p", "explorer._pytestplugin")
+
+
+def test_marker_and_fixture_fail_with_the_sites(pytester):
+    pytester.mkpydir("mypkg")
+    (pytester.path / "mypkg" / "ops.py").write_text(OPS)
+    pytester.makepyfile(test_models=TESTS)
+    pytester.syspathinsert()
+    result = pytester.runpytest(*PLUGIN, "--strict-markers", "-p", "no:logging")
+    result.assert_outcomes(passed=1, failed=4)
+    line = next(i for i, ln in enumerate(OPS.splitlines(), 1) if "# BREAK" in ln)
+    # each failure's section: the lines `pt2-explorer check` prints, or the test's own failure
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_breaks_in_mypkg _*",
+            "check: graph break in mypkg (mypkg/ops.py:"
+            f"{line}, GB0124 Unsupported Tensor.item() call with capture_scalar_outputs=False)",
+            "check: 1 rule broken (--no-breaks-in mypkg: 1 break)",
+            "*_ test_own_failure_first _*",
+            "E       assert 1 == 2",
+            "*_ test_rules_by_name _*",
+            "pt2_check: give the rules by name, e.g. pt2_check(no_breaks_in='mypkg')",
+            "*_ test_fixture _*",
+            "check: recompile [[]0/1] clean: 0/0: tensor 'x' size mismatch at index 0. expected 3, "
+            "actual 5; failing guard: TENSOR_MATCH: check_tensor(L[[]'x'], *",
+            "check: 1 rule broken (--max-recompiles 0: 1 recompile)",
+            "*short test summary info*",
+        ]
+    )
+    assert "During handling" not in result.stdout.str()
+    result.stdout.no_fnmatch_line("*test_clean*")  # it passed
+
+
+def test_the_entry_point_loads_the_plugin_without_torch(tmp_path):
+    """pytest finds the plugin through the entry point pyproject.toml declares (written here as
+    an installed distribution's metadata), registers the marker, and imports no torch."""
+    # the table's lines as written (tomllib is Python 3.11's; we support 3.10)
+    (group,) = re.findall(
+        r"^\[project\.entry-points\.pytest11\]\n((?:\w+ = \S+\n)+)",
+        (ROOT / "pyproject.toml").read_text(),
+        re.M,
+    )
+    dist = tmp_path / "site" / "pt2_explorer_here-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pt2-explorer-here\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\n" + group.replace('"', ""))
+    code = (
+        "import sys, pytest\n"
+        "rc = pytest.main(['--markers', '-p', 'no:cacheprovider'])\n"
+        "print('torch imported:', 'torch' in sys.modules, 'plugin:', 'explorer._pytestplugin' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)])}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert (
+        "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, reset=True):"
+        in out.stdout
+    )
+    assert out.stdout.splitlines()[-1] == "torch imported: False plugin: True"
