@@ -1,5 +1,6 @@
 """The CI gate's rules over a report (``pt2-explorer check``, the pytest plugin's ``pt2_check``):
-no graph break in a package, at most N break sites, at most N recompiles. Pure over the report:
+no graph break in a package, at most N break sites, at most N recompiles, compiled at least X
+times as fast as eager in each benchmark (with the verdict and its fixes where it is not). Pure over the report:
 the run is ``record``'s (explorer/_clicheck.py) or the test's (explorer/_pytestplugin.py).
 
 Whose break is it: walking the break's stack from the break outwards, the first frame that is
@@ -15,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from compiler import GraphBreak, Report, StackFrame
+from compiler import GraphBreak, Report, StackFrame, verdict
 
 from ._summary import reasons_line, where
 from ._words import display_name
@@ -45,13 +46,18 @@ class Rules:
     no_breaks_in: tuple[Package, ...] = ()
     max_breaks: int | None = None  # graph-break sites, as the summary counts them
     max_recompiles: int | None = None
-    # --min-speedup X (issue 37, not here yet): a rule over report.benchmarks, which
-    # `check --bench` fills as `record --bench` does before the check runs; its field here
-    # (and in Rules.empty), its broken-rule text and offending lines in check_report
+    # eager median / compiled median of each benchmark (``check --bench`` runs them as
+    # ``record --bench`` does, before the check); a report with none breaks the rule
+    min_speedup: float | None = None
 
     @property
     def empty(self) -> bool:
-        return not self.no_breaks_in and self.max_breaks is None and self.max_recompiles is None
+        return (
+            not self.no_breaks_in
+            and self.max_breaks is None
+            and self.max_recompiles is None
+            and self.min_speedup is None
+        )
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,20 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
             if r.failing_guard:
                 line += f"; failing guard: {r.failing_guard}"
             lines.append(_one_line(line))
+    if rules.min_speedup is not None:
+        slow = [b for b in report.benchmarks if b.speedup is None or b.speedup < rules.min_speedup]
+        if slow or not report.benchmarks:
+            n = len(slow) if report.benchmarks else 0
+            what = (
+                _count(n, "benchmark") + " below it"
+                if report.benchmarks
+                else "no benchmark (run with --bench)"
+            )
+            broken.append(f"--min-speedup {rules.min_speedup:g}: {what}")
+        for b in slow:
+            v = verdict(report, b)
+            lines.append(_one_line(f"check: {b.name}: {v.headline}"))
+            lines += [_one_line(f"check: {b.name}: fix: {fix}") for fix in v.fixes[:3]]
     if broken:
         rules_word = "rule" if len(broken) == 1 else "rules"
         summary = f"check: {len(broken)} {rules_word} broken ({'; '.join(broken)})"
@@ -159,6 +179,8 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
         else:
             counts.append(_count(n_breaks, "break"))
         counts.append(_count(n_recompiles, "recompile"))
+        if rules.min_speedup is not None:
+            counts += [f"{b.name} {b.speedup_words}" for b in report.benchmarks]
         summary = f"check: passed ({', '.join(counts)})"
     return CheckResult(tuple(lines), tuple(broken), _one_line(summary))
 

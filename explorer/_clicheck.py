@@ -14,10 +14,10 @@ import os
 from explorer._clirecord import RECORD_VALUED, record, record_options
 
 CHECK_USAGE = (
-    "pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N] "
+    "pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N] [--min-speedup X --bench] "
     "[record's options] (SCRIPT | -m MODULE) [ARGS...]"
 )
-CHECK_VALUED = (*RECORD_VALUED, "--no-breaks-in", "--max-breaks", "--max-recompiles")
+CHECK_VALUED = (*RECORD_VALUED, "--no-breaks-in", "--max-breaks", "--max-recompiles", "--min-speedup")
 
 RULES_HELP = (
     "A break is in PKG when, walking its stack from the break outwards, the first frame that is "
@@ -49,8 +49,13 @@ def check_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--max-breaks", type=_count, metavar="N", help="fail on more than N graph-break sites")
     g.add_argument("--max-recompiles", type=_count, metavar="N", help="fail on more than N recompiles")
-    # --min-speedup X (issue 37, not here yet) joins these: it needs --bench (record's option,
-    # below); a field of explorer/_check.py's Rules, the option in CHECK_VALUED
+    g.add_argument(
+        "--min-speedup",
+        type=_speedup,
+        metavar="X",
+        help="fail where a compiled function is less than X times as fast as eager (eager median / "
+        "compiled median; needs --bench, which benchmarks each one after the program)",
+    )
     record_options(p)
 
 
@@ -59,10 +64,14 @@ def check(ns) -> int:
     from explorer._check import Rules, check_report, resolve_package
     from explorer._cliout import say
 
-    if not (ns.no_breaks_in or ns.max_breaks is not None or ns.max_recompiles is not None):
+    if not (ns.no_breaks_in or ns.max_breaks is not None or ns.max_recompiles is not None or ns.min_speedup):
         say(
-            "pt2-explorer check: error: no rule given (--no-breaks-in PKG, --max-breaks N, --max-recompiles N)"
+            "pt2-explorer check: error: no rule given (--no-breaks-in PKG, --max-breaks N, --max-recompiles N, "
+            "--min-speedup X)"
         )
+        return 2
+    if ns.min_speedup is not None and not ns.bench:
+        say("pt2-explorer check: error: --min-speedup needs --bench (the benchmarks it reads)")
         return 2
     if ns.script is not None and not os.path.isfile(ns.script):
         return record(ns)  # its error line and status 2
@@ -72,7 +81,7 @@ def check(ns) -> int:
     except LookupError as e:
         say(f"pt2-explorer check: error: --no-breaks-in {e}")
         return 2
-    rules = Rules(packages, ns.max_breaks, ns.max_recompiles)
+    rules = Rules(packages, ns.max_breaks, ns.max_recompiles, ns.min_speedup)
 
     def verdict(report) -> bool:
         result = check_report(report, rules)
@@ -91,3 +100,15 @@ def _count(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, 0 or more")
     return n
+
+
+def _speedup(text: str) -> float:
+    import math
+
+    try:
+        x = float(text)
+    except ValueError:
+        x = math.nan
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a ratio above 0, e.g. 1.1")
+    return x

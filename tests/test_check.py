@@ -306,3 +306,44 @@ def test_report_text_is_escaped(tree, capsys):
             "check: 1 rule broken (--no-breaks-in mypkg: 1 break)",
         ],
     )
+
+
+def test_min_speedup_reads_the_benchmarks_and_names_the_verdict():
+    """Over the H100 recording of `.item()` breaks (compiled 1.60× slower than eager, by its
+    benchmark's own medians): below X it fails with the verdict's headline and its fixes;
+    at or above, it passes and says each function's speedup."""
+    from explorer._check import Rules, check_report
+
+    r = compiler.load(ROOT / "notebooks" / "data" / "h100-cause-item.json.gz")
+    (b,) = r.benchmarks
+    v = compiler.verdict(r, b)
+    slow = check_report(r, Rules(min_speedup=1.0))
+    assert slow.broken == ("--min-speedup 1: 1 benchmark below it",)
+    assert slow.lines == (
+        f"check: Scaled: {v.headline}",
+        "check: Scaled: fix: torch._dynamo.config.capture_scalar_outputs = True",
+        *(f"check: Scaled: fix: {f}" for f in v.fixes[1:3]),
+    )
+    assert v.headline.startswith("compiled is 1.60× slower than eager: graph breaks: 2 sites")
+    ok = check_report(r, Rules(min_speedup=0.5))
+    assert ok.passed and ok.summary == (
+        "check: passed (2 breaks, 0 recompiles, Scaled compiled is 1.60× slower than eager)"
+    )
+    none = check_report(
+        compiler.load(ROOT / "tests" / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"),
+        Rules(min_speedup=1.0),
+    )
+    assert none.broken == ("--min-speedup 1: no benchmark (run with --bench)",)
+
+
+def test_min_speedup_needs_bench(tree, capsys):
+    assert cli.main(["check", "--min-speedup", "1.1", "prog.py"]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "",
+        "pt2-explorer check: error: --min-speedup needs --bench (the benchmarks it reads)\n",
+    )
+    for bad in ("0", "-1", "nan", "x"):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["check", "--min-speedup", bad, "--bench", "prog.py"])
+        assert e.value.code == 2
