@@ -194,7 +194,7 @@ def parse_recompile_payload(payload: str | None) -> tuple[str, ...]:
         try:
             data = json.loads(text)
             return tuple(str(x) for x in data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # the latter: nested too deep
             pass
     if text.startswith('"'):
         try:
