@@ -36,6 +36,7 @@ import compiler.parse._text
 import explorer
 import explorer._guardview
 import explorer._normalize
+import explorer._summary
 from compiler.parse._tritonir import LEVELS
 from explorer._registry import NAMES
 from tests._torch_trace import read_log
@@ -210,6 +211,7 @@ CRAFTED = {
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
     "notebook cell paths (N letters)": (explorer._normalize.normalize, lambda n: "ipykernel_ " + "a" * n),
+    "a recompile reason's padding (N blanks)": (explorer._summary._squeeze, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
         explorer._guardview.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
