@@ -14,6 +14,7 @@ from ._html import code_html, esc
 from ._summary import where
 
 GUARD_LINES = 8  # lines of a compile's guard tree shown in the text (all of it in the capture view)
+STEP_ROWS = 200  # steps of a frame's code shown, in the text and the page; its bytecode has them all
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,8 @@ class FrameCode:
     compile_id: str
     title: str  # "f (model.py:2)"
     resumes: str | None  # "continues f after line 4 (model.py:4)" for a resume function
-    steps: tuple[tuple[str, str], ...]  # ("line 4", what it does)
+    steps: tuple[tuple[str, str], ...]  # ("line 4", what it does), the first STEP_ROWS
+    step_count: int  # all of them
     guards: tuple[str, int]  # (the guard tree, its count), ("", 0) where none was recorded
     python: tuple[tuple[str, str], ...]  # (title, decompiled source)
     note: str | None  # why one of the two has no Python
@@ -58,9 +60,10 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
         return None
     of = resume_of(c.name)
     resumes = f"continues {of[0]} after line {of[1]} ({where(c.filename, of[1])})" if of else None
+    all_steps = bytecode_steps(cap.bytecode_modified)
     steps = tuple(
         (f"line {s.line}" if s.line is not None else "", _step_text(report, c, s))
-        for s in bytecode_steps(cap.bytecode_modified)
+        for s in all_steps[:STEP_ROWS]
     )
     python = tuple(
         (title, code)
@@ -81,6 +84,7 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
         title=f"{c.name or '?'} ({where(c.filename, c.line)})",
         resumes=resumes,
         steps=steps,
+        step_count=len(all_steps),
         guards=((cap.guards or "").strip("\n"), cap.guard_count or 0),
         python=python,
         note=note,
@@ -108,6 +112,14 @@ def _indent(text: str) -> list[str]:
     return [f"    {ln}".rstrip() for ln in text.rstrip("\n").splitlines()]
 
 
+def _steps_head(f: FrameCode) -> str:
+    """``what runs instead``, and how many steps were left out where the steps were capped."""
+    if f.step_count <= len(f.steps):
+        return "what runs instead"
+    left = f.step_count - len(f.steps)
+    return f"what runs instead (first {len(f.steps):,} of {f.step_count:,} steps, {left:,} left out: the transformed bytecode has them all)"
+
+
 def _guard_head(f: FrameCode) -> str:
     count = f" ({f.guards[1]})" if f.guards[1] else ""
     return f"guards checked before it runs{count}"
@@ -123,7 +135,7 @@ def bytecode_text(report: Report, compile_id: str | None = None) -> str:
         if f.resumes:
             out.append(f"  resume function: {f.resumes}")
         out.append(
-            "  what runs instead:" if f.steps else "  what runs instead: no graph call (see the bytecode)"
+            f"  {_steps_head(f)}:" if f.steps else "  what runs instead: no graph call (see the bytecode)"
         )
         out += [f"    {line:<8} {what}".rstrip() for line, what in f.steps]
         if f.guards[0]:
@@ -185,7 +197,7 @@ def bytecode_html(report: Report, compile_id: str | None = None, *, lazy: bool =
         if f.steps:
             rows = "".join(f"<tr><td>{esc(line)}</td><td>{esc(what)}</td></tr>" for line, what in f.steps)
             parts.append(
-                f"<table><thead><tr><th></th><th>what runs instead</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<table><thead><tr><th></th><th>{esc(_steps_head(f))}</th></tr></thead><tbody>{rows}</tbody></table>"
             )
         if f.guards[0]:
             parts.append(_details(_guard_head(f), code_html(f.guards[0], "text", lazy=lazy)))

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from compiler import Codegen, Compile, Graph, Kernel, Report, RoleGraph, split_kernels
 
-from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes
+from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes, line_counts
 from ._normalize import kernel_base, normalize, to_text
 
 ROLES = ("forward", "backward", "inference")
@@ -66,7 +66,9 @@ class Builder:
         if applied:
             notes.append(f"normalised ({', '.join(applied)}): the text shown is normalised")
         marks = [sorted(set(a_marks)), sorted(set(b_marks))]
-        counts = line_changes(texts[0], texts[1]) if changed else (0, 0, 0)  # once, whole texts
+        counts, how = line_counts(texts[0], texts[1]) if changed else ((0, 0, 0), None)  # once, whole texts
+        if how:
+            notes.append(how)
         if max(len(la), len(lb)) > self.max_lines:
             texts, marks, cut = self._window(la, lb, marks)
             notes.append(cut)

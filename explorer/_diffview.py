@@ -7,13 +7,14 @@ escaped), and a unified diff for terminals.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import html
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ._linediff import Matcher, unified_diff
 
 MIME = "application/vnd.pt2-explorer.diff+json"
 SCHEMA = 1
@@ -172,10 +173,12 @@ def _cut_json(text: str, cap: int) -> tuple[str, bool]:
 def rows(a: str, b: str, a_marks: list[int], b_marks: list[int], context: int):
     """Aligned rows ``(kind, a_no, a_line, b_no, b_line)`` with kind equal / delete / insert /
     replace, and ``("skip", n, None, None, None)`` for a run of n unchanged lines left out.
-    Marked lines are never left out."""
+    Marked lines are never left out. Also how the lines were aligned where difflib's matching
+    cost too much (``Matcher.note``), else None."""
     al, bl = a.splitlines(), b.splitlines()
     am, bm = set(a_marks), set(b_marks)
-    ops = difflib.SequenceMatcher(None, al, bl, autojunk=False).get_opcodes()
+    matcher = Matcher(al, bl)
+    ops = matcher.get_opcodes()
     out = []
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag == "equal":
@@ -204,7 +207,7 @@ def rows(a: str, b: str, a_marks: list[int], b_marks: list[int], context: int):
             ai = (i + 1, al[i]) if i < i2 else (None, None)
             bj = (j + 1, bl[j]) if j < j2 else (None, None)
             out.append((tag, *ai, *bj))
-    return out
+    return out, matcher.note
 
 
 def changes_text(counts: tuple[int, int, int]) -> str:
@@ -221,10 +224,16 @@ POSITIONAL_LINES = 20_000  # longer differing middles of equal length are counte
 
 
 def line_changes(a: str, b: str) -> tuple[int, int, int]:
-    """(changed, added, removed) lines from a to b. The common head and tail are skipped;
-    what differs between them is matched by difflib, or, when it is over POSITIONAL_LINES
-    lines on both sides and as long on both, compared line by line (difflib takes seconds
-    there; a line that moved then counts as changed twice)."""
+    """(changed, added, removed) lines from a to b (``line_counts``)."""
+    return line_counts(a, b)[0]
+
+
+def line_counts(a: str, b: str) -> tuple[tuple[int, int, int], str | None]:
+    """(changed, added, removed) lines from a to b, and how they were aligned where difflib's
+    matching cost too much (``Matcher.note``), else None. The common head and tail are
+    skipped; what differs between them is matched by difflib (``Matcher``), or, when it is over
+    POSITIONAL_LINES lines on both sides and as long on both, compared line by line (difflib
+    takes seconds there; a line that moved then counts as changed twice)."""
     la, lb = a.splitlines(), b.splitlines()
     head = 0
     while head < min(len(la), len(lb)) and la[head] == lb[head]:
@@ -234,9 +243,9 @@ def line_changes(a: str, b: str) -> tuple[int, int, int]:
         tail += 1
     la, lb = la[head : len(la) - tail], lb[head : len(lb) - tail]
     if len(la) == len(lb) > POSITIONAL_LINES:
-        return sum(x != y for x, y in zip(la, lb)), 0, 0
+        return (sum(x != y for x, y in zip(la, lb)), 0, 0), None
     changed = added = removed = 0
-    sm = difflib.SequenceMatcher(None, la, lb, autojunk=False)
+    sm = Matcher(la, lb)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "replace":
             common = min(i2 - i1, j2 - j1)
@@ -247,7 +256,7 @@ def line_changes(a: str, b: str) -> tuple[int, int, int]:
             added += j2 - j1
         elif tag == "delete":
             removed += i2 - i1
-    return changed, added, removed
+    return (changed, added, removed), sm.note
 
 
 # ---- HTML ----------------------------------------------------------------------------------
@@ -281,15 +290,21 @@ CSS = """
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 INLINE_LIMIT = 2000  # characters: longer changed lines are not compared word by word
+INLINE_WORK = 4_000_000  # steps of word-by-word matching per section (``Matcher``); past them, none
 
 
-def inline(a: str, b: str) -> tuple[str, str]:
-    """Escaped a and b with the words that differ wrapped in ``<span class="x">``."""
-    if len(a) > INLINE_LIMIT or len(b) > INLINE_LIMIT:
-        return esc(a), esc(b)
+def inline(a: str, b: str, budget: int = INLINE_WORK) -> tuple[str, str, int]:
+    """Escaped a and b with the words that differ wrapped in ``<span class="x">``, and the
+    steps that took; no words marked where difflib would take more than ``budget`` steps."""
+    if len(a) > INLINE_LIMIT or len(b) > INLINE_LIMIT or budget <= 0:
+        return esc(a), esc(b), 0
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    m = Matcher(ta, tb, budget=budget)
+    ops = m.get_opcodes()
+    if m.note:
+        return esc(a), esc(b), m.work
     outa, outb = [], []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in ops:
         x, y = esc("".join(ta[i1:i2])), esc("".join(tb[j1:j2]))
         if tag == "equal":
             outa.append(x)
@@ -297,7 +312,7 @@ def inline(a: str, b: str) -> tuple[str, str]:
         else:
             outa.append(f'<span class="x">{x}</span>' if x else "")
             outb.append(f'<span class="x">{y}</span>' if y else "")
-    return "".join(outa), "".join(outb)
+    return "".join(outa), "".join(outb), m.work
 
 
 def _cell(no: int | None, body: str, cls: str, marks: set[int]) -> str:
@@ -318,7 +333,11 @@ def section_html(s: Section, a_label: str, b_label: str, context: int) -> str:
     am, bm = set(s.a_marks), set(s.b_marks)
     body = []
     if s.changed or am or bm:
-        for kind, ano, atext, bno, btext in rows(s.a, s.b, s.a_marks, s.b_marks, context):
+        aligned, how = rows(s.a, s.b, s.a_marks, s.b_marks, context)
+        words_left = INLINE_WORK
+        if how and how not in (s.note or ""):
+            note += f'<div class="note">{esc(how)}</div>'
+        for kind, ano, atext, bno, btext in aligned:
             if kind == "skip":
                 n = ano
                 body.append(
@@ -328,7 +347,8 @@ def section_html(s: Section, a_label: str, b_label: str, context: int) -> str:
             left = "del" if kind in ("delete", "replace") else ""
             right = "ins" if kind in ("insert", "replace") else ""
             if kind == "replace" and ano is not None and bno is not None:
-                ahtml, bhtml = inline(atext, btext)
+                ahtml, bhtml, spent = inline(atext, btext, words_left)
+                words_left -= spent
             else:
                 ahtml, bhtml = esc(atext or ""), esc(btext or "")
             body.append(f"<tr>{_cell(ano, ahtml, left, am)}{_cell(bno, bhtml, right, bm)}</tr>")
@@ -371,12 +391,9 @@ def diff_text(d: Diff) -> str:
             lines = text.splitlines()
             for m in marks:
                 out.append(f"   ! {side} line {m}: {lines[m - 1].strip() if m <= len(lines) else ''}")
-        out += difflib.unified_diff(
-            s.a.splitlines(),
-            s.b.splitlines(),
-            f"A: {d.a_label}",
-            f"B: {d.b_label}",
-            n=d.context,
-            lineterm="",
-        )
+        m = Matcher(s.a.splitlines(), s.b.splitlines(), autojunk=True)  # difflib.unified_diff's
+        hunks = list(unified_diff(m, f"A: {d.a_label}", f"B: {d.b_label}", n=d.context))
+        if m.note and m.note not in (s.note or ""):
+            out.append(f"   note: {m.note}")
+        out += hunks
     return "\n".join(out) + "\n"

@@ -54,7 +54,7 @@ KINDS = {
     "DATA_PTR_MATCH": "a tensor's storage is the one traced",
 }
 _LINE = re.compile(r"^(?P<indent>[| ]*)\+- (?P<kind>\w+)(?::\s?(?P<rest>.*))?$")
-_SOURCE = re.compile(r"source=(?P<source>.*?), (?:accessed_by|type)=")
+_SOURCE_END = re.compile(r", (?:accessed_by|type)=")
 _MANAGER = re.compile(r"(?:Root|Dict)?GuardManager$|KeyManager$|ValueManager$")
 TOP_SOURCES = 25  # rows of the sources table; the rest counted in its title
 
@@ -77,15 +77,23 @@ def parse_guards(tree: str | None) -> list[Guard]:
         depth = len(m["indent"]) // 2
         rest = m["rest"] or ""
         if _MANAGER.match(m["kind"]):
-            src = _SOURCE.search(rest)
+            src = _source(rest)
             sources = {d: s for d, s in sources.items() if d < depth}
-            if src:
-                sources[depth] = user_source(src["source"])
+            if src is not None:
+                sources[depth] = user_source(src)
             continue
         owner = max((d for d in sources if d < depth), default=None)
         source = sources[owner] if owner is not None else "(torch's global state and aliasing)"
         out.append(Guard(m["kind"], source, f"{m['kind']}: {rest}".strip()))
     return out
+
+
+def _source(rest: str) -> str | None:
+    """A manager's source: from its first ``source=`` to the first ``, accessed_by=`` or
+    ``, type=`` after it (one lazy regex from every ``source=`` of a line was quadratic)."""
+    at = rest.find("source=")
+    end = _SOURCE_END.search(rest, at + 7) if at >= 0 else None
+    return rest[at + 7 : end.start()] if end else None
 
 
 def user_source(source: str) -> str:

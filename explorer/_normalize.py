@@ -54,7 +54,9 @@ _HEX_ID = re.compile(r"(?<=\bat )0x[0-9a-f]{9,16}\b")
 _DEC_ID = re.compile(r"(?<![\w.])\d{12,16}(?![\w.])")
 _ID_LINE = re.compile(r"_id\(|\bID_MATCH\b|\bTYPE_MATCH\b|\bid[:=]|\bdata_ptr")
 # also as torch shortens it in guard comments: "mp/ipykernel_25861/3004398281.py"
-_IPYKERNEL_FILE = re.compile(r"[\w./-]*ipykernel_\d+/\d+\.py|<ipython-input-\d+-[0-9a-f]+>")
+# a path starts where a run of path characters does (a match can start nowhere else; from each
+# character of a long run, the run was scanned again: quadratic)
+_IPYKERNEL_FILE = re.compile(r"(?<![\w./-])[\w./-]*ipykernel_\d+/\d+\.py|<ipython-input-\d+-[0-9a-f]+>")
 _CELL_NAME = re.compile(r"\bCell In\[\d+\]")
 _AOT_ID = re.compile(r"(# AOT ID: \[')\d+(_\w+'\])")
 _TIMING = re.compile(r"(Guard latency = )[\d.]+(?= ?[num]?s\b)|(['\"]compile_time_us['\"]:\s*)\d+(?:\.\d+)?")

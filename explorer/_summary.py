@@ -100,8 +100,9 @@ def reasons_line(reasons) -> str:
 
 
 def _squeeze(reason: str) -> str:
-    """torch pads a guard's code to a column before its ``# source`` comment: one gap."""
-    return re.sub(r" {3,}#", "  #", reason)
+    """torch pads a guard's code to a column before its ``# source`` comment: one gap. (The gap
+    starts a run of blanks: from every blank of a long run, the run was scanned again.)"""
+    return re.sub(r"(?<! ) {3,}#", "  #", reason)
 
 
 def headline(report: Report) -> str:

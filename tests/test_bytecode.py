@@ -6,6 +6,7 @@ torch >= 2.12). Run it on every supported torch (2.13 in CI, 2.14.1, 2.11 on the
 
 from __future__ import annotations
 
+import dataclasses
 import dis
 import os
 import textwrap
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 import compiler
+import explorer
 from compiler import bytecode_steps
 from compiler.listen import _capture
 from explorer import text
@@ -199,6 +201,31 @@ def test_steps_read_python_313_listings():
         ("python", "CALL 1", 5),  # print's load is a global's: not listed as a step
         ("resume", "__resume_at_30_2", 5),
     ]
+
+
+def test_the_steps_table_is_capped_and_says_how_many_were_left_out(tmp_path):
+    """A listing that calls 250 graphs: the text and the page show the first STEP_ROWS (200)
+    steps and say how many of all were left out (a 15 MB report made a 178 MB page)."""
+    report = compiler.load_trace(os.path.join(FIXTURES, "cpu-torch213-breaks.log.gz"))
+    listing = "\n".join(
+        f"  3 {2 * i:>11} LOAD_GLOBAL              1 (NULL + __compiled_fn_{i})" for i in range(250)
+    )
+    c = report.compiles[1]
+    capture = dataclasses.replace(c.stages.capture, bytecode_modified=listing)
+    c = dataclasses.replace(c, stages=dataclasses.replace(c.stages, capture=capture))
+    report = dataclasses.replace(report, compiles=[c])
+    head = "what runs instead (first 200 of 250 steps, 50 left out: the transformed bytecode has them all)"
+    shown = text(report, "bytecode").splitlines()
+    at = shown.index(f"  {head}:")
+    assert shown[at + 1 : at + 202] == [
+        *(f"    line 3   calls the compiled graph __compiled_fn_{i}" for i in range(200)),
+        "  guards checked before it runs (8) (first 8 of 15 lines: --view capture)",
+    ]
+    explorer.save_html(report, tmp_path / "page.html")
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    table = page[page.index(f"<th>{head}</th>") :].split("</table>")[0]
+    assert table.count("<tr><td>line 3</td>") == 200
+    assert "__compiled_fn_199<" in table and "__compiled_fn_200" not in table
 
 
 def test_a_journal_replays_the_bytecode_events(fn, tmp_path):

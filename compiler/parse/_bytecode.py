@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 
 # one instruction row: [line] [>>|Lnn:] [offset] OPNAME [arg] [(argrepr)]; Python 3.11 prints
-# offsets, 3.13 labels and, where asked, offsets; "--" is an instruction without a line
+# offsets, 3.13 labels and, where asked, offsets; "--" is an instruction without a line. The
+# leading blanks are matched once, whether a line number follows them or not (``\s*`` then
+# ``\s+`` with an optional part between them split a run of blanks every way: quadratic)
 _ROW = re.compile(
-    r"^\s*(?P<line>\d+|--)?\s+(?:>>\s*)?(?:L\d+:\s*)?(?:(?P<offset>\d+)\s+)?"
+    r"^(?:\s*(?P<line>\d+|--))?\s+(?:>>\s*)?(?:L\d+:\s*)?(?:(?P<offset>\d+)\s+)?"
     r"(?P<op>[A-Z][A-Z0-9_]*[A-Z0-9])(?:\s+(?P<arg>-?\d+))?(?:\s+\((?P<repr>.*)\))?\s*$"
 )
 _GRAPH = "__compiled_fn_"

@@ -21,11 +21,15 @@ from ._modules import MODULE_FIELDS, _infer_modules, _module_of_name, _replace, 
 _ASSIGN = re.compile(r'^\s+(?P<name>\w+)(?::\s*"(?P<ann>[^"]*)")?\s*=\s*(?P<rhs>.*\S|[^\S\n])\s*$')
 # an input declared in the body (the joint graph takes `primals, tangents` and unpacks them)
 _INPUT_ANN = re.compile(r'^\s+(?P<name>\w+): "(?P<ann>[^"]*)"\s*(?:#.*)?$')
-# signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`
-_PARAM = re.compile(r'(?P<name>\w+)\s*:\s*"(?P<ann>[^"]*)"')
-_SOURCE = re.compile(r"^\s+# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,]+), code: (?P<code>.*)$")
-# "f32[4, 8][8, 1]cpu"  /  "Sym(s77)"  /  "f32[][]cuda:0"
-_ANN = re.compile(r"^(?P<dtype>[a-z]+\d*\w*)\[(?P<shape>[^\]]*)\](?:\[(?P<stride>[^\]]*)\])?(?P<dev>.*)$")
+# signature parameter: `L_x_: "f32[4, 8][8, 1]cpu",  # PlainAOTInput(idx=0)`; a name starts a
+# word (else each of a long word's letters starts a scan to its end: quadratic)
+_PARAM = re.compile(r'(?<!\w)(?P<name>\w+)\s*:\s*"(?P<ann>[^"]*)"')
+# the function, a code object's name, holds no blank (else each ":N in " of a crafted line
+# starts a scan to the next comma: quadratic)
+_SOURCE = re.compile(r"^\s+# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,\s]+), code: (?P<code>.*)$")
+# "f32[4, 8][8, 1]cpu"  /  "Sym(s77)"  /  "f32[][]cuda:0"; the dtype is a letter, then word
+# characters (``[a-z]+\d*\w*``, the same words, split a long one every way: quadratic)
+_ANN = re.compile(r"^(?P<dtype>[a-z]\w*)\[(?P<shape>[^\]]*)\](?:\[(?P<stride>[^\]]*)\])?(?P<dev>.*)$")
 _CALL = re.compile(r"^(?P<target>[\w.]+)\((?P<args>.*)\)$")
 _NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
 _BINOPS = {

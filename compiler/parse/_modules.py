@@ -20,7 +20,9 @@ _ATTR_PATH = re.compile(r"^l__self___(.+)_(weight|bias)$")
 
 # torch's module source in nn_module_stack: L['self'].transformer.h[0]._modules['ln_1']
 _ROOT = re.compile(r"""^[LG]\[['"][^'"]+['"]\]""")
-_ITEM = re.compile(r"""(?:\._modules)?\[['"]?([^'"\]]+)['"]?\]""")
+# an item's key holds no bracket: a run of "[" without its "]" is then passed once, not once
+# for every "[" in it (quadratic)
+_ITEM = re.compile(r"""(?:\._modules)?\[['"]?([^'"\[\]]+)['"]?\]""")
 
 
 def module_path(source: str) -> str | None:

@@ -63,10 +63,16 @@ def _provenance_before(code: str, pos: int) -> tuple[tuple[str, ...], tuple[str,
 
 
 def _provenance_at_call(code: str, var: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    # CPU wrappers put the comment right above the call inside `call()`
-    m = re.search(rf"^(?P<c>\s*#[^\n]*\n)\s*{re.escape(var)}\(", code, re.M)
-    if m:
-        return _nodes_from(_SOURCE_NODES.search(m.group("c")))
+    r"""CPU wrappers put the comment right above the call inside ``call()``: the first call of
+    ``var`` at the start of a line whose last line before it (blank lines aside) is a comment.
+    (One regex over both lines, ``\s*`` crossing blank lines, was quadratic in them.)"""
+    for m in re.finditer(rf"^[^\S\n]*{re.escape(var)}\(", code, re.M):
+        end = m.start()
+        while end and code[end - 1].isspace():
+            end -= 1
+        line = code[code.rfind("\n", 0, end) + 1 : end]
+        if end and line.lstrip().startswith("#"):
+            return _nodes_from(_SOURCE_NODES.search(line))
     return (), ()
 
 

@@ -91,7 +91,7 @@ def cache_lookup(kind: str, state: str, payload: str | None) -> CacheLookup:
     """One cache artifact's payload (JSON; torch < 2.4 logged none) as a CacheLookup."""
     try:
         body = _artifact_json(payload) if payload else {}
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):  # the last: nested too deep
         body = {}
     if not isinstance(body, dict):
         body = {}

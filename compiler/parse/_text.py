@@ -16,7 +16,8 @@ from ._registry import graph_break_registry
 # own (torch/_dynamo/external_utils.py: wrap_inline's ``inner``) that calls the wrapped object,
 # ``L['fn']`` in the frame's guard tree: "GuardManager: source=L['fn'], ..., type=<class 'X'>"
 _WRAPPER_FILE = "torch/_dynamo/external_utils.py"
-_WRAPPED_TYPE = re.compile(r"GuardManager: source=L\['fn'\], .*?type=<class '(?P<cls>[\w.]+)'>")
+_WRAPPED = "GuardManager: source=L['fn'], "
+_WRAPPED_TYPE = re.compile(r"type=<class '(?P<cls>[\w.]+)'>")
 
 
 def wrapped_callable(name: str | None, filename: str | None, guards: str | None) -> str | None:
@@ -24,8 +25,13 @@ def wrapped_callable(name: str | None, filename: str | None, guards: str | None)
     frame that is that wrapper; else None."""
     if name != "inner" or not (filename or "").endswith(_WRAPPER_FILE) or not guards:
         return None
-    m = _WRAPPED_TYPE.search(guards)
-    cls = m.group("cls").rsplit(".", 1)[-1] if m else None
+    cls = None
+    for line in guards.split("\n"):  # the first type after the first L['fn'] manager of a line:
+        at = line.find(_WRAPPED)  # one regex from each manager to its line's end was quadratic
+        m = _WRAPPED_TYPE.search(line, at + len(_WRAPPED)) if at >= 0 else None
+        if m:
+            cls = m.group("cls").rsplit(".", 1)[-1]
+            break
     return None if cls in _NOT_MODULES else cls
 
 
@@ -188,7 +194,7 @@ def parse_recompile_payload(payload: str | None) -> tuple[str, ...]:
         try:
             data = json.loads(text)
             return tuple(str(x) for x in data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # the latter: nested too deep
             pass
     if text.startswith('"'):
         try:

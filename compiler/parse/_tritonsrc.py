@@ -52,7 +52,7 @@ def read_triton_source(source: str) -> TritonSource | None:
         return got
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):  # the last two: nesting too deep for the parser
         return None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
@@ -81,7 +81,7 @@ def _read_header(source: str) -> TritonSource | None:
     for k in range(def_line, min(end, def_line + 24)):  # the signature may span lines
         try:
             tree = ast.parse("\n" * start + "\n".join(lines[start : k + 1]) + "\n    pass\n")
-        except SyntaxError:
+        except (SyntaxError, MemoryError, RecursionError):
             continue
         fn = tree.body[-1] if tree.body else None
         if (
