@@ -11,7 +11,7 @@ from compiler import Recompile, Report, without_entry
 from ._summary import display_name, reasons_line, where
 from ._viewtypes import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
 
-_LOCAL_SCOPE = re.compile(r"L\[\s*(['\"])([^'\"\]]*)\1\s*\]")  # torch's L['x'] -> x, as Symbol.dim strips it
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] -> x, as Symbol.dim strips it
 
 
 def timelines(report: Report) -> tuple[FrameTimeline, ...]:
@@ -136,7 +136,7 @@ def dynamic_dims(report: Report) -> tuple[DynamicDim, ...]:
                 DynamicDim(
                     c.id,
                     sp.symbol,
-                    ", ".join(_LOCAL_SCOPE.sub(r"\2", x) for x in sp.sources) or "?",
+                    ", ".join(_LOCAL_SCOPE.sub(r"\1", x) for x in sp.sources) or "?",
                     specialized=sp.value,
                     reason=sp.reason,
                     at=at,
