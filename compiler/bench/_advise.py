@@ -60,7 +60,8 @@ def advice_from_runs(name: str, runs: list[AdviceRun], out: str | None = None) -
         report = load(run.report) if run.report and os.path.isfile(run.report) else None
         if run.error or report is None or not report.benchmarks:
             why = run.error or ("no report written" if report is None else "nothing was benchmarked")
-            rows.append(advice_row(fix, report, None, error=why, path=run.report, notes=run.notes))
+            # a run cut short: no counts of it (its report holds what it did before it failed)
+            rows.append(advice_row(fix, None, None, error=why, path=run.report, notes=run.notes))
             continue
         mine = _outputs(run.outputs)
         for b in report.benchmarks:
