@@ -67,17 +67,20 @@ def _spread(t) -> str:
 
 
 def _how(advice) -> str:
+    counts = "graphs: compiled graphs a call of the function runs; breaks (sites) and recompiles: in the " + (
+        "whole program's report of that run." if advice.separate else "report of that row's calls."
+    )
     if advice.separate:
         return (
             "Each row is its own process running the whole program (`record --bench`, the fix set at "
             "start-up): its speedup is its compiled against its own eager, timed interleaved in that "
             "process after warm-up. Compare the speedups; compare ms across rows only where their "
-            "eager ms agree (separate processes, timed at different moments)."
+            "eager ms agree (separate processes, timed at different moments). " + counts
         )
     return (
         "Each row is the function compiled again in this process (Dynamo reset, the fix's settings "
         "patched around the compile, the calls and the benchmark): its speedup is its compiled "
-        "against its own eager, timed interleaved after warm-up."
+        "against its own eager, timed interleaved after warm-up. " + counts
     )
 
 

@@ -45,8 +45,11 @@ def main(argv: list[str]) -> int:
         print(f"pt2-explorer: advise: at start-up: {'; '.join(fix.lines)}", file=sys.stderr)
 
     def after(called) -> None:
-        compiler.save_outputs(called, os.path.join(run_dir, OUTPUTS))
         notes = compiler.settings_overridden(fix, called) if fix is not None else []
+        try:
+            compiler.save_outputs(called, os.path.join(run_dir, OUTPUTS))
+        except Exception as e:  # not the program's failure: the row says its outputs were not compared
+            notes.append(f"the last calls' outputs were not saved: {type(e).__name__}: {e}")
         if notes:
             with open(os.path.join(run_dir, NOTES), "w", encoding="utf-8") as f:
                 f.write("".join(n + "\n" for n in notes))

@@ -109,12 +109,17 @@ def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: s
     base = runner.run(None)
     if base.error or base.report is None:
         say(
-            f"pt2-explorer: advise: the program as it is {base.error or 'left no report'}; nothing to compare"
+            f"pt2-explorer: advise: the program as it is {base.error or 'left no report'}; nothing to compare "
+            f"(its output: {os.path.join(out, 'baseline', 'stderr.txt')})"
         )
-        return runner.codes.get("baseline") or 1
+        rc = runner.codes.get("baseline") or 1
+        return 128 - rc if rc < 0 else rc  # died of a signal: as a shell says it
     report = compiler.load(base.report)
     if not report.benchmarks:
-        say("pt2-explorer: advise: the program's run benchmarked no compiled function; nothing to compare")
+        say(
+            "pt2-explorer: advise: the program's run benchmarked no compiled function; nothing to compare "
+            f"(its report: {base.report})"
+        )
         return 1
     fixes = compiler.fixes_for(report, tries)
     cuda = any(b.device == "cuda" for b in report.benchmarks)

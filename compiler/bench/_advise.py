@@ -71,7 +71,11 @@ def advice_from_runs(name: str, runs: list[AdviceRun], out: str | None = None) -
 
 
 def _outputs(path: str | None) -> dict | None:
-    return load_outputs(path) if path and os.path.isfile(path) else None
+    """A run's saved last calls; None where it saved none, or what it saved cannot be read."""
+    try:
+        return load_outputs(path) if path and os.path.isfile(path) else None
+    except Exception:  # a file cut short: "not compared", as with none
+        return None
 
 
 def _device(report: Report) -> str:

@@ -7,12 +7,14 @@ within a stated tolerance, the largest difference named."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import os
 from typing import Any
 
 import torch
 
+from ..model._atomic import write_file
 from ._accuracy import compare
 
 FP32 = (1e-3, 1e-3)  # (atol, rtol): as the benchmark's accuracy check holds compiled to eager
@@ -61,8 +63,9 @@ def save_outputs(calls, path: str | os.PathLike[str]) -> str:
     data = {
         name: kept(c.args, c.kwargs, c.output) for c, name in zip(calls, unique_names(calls), strict=True)
     }
-    torch.save(data, path)
-    return os.fspath(path)
+    buf = io.BytesIO()
+    torch.save(data, buf)
+    return write_file(path, buf.getvalue())  # whole or not at all
 
 
 def load_outputs(path: str | os.PathLike[str]) -> dict[str, dict[str, dict[str, torch.Tensor]]]:
