@@ -11,11 +11,13 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
+from .build._advice import FIXES, fix_named, fixes_for
 from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
 from .build._roofline import Placement, no_roofline, roofline
 from .build._speed import cudagraph_share
 from .build._verdict import Cause, Verdict, verdict
 from .build._verdict import mode_of as benchmark_mode
+from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
 from .model._compact import use_graph_nodes as _use_graph_nodes
@@ -101,6 +103,11 @@ _NEEDS_TORCH = {
     "StateMutationError": "bench._state",
     "compiled_calls": "listen._calls",
     "benchmark_calls": "bench._calls",
+    "advise": "bench._advise",
+    "advice_from_runs": "bench._advise",
+    "apply_fix": "bench._settings",
+    "settings_overridden": "bench._settings:overridden",
+    "save_outputs": "bench._outputs",
     "SUPPORTED": "listen._version",
     "UnsupportedTorchVersion": "listen._version",
 }
@@ -122,6 +129,18 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "FIXES",
+    "Advice",
+    "AdviceRow",
+    "AdviceRun",
+    "Fix",
+    "advice_from_runs",
+    "advise",
+    "apply_fix",
+    "fix_named",
+    "fixes_for",
+    "save_outputs",
+    "settings_overridden",
     "SCHEMA_VERSION",
     "STAGES",
     "SUPPORTED",

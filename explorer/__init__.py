@@ -59,11 +59,15 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
     ``"raw"`` (the events no stage maps): explorer/_registry.py lists them. ``compile="1/0"``:
     the compile of a compile's or a stage's view (default: the one with the most kernels).
     A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
-    whatever the view."""
+    whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""
     if _is_modes(report):
         from explorer._modesview import modes_text
 
         return modes_text(report)
+    if isinstance(report, _compiler.Advice):  # torch-free (compiler/model/_advicetypes.py)
+        from explorer._adviceview import advice_text
+
+        return advice_text(report)
     from explorer._registry import Subject
     from explorer._registry import view as _view
 

@@ -57,7 +57,7 @@ def record_options(p: argparse.ArgumentParser) -> None:
 def split_record(
     argv: list[str], valued: tuple[str, ...] = RECORD_VALUED
 ) -> tuple[list[str], str | None, str | None, list[str]]:
-    """``record``'s own options (``check``'s: ``valued`` names those that take a value), then
+    """``record``'s own options (``check``'s, ``advise``'s: ``valued`` names those that take a value), then
     SCRIPT or ``-m MODULE``; what follows is the script's, untouched (as with python, torchrun
     and py-spy)."""
     ours: list[str] = []
@@ -81,10 +81,13 @@ def split_record(
     return ours, None, None, []
 
 
-def record(ns, check=None) -> int:
+def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
     """Run the program under the recording, write and print its report. ``check`` (``pt2-explorer
     check``): called with the report once it is left; False (a rule broken) makes the exit
-    status 1 where the program's was 0. A program that failed keeps its own exit status."""
+    status 1 where the program's was 0. A program that failed keeps its own exit status.
+    For ``advise``'s runs (with ``--bench``): ``after(called)`` is called in the program's
+    process once the program ended as it should, before the benchmarks, with the compiled
+    calls it made; ``reps``: the benchmarks' timed calls per arm."""
     import compiler
 
     if ns.script is not None and not os.path.isfile(ns.script):
@@ -140,7 +143,10 @@ def record(ns, check=None) -> int:
             print("pt2-explorer: no report was produced", file=sys.stderr)
             return exit_code or 1
         if ns.bench:
-            _bench(report, calls, ended=exit_code == 0 and not (interrupted or terminated), quiet=ns.quiet)
+            ended = exit_code == 0 and not (interrupted or terminated)
+            if after is not None and ended:  # before the benchmarks call them again
+                after(calls.called)
+            _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps)
         ok = leave(report)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
         not_written = [out for out in (ns.json, ns.html) if out and out not in written]
@@ -156,7 +162,7 @@ def record(ns, check=None) -> int:
     return exit_code or (0 if ok else 1)
 
 
-def _bench(report, calls, *, ended: bool, quiet: bool) -> None:
+def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) -> None:
     """``--bench``: each compiled function of the program on its last call, after the
     program (compiler/bench/_calls.py); one line for each that is not benchmarked."""
     import compiler
@@ -167,7 +173,7 @@ def _bench(report, calls, *, ended: bool, quiet: bool) -> None:
     if not calls.called:
         say("pt2-explorer: --bench: no compiled function was called: nothing to benchmark")
         return
-    for note in compiler.benchmark_calls(report, calls.called, progress=not quiet):
+    for note in compiler.benchmark_calls(report, calls.called, progress=not quiet, reps=reps):
         say(f"pt2-explorer: --bench: {note}")
 
 

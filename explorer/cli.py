@@ -8,6 +8,9 @@ pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N]
         record SCRIPT (or -m MODULE) as `record` does, then fail (exit 1) when a rule is broken:
         a graph break in package PKG, more break sites or recompiles than N; each offending
         site one line on stderr (`pt2-explorer check -h`; README, "A CI gate")
+pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]
+        run the program as record --bench does, then again with each fix its verdict calls
+        for, each in a fresh process; the measured fixes, best first (docs/advise.md)
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json                   print the summary of a saved report
@@ -32,6 +35,7 @@ import argparse
 import os
 import sys
 
+from explorer._cliadvise import ADVISE_USAGE, ADVISE_VALUED, advise, advise_options
 from explorer._clicheck import CHECK_USAGE, CHECK_VALUED, check, check_options
 from explorer._cliout import error, output_is_input, save_html, saving, say, warned, write_all
 from explorer._clirecord import RECORD_USAGE, RECORD_VALUED, record, record_options, split_record
@@ -54,6 +58,12 @@ _RUNS_A_PROGRAM = {
         CHECK_VALUED,
         "record a script, then fail when a rule is broken (a graph break in your package, ...)",
     ),
+    "advise": (
+        ADVISE_USAGE,
+        advise_options,
+        ADVISE_VALUED,
+        "run a script as record --bench does, then once per fix its verdict calls for: measured, best first",
+    ),
 }
 
 
@@ -67,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=USAGE,
     )
     sub = p.add_subparsers(
-        dest="command", required=True, metavar="{record,check,load,report,diff,repro,census}"
+        dest="command", required=True, metavar="{record,check,advise,load,report,diff,repro,census}"
     )
     for name, (usage, options, _, about) in _RUNS_A_PROGRAM.items():
         run = sub.add_parser(name, help=about, usage=usage)
@@ -143,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         return record(ns)
     if ns.command == "check":
         return check(ns)
+    if ns.command == "advise":
+        return advise(ns)
     if ns.command == "load":
         return _load(ns, compiler)
     if ns.command == "diff":

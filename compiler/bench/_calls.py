@@ -23,7 +23,7 @@ def benchmark_calls(
     """Append one benchmark per compiled callable of ``calls`` to ``report.benchmarks``;
     returns one line per callable that was not benchmarked (and why)."""
     notes: list[str] = []
-    names = _unique_names(calls)
+    names = unique_names(calls)
     for call, name in zip(calls, names, strict=True):
         remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs)
         try:
@@ -32,11 +32,11 @@ def benchmark_calls(
             except StateMutationError:  # a training step: its state restored around each call
                 report.benchmark(name=name, progress=progress, reps=reps, mutates=True)
         except Exception as e:  # SnapshotError, the program's own error in a call: a note
-            notes.append(f"{name}: not benchmarked: {type(e).__name__}: {_first_line(e)}")
+            notes.append(f"{name}: not benchmarked: {type(e).__name__}: {error_line(e)}")
     return notes
 
 
-def _unique_names(calls: list[CompiledCall]) -> list[str]:
+def unique_names(calls: list[CompiledCall]) -> list[str]:
     """Each callable's name; a second ``step`` is ``step#2``."""
     seen: dict[str, int] = {}
     out = []
@@ -46,6 +46,6 @@ def _unique_names(calls: list[CompiledCall]) -> list[str]:
     return out
 
 
-def _first_line(e: BaseException) -> str:
+def error_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0][:300] if text else ""

@@ -7,6 +7,15 @@ from __future__ import annotations
 from ..model._report import Report
 from ._text import first_line, where
 
+# each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/build/_advice.py)
+# knows each by its text
+CAPTURE_SCALAR = "torch._dynamo.config.capture_scalar_outputs = True"
+CAPTURE_DYNAMIC = "torch._dynamo.config.capture_dynamic_output_shape_ops = True"
+DYNAMIC = "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
+RECOMPILE_LIMIT = "torch._dynamo.config.recompile_limit = 64  # a frame may hold more compiled entries"
+REDUCE_OVERHEAD = 'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
+TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
+
 
 def fallen_frames(report: Report) -> list[tuple[str, str, str | None]]:
     """(frame, why, fix) of each frame that runs eagerly: no compile of it installed code
@@ -40,16 +49,16 @@ def recompile_fix(report: Report) -> str | None:
     """Shapes that change from call to call: compile for any size; else, where a frame hit
     the recompile limit, a higher limit."""
     if shape_recompiles(report):
-        return "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
+        return DYNAMIC
     if any(f.recompile_limit_hit for f in report.frames):
-        return "torch._dynamo.config.recompile_limit = 64  # a frame may hold more compiled entries"
+        return RECOMPILE_LIMIT
     return None
 
 
 # graph-break fixes torch's registry names, by GB id or by the words of the break's type
 _BREAK_FIXES = (
-    (("GB0124", "Tensor.item()"), "torch._dynamo.config.capture_scalar_outputs = True"),
-    (("Dynamic shape operator", "GB0036"), "torch._dynamo.config.capture_dynamic_output_shape_ops = True"),
+    (("GB0124", "Tensor.item()"), CAPTURE_SCALAR),
+    (("Dynamic shape operator", "GB0036"), CAPTURE_DYNAMIC),
     (
         ("Data-dependent branching", "GB0170"),
         "torch.cond(pred, true_fn, false_fn, (x,))  # the branch in the graph",

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from ..model._benchtypes import Benchmark
 from ..model._verdicttypes import Cause
+from ._fixes import TF32
 from ._gputime import KernelCost, eager_costs
 from ._roofline import precision, roofline
 from ._text import short
-
-TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
 
 
 def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
@@ -38,11 +37,7 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
             if bench.matmul_precision
             else "matmul precision not recorded"
         )
-    fix = (
-        'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
-        if no_tf32
-        else None
-    )
+    fix = TF32 if no_tf32 else None
     return Cause("library", "library kernels compile does not touch", ms, share(ms), tuple(ev), fix)
 
 

@@ -29,7 +29,7 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
-from ._fixes import break_fix, fallen_frames, recompile_fix, shape_recompiles
+from ._fixes import REDUCE_OVERHEAD, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._kernelcauses import compile_cause, generated, library
 from ._speed import cudagraph_share
@@ -298,11 +298,7 @@ class _Judge:
         cuda = b.device == "cuda"
         title = "host-bound: the GPU waits for the host" if cuda else "host overhead around the kernels"
         asked = self.mode in ("reduce-overhead", "max-autotune")
-        fix = (
-            'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
-            if cuda and not on and not asked
-            else None
-        )
+        fix = REDUCE_OVERHEAD if cuda and not on and not asked else None
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 

@@ -11,8 +11,8 @@ function, which calls torch's own with the same arguments and returns what it re
   returned wrapped (``functools.wraps``: its name, docstring and ``__wrapped__`` are the
   compiled function's) by a function that keeps its last call's arguments, then calls it.
 
-Kept are references, not copies: the last call's tensors stay alive until the next call of
-the same function (one batch more in memory per compiled function). ``torch.compile`` is
+Kept are references, not copies: the last call's tensors, and its output, stay alive until
+the next call of the same function (one batch more in memory per compiled function). ``torch.compile`` is
 given back when the block ends, also where the program raised.
 """
 
@@ -36,6 +36,7 @@ class CompiledCall:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     calls: int = 0
+    output: Any = None  # what the last call returned
 
 
 class CompiledCalls:
@@ -72,14 +73,20 @@ class CompiledCalls:
                 entry.args, entry.kwargs = args, dict(kw)
                 entry.calls += 1
 
+            def kept(_module, _args, _kw, output):
+                entry.output = output
+
             out.register_forward_pre_hook(keep, with_kwargs=True)
+            out.register_forward_hook(kept, with_kwargs=True)
             return out
 
         @functools.wraps(out)
         def call(*args, **kw):
             entry.args, entry.kwargs = args, kw
             entry.calls += 1
-            return out(*args, **kw)
+            entry.output = None
+            entry.output = out(*args, **kw)
+            return entry.output
 
         entry.compiled = call
         return call

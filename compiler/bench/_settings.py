@@ -1,0 +1,100 @@
+"""A fix's settings made in torch's own config (compiler/build/_advice.py names them): set at a
+program's start-up (``apply_fix``, ``pt2-explorer advise``'s runs), or patched around a block
+(``patched``, ``compiler.advise``) with torch's config patch context managers. Nothing of
+torch's is patched but its config; the user's files are never touched."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator
+
+import torch
+
+from ..model._advicetypes import Fix
+
+_MATMUL = "torch.set_float32_matmul_precision"
+
+
+def _config(module: str):
+    if module not in ("torch._dynamo.config", "torch._inductor.config"):
+        raise ValueError(f"not a config module advise sets: {module}")
+    return importlib.import_module(module)
+
+
+def _key(config, key: str) -> str:
+    """``recompile_limit`` was ``cache_size_limit`` before torch 2.7: the name this torch has."""
+    if key == "recompile_limit" and not hasattr(config, key) and hasattr(config, "cache_size_limit"):
+        return "cache_size_limit"
+    return key
+
+
+def _get(config, key: str):
+    obj = config
+    for part in key.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _set(config, key: str, value) -> None:
+    *parents, last = key.split(".")
+    obj = config
+    for part in parents:
+        obj = getattr(obj, part)
+    setattr(obj, last, value)
+
+
+def apply_fix(fix: Fix) -> None:
+    """Make ``fix``'s settings in this process (before the program runs and compiles)."""
+    for module, key, value in fix.settings:
+        if module == _MATMUL:
+            torch.set_float32_matmul_precision(value)
+        else:
+            config = _config(module)
+            _set(config, _key(config, key), value)
+
+
+def overridden(fix: Fix, calls=()) -> list[str]:
+    """The settings of ``fix`` that no longer hold (the program set them itself, after
+    start-up), and the compiled functions of ``calls`` (``compiler.compiled_calls()``'s) whose
+    own ``torch.compile`` arguments undo it (``dynamic=False``, the key in ``options``), each
+    in words."""
+    out = []
+    for c in calls:
+        if fix.name == "dynamic" and c.compile_kwargs.get("dynamic") is False:
+            out.append(
+                f"{c.name} is compiled with dynamic=False, which keeps its sizes static whatever the config"
+            )
+        options = c.compile_kwargs.get("options") or {}
+        for _module, key, value in fix.settings:
+            if key in options and options[key] != value:
+                out.append(
+                    f"{c.name} is compiled with options={{{key!r}: {options[key]!r}}}, over the fix's {value!r}"
+                )
+    for module, key, value in fix.settings:
+        if module == _MATMUL:
+            now = torch.get_float32_matmul_precision()
+            name = "torch.get_float32_matmul_precision()"
+        else:
+            config = _config(module)
+            name = f"{module}.{_key(config, key)}"
+            now = _get(config, _key(config, key))
+        if now != value:
+            out.append(f"{name} is {now!r}, not {value!r}: the program set it itself")
+    return out
+
+
+@contextlib.contextmanager
+def patched(fix: Fix | None) -> Iterator[None]:
+    """``fix``'s settings inside the block (torch's ``config.patch``; the matmul precision set
+    and put back), none for None."""
+    with contextlib.ExitStack() as stack:
+        for module, key, value in fix.settings if fix else ():
+            if module == _MATMUL:
+                before = torch.get_float32_matmul_precision()
+                torch.set_float32_matmul_precision(value)
+                stack.callback(torch.set_float32_matmul_precision, before)
+            else:
+                config = _config(module)
+                stack.enter_context(config.patch({_key(config, key): value}))
+        yield

@@ -1,0 +1,100 @@
+"""``advise``'s records (``compiler.advise``, ``pt2-explorer advise``): a fix that is a setting
+of torch's, and one measured row per fix: the run's counts, its own benchmark against its own
+eager, whether its outputs agree with the unfixed run's. Frozen dataclasses, torch-free;
+docs/advise.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._benchtypes import Timing, speedup_words
+from ._report import Report
+
+BASELINE = "baseline"  # the row of the program (or function) as it is, no fix applied
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change that is one of torch's settings, applied before anything compiles."""
+
+    name: str  # "capture_scalar_outputs", "dynamic", "reduce-overhead", ...
+    code: str  # the one-line change to make, as code (the verdict's ``Cause.fix`` where it has one)
+    # what is set: (torch's config module, its key, the value); the module
+    # "torch.set_float32_matmul_precision" is that function, called with the value
+    settings: tuple[tuple[str, str, object], ...]
+    cuda_only: bool = False  # needs a CUDA device (CUDA graphs, TF32)
+    why: str = ""  # the verdict's cause that calls for it, or "asked for (--try)"
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The settings as the lines of code that make them."""
+        return tuple(
+            f"{module}({value!r})" if module.endswith("precision") else f"{module}.{key} = {value!r}"
+            for module, key, value in self.settings
+        )
+
+
+@dataclass(frozen=True)
+class AdviceRow:
+    """One run: the program (or function) with one fix applied, or none (``BASELINE``), and
+    one benchmarked function of it."""
+
+    fix: str  # the fix's name, or BASELINE
+    code: str | None  # the one-line change to make (None for the baseline)
+    function: str | None = None  # the benchmark's name ("Net", "train_step")
+    lines: tuple[str, ...] = ()  # the settings measured, as code (Fix.lines)
+    why: str = ""  # why the fix was tried
+    graphs: float | None = None  # compiled graphs a call of the function (its profile)
+    breaks: int | None = None  # graph-break sites in the run's report
+    recompiles: int | None = None  # recompiles in the run's report
+    eager: Timing | None = None  # this run's own eager arm
+    compiled: Timing | None = None  # and compiled arm, timed interleaved with it
+    speedup: float | None = None  # eager median / compiled median, both of this run
+    cautions: tuple[str, ...] = ()  # Benchmark.timing_notes
+    agree: bool | None = None  # outputs within tolerance of the baseline's; None: not compared
+    agreement: str = ""  # in words: the tolerance, the largest difference and where
+    error: str | None = None  # the run crashed, or the function was not benchmarked
+    notes: tuple[str, ...] = ()  # e.g. the program set the same setting itself
+    path: str | None = None  # the run's report file (the CLI's runs)
+    report: Report | None = None  # the run's report (in memory: compiler.advise)
+
+    @property
+    def speedup_words(self) -> str:
+        """``1.18× faster`` / ``1.54× slower`` / ``as fast as eager (×1.00)``: this run's
+        compiled against this run's eager, said as ``Benchmark.speedup_words`` says it."""
+        if self.speedup is None:
+            return "—"
+        return speedup_words(self.speedup).removeprefix("compiled is ").removesuffix(" than eager")
+
+    @property
+    def ok(self) -> bool:
+        """Ran, benchmarked, and its outputs agree (or it is the baseline)."""
+        return self.error is None and self.speedup is not None and self.agree is not False
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Each fix measured (``rows``: best first, the baseline among them)."""
+
+    name: str  # the program ("train.py", "-m pkg.train") or the function
+    device: str  # cpu | cuda
+    rows: tuple[AdviceRow, ...] = ()
+    separate: bool = True  # each row a fresh process running the whole program (the CLI)
+    notes: tuple[str, ...] = ()  # said under the table (e.g. why a fix was not offered)
+    out: str | None = None  # the directory of the runs' reports (the CLI)
+
+    @property
+    def baseline(self) -> tuple[AdviceRow, ...]:
+        return tuple(r for r in self.rows if r.fix == BASELINE)
+
+
+@dataclass(frozen=True)
+class AdviceRun:
+    """What one run of ``pt2-explorer advise`` left: its report and its last calls' outputs
+    (``compiler.save_outputs``), or how it failed; ``compiler.advice_from_runs`` reads them."""
+
+    fix: Fix | None  # None: the baseline, the program as it is
+    report: str | None  # the report file the run wrote (None: none)
+    outputs: str | None = None  # the file of its last calls' inputs and outputs
+    error: str | None = None  # how the run failed ("exited with status 1: RuntimeError: ...")
+    notes: tuple[str, ...] = ()  # e.g. a setting the program made itself, over the fix's

@@ -1,0 +1,297 @@
+"""``advise``: the fixes a verdict calls for, each tried and measured. The choice of fixes is
+checked on the H100 recordings of programs built to have one cause each (notebooks/data,
+make_why_causes.py); the CLI and ``compiler.advise`` on real programs written here and run on
+the CPU: a `.item()` graph break that ``capture_scalar_outputs`` removes (fewer breaks, counted
+in the fixed run's own report), a compiled function recompiling per batch size that
+``dynamic`` compiles once, a fix under which the program raises (a row, not an abort), and
+the user's file byte for byte as it was."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import compiler
+import explorer
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "notebooks" / "data"
+
+SCALED = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+class Scaled(nn.Module):
+    def __init__(self, d=32):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        x = torch.relu(self.a(x))
+        s = x.norm().item()  # a scalar read on the host between stages, outside a loop
+        x = torch.relu(self.b(x / (1.0 + s)))
+        t = x.mean().item()
+        return self.c(x - t)
+
+
+model = torch.compile(Scaled())
+with torch.no_grad():
+    out = model(torch.randn(8, 32))
+print("out", tuple(out.shape))
+"""
+
+SIZES = """\
+import torch
+from torch import nn
+
+if torch._dynamo.config.capture_dynamic_output_shape_ops:  # the fix this program cannot take
+    raise RuntimeError("this program refuses capture_dynamic_output_shape_ops")
+torch.manual_seed(0)
+torch.set_num_threads(1)
+torch._dynamo.config.automatic_dynamic_shapes = False  # every new batch size: a recompile
+
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 16))
+compiled = torch.compile(model)
+with torch.no_grad():
+    for n in (3, 5, 7, 9):
+        out = compiled(torch.randn(n, 16))
+print("out", tuple(out.shape))
+"""
+
+
+# ---- which fixes: from the verdict's causes (torch-free) ----------------------------------------
+
+
+def _fixes(name: str, tries=()):
+    r = compiler.load(DATA / f"h100-{name}.json.gz")
+    return [(f.name, f.why) for f in compiler.fixes_for(r, tries)]
+
+
+def test_the_fixes_are_the_ones_the_verdict_calls_for():
+    assert _fixes("cause-item") == [
+        ("capture_scalar_outputs", "graph breaks: 2 sites (the verdict on Scaled)"),
+        ("reduce-overhead", "host-bound: the GPU waits for the host (the verdict on Scaled)"),
+    ]
+    # with capture_scalar_outputs set the break is gone: only the host-bound call is left
+    assert _fixes("cause-item-fixed") == [
+        ("reduce-overhead", "host-bound: the GPU waits for the host (the verdict on Scaled)")
+    ]
+    # sizes that change from call to call: the recompile limit was hit, the frame fell back
+    assert [n for n, _ in _fixes("cause-recompile")] == ["dynamic"]
+    # a GEMM-bound block in fp32 without TF32
+    assert [n for n, _ in _fixes("why-gemm")] == [
+        "reduce-overhead",
+        "float32_matmul_precision",
+        "max_autotune",
+    ]
+    # compiled with reduce-overhead already, CUDA graphs skipped: no setting of ours fixes that
+    assert _fixes("cause-cudagraph-skip") == []
+    # --try adds one not called for
+    assert _fixes("cause-cudagraph-skip", ("recompile_limit",)) == [("recompile_limit", "asked for (--try)")]
+    with pytest.raises(ValueError, match="no fix named 'fast': the fixes are capture_scalar_outputs, "):
+        compiler.fix_named("fast")
+
+
+def test_each_fix_is_a_setting_of_torchs_said_as_code():
+    fx = compiler.FIXES
+    assert fx["capture_scalar_outputs"].lines == ("torch._dynamo.config.capture_scalar_outputs = True",)
+    assert fx["dynamic"].lines == ("torch._dynamo.config.assume_static_by_default = False",)
+    assert fx["reduce-overhead"].lines == ("torch._inductor.config.triton.cudagraphs = True",)
+    assert fx["float32_matmul_precision"].lines == ("torch.set_float32_matmul_precision('high')",)
+    assert {n for n, f in fx.items() if f.cuda_only} == {"reduce-overhead", "float32_matmul_precision"}
+    # the change to make is the verdict's own text
+    assert fx["dynamic"].code.startswith("torch.compile(..., dynamic=True)")
+
+
+def test_settings_are_torchs_config_patched_and_put_back():
+    from compiler.bench._settings import patched
+
+    fix = compiler.FIXES["recompile_limit"]
+    before = torch._dynamo.config.recompile_limit
+    with patched(fix):
+        assert torch._dynamo.config.recompile_limit == 64
+        assert compiler.settings_overridden(fix) == []
+        torch._dynamo.config.recompile_limit = 3  # as a program setting it itself would
+        assert compiler.settings_overridden(fix) == [
+            "torch._dynamo.config.recompile_limit is 3, not 64: the program set it itself"
+        ]
+    assert torch._dynamo.config.recompile_limit == before
+    precision = torch.get_float32_matmul_precision()
+    with patched(compiler.FIXES["float32_matmul_precision"]):
+        assert torch.get_float32_matmul_precision() == "high"
+    assert torch.get_float32_matmul_precision() == precision
+
+
+def test_outputs_agree_within_a_stated_tolerance_the_largest_difference_named():
+    from compiler.bench._outputs import agreement, kept
+
+    x = torch.ones(2, 3)
+    base = kept((x,), {}, {"logits": torch.zeros(2, 3), "loss": torch.tensor(1.0)})
+    same = kept((x.clone(),), {}, {"logits": torch.zeros(2, 3), "loss": torch.tensor(1.0)})
+    assert agreement(base, same) == (
+        True,
+        "yes: 2 tensors, largest difference 0 (identical); atol=0.001, rtol=0.001 (fp32)",
+    )
+    off = kept((x,), {}, {"logits": torch.zeros(2, 3), "loss": torch.tensor(1.01)})
+    assert agreement(base, off) == (
+        False,
+        "NO: 2 tensors, largest difference 0.01 at out['loss']; atol=0.001, rtol=0.001 (fp32)",
+    )
+    # TF32: looser, and said
+    assert agreement(base, off, ("float32_matmul_precision",)) == (
+        True,
+        "yes: 2 tensors, largest difference 0.01 at out['loss']; atol=0.01, rtol=0.01 (fp32 matmuls in TF32)",
+    )
+    # not the same call: not compared
+    other = kept((x * 2,), {}, {"logits": torch.zeros(2, 3), "loss": torch.tensor(1.0)})
+    ok, words = agreement(base, other)
+    assert ok is None and words.startswith(
+        "not compared: the last call's inputs differ from the baseline's (1 at args[0]; "
+    )
+
+
+def test_the_cli_refuses_an_output_directory_with_files_and_an_unknown_fix(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("print('never run')\n")
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "mine.txt").write_text("the user's")
+    busy = _cli(tmp_path, "advise", "--out", "busy", "prog.py")
+    assert busy.returncode == 2 and busy.stdout == ""
+    assert (
+        busy.stderr
+        == "pt2-explorer: error: --out busy: exists and is not an empty directory; give a new one\n"
+    )
+    unknown = _cli(tmp_path, "advise", "--try", "capture_scalar_outputs,fast", "prog.py")
+    assert unknown.returncode == 2 and "no fix named 'fast'" in unknown.stderr
+    assert sorted(os.listdir(tmp_path)) == ["busy", "prog.py"]  # nothing made, nothing run
+
+
+# ---- measured: real programs on the CPU (Inductor's C++ backend) -----------------------------
+
+
+def _cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "explorer", *argv]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _table(stdout: str) -> dict[str, list[str]]:
+    """The printed table's rows by fix: its cells, split where two spaces or more part them."""
+    lines = stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("fix "))
+    end = lines.index("", start)
+    return {cells[0]: cells for cells in (re.split(r"  +", x) for x in lines[start + 1 : end])}
+
+
+# the columns that are counts and words, not timings (fix, graphs, breaks, recompiles, outputs agree)
+def _facts(row: list[str]) -> tuple[str, ...]:
+    return (row[0], row[1], row[2], row[3], row[7])
+
+
+@pytest.mark.slow
+def test_advise_measures_capture_scalar_outputs_on_item_breaks(tmp_path):
+    script = tmp_path / "scaled.py"
+    script.write_text(SCALED)
+    before = script.read_bytes()
+    done = _cli(tmp_path, "advise", "--reps", "10", "scaled.py")
+    assert done.returncode == 0, done.stderr
+    assert script.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["advise-scaled", "scaled.py"]
+    rows = _table(done.stdout)
+    assert list(rows) in (["capture_scalar_outputs", "baseline"], ["baseline", "capture_scalar_outputs"])
+    assert _facts(rows["baseline"]) == ("baseline", "3", "2", "0", "(reference)")
+    assert _facts(rows["capture_scalar_outputs"]) == ("capture_scalar_outputs", "1", "0", "0", "yes")
+    # the counts are each run's own report's
+    out = tmp_path / "advise-scaled"
+    fixed = compiler.load(out / "capture_scalar_outputs" / "report.json")
+    base = compiler.load(out / "baseline" / "report.json")
+    assert (len(base.graph_breaks), len(fixed.graph_breaks)) == (2, 0)
+    (b,) = fixed.benchmarks
+    assert rows["capture_scalar_outputs"][6] == b.speedup_words.removeprefix("compiled is ").removesuffix(
+        " than eager"
+    )
+    text = done.stdout
+    assert "  change:    torch._dynamo.config.capture_scalar_outputs = True\n" in text
+    assert "  outputs:   yes: 1 tensor, largest difference " in text
+    assert "; atol=0.001, rtol=0.001 (fp32)\n" in text
+    assert f"  report:    {os.path.join('advise-scaled', 'capture_scalar_outputs', 'report.json')}\n" in text
+    assert (
+        out / "advice.txt"
+    ).read_text() + f"advice: {os.path.join('advise-scaled', 'advice.txt')}\n" == text
+    # stderr, not a terminal: what is tried, then one line per run
+    ours = [x for x in done.stderr.splitlines() if x.startswith("pt2-explorer: ")]
+    assert [re.sub(r"\(\d+ s", "(N s", x) for x in ours] == [
+        "pt2-explorer: advise: baseline: done (N s)",
+        "pt2-explorer: advise: fixes to try: capture_scalar_outputs",
+        "pt2-explorer: advise: capture_scalar_outputs: done (N s; 1 of 1 fixes)",
+    ]
+    # the program's own output, kept beside each run's report
+    assert (out / "baseline" / "stdout.txt").read_text() == "out (8, 32)\n"
+
+
+@pytest.mark.slow
+def test_advise_measures_dynamic_shapes_and_a_fix_that_crashes_is_a_row(tmp_path):
+    script = tmp_path / "sizes.py"
+    script.write_text(SIZES)
+    before = script.read_bytes()
+    done = _cli(
+        tmp_path,
+        "advise",
+        "--reps", "10", "--jobs", "2", "--try", "capture_dynamic_output_shape_ops", "--out", "runs",
+        "sizes.py",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert script.read_bytes() == before
+    rows = _table(done.stdout)
+    assert _facts(rows["baseline"]) == ("baseline", "1", "0", "3", "(reference)")
+    assert _facts(rows["dynamic"]) == ("dynamic", "1", "0", "0", "yes")
+    crashed = rows["capture_dynamic_output_shape_ops"]
+    assert crashed == ["capture_dynamic_output_shape_ops", *["—"] * 7, "failed (below)"]
+    assert list(rows)[-1] == "capture_dynamic_output_shape_ops"  # crashes last
+    assert len(compiler.load(tmp_path / "runs" / "dynamic" / "report.json").recompiles) == 0
+    assert len(compiler.load(tmp_path / "runs" / "baseline" / "report.json").recompiles) == 3
+    assert (
+        "  failed:    exited with status 1: RuntimeError: this program refuses capture_dynamic_output_shape_ops\n"
+        in done.stdout
+    )
+    assert (
+        "  measured:  torch._dynamo.config.assume_static_by_default = False (set before anything compiled)\n"
+        in (done.stdout)
+    )
+    assert (
+        "pt2-explorer: advise: warning: --jobs 2: the runs share the CPUs (and GPU) at once, which disturbs "
+        "each other's timings; for figures to quote, --jobs 1"
+    ) in done.stderr.splitlines()
+
+
+@pytest.mark.slow
+def test_compiler_advise_recompiles_the_function_under_each_fix(tmp_path):
+    from torch import nn
+
+    torch.manual_seed(0)
+    lin = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 16))
+    calls = [(torch.randn(n, 16),) for n in (3, 5, 7)]
+    with torch.no_grad(), torch._dynamo.config.patch(automatic_dynamic_shapes=False):
+        advice = compiler.advise(lin, calls=calls, reps=5, progress=False, tries=("reduce-overhead",))
+    assert torch._dynamo.config.automatic_dynamic_shapes  # the patch above, put back: nothing of ours left
+    by = {r.fix: r for r in advice.rows}
+    assert list(by) in (
+        ["baseline", "dynamic", "reduce-overhead"],
+        ["dynamic", "baseline", "reduce-overhead"],
+    )
+    assert (by["baseline"].recompiles, by["dynamic"].recompiles) == (2, 0)
+    assert len(by["dynamic"].report.recompiles) == 0 and by["dynamic"].agree is True
+    assert by["reduce-overhead"].error == "skipped: it needs a CUDA device; the function ran on CPU"
+    assert not advice.separate and advice.device == "cpu"
+    text = explorer.text(advice)
+    assert text.startswith("advise: Sequential (cpu): each fix measured, best first\n")
+    assert "Each row is the function compiled again in this process" in text
