@@ -11,10 +11,10 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
-from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
-from .build._roofline import Placement, no_roofline, roofline
-from .build._speed import cudagraph_share
-from .build._verdict import Cause, Verdict, verdict
+from .assemble._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
+from .assemble._roofline import Placement, no_roofline, roofline
+from .assemble._speed import cudagraph_share
+from .assemble._verdict import Cause, Verdict, verdict
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
 from .model._compact import use_graph_nodes as _use_graph_nodes
