@@ -63,7 +63,7 @@ demo: install
 	@echo "open out/demo-report.html in a browser (view the summary again: $(BIN)/pt2-explorer report out/demo-report.json)"
 endif
 
-# `make test`: the tests a change is checked with, under 6 minutes on 2 CPUs. The tests that
+# `make test`: the tests a change is checked with, about 4 minutes on 2 CPUs. The tests that
 # take tens of seconds to minutes each carry a mark saying why (pyproject.toml's markers: real
 # models, notebooks, the census, a browser, torchrun, fresh installs, fuzzing, AOTInductor,
 # programs in child processes); `make test-slow` runs those, `make test-all` both (CI). Each
