@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # The CPU wheel; a bare `torch` requirement with no torch installed pulls a CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install extension demo test test-isa lint bench clean
+.PHONY: install extension demo test test-slow test-all test-isa lint bench clean
 
 # The JupyterLab extension (extension/, TypeScript): npm installs its packages and builds the
 # prebuilt extension into extension/labextension, which the install copies into the venv
@@ -63,8 +63,21 @@ demo: install
 	@echo "open out/demo-report.html in a browser (view the summary again: $(BIN)/pt2-explorer report out/demo-report.json)"
 endif
 
+# `make test`: the tests a change is checked with, about 4 minutes on 2 CPUs. The tests that
+# take tens of seconds to minutes each carry a mark saying why (pyproject.toml's markers: real
+# models, notebooks, the census, a browser, torchrun, fresh installs, fuzzing, AOTInductor,
+# programs in child processes); `make test-slow` runs those, `make test-all` both (CI). Each
+# prints its 15 slowest tests. pytest exits 5 when it selects no test (PYTEST_ARGS naming only
+# marked tests, or none): not a failure here.
+LONG := corpus or notebook or census or browser or distributed or install or stress or aoti or child
+PYTEST := $(BIN)/python -m pytest --durations=15
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(PYTEST) -m "not ($(LONG))" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+test-slow: install
+	$(PYTEST) -m "$(LONG)" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+test-all: test test-slow
 
 # The tests that compile C++ kernels with Inductor, again as on another CPU: the kernels' code
 # (vector width, the packed GEMM weight's size, the micro-GEMM chosen) depends on the CPU's
@@ -82,6 +95,7 @@ lint: install
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	cd extension && npm run --silent lint
+	@$(BIN)/python benchmarks/sizes.py  # the largest modules (STYLE.md: under ~400 lines); prints only
 
 bench: install
 	$(BIN)/python benchmarks/overhead.py

@@ -11,12 +11,12 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
-from .build._advice import FIXES, fix_named, fixes_for
-from .build._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
-from .build._roofline import Placement, no_roofline, roofline
-from .build._speed import cudagraph_share
-from .build._verdict import Cause, Verdict, verdict
-from .build._verdict import mode_of as benchmark_mode
+from .assemble._advice import FIXES, fix_named, fixes_for
+from .assemble._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
+from .assemble._roofline import Placement, no_roofline, roofline
+from .assemble._speed import cudagraph_share
+from .assemble._verdict import Cause, Verdict, verdict
+from .assemble._verdict import mode_of as benchmark_mode
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline

@@ -1,4 +1,4 @@
-"""Views of torch.export runs (compiler/build/_draft.py): what each export assumed about the inputs
+"""Views of torch.export runs (compiler/assemble/_draft.py): what each export assumed about the inputs
 and the failures draft_export found, each with its user line. Text lines for the summary's
 "export → AOTInductor" section and a block for the AOTInductor compile's capture stage; text,
 HTML and the widget all show these through the view model."""

@@ -1,5 +1,5 @@
 """Views of the pipelines beside torch.compile's own: Compiled Autograd's captured backward
-graphs (compiler/build/_autograd.py), torch.export + AOTInductor (compiler/build/_export.py), FlexAttention
+graphs (compiler/assemble/_autograd.py), torch.export + AOTInductor (compiler/assemble/_export.py), FlexAttention
 (compiler/parse/_flex.py). Text lines for the summary and blocks for a compile's
 capture stage; the summary, the stage view, widgets and HTML all show these."""
 

@@ -141,7 +141,7 @@ def test_the_public_check_sees_a_private_import(tmp_path):
 
 
 def test_every_public_name_resolves_and_is_documented():
-    for layer in ("model", "parse", "build", "read", "listen", "bench"):
+    for layer in ("model", "parse", "assemble", "read", "listen", "bench"):
         importlib.import_module(f"compiler.{layer}")
     docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     undocumented = []
@@ -170,3 +170,18 @@ def test_reading_layers_import_no_torch(layer, tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout == "ok\n", out.stderr
+
+
+def test_no_package_folder_has_an_output_name():
+    # tools that treat build/, dist/ or out/ as output skip such a folder, and GitHub's Python
+    # .gitignore ignores build/ and dist/ at any depth: a layer named so vanishes from a checkout.
+    # A folder counts where it holds Python files (a renamed layer's old folder may linger in a
+    # checkout with only its __pycache__).
+    output_names = {"build", "dist", "out"}
+    found = [
+        str(d.relative_to(ROOT))
+        for package in ("compiler", "explorer")
+        for d in (ROOT / package).rglob("*")
+        if d.is_dir() and d.name in output_names and any(d.glob("*.py"))
+    ]
+    assert found == []

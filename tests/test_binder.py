@@ -68,6 +68,7 @@ def test_binder_files_are_what_repo2docker_reads():
     assert "g++" in apt  # Inductor's C++ kernels on the CPU
 
 
+@pytest.mark.install
 @pytest.mark.slow
 def test_binder_environment_runs_the_tour(tmp_path):
     if shutil.which("git") is None:

@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 from _lab import notebook, require_extension, run_notebook, serve
 
+pytestmark = pytest.mark.browser
+
 CELLS_DONE_S = 240  # kernel start, import torch, the compiles, widget render
 
 BREAK_CELL = """\

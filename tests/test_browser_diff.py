@@ -20,6 +20,8 @@ import time
 import pytest
 from _lab import notebook, require_extension, run_notebook, serve
 
+pytestmark = pytest.mark.browser
+
 MIME = "application/vnd.pt2-explorer.diff+json"
 CELLS_DONE_S = 240  # kernel start, import torch, two aot_eager compiles, three displays
 

@@ -19,6 +19,8 @@ from _lab import ARTIFACTS, notebook, run_notebook, serve
 
 import compiler
 
+pytestmark = pytest.mark.browser
+
 CELLS_DONE_S = 240
 TESTS = Path(__file__).resolve().parent
 RECORD_CELL = f"""\

@@ -40,6 +40,8 @@ import explorer
 from explorer._summary import where_source
 from explorer._view import build_view
 
+pytestmark = [pytest.mark.browser, pytest.mark.corpus]  # GPT-2 from tests/hf_corpus.py
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 CELLS_DONE_S = 240

@@ -21,7 +21,7 @@ import pytest
 from explorer.census import diff_census, diff_text, load_census, select
 from explorer.census._view import census_page, census_text
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.census]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples", "census_models.py")
 FAULTS = os.path.join(ROOT, "tests", "census_faults.py")

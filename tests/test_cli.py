@@ -214,6 +214,7 @@ def test_file_argv_path_and_traceback_as_python_gives_them(tmp_path):
     assert len(_traceback_of(ours.stderr)) == 6  # the script's two frames, no frame of ours
 
 
+@pytest.mark.child
 def test_dash_m_module(tmp_path):
     pkg = tmp_path / "mypkg"
     pkg.mkdir()

@@ -139,6 +139,7 @@ if direct:
 """
 
 
+@pytest.mark.child
 def test_a_breaks_stack_under_record_starts_at_the_program(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(STACK_SCRIPT)

@@ -18,7 +18,10 @@ from _torch_trace import facts, read_log
 
 import compiler
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor forks")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor forks"),
+    pytest.mark.child,  # each test runs a program under `pt2-explorer record`
+]
 
 DYING = """
 import os, signal, sys

@@ -152,6 +152,7 @@ def _torchrun(tmp_path: Path, *args: str, timeout: int = 240) -> subprocess.Comp
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.distributed
 @pytest.mark.slow
 def test_torchrun_record_writes_one_report_per_rank_and_finds_the_divergence(tmp_path):
     p = _torchrun(tmp_path, "--diverge-rank", "1")
@@ -166,6 +167,7 @@ def test_torchrun_record_writes_one_report_per_rank_and_finds_the_divergence(tmp
     assert [s.compile_id for s in view.ddp_splits if s.rank == 0] == ["4/0"]
 
 
+@pytest.mark.distributed
 @pytest.mark.slow
 def test_a_failing_rank_and_the_rank_torchrun_stops_both_write_their_reports(tmp_path):
     p = _torchrun(tmp_path, "--fail-rank", "1")

@@ -116,6 +116,7 @@ def test_export_failing_on_a_data_dependent_guard_names_it_in_the_partial_report
     assert f"failure: data-dependent error zuf0 > 2.0 at {HERE}:{_line('if n > 2:')} `if n > 2:`" in text
 
 
+@pytest.mark.aoti
 def test_export_with_dim_range_lists_each_assumption_in_the_aoti_capture_stage(tmp_path):
     m = Ranged()
     x, y = torch.randn(8, 3), torch.randn(5, 3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
 import torch
 from _torch_trace import RawTrace
 
@@ -24,6 +25,7 @@ class Net(torch.nn.Module):
         return self.fc(x).relu()
 
 
+@pytest.mark.aoti
 def test_export_then_aoti_is_its_own_pipeline(tmp_path):
     torch.manual_seed(0)
     m = Net()

@@ -71,6 +71,7 @@ def test_js_unit_tests():
     print(f"vitest: {tests.group(1)} passed")
 
 
+@pytest.mark.install
 def test_wheel_ships_the_prebuilt_extension(tmp_path):
     """Build the wheel (pip, in an isolated build env; the extension built by `make extension`
     is taken as it is), install it into a fresh venv and ask JupyterLab there.

@@ -46,6 +46,7 @@ def _dynamic(a, b):
     return (a.sin() + b).softmax(-1).sum(0)
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("held", [8, 2])
 def test_ir_is_the_text_inductors_loggers_carry(held, monkeypatch):
     """A GPT-2 training step (forward, backward and the graphs around a break), a foreach

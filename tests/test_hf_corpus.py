@@ -15,7 +15,7 @@ import torch
 
 import compiler
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "traces")
 
 

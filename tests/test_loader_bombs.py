@@ -223,6 +223,7 @@ def test_100_levels_load_101_do_not(tmp_path):
         assert str(e.value) == f"{p}: $.compiles[0].metrics{inner}{'.a' * 97}: nested deeper than 100 levels"
 
 
+@pytest.mark.stress
 def test_graph_uses_count_up_to_the_cap(tmp_path):
     # max_expansion=0: the cap is the floor alone, 16 MiB. A graph of 1,000 nodes has 4,003
     # values (itself, 2 keys, 1,000 nodes of 3 keys), 32 each, counted at each use: 130 uses fit
@@ -370,6 +371,7 @@ FUZZ_SEEDS = 1000  # about 25 s on 2 CPUs; benchmarks/fuzz_reports.py runs longe
 FUZZ_BUDGET_S = 40
 
 
+@pytest.mark.stress
 def test_fuzzed_reports_load_or_raise_report_format_error(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("PT2_EXPLORER_MAX_EXPANSION", raising=False)
     path = str(tmp_path / "fuzz.json")

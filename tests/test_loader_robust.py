@@ -336,6 +336,7 @@ FUZZ_SEEDS = 2000  # about 35 s on 2 CPUs; benchmarks/fuzz_load.py runs longer
 FUZZ_BUDGET_S = 55
 
 
+@pytest.mark.stress
 def test_fuzzed_logs_load_or_raise_trace_format_error(tmp_path, capsys):
     path = str(tmp_path / "dedicated_log_torch_trace_fuzz.log")
     outcomes, failed, _, seconds = campaign(make_input, check, path, range(FUZZ_SEEDS), FUZZ_BUDGET_S)

@@ -16,6 +16,8 @@ import pytest
 import torch
 from _nbclient import execute
 
+pytestmark = pytest.mark.notebook
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -446,7 +446,7 @@ def test_split_kernels_cpp_module():
 
 
 def test_kernel_nodes_from_comments_and_provenance():
-    from compiler.build import _build
+    from compiler.assemble import _build
 
     prov = json.dumps(
         {"cppCodeToPost": {"cpp_fused_gt_relu_sum_threshold_backward_0:1": ["relu", "sum_1", "gt"]}}

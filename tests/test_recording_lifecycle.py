@@ -211,7 +211,7 @@ def test_report_is_built_and_written_with_the_collector_paused_and_its_state_kep
     full collection); afterwards it is as the user left it, on or off."""
     import gc
 
-    from compiler.build import _build
+    from compiler.assemble import _build
     from compiler.model import _compact
 
     seen: list[tuple[str, bool]] = []

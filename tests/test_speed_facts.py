@@ -157,6 +157,7 @@ _WARM = textwrap.dedent(
 )
 
 
+@pytest.mark.child
 def test_a_warm_start_hits_with_torchs_own_key_and_a_changed_config_is_named(tmp_path):
     script = tmp_path / "warm.py"
     script.write_text(_WARM)

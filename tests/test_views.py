@@ -621,6 +621,7 @@ def _comparable(out: str) -> list[str]:
     return [re.sub(r"\bs\d+\b", "sN", re.sub(r"(\.py):\d+", r"\1:N", ln)) for ln in lines]
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
     import os
@@ -769,6 +770,7 @@ def test_bandwidth_labels_stay_clear_of_the_peak_line():
     assert note.text == "peak 3350 GB/s" and note.xanchor == "left"  # in the right margin
 
 
+@pytest.mark.child
 def test_benchmark_profiling_leaves_stderr_to_the_program(tmp_path):
     """The profiler's own ``USDT: … profiler_start`` lines (kineto, on stderr) are gone; what
     the benchmarked function writes to stderr stays; the environment is left as it was."""

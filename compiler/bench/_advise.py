@@ -1,6 +1,6 @@
 """``advise``: each fix the verdict calls for, tried and measured (docs/advise.md).
 
-Two ways, one result (``Advice``, its rows built by compiler/build/_advice.py):
+Two ways, one result (``Advice``, its rows built by compiler/assemble/_advice.py):
 
 - ``advice_from_runs``: ``pt2-explorer advise`` ran the whole program once as it is and once
   per fix, each a fresh process under ``record --bench`` with the fix's settings made at
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..build._advice import advice_row, fix_named, fixes_for, ranked
+from ..assemble._advice import advice_row, fix_named, fixes_for, ranked
 from ..listen._capture import recording
 from ..model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from ..model._report import Report, load
@@ -97,7 +97,7 @@ def advise(
     """Compile ``fn``, call it on ``args`` (or on each argument tuple of ``calls`` in turn, as
     a program would: sizes that change make recompiles; the last call is benchmarked),
     benchmark it, and try each fix its verdict calls for, and those named in ``tries``
-    (``compiler.build`` ``FIXES``' names): each recompiled from a reset Dynamo under the
+    (``compiler.assemble`` ``FIXES``' names): each recompiled from a reset Dynamo under the
     fix's settings, called the same way, benchmarked, its last output held against the
     baseline's. Returns an ``Advice`` whose rows are best first. The baseline's exception
     is yours and propagates; a fix whose run raises is a row saying so. Dynamo is reset

@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from ..build import _build, _draft
-from ..build._events import Event
+from ..assemble import _build, _draft
+from ..assemble._events import Event
 from ..model._gcpause import gc_paused
 from ..model._report import Report
 from ..model._subject import remember

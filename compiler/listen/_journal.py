@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 
-from ..build._events import Event
+from ..assemble._events import Event
 
 _open: weakref.WeakSet[Journal] = weakref.WeakSet()
 

@@ -12,9 +12,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..build._events import Event, from_record
-from ..build._phases import PHASE_STAGE
-from ..build._stages import lookup
+from ..assemble._events import Event, from_record
+from ..assemble._phases import PHASE_STAGE
+from ..assemble._stages import lookup
 from ..model._report import STAGES
 from . import _torch
 

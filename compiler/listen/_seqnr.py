@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ..build._events import Event
+from ..assemble._events import Event
 from . import _torch
 from ._listeners import Scope, compile_event
 

@@ -186,7 +186,7 @@ class Report:
     # DDP's split graphs (optimize_ddp_split_graph / _child) and Inductor's collective
     # schedules (artifact:inductor_collective_schedule), torch's events kept whole
     distributed: tuple[RawEvent, ...] = ()
-    # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/build/_draft.py)
+    # torch.export runs: what each assumed about the inputs, draft_export's failures (compiler/assemble/_draft.py)
     exports: tuple[ExportRun, ...] = ()
     # events of a TORCH_TRACE log whose payload is not what torch wrote (an MD5 that does not
     # match, bytes that are not UTF-8), kept as read: "<file>:<line>: event '<name>': <why>"

@@ -1,6 +1,6 @@
 """What decides whether a compile's code runs fast, per compile: the mode and config torch
 compiled it with, its compile caches (hit, miss, bypass and the key's components) and its
-CUDA graphs (used or skipped, and why; recordings). Built by compiler/build/_speed.py."""
+CUDA graphs (used or skipped, and why; recordings). Built by compiler/assemble/_speed.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from ..build._events import Event
+from ..assemble._events import Event
 from ..model import _limits
 from ..model._names import rank_of_log
 

@@ -8,7 +8,7 @@ import dataclasses
 import os
 import warnings
 
-from ..build import _build
+from ..assemble import _build
 from ..model._report import Report
 from ._files import TraceTruncatedError
 from ._trace import load_trace

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..build._events import Event, event_name
+from ..assemble._events import Event, event_name
 from ..model import _fastjson, _surrogates
 from ..model._fastjson import loads_bytes as _loads_bytes
 from ._files import TraceFormatError, TraceTruncatedError, _not_utf8, _open, _shown, _size, _truncated

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from ..build._events import Event
+from ..assemble._events import Event
 from ._files import TraceTruncatedError
 from ._logfile import read_trace_file
 

@@ -8,8 +8,8 @@ import re
 import warnings
 from collections.abc import Iterable
 
-from ..build import _build
-from ..build._events import Event
+from ..assemble import _build
+from ..assemble._events import Event
 from ..model import _limits, _schema
 from ..model._gcpause import gc_paused
 from ..model._names import rank_of_log

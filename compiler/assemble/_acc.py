@@ -1,6 +1,6 @@
 """What a build accumulates: one record per compile id as its events arrive (``_Acc``), and
-the context across events (``Context``); the handlers (compiler/build/_collect.py and the
-pipelines beside it) fill them, compiler/build/_build.py turns them into the report."""
+the context across events (``Context``); the handlers (compiler/assemble/_collect.py and the
+pipelines beside it) fill them, compiler/assemble/_build.py turns them into the report."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Keys are structured-trace event names; artifacts are ``artifact:<name>``; records from
 Inductor's artifact loggers (not in the structured trace) are ``log:<artifact>``.
-Value: the stage and the handler that turns the event into facts (compiler/build/_collect.py):
+Value: the stage and the handler that turns the event into facts (compiler/assemble/_collect.py):
 adding an event is one line here, plus a handler where none of the existing ones fits.
 Names differ between torch versions: anything not here is kept raw in
 ``Report.unknown_events`` (see IGNORED for what we drop on purpose).
@@ -87,7 +87,7 @@ EVENTS: dict[str, Spec] = {
     "bwd_compilation_metrics": Spec(None, c.on_bwd_metrics),
     "compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),  # cudagraphify time
     "bwd_compilation_metrics_runtime": Spec(None, c.on_runtime_metrics, compiled=False),
-    # Compiled Autograd's capture of a whole backward (no frame yet; see compiler/build/_autograd.py)
+    # Compiled Autograd's capture of a whole backward (no frame yet; see compiler/assemble/_autograd.py)
     "compiled_autograd_graph": _report_wide(_autograd.on_capture_event),
     "artifact:compiled_autograd_graph_pre_reordering": _report_wide(_autograd.on_capture_event),
     "artifact:compiled_autograd_compile_reasons": _report_wide(_autograd.on_capture_event),
