@@ -253,6 +253,8 @@ class _Judge:
         return Cause("cudagraphs", title, ms, self.share(ms), ev, fix)
 
     def sync(self) -> Cause | None:
+        if self.bench.device != "cuda":  # on the CPU a tensor's value is already on the host
+            return None
         copies = [
             x
             for x in self.bench.launch_rows
