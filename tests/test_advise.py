@@ -199,6 +199,7 @@ def _facts(row: list[str]) -> tuple[str, ...]:
 
 
 @pytest.mark.slow
+@pytest.mark.child
 def test_advise_measures_capture_scalar_outputs_on_item_breaks(tmp_path):
     script = tmp_path / "scaled.py"
     script.write_text(SCALED)
@@ -239,6 +240,7 @@ def test_advise_measures_capture_scalar_outputs_on_item_breaks(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.child
 def test_advise_measures_dynamic_shapes_and_a_fix_that_crashes_is_a_row(tmp_path):
     script = tmp_path / "sizes.py"
     script.write_text(SIZES)

@@ -255,6 +255,7 @@ def _python(*argv, cwd):
     return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
+@pytest.mark.child
 def test_the_programs_output_and_exit_status_are_its_own(tree):
     """In a fresh process (the program runs in record's supervised child): stdout is the
     program's, byte for byte; the program's failing exit status wins over the rules'."""

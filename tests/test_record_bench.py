@@ -17,7 +17,8 @@ import pytest
 import compiler
 import explorer
 
-pytestmark = pytest.mark.slow  # compiles a training step with Inductor's C++ backend
+# compiles a training step with Inductor's C++ backend, in fresh processes
+pytestmark = [pytest.mark.slow, pytest.mark.child]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TRAIN = """\
