@@ -188,3 +188,24 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
     assert _cause(v, "fallback").fix == (
         "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace"
     )
+
+
+def test_a_training_steps_backward_kernels_are_their_graphs():
+    """The GPT-2 training step recorded with `record --bench` on the H100: autograd's engine
+    runs the compiled backward graph, outside any "Torch-Compiled Region", so the profiler ties
+    its Triton kernels to no compile. Each is the report's kernel of that name: joined to its
+    compile, its provenance call and its lines, and counted as generated code, not eager."""
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    (b,) = r.benchmarks
+    assert (b.name, b.state) == ("train_step", "restored")
+    by_name = {k.name: k.compile_id for k in r.kernels if k.language == "triton"}
+    outside = [x for x in b.launch_rows if x.compile_id is None and x.name in by_name]
+    assert len(outside) >= 10 and all(x.kind == "eager" for x in outside)  # as the profiler saw them
+    costs = {c.name: c for c in compiler.kernel_costs(r, b)}
+    for x in outside:
+        c = costs[x.name]
+        assert (c.kind, c.compile_id) == ("triton", by_name[x.name]), x.name
+        assert c.call is not None and c.call.rsplit(":", 1)[0] == x.name and c.lines, x.name
+    v = compiler.verdict(r, b)
+    assert "fallback" not in [c.key for c in v.causes]
+    assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)

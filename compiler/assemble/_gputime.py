@@ -166,6 +166,7 @@ class _Joiner:
         self.prov: dict[str, Provenance] = {}
         self.nodes: dict[str, dict[str, Node]] = {}
         self.pre: dict[str, dict[str, Node]] = {}
+        self.generated = {k.name: k.language for k in report.kernels if k.language in ("triton", "cpp")}
         for c in report.compiles:
             fuse, dec, cap = c.stages.fuse, c.stages.decompose, c.stages.capture
             self.prov[c.id] = read_provenance(fuse.provenance if fuse else None)
@@ -176,9 +177,14 @@ class _Joiner:
         kernel = None
         m = _CPP_EVENT.match(r.name)
         name = m.group(1) if m else r.name
-        if r.kind in ("triton", "cpp"):
+        kind = r.kind
+        if kind == "eager" and name in self.generated:
+            # a compiled graph's kernel launched outside its "Torch-Compiled Region": autograd's
+            # engine runs the backward graph; it is that graph's kernel, found by its name
+            kind = self.generated[name]
+        if kind in ("triton", "cpp"):
             kernel = name
-        return self.row(r.name, r.kind, r.compile_id, kernel, r.total_ms, r.calls, calls, r.op, r.op_index)
+        return self.row(r.name, kind, r.compile_id, kernel, r.total_ms, r.calls, calls, r.op, r.op_index)
 
     def row(
         self, name, kind, compile_id, kernel, total_ms, launches, calls, op=None, op_index=None
