@@ -88,12 +88,9 @@ def test_the_fixes_are_the_ones_the_verdict_calls_for():
     ]
     # sizes that change from call to call: the recompile limit was hit, the frame fell back
     assert [n for n, _ in _fixes("cause-recompile")] == ["dynamic"]
-    # a GEMM-bound block in fp32 without TF32
-    assert [n for n, _ in _fixes("why-gemm")] == [
-        "reduce-overhead",
-        "float32_matmul_precision",
-        "max_autotune",
-    ]
+    # a GEMM-bound block in fp32 without TF32 (its host time, 0.4% of the call, calls for no
+    # CUDA graphs: the verdict names a part's fix from 10% of the call)
+    assert [n for n, _ in _fixes("why-gemm")] == ["float32_matmul_precision", "max_autotune"]
     # compiled with reduce-overhead already, CUDA graphs skipped: no setting of ours fixes that
     assert _fixes("cause-cudagraph-skip") == []
     # --try adds one not called for

@@ -209,3 +209,35 @@ def test_a_training_steps_backward_kernels_are_their_graphs():
     v = compiler.verdict(r, b)
     assert "fallback" not in [c.key for c in v.causes]
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
+
+
+def test_recompiles_are_named_first_only_when_they_happened_while_timing():
+    """A recompile in the recording, before the timed calls, costs the steady call nothing: it
+    is listed with its fix, and the headline names what the call's time goes to; one during
+    the timed calls is named first."""
+    import dataclasses
+
+    r, b, v = _case("item-fixed")
+    rc = compiler.Recompile("0/1", ("0/0: tensor 'x' size mismatch at index 0. expected 64, actual 32",))
+    with_rc = dataclasses.replace(r, recompiles=(rc,))
+    v = compiler.verdict(with_rc, b)
+    assert v.main == "launch" and "recompiles" in _named(v)
+    assert _cause(v, "recompiles").fix.startswith("torch.compile(..., dynamic=True)")
+    timed = dataclasses.replace(b, compiles_while_timing=("[0/1] 0/0: tensor 'x' size mismatch at index 0",))
+    v = compiler.verdict(with_rc, timed)
+    assert v.main == "recompiles" and v.headline.endswith("recompiles: a shape changes from call to call")
+
+
+def test_a_profile_longer_than_the_median_is_said():
+    """The profiled calls' kernels took longer than the timed median (a busy machine, CPU
+    threads stalling): the verdict says so, and that its shares are of the kernels' time."""
+    import dataclasses
+
+    r, b, _v = _case("item")
+    fast = dataclasses.replace(b.compiled, median_ms=0.01)
+    v = compiler.verdict(r, dataclasses.replace(b, compiled=fast))
+    (line,) = [m for m in v.missing if m.startswith("the profiled calls' kernels took")]
+    assert line.startswith(
+        "the profiled calls' kernels took 0.02753 ms a call, more than the timed median's 0.01 ms"
+    )
+    assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)

@@ -105,6 +105,12 @@ class _Judge:
         prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
         scale = self.idle / sum(prof) if sum(prof) > 0 else 0.0
         self.guard_ms, self.python_ms, self.wrap_ms = (x * scale for x in prof)
+        if kernels > 1.1 * c:
+            self.missing.append(
+                f"the profiled calls' kernels took {kernels:.4g} ms a call, more than the timed median's "
+                f"{c:.4g} ms (a busy machine, or CPU threads stalling: OMP_NUM_THREADS=1 steadies a "
+                "shared CPU): the shares below are of the kernels' time, and the host's is not measured"
+            )
         if t is None or sum(prof) == 0:
             self.missing.append(
                 "no timeline: the host's time is not split into guards, graph breaks and launches"
@@ -296,20 +302,24 @@ class _Judge:
             gaps += (
                 f", {t.gaps:.0f} idle gaps between kernels, median {t.median_gap_us:.1f} µs" if t.gaps else ""
             )
+        why = why if b.device == "cuda" else ""  # CUDA graphs say nothing of a CPU run
         ev = tuple(x for x in (f"{ms:.4g} ms a call of host work with no kernel running", gaps, why) if x)
         cuda = b.device == "cuda"
         title = "host-bound: the GPU waits for the host" if cuda else "host overhead around the kernels"
         asked = self.mode in ("reduce-overhead", "max-autotune")
-        fix = REDUCE_OVERHEAD if cuda and not on and not asked else None
+        fix = REDUCE_OVERHEAD if cuda and not on and not asked and self.share(ms) >= 0.1 else None
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
 def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
-    """The first cause of ``ORDER`` that holds; else the largest part. Generated kernels that
+    """The first cause of ``ORDER`` that holds (recompiles only where they happened during the
+    timed calls); else the largest part. Generated kernels that
     beat eager's are no cause: the largest other part is named, unless no other part is 5% of
     the call (then the generated kernels are, as already faster than eager's)."""
     for key in ORDER:
         hit = next((x for x in causes if x.key == key), None)
+        if key == "recompiles" and not bench.compiles_while_timing:
+            continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
         if hit is not None and (hit.share is None or hit.share >= 0.05 or key in ("fallback", "cudagraphs")):
             return hit
     ranked = [x for x in causes if x.share is not None and x.key not in ORDER]
