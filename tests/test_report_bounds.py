@@ -19,8 +19,8 @@ import compiler
 from benchmarks.fuzz_reports import gzip_bomb
 from explorer import cli, text
 from explorer.base import _bound
-from explorer.model._summary import summary_text
 from explorer.model._view import build_view
+from explorer.views._summary import summary_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = 16 * 2**20
