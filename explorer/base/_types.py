@@ -1,6 +1,7 @@
 """The view model's types: what every lowering (rich text, static HTML, widgets) draws, as
 plain frozen data. Built from a report by ``_view.build_view`` (and ``_summary``,
-``model._stages``, ``model._recompiles``); lowered by ``lower._text``, ``_html`` and the widgets.
+``model._stages``, ``model._recompiles``); lowered by each view's module (``views/``) and the
+generic lowerings of ``lower/``.
 Nothing here imports another module of the explorer: every other module may import it."""
 
 from __future__ import annotations

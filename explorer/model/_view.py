@@ -1,8 +1,8 @@
 """One view model of a report (its types: ``base/_types.py``), built here from the Report
 alone (plus the user's source files for context lines, through ``compiler.read_source``: a
 notebook cell's from linecache, a file only where it is a regular one of a bounded size).
-Lowered to rich text, static HTML and widgets elsewhere (``lower/_text.py``, ``lower/_html.py``,
-``pages/_widgets.py``); tests assert its text.
+Lowered to rich text, static HTML and widgets by each view's module (``views/``), its generic
+parts by ``lower/_text.py`` and ``lower/_html.py``; tests assert its text.
 """
 
 from __future__ import annotations
