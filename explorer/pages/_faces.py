@@ -31,8 +31,9 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
     ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
     several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
     ``"recompiles"``, ``"compiles"`` (one compile's own facts), a stage of one compile
-    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"time"`` (where compile time goes),
-    ``"raw"`` (the events no stage maps): explorer/views/_registry.py lists them. ``compile="1/0"``:
+    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"why"`` (why compiled is not faster),
+    ``"time"`` (where compile time goes), ``"bytecode"`` (the code Dynamo ran in each frame's
+    place), ``"raw"`` (the events no stage maps): ``VIEWS`` in explorer/views/_registry.py. ``compile="1/0"``:
     the compile of a compile's or a stage's view (default: the one with the most kernels).
     A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
     whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""

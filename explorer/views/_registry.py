@@ -1,13 +1,16 @@
 """The explorer's views, each declared once, in ``VIEWS``.
 
 A view has a name (``explorer.text(report, NAME)``, ``pt2-explorer report --view NAME``), a
-line saying what it shows (the CLI's help), and its builders: its text; its tab, if it has one
-(the summary is the header above the tabs; a stage is shown inside the compiles tab): the
+line saying what it shows (the CLI's help), and its builders, each from the view's module in
+``views/``: its text (and how ``pt2-explorer`` prints it, where that is more than its text:
+the summary in colour); its tab, if it has one (a stage is shown inside the compiles tab): the
 tab's label with its count, the facts the tab needs (no tab without them: a benchmark, timed
 phases, several ranks), its body on the static page (HTML, ``pages/_page.py``) and in the notebook
-explorer (``pages/_widgets.py``: a widget where it is more than that HTML). ``explorer.text``, the
-CLI's ``--view`` choices and help, the page's tabs and the widget's tabs are all made from
-``VIEWS``: a new view is one entry here plus its module.
+explorer (``pages/_widgets.py``: a widget where it is more than that HTML); or, for a header
+(the summary), its HTML above the tabs. ``explorer.text``, ``pt2-explorer report`` (its
+``--view`` choices, help and output), the page's header and tabs and the widget's are all
+made from ``VIEWS``: a new view is one row here plus its module (docs/architecture.md,
+"Recipe: add a view"; tests/test_view_recipe.py).
 """
 
 from __future__ import annotations
