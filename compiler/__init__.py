@@ -11,6 +11,8 @@ import no torch, so reports open where torch is not installed. The recording nam
 first used.
 """
 
+from . import analysis as analysis
+from . import types as types
 from .assemble._advice import FIXES, fix_named, fixes_for
 from .assemble._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
 from .assemble._roofline import Placement, no_roofline, roofline
