@@ -20,7 +20,8 @@ if not getattr(_compiler, "__pt2_explorer__", False):  # a user's compiler.py, a
         "another directory"
     )
 
-from compiler import Report, export_summary, flex_calls, flex_summary  # noqa: E402
+from compiler import Report  # noqa: E402
+from compiler.analysis import export_summary, flex_calls, flex_summary  # noqa: E402
 from explorer._summary import print_summary, summary_text  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def show(report: Report, title: str | None = None) -> None:
 
 
 def _is_modes(obj) -> bool:
-    return isinstance(obj, _compiler.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
+    return isinstance(obj, _compiler.types.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
 
 
 def html(report: Report, title: str | None = None) -> str:
@@ -64,7 +65,7 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         from explorer._modesview import modes_text
 
         return modes_text(report)
-    if isinstance(report, _compiler.Advice):  # torch-free (compiler/model/_advicetypes.py)
+    if isinstance(report, _compiler.types.Advice):  # torch-free (compiler/model/_advicetypes.py)
         from explorer._adviceview import advice_text
 
         return advice_text(report)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from compiler import Recompile, Report, without_entry
+from compiler import Report
+from compiler.analysis import without_entry
+from compiler.types import Recompile
 
 from ._summary import display_name, reasons_line, where
 from ._viewtypes import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry

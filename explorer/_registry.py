@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import STAGES, Report
+from compiler import Report
+from compiler.types import STAGES
 
 from ._benchview import bench_html, bench_text, bench_widget
 from ._bytecodeview import bytecode_html, bytecode_text, has_bytecode

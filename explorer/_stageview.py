@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from compiler import STAGES, Compile, Graph, Report
+from compiler import Report
+from compiler.types import STAGES, Compile, Graph
 
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._exportview import export_run_blocks

@@ -18,7 +18,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compiler import STAGES, Compile, Report
+from compiler import Report
+from compiler.types import STAGES, Compile
 
 from ._bound import bounded, clipped
 from ._exportview import export_run_lines

@@ -7,7 +7,9 @@ Lowered to rich text, static HTML and widgets elsewhere (``_textview.py``, ``_ht
 
 from __future__ import annotations
 
-from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
+from compiler import Report, read_source
+from compiler.analysis import resume_of
+from compiler.types import STAGES, Compile, StackFrame
 
 from ._bound import TEXT, clip, clipped
 from ._program import machinery

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from compiler import STAGES
+from compiler.types import STAGES
 
 from . import _html
 from ._diff import STAGE_NAMES

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler import resume_of
+from compiler.analysis import resume_of
 
 
 def display_name(name: str | None) -> str:

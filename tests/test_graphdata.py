@@ -16,7 +16,7 @@ import pytest
 import compiler
 import explorer
 import explorer._summary
-from compiler import Graph, Node
+from compiler.types import Graph, Node
 from explorer._graphdata import BUNDLE, graph_payload, group_paths, payload_json
 from explorer._graphview import graph_static_html, with_graph_script
 from explorer._viewtypes import GraphBlock
