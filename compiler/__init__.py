@@ -24,6 +24,7 @@ from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._devices import DevicePeak, device_peak
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._names import CompileId, rank_path, resume_of, without_entry
+from .model._options import BenchOptions, RecordOptions
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -129,6 +130,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "BenchOptions",
+    "RecordOptions",
     "FIXES",
     "Advice",
     "AdviceRow",

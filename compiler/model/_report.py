@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gzip
+import inspect
 import json
 import os
 import stat
@@ -24,6 +25,7 @@ from typing import Any
 from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
@@ -213,21 +215,7 @@ class Report:
             by.setdefault(k.compile_id, []).append(k)
         return {cid: tuple(ks) for cid, ks in by.items()}
 
-    def benchmark(
-        self,
-        fn=None,
-        *args,
-        reps: int | None = None,
-        warmup: int | None = None,
-        profile: bool = True,
-        mutates: bool = False,
-        compiled=None,
-        name: str | None = None,
-        progress=True,
-        atol: float | None = None,
-        rtol: float | None = None,
-        **kwargs,
-    ) -> Benchmark:
+    def benchmark(self, fn=None, *args, **kwargs) -> Benchmark:
         """Time eager against compiled on the same inputs, check their outputs agree,
         profile the compiled kernels; append the result to ``self.benchmarks`` and return it.
 
@@ -236,27 +224,16 @@ class Report:
         compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
         that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
         restored. The report is frozen; the one field this changes is ``benchmarks``,
-        replaced by a longer tuple (``object.__setattr__``). Other keyword arguments go to
-        ``fn``; one named like a parameter here (``name``, ``reps``, …) must be bound with
+        replaced by a longer tuple (``object.__setattr__``). The keywords named in
+        ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``, ``compiled``, ``name``,
+        ``progress``, ``atol``, ``rtol``: compiler/model/_options.py) are the benchmark's; other
+        keyword arguments go to ``fn``, and one named like an option must be bound with
         ``functools.partial``. Methodology: docs/benchmark.md.
         """
         if _BENCHMARK is None:  # compiler/__init__.py sets it: the package is imported first
             raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")
-        return _BENCHMARK(
-            self,
-            fn,
-            args,
-            kwargs,
-            reps=reps,
-            warmup=warmup,
-            profile=profile,
-            mutates=mutates,
-            compiled=compiled,
-            name=name,
-            progress=progress,
-            atol=atol,
-            rtol=rtol,
-        )
+        options, fn_kwargs = BenchOptions.split(kwargs)
+        return _BENCHMARK(self, fn, args, fn_kwargs, **options.keywords())
 
     @property
     def compile_time_s(self) -> float:
@@ -329,6 +306,19 @@ def _tables_size(data: dict) -> int:
     strings, texts = data.get("strings"), data.get("texts")
     n = sum(len(s) for s in strings if isinstance(s, str)) if isinstance(strings, list) else 0
     return n + (sum(len(t) for t in texts if isinstance(t, list)) if isinstance(texts, list) else 0)
+
+
+# help() and editors show the benchmark's options (declared once, in compiler/model/_options.py)
+Report.benchmark.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        *BenchOptions.parameters(),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+    ],
+    return_annotation=Benchmark,
+)
 
 
 class ReportFormatError(ValueError):
