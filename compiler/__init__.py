@@ -23,7 +23,6 @@ from .model._benchtypes import Launch, Timeline
 from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._devices import DevicePeak, device_peak
 from .model._modetypes import ModeComparison, ModeRow, load_modes
-from .model._names import CompileId, rank_path, resume_of, without_entry
 from .model._options import BenchOptions, RecordOptions
 from .model._report import (
     SCHEMA_VERSION,
@@ -69,9 +68,14 @@ from .parse._bytecode import BytecodeStep, bytecode_steps
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._graphs import graph_nodes as _graph_nodes
-from .parse._outputcode import split_kernels
+from .parse._graphs import shape_dims, without_device_index
+from .parse._guards import Guard, parse_guards
+from .parse._names import CompileId, phase_attempt, phase_pass, rank_path, resume_of, without_entry
+from .parse._normalize import kernel_base, normalize
+from .parse._outputcode import extern_calls, split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
+from .parse._text import one_gap
 from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import TritonSource, read_triton_source
 from .read._files import TraceFormatError
@@ -130,6 +134,16 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "shape_dims",
+    "without_device_index",
+    "one_gap",
+    "normalize",
+    "kernel_base",
+    "Guard",
+    "parse_guards",
+    "extern_calls",
+    "phase_attempt",
+    "phase_pass",
     "BenchOptions",
     "RecordOptions",
     "FIXES",

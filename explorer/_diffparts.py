@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
-from compiler import Codegen, Compile, Graph, Kernel, Report, RoleGraph, split_kernels
+from compiler import Codegen, Compile, Graph, Kernel, Report, RoleGraph, kernel_base, normalize, split_kernels
 
 from ._diffview import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes, line_counts
-from ._normalize import kernel_base, normalize, to_text
+from ._normalize import to_text
 
 ROLES = ("forward", "backward", "inference")
 MINUS = "\u2212"

@@ -15,8 +15,8 @@ import torch.nn.functional as F
 
 import compiler
 import explorer
+from compiler import kernel_base, normalize
 from explorer._diffview import MIME, fit_payload
-from explorer._normalize import kernel_base, normalize
 
 GPU_REPORT = Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"
 

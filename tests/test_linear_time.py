@@ -210,10 +210,10 @@ CRAFTED = {
         compiler.parse._graphs.graph_nodes,
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
-    "notebook cell paths (N letters)": (explorer._normalize.normalize, lambda n: "ipykernel_ " + "a" * n),
-    "a recompile reason's padding (N blanks)": (explorer._summary._squeeze, lambda n: " " * n + "x"),
+    "notebook cell paths (N letters)": (compiler.normalize, lambda n: "ipykernel_ " + "a" * n),
+    "a recompile reason's padding (N blanks)": (compiler.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        explorer._guardview.parse_guards,
+        compiler.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

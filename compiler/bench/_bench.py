@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-import re
 from typing import Any
 
 import torch
@@ -20,6 +19,7 @@ from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._options import BenchOptions
 from ..model._report import Kernel, Report
 from ..model._subject import subject_of
+from ..parse._kernelnames import cpp_events_in
 from . import _launches, _profile
 from ._accuracy import compare, frozen, tensors, with_state
 from ._state import Snapshot, StateMutationError, roots
@@ -338,7 +338,7 @@ class _Run:
         for k in prof.kernels:
             mine = theirs.get((frame_of(prof, k.compile_id), k.name))
             matched = matched and mine is not None
-            for event in set(re.findall(rf"\bgraph_\d+_{re.escape(k.name)}\b", k.source or "")):
+            for event in cpp_events_in(k.name, k.source):
                 by_event[event] = mine or k
         return (lambda: compiled(*self.args, **self.kwargs)), by_event, matched
 

@@ -112,6 +112,11 @@ class Specialization:
     reason: str | None = None
     user_stack: tuple[StackFrame, ...] = ()
 
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The sources without torch's local scope, as ``Symbol.dim``: "x.size()[0]"."""
+        return tuple(_LOCAL_SCOPE.sub(r"\1", s) for s in self.sources)
+
 
 @dataclass(frozen=True)
 class Capture:

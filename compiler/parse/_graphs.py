@@ -268,3 +268,13 @@ def census(graphs) -> dict[str, int]:
         for op, k in g.op_census().items():
             total[op] = total.get(op, 0) + k
     return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def shape_dims(shape: str | None) -> list[str]:
+    """A node's shape as torch prints it, ``[4, 8]`` or ``[s77, 8]``, as its sizes' words."""
+    return re.findall(r"[\w]+", shape or "")
+
+
+def without_device_index(code: str) -> str:
+    """Graph code with each device's index left out (``cuda:1`` -> ``cuda:N``): the same on every rank."""
+    return re.sub(r"\b(cuda|xpu|hpu):\d+", r"\1:N", code)

@@ -7,9 +7,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..model._names import TORCH_ID
 from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
 from ..model._report import _LOCAL_SCOPE, StackFrame
+from ._names import TORCH_ID
 from ._registry import graph_break_registry
 
 # torch.compile of a torch.nn module (or a torch function) compiles a wrapper frame of torch's
@@ -349,3 +349,20 @@ def _first_arg(args: str) -> str:
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+_LIMIT_HIT = re.compile(
+    r"(recompile|cache)[ _]?(size )?limit (exceeded|hit)|Limit type: \w*recompile_limit", re.I
+)
+
+
+def says_limit_hit(fail_reason: str) -> bool:
+    """Does a compile's fail_reason say the frame's recompile (cache size) limit was hit?"""
+    return _LIMIT_HIT.search(fail_reason) is not None
+
+
+def one_gap(reason: str) -> str:
+    """A recompile reason's line with one gap before its ``# source`` comment: torch pads a
+    guard's code to a column before it. (The gap starts a run of blanks: from every blank of
+    a long run, the run was scanned again.)"""
+    return re.sub(r"(?<! ) {3,}#", "  #", reason)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..assemble._events import Event
 from ..model import _limits
-from ..model._names import rank_of_log
+from ..parse._names import rank_of_log
 
 
 class TraceFormatError(ValueError):

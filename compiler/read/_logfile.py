@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import re
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -14,15 +13,18 @@ from typing import Any
 from ..assemble._events import Event, event_name
 from ..model import _fastjson, _surrogates
 from ..model._fastjson import loads_bytes as _loads_bytes
-from ._files import TraceFormatError, TraceTruncatedError, _not_utf8, _open, _shown, _size, _truncated
+from ..parse._logline import GLOG, GLOG_ASCII, MD5, NOT_TAB
+from ._files import (
+    TraceFormatError,
+    TraceTruncatedError,
+    _not_utf8,
+    _open,
+    _shown,
+    _size,
+    _truncated,
+)
 
-# "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
-_GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
-# The same prefix in ASCII bytes, never past the line's end: a line it matches matches _GLOG,
-# decoded, at the same end (the common case, read with no str made: ``_quick``).
-_GLOG_ASCII = re.compile(rb"[VIWEC]\d{4} [\d:.]+[ \t]+\d+ [^\]\n\x80-\xff]*\] ")
-_GLOG_MATCH = _GLOG_ASCII.match
-_MD5 = re.compile(r"[0-9a-f]{32}")
+_GLOG_MATCH = GLOG_ASCII.match
 # The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
 # real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
 # (``/dev/zero``-like input), and reading it whole would exhaust memory.
@@ -30,7 +32,6 @@ MAX_LINE_BYTES = 512 * 2**20
 # context keys torch writes as ints (torch/_logging/_internal.py: trace_structured)
 _INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
 _BLOCK = 4 * 2**20  # bytes read at a time
-_NOT_TAB = re.compile(rb"\n(?!\t)")  # the end of a run of payload lines
 
 
 def _untabbed(lines: bytes) -> bytes:
@@ -172,7 +173,7 @@ class _Reader:
         # met its MD5), finished unless what follows is more of it (blank or payload lines)
         lineno, pending = self.lineno, self.pending
         pos = start  # where the next piece starts
-        for m in _NOT_TAB.finditer(data, start, end):
+        for m in NOT_TAB.finditer(data, start, end):
             s, cut = pos, m.start()  # the piece: data[s:cut], its newline at cut
             pos = cut + 1
             nl = find(b"\n", s, cut)  # where its payload lines start
@@ -214,7 +215,7 @@ class _Reader:
         pos, n = 0, len(block)
         while pos < n:
             if block[pos] == 9:  # a tab: payload lines, up to the next line that is not one
-                m = _NOT_TAB.search(block, pos)
+                m = NOT_TAB.search(block, pos)
                 end = n if m is None else m.end()
                 self.payload(block, pos, end)
             else:
@@ -301,7 +302,7 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int, strict
         if cut:
             raise _truncated(path, lineno, lineno, "its last line is cut off") from None
         raise _not_utf8(path, lineno, raw, e.start) from None
-    m = _GLOG.match(line)
+    m = GLOG.match(line)
     if not m:
         if cut:
             raise _truncated(path, lineno, lineno, "its last line is cut off")
@@ -358,7 +359,7 @@ def _checked(path: str, lineno: int, metadata: dict, name: str) -> Event:
                     f"got {_shown(v)}"
                 )
     hp = metadata.get("has_payload")
-    if not ((type(hp) is str and _MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
+    if not ((type(hp) is str and MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
         raise TraceFormatError(
             f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
             f"got {_shown(hp)}"
