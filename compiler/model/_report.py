@@ -29,7 +29,7 @@ from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
-    _LOCAL_SCOPE,
+    LOCAL_SCOPE,
     Autograd,
     Autotune,
     AutotuneChoice,
@@ -273,10 +273,10 @@ class Report:
         than 100 levels, and the file form's references expand at most ``max_expansion`` ×
         the size of its ``strings`` and ``texts`` tables + 16 MiB (``compiler.load``: ×
         the size of the file's JSON; docs/report-schema.md, "Limits")."""
-        return _from_json(data, None, _limits.ratio(max_expansion), cls)
+        return from_json(data, None, _limits.ratio(max_expansion), cls)
 
 
-def _from_json(
+def from_json(
     data: Any, budget: _limits.Budget | None, ratio: float, cls: type[Report] | None = None
 ) -> Report:
     """``Report.from_dict``, its references built within what is left of the file's
@@ -340,16 +340,16 @@ def load(path: str | os.PathLike[str], *, max_expansion: float | None = None) ->
     64 (``inf``: no cap); ValueError for a value that is not a number >= 0."""
     ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    data, budget = _read_json(name, ratio)
+    data, budget = read_json(name, ratio)
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
     try:
-        return _from_json(data, budget, ratio)
+        return from_json(data, budget, ratio)
     except ReportFormatError as e:
         raise ReportFormatError(f"{name}: {e}") from None
 
 
-def _read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
+def read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
     """The file's JSON value (gunzipped within the cap) and its budget (``_limits.Budget``:
     on its size on disk, what the gzip data expanded to spent)."""
     if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):  # a directory: open says so

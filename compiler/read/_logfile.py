@@ -17,11 +17,11 @@ from ..parse._logline import GLOG, GLOG_ASCII, MD5, NOT_TAB
 from ._files import (
     TraceFormatError,
     TraceTruncatedError,
-    _not_utf8,
-    _open,
-    _shown,
-    _size,
-    _truncated,
+    not_utf8,
+    open_log,
+    shown_value,
+    size_text,
+    truncated,
 )
 
 _GLOG_MATCH = GLOG_ASCII.match
@@ -95,7 +95,7 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     the payload's. Anything else is read line by line, as the messages above need.
     """
     r = _Reader(path, strict)
-    with _open(path) as f:
+    with open_log(path) as f:
         try:
             for data, start, end in _blocks(f):
                 yield from r.block(data, start, end)
@@ -105,16 +105,14 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
                 yield _finish(path, pending, strict)
                 pending = None
             start = pending.event.line if pending is not None else r.lineno + 1
-            raise _truncated(path, start, r.lineno + 1, "the gzip stream ends early") from None
+            raise truncated(path, start, r.lineno + 1, "the gzip stream ends early") from None
         except (gzip.BadGzipFile, zlib.error) as e:
             raise TraceFormatError(f"{path}:{r.lineno + 1}: corrupt gzip data: {e}") from None
     pending = r.pending
     if pending is not None:
         ok = pending.status()
         if ok is False or (ok is None and not r.complete):
-            raise _truncated(
-                path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete"
-            )
+            raise truncated(path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete")
         yield _finish(path, pending, strict)
 
 
@@ -247,7 +245,7 @@ class _Reader:
 
     def too_long(self, lineno: int):
         raise TraceFormatError(
-            f"{self.path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
+            f"{self.path}:{lineno}: line longer than {size_text(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
         )
 
     def line(self, raw: bytes) -> Iterator[Event]:
@@ -300,18 +298,18 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int, strict
         line = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
-        raise _not_utf8(path, lineno, raw, e.start) from None
+            raise truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise not_utf8(path, lineno, raw, e.start) from None
     m = GLOG.match(line)
     if not m:
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off")
+            raise truncated(path, lineno, lineno, "its last line is cut off")
         raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
     try:
         metadata = _fastjson.loads_exact(line[m.end() :])
     except (ValueError, RecursionError) as e:  # JSONDecodeError, int too long, nesting too deep
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+            raise truncated(path, lineno, lineno, "its last line is cut off") from None
         raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
     if not isinstance(metadata, dict):
         raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
@@ -356,13 +354,13 @@ def _checked(path: str, lineno: int, metadata: dict, name: str) -> Event:
             if type(v) is not int or v < 0:  # bool is not an id
                 raise TraceFormatError(
                     f"{path}:{lineno}: {key} of event {name!r} must be a non-negative integer, "
-                    f"got {_shown(v)}"
+                    f"got {shown_value(v)}"
                 )
     hp = metadata.get("has_payload")
     if not ((type(hp) is str and MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
         raise TraceFormatError(
             f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
-            f"got {_shown(hp)}"
+            f"got {shown_value(hp)}"
         )
     return Event(name, metadata, None, lineno, path)
 
@@ -380,7 +378,7 @@ def _finish(path: str, p: _Pending, strict: bool) -> Event:
             start = data.rfind(b"\n", 0, e.start) + 1
             lineno, col = ev.line + 1 + n, e.start - start + 1
             if strict:
-                raise _not_utf8(path, lineno, b"\t" + data[start:], col) from None
+                raise not_utf8(path, lineno, b"\t" + data[start:], col) from None
             ev.payload = data.decode("utf-8", errors="replace")
             _mark(ev, f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text")
             return ev

@@ -73,7 +73,7 @@ def load_trace(
     files = [f for f in files if by_name[f] is None or by_name[f] == want]
     if not files:
         raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
-    reading = _limits.reading.set(ratio)  # for _files._open, which gunzips within it
+    reading = _limits.reading.set(ratio)  # for _files.open_log, which gunzips within it
     try:
         with gc_paused():
             if len(files) == 1:  # one file: read straight into the builder
