@@ -13,7 +13,11 @@ import compiler
 from explorer import _program, _supervise
 from explorer._cliout import say, write_all
 
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = (
+    "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
+    + " ".join(f"[{flag}]" for (flag,), _ in compiler.RecordOptions.flags())  # the recording's own
+    + " (SCRIPT | -m MODULE) [ARGS...]"
+)
 # record's options that take a value (the next argument is theirs, not SCRIPT)
 RECORD_VALUED = ("--json", "--html")
 

@@ -95,6 +95,18 @@ def test_the_cli_and_the_magic_take_the_declared_flags(surface, flags, options, 
     assert options.flagged(parsed) == want
 
 
+def test_record_usage_and_the_cli_help_name_each_recording_flag():
+    from explorer import cli
+    from explorer._clirecord import RECORD_USAGE
+
+    assert RECORD_USAGE == (
+        "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
+        "[--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+    )
+    record_line = next(line for line in cli.USAGE.splitlines() if line.startswith("pt2-explorer record"))
+    assert all(f"[{flag}]" in record_line for flag in RECORD_FLAGS)
+
+
 def test_advise_reps_says_what_the_api_says():
     sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert _actions(sub.choices["advise"])["--reps"].help == compiler.BenchOptions.help()["reps"]
