@@ -34,11 +34,11 @@ import compiler.parse._modules
 import compiler.parse._outputcode
 import compiler.parse._text
 import explorer
-import explorer._guardview
-import explorer._normalize
-import explorer._summary
+import explorer.diffs._normalize
+import explorer.model._guards
+import explorer.model._summary
 from compiler.parse._tritonir import LEVELS
-from explorer._registry import NAMES
+from explorer.views._registry import NAMES
 from tests._torch_trace import read_log
 
 BOUND = 10.0  # seconds one call may take at SIZE characters a line

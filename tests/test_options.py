@@ -11,8 +11,8 @@ import inspect
 import pytest
 
 import compiler
-from explorer._magic import CompileMagics
 from explorer.cli import _parser
+from explorer.notebook._magic import CompileMagics
 
 RECORD_FLAGS = {
     "--keep-caches": "caches",
@@ -97,7 +97,7 @@ def test_the_cli_and_the_magic_take_the_declared_flags(surface, flags, options, 
 
 def test_record_usage_and_the_cli_help_name_each_recording_flag():
     from explorer import cli
-    from explorer._clirecord import RECORD_USAGE
+    from explorer.cli._record import RECORD_USAGE
 
     assert RECORD_USAGE == (
         "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "

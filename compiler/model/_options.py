@@ -3,7 +3,7 @@
 ``compiler.recording`` (and ``Recording``) take ``RecordOptions``' fields as keywords,
 ``Report.benchmark`` takes ``BenchOptions``'; a field's metadata gives its one-line help and,
 where it has one, its flag: ``pt2-explorer record`` and ``%%compile`` build their arguments
-from ``flags()`` (explorer/_clirecord.py, explorer/_magic.py), so the CLI, the magic
+from ``flags()`` (explorer/cli/_record.py, explorer/notebook/_magic.py), so the CLI, the magic
 and the API share each option's name, default and help (tests/test_options.py).
 """
 

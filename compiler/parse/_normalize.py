@@ -36,7 +36,7 @@ FX node name       in an FX graph's code (``class …(torch.nn.Module):``), the 
 =================  ======================================================================
 
 ``compiler.normalize`` and ``compiler.kernel_base``; explorer's diffs call them
-(explorer/_diffparts.py).
+(explorer/diffs/_parts.py).
 """
 
 from __future__ import annotations
