@@ -20,6 +20,7 @@ from .listen._version import torch_name as _torch_name
 from .model._atomic import write_file
 from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._modetypes import load_modes
+from .model._options import BenchOptions, RecordOptions
 from .model._report import Report, ReportFormatError, load
 from .model._report import use_benchmark as _use_benchmark
 from .model._sourcefile import read_source
@@ -71,6 +72,7 @@ __all__ = [
     "Recording",
     "SUPPORTED",
     "UnsupportedTorchVersion",
+    "RecordOptions",
     # read
     "Report",
     "load",
@@ -87,6 +89,7 @@ __all__ = [
     "benchmark_calls",
     "benchmark_subject",
     "remember_benchmark_subject",
+    "BenchOptions",
     # recompiles
     "check_recompile",
     "NotCompiledError",

@@ -210,13 +210,10 @@ CRAFTED = {
         compiler.parse._graphs.graph_nodes,
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
-    "notebook cell paths (N letters)": (
-        explorer.diffs._normalize.normalize,
-        lambda n: "ipykernel_ " + "a" * n,
-    ),
-    "a recompile reason's padding (N blanks)": (explorer.model._summary._squeeze, lambda n: " " * n + "x"),
+    "notebook cell paths (N letters)": (compiler.analysis.normalize, lambda n: "ipykernel_ " + "a" * n),
+    "a recompile reason's padding (N blanks)": (compiler.analysis.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        explorer.model._guards.parse_guards,
+        compiler.analysis.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

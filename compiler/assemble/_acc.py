@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model._names import CompileId
 from ..model._report import Kernel, RawEvent
 from ..parse import _text
+from ..parse._names import CompileId
 from ._events import Event
 
 

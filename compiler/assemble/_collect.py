@@ -4,7 +4,6 @@ table from event names to stages and these handlers is ``_stages.EVENTS``."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..model._report import RawEvent
@@ -185,11 +184,6 @@ def guess_role(a: _Acc) -> str:
     return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"
 
 
-_LIMIT_HIT = re.compile(
-    r"(recompile|cache)[ _]?(size )?limit (exceeded|hit)|Limit type: \w*recompile_limit", re.I
-)
-
-
 def limit_hit(metrics: Any) -> bool:
     """compilation_metrics of a guard failure that found no room to recompile: torch >= 2.13
     logs one (fail_type "Unsupported", reason "Dynamo recompile limit exceeded") without
@@ -198,4 +192,4 @@ def limit_hit(metrics: Any) -> bool:
         return False
     if metrics["fail_type"] in ("RecompileLimitExceeded", "CacheLimitExceeded", "FailOnRecompileLimitHit"):
         return True
-    return bool(_LIMIT_HIT.search(str(metrics.get("fail_reason") or "")))
+    return _text.says_limit_hit(str(metrics.get("fail_reason") or ""))

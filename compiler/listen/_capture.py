@@ -19,10 +19,9 @@ Nothing is patched; everything is detached on exit, whatever ends the block.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
-import os
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,6 +29,7 @@ import torch
 from ..assemble import _build, _draft
 from ..assemble._events import Event
 from ..model._gcpause import gc_paused
+from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
 from . import _torch
@@ -64,25 +64,16 @@ class Recording:
     ``recording``).
     """
 
-    def __init__(
-        self,
-        *,
-        fusion_logs: bool = False,
-        provenance: bool = True,
-        caches: bool = False,
-        on_stage: Callable[[str, str], None] | None = None,
-        journal: str | os.PathLike[str] | None = None,
-        triton_ir: bool = False,
-        fusion_ir: bool = False,
-    ):
-        self.journal = journal
-        self.fusion_ir = fusion_ir
-        self.triton_ir = triton_ir
+    def __init__(self, **options: Any):
+        o = RecordOptions.of(options, "compiler.Recording")  # the keywords: compiler/model/_options.py
+        self.journal = o.journal
+        self.fusion_ir = o.fusion_ir
+        self.triton_ir = o.triton_ir
         self._triton: TritonCapture | None = None
-        self.fusion_logs = fusion_logs
-        self.provenance = provenance
-        self.on_stage = on_stage
-        self.caches = caches
+        self.fusion_logs = o.fusion_logs
+        self.provenance = o.provenance
+        self.on_stage = o.on_stage
+        self.caches = o.caches
         self.events: list[Event] = []
         self._report: Report | None = None
         self._ended: tuple[str | None, dict[int, str]] | None = None  # (error, interned strings) at exit
@@ -313,16 +304,7 @@ def _get(module: Any, dotted: str) -> Any:
     return obj
 
 
-def recording(
-    *,
-    fusion_logs: bool = False,
-    provenance: bool = True,
-    caches: bool = False,
-    on_stage: Callable[[str, str], None] | None = None,
-    journal: str | os.PathLike[str] | None = None,
-    triton_ir: bool = False,
-    fusion_ir: bool = False,
-) -> Recording:
+def recording(**options: Any) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
     ``caches=False`` (default) turns Inductor's and AOTAutograd's compile caches off inside
@@ -363,15 +345,17 @@ def recording(
     ...     torch.compile(fn)(x)
     >>> rec.report.graph_breaks
     """
-    return Recording(
-        fusion_logs=fusion_logs,
-        provenance=provenance,
-        caches=caches,
-        on_stage=on_stage,
-        journal=journal,
-        triton_ir=triton_ir,
-        fusion_ir=fusion_ir,
-    )
+    RecordOptions.of(options, "compiler.recording")
+    return Recording(**options)
+
+
+# help() and editors show the options (declared once, in compiler/model/_options.py)
+Recording.__init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *RecordOptions.parameters()]
+)
+recording.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    RecordOptions.parameters(), return_annotation=Recording
+)
 
 
 def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:

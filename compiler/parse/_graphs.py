@@ -13,7 +13,7 @@ import re
 
 from ..model._compact import keep_file_fields
 from ..model._report import Graph, Node, SavedTensor
-from ._modules import MODULE_FIELDS, _infer_modules, _module_of_name, _replace, with_modules_from
+from ._modules import MODULE_FIELDS, infer_modules, module_of_name, replace_node, with_modules_from
 
 # `name: "f32[4, 8][8, 1]cpu" = rhs;  a = b = None`  (annotation optional); rhs: the rest
 # without its trailing blanks (or its last blank where it is all blanks), greedy: a lazy
@@ -64,7 +64,7 @@ def parse_graph(code: str | None) -> Graph | None:
     if not code:
         return None
     return keep_file_fields(
-        Graph(code=code, nodes=tuple(_infer_modules(list(graph_nodes(code))))), MODULE_FIELDS
+        Graph(code=code, nodes=tuple(infer_modules(list(graph_nodes(code))))), MODULE_FIELDS
     )
 
 
@@ -159,7 +159,7 @@ def graph_nodes(code: str) -> tuple[Node, ...]:
         node = _call_node(name, rhs, am.group("ann"), known, source, fn_code)
         if node is not None:
             if alias and any(a in alias for a in node.args):
-                node = _replace(node, args=tuple(dict.fromkeys(alias.get(a, a) for a in node.args)))
+                node = replace_node(node, args=tuple(dict.fromkeys(alias.get(a, a) for a in node.args)))
             nodes.append(node)
             known.add(name)
     return tuple(nodes)
@@ -187,7 +187,7 @@ def _split_ann(ann: str | None) -> tuple[str | None, str | None, str | None, str
 
 def _placeholder(name: str, ann: str) -> Node:
     dtype, shape, stride, dev = _split_ann(ann)
-    return _node(name, "placeholder", name, (), dtype, shape, stride, dev, None, None, _module_of_name(name))
+    return _node(name, "placeholder", name, (), dtype, shape, stride, dev, None, None, module_of_name(name))
 
 
 def _call_node(name, rhs, ann, known, source, code) -> Node | None:
@@ -208,7 +208,7 @@ def _call_node(name, rhs, ann, known, source, code) -> Node | None:
             return _node(name, "call_module", target[len("self.") :], args, *common)
         return _node(name, "call_function", target, args, *common)
     if rhs.startswith("self.") and re.fullmatch(r"self\.[\w.]+", rhs):
-        return _node(name, "get_attr", rhs[len("self.") :], (), *common, _module_of_name(rhs))
+        return _node(name, "get_attr", rhs[len("self.") :], (), *common, module_of_name(rhs))
     if re.fullmatch(r"\w+\[\d+\]", rhs):  # getitem
         base = rhs.split("[")[0]
         return _node(name, "call_function", "operator.getitem", (base,) if base in known else (), *common)
@@ -268,3 +268,13 @@ def census(graphs) -> dict[str, int]:
         for op, k in g.op_census().items():
             total[op] = total.get(op, 0) + k
     return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def shape_dims(shape: str | None) -> list[str]:
+    """A node's shape as torch prints it, ``[4, 8]`` or ``[s77, 8]``, as its sizes' words."""
+    return re.findall(r"[\w]+", shape or "")
+
+
+def without_device_index(code: str) -> str:
+    """Graph code with each device's index left out (``cuda:1`` -> ``cuda:N``): the same on every rank."""
+    return re.sub(r"\b(cuda|xpu|hpu):\d+", r"\1:N", code)
