@@ -16,13 +16,13 @@ from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
+from .parse._bytecode import bytecode_steps
+from .parse._exportinfo import export_summary
+from .parse._flex import flex_calls, flex_summary
 from .parse._graphs import shape_dims, without_device_index
 from .parse._guards import parse_guards
 from .parse._names import phase_attempt, phase_pass, rank_path, resume_of, without_entry
 from .parse._normalize import kernel_base, normalize
-from .parse._bytecode import bytecode_steps
-from .parse._exportinfo import export_summary
-from .parse._flex import flex_calls, flex_summary
 from .parse._outputcode import extern_calls, split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
