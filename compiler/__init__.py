@@ -20,7 +20,6 @@ from .assemble._verdict import mode_of as benchmark_mode
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
-from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._devices import DevicePeak, device_peak
 from .model._modetypes import ModeComparison, ModeRow, load_modes
 from .model._names import CompileId, rank_path, resume_of, without_entry
@@ -67,7 +66,6 @@ from .model._tritontypes import TritonBinary
 from .parse._bytecode import BytecodeStep, bytecode_steps
 from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
-from .parse._graphs import graph_nodes as _graph_nodes
 from .parse._outputcode import split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
@@ -86,7 +84,6 @@ def _benchmark(*args, **kwargs):
 
 
 use_benchmark(_benchmark)
-_use_graph_nodes(_graph_nodes)  # the file form stores a graph's nodes as what its code does not hold
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
