@@ -2,8 +2,9 @@
 
 Keys are structured-trace event names; artifacts are ``artifact:<name>``; records from
 Inductor's artifact loggers (not in the structured trace) are ``log:<artifact>``.
-Value: the stage and the handler that turns the event into facts (compiler/assemble/_collect.py):
-adding an event is one line here, plus a handler where none of the existing ones fits.
+Value: the stage and the handler that turns the event into facts (compiler/assemble/_collect.py);
+a payload kept whole is ``keep("<field>")``, a typed field of ``Kept`` (compiler/assemble/_acc.py).
+Adding an event: docs/architecture.md, "Recipe: add an event" (tests/test_event_table.py checks it).
 Names differ between torch versions: anything not here is kept raw in
 ``Report.unknown_events`` (see IGNORED for what we drop on purpose).
 """

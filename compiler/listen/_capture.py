@@ -13,7 +13,8 @@ Hooks torch offers for it:
     off the graph module it logs (the printed graph does not carry it);
   * Dynamo's bytecode hook: each frame's code and the code Dynamo runs in its place (and, with
     depyf installed, both as Python).
-Nothing is patched; everything is detached on exit, whatever ends the block.
+Nothing is patched; everything is detached on exit, whatever ends the block. The listeners
+are rows of one table (compiler/listen/_table.py: ``LISTENERS``); the fusion hook is config.
 """
 
 from __future__ import annotations
