@@ -52,8 +52,8 @@ class Listener:
 def _trace(ears: Ears) -> None:
     handler = TraceHandler(ears.sink, ears.scope, ears.on_stage)
     log = _torch.trace_logger()
+    ears.undo.append(lambda: log.removeHandler(handler))  # first: removing one never added is no harm
     log.addHandler(handler)
-    ears.undo.append(lambda: log.removeHandler(handler))
 
 
 def _on_logger(ears: Ears, names: tuple[tuple[str, str], ...], handler: Callable[[str], Any]) -> None:
