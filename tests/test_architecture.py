@@ -185,3 +185,20 @@ def test_no_package_folder_has_an_output_name():
         if d.is_dir() and d.name in output_names and any(d.glob("*.py"))
     ]
     assert found == []
+
+
+def test_no_frozen_record_is_changed_after_it_is_made():
+    # no object.__setattr__ on a record outside its construction: a graph's file-form fields
+    # and a report's remembered subject are kept beside it; a report's one open field,
+    # benchmarks, is assigned as any attribute is
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for package in ("compiler", "explorer")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "__setattr__"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "object"
+    ]
+    assert found == []
