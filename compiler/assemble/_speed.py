@@ -71,7 +71,7 @@ def config_of(a: _Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> Compile
     m = a.metrics or {}
     fx = next((c for c in caches if c.kind == "fx_graph" and c.component_lines), None)
     comps = p.components(fx.component_lines) if fx else {}
-    options = p.runnable_options(a.slots.get("fx_graph_runnable"))
+    options = p.runnable_options(a.kept.fx_graph_runnable)
     source = "runnable repro"
     if options is None and comps:
         options, source = _patched(comps, m.get("inductor_config")), "cache key"

@@ -353,7 +353,7 @@ class _Run:
                 f.get("compile_time_s"), f["eager"].median_ms, f["compiled"].median_ms
             )
         bench = Benchmark(**f)
-        object.__setattr__(self.report, "benchmarks", (*self.report.benchmarks, bench))
+        self.report.benchmarks = (*self.report.benchmarks, bench)  # the one field a report lets change
         return bench
 
 

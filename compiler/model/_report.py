@@ -25,6 +25,7 @@ from typing import Any
 from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._frozen import FrozenBut
 from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
@@ -50,8 +51,7 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Symbol,
 )
 
-# Report.benchmark runs in compiler.bench (torch), a layer above this one: the package wires
-# it in (compiler/__init__.py, imported before any report exists) instead of an import here.
+# Report.benchmark runs in compiler.bench (torch), a layer above: compiler/__init__.py wires it in
 _BENCHMARK: Callable[..., Benchmark] | None = None
 
 
@@ -167,8 +167,9 @@ class RawEvent:
     payload: str | None = None
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(eq=True)
+class Report(FrozenBut):
+    OPEN = frozenset({"benchmarks"})  # frozen but for it: Report.benchmark() adds to it
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()
@@ -180,7 +181,7 @@ class Report:
     error: str | None = None  # exception that ended the recorded block, if any
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
-    benchmarks: tuple[Benchmark, ...] = ()  # appended by Report.benchmark() (see there)
+    benchmarks: tuple[Benchmark, ...] = ()  # the one field that changes: Report.benchmark() adds to it
     # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
     rank: int | None = None
     world_size: int | None = None
@@ -223,12 +224,12 @@ class Report:
         ``%%compile`` remember their function, compiled callable and arguments); the
         compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
         that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
-        restored. The report is frozen; the one field this changes is ``benchmarks``,
-        replaced by a longer tuple (``object.__setattr__``). The keywords named in
-        ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``, ``compiled``, ``name``,
-        ``progress``, ``atol``, ``rtol``: compiler/model/_options.py) are the benchmark's; other
-        keyword arguments go to ``fn``, and one named like an option must be bound with
-        ``functools.partial``. Methodology: docs/benchmark.md.
+        restored. It replaces ``benchmarks`` by a longer tuple (the one field a report lets
+        change). The keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``,
+        ``mutates``, ``compiled``, ``name``, ``progress``, ``atol``, ``rtol``:
+        compiler/model/_options.py) are the benchmark's; other keyword arguments go to ``fn``,
+        and one named like an option must be bound with ``functools.partial``. Methodology:
+        docs/benchmark.md.
         """
         if _BENCHMARK is None:  # compiler/__init__.py sets it: the package is imported first
             raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")

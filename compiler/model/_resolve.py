@@ -245,7 +245,7 @@ class _Resolver:
                 where, f"nodes to be parsed from the graph's code, but its code is {shown(code)}"
             )
         if _compact._graph_nodes is None:
-            raise FileFormError(where, "nodes to be parsed from code, and no parser given (import compiler)")
+            raise FileFormError(where, "nodes to be parsed from code, and no parser")
         self.spent += len(code)  # parsed at each use, as a graph's values are built at each use
         if self.spent > self.limit:
             raise self._over(

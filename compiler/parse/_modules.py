@@ -11,12 +11,8 @@ import os
 import re
 
 from ..model._compact import keep_file_fields
+from ..model._fxcode import replace_node
 from ..model._report import Graph, Node
-
-# Dynamo's names for L['self']._modules['fc1']._parameters['weight'] (and older spellings)
-_PARAM_PATH = re.compile(r"modules_(.+?)_(?=modules_|parameters_|buffers_)")
-_ATTR_PATH = re.compile(r"^l__self___(.+)_(weight|bias)$")
-
 
 # torch's module source in nn_module_stack: L['self'].transformer.h[0]._modules['ln_1']
 _ROOT = re.compile(r"""^[LG]\[['"][^'"]+['"]\]""")
@@ -57,16 +53,6 @@ def with_module_stacks(graph: Graph | None, payload: str | None) -> Graph | None
 
 # the node fields this module sets (with_module_stacks, with_modules_from, infer_modules)
 MODULE_FIELDS = frozenset({"module", "module_inferred"})
-
-
-def module_of_name(name: str) -> str | None:
-    parts = _PARAM_PATH.findall(name)
-    if parts:
-        return ".".join(parts)
-    m = _ATTR_PATH.match(name)
-    if m:
-        return m.group(1).replace("_", ".")
-    return None
 
 
 def infer_modules(nodes: list[Node]) -> list[Node]:
@@ -116,22 +102,6 @@ def _common(paths: list[str]) -> str | None:
     if len(paths) == 1:
         return paths[0] or None
     return ".".join(os.path.commonprefix([p.split(".") for p in paths])) or None
-
-
-def replace_node(n: Node, **kw) -> Node:
-    """``dataclasses.replace`` for a Node, without its per-call field checks (a training
-    step's graphs have ~10,000 nodes, each given its module twice); ``n`` itself where
-    nothing changes."""
-    old = n.__dict__
-    for k, v in kw.items():
-        if old[k] != v:
-            break
-    else:
-        return n
-    new = object.__new__(Node)
-    new.__dict__.update(old)
-    new.__dict__.update(kw)
-    return new
 
 
 def with_modules_from(

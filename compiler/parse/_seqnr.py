@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..model._compact import keep_file_fields
+from ..model._fxcode import replace_node
 from ..model._report import Graph
-from ._modules import replace_node
 
 _FORWARD = re.compile(r"^forward:: key: (-?\d+), value: (\S+)$")
 _BACKWARD = re.compile(r"^(\S+): seq_nr from current_meta grad_fn_seq_nr$")
