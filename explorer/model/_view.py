@@ -7,7 +7,9 @@ parts by ``lower/_text.py`` and ``lower/_html.py``; tests assert its text.
 
 from __future__ import annotations
 
-from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
+from compiler import Report, read_source
+from compiler.analysis import resume_of
+from compiler.types import STAGES, Compile, StackFrame
 
 from ..base._bound import TEXT, clip, clipped
 from ..base._types import (

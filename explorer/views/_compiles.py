@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from compiler import STAGES
+from compiler.types import STAGES
 
 from ..base._types import CompileView, ExplorerView, GraphBlock, StageView, opening_compile
 from ..diffs._diff import STAGE_NAMES

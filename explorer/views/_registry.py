@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import STAGES, Report
+from compiler import Report
+from compiler.types import STAGES
 
 from ..base._types import ExplorerView
 from ..model._summary import echo
