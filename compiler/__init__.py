@@ -17,6 +17,8 @@ from .assemble._roofline import Placement, no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._verdict import Cause, Verdict, verdict
 from .assemble._verdict import mode_of as benchmark_mode
+from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
+from .bench._fill import fill
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._atomic import write_file
 from .model._benchtypes import Launch, Timeline
@@ -58,9 +60,19 @@ from .model._report import (
     Timing,
     load,
     use_benchmark,
+    use_fill,
 )
 from .model._sourcefile import read_source
-from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
+from .model._speedtypes import (
+    CacheLookup,
+    CompileConfig,
+    CudaGraphRun,
+    CudaGraphs,
+    Regenerated,
+    Saving,
+    cache_saving,
+    fill_reason,
+)
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
 from .model._tritontypes import TritonBinary
@@ -86,6 +98,7 @@ def _benchmark(*args, **kwargs):
 
 
 use_benchmark(_benchmark)
+use_fill(fill)
 _use_graph_nodes(_graph_nodes)  # the file form stores a graph's nodes as what its code does not hold
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
@@ -229,6 +242,12 @@ __all__ = [
     "CompileConfig",
     "CudaGraphRun",
     "CudaGraphs",
+    "Regenerated",
+    "RUNNABLE_PREAMBLE",
+    "fill",
+    "Saving",
+    "cache_saving",
+    "fill_reason",
     "cache_key_changes",
     "cudagraph_share",
     "cudagraph_reason",

@@ -12,7 +12,7 @@ import sys
 from explorer import _program, _supervise
 from explorer._cliout import say, write_all
 
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
 # record's options that take a value (the next argument is theirs, not SCRIPT)
 RECORD_VALUED = ("--json", "--html")
 
@@ -21,10 +21,12 @@ def record_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="OUT", help="write the report JSON here")
     p.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     p.add_argument(
-        "--keep-caches",
+        "--fresh",
         action="store_true",
-        help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
+        help="turn Inductor's and AOTAutograd's caches off: every stage runs and is recorded (a cold "
+        "compile); by default the caches are kept and what a hit skips is filled in after the program",
     )
+    p.add_argument("--keep-caches", action="store_true", help=argparse.SUPPRESS)  # the default now
     p.add_argument(
         "--triton-ir",
         action="store_true",
@@ -120,7 +122,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
     rec = compiler.recording(
-        caches=ns.keep_caches,
+        caches=not ns.fresh,
         journal=sup.journal if sup else None,
         triton_ir=ns.triton_ir,
         fusion_ir=ns.fusion_ir,
@@ -148,6 +150,12 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
                 after(calls.called)
             _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps)
         ok = leave(report)
+        if (
+            ok and getattr(ns, "command", None) == "record" and not ns.fresh
+        ):  # what cache hits skipped, after the program
+            from explorer._fill import fill_in_background
+
+            fill_in_background(report, ns.json, ns.html)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
         not_written = [out for out in (ns.json, ns.html) if out and out not in written]
         say("pt2-explorer: interrupted" + (f": {', '.join(not_written)} not written" if not_written else ""))

@@ -102,7 +102,7 @@ class CompileMagics(Magics):
     @argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
     @argument("--record", action="store_true", help="run the cell as written; record its torch.compile calls")
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
-    @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
+    @argument("--fresh", action="store_true", help="compile caches off: every stage runs and is recorded")
     @argument("--fusion-ir", action="store_true", help="keep Inductor's IR before and after fusion")
     @argument("--fusion-log", action="store_true", help="keep Inductor's fusion decisions")
     @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
@@ -133,7 +133,7 @@ class CompileMagics(Magics):
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
         rec = compiler.recording(
-            caches=args.keep_caches, on_stage=progress, fusion_ir=args.fusion_ir, fusion_logs=args.fusion_log
+            caches=not args.fresh, on_stage=progress, fusion_ir=args.fusion_ir, fusion_logs=args.fusion_log
         )
         result = None
         subject: dict = {}

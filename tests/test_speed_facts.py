@@ -61,7 +61,7 @@ def _f(x):
 )
 def test_mode_and_dynamic_of_each_compile_as_torch_logged_them(kwargs, mode, dynamic):
     torch._dynamo.reset()
-    with RawTrace() as raw, compiler.recording() as rec:
+    with RawTrace() as raw, compiler.recording(caches=False) as rec:
         torch.compile(_f, **kwargs)(torch.randn(8, 8))
     (c,) = rec.report.compiles
     runnable = _torch_config_lines(raw.records)[c.id]

@@ -25,7 +25,13 @@ from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
-from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
+from ._speedtypes import (
+    CacheLookup,
+    CompileConfig,
+    CudaGraphs,
+    Regenerated,
+    with_component_lines,
+)  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     _LOCAL_SCOPE,
     Autograd,
@@ -57,6 +63,15 @@ def use_benchmark(run: Callable[..., Benchmark]) -> None:
     """What ``Report.benchmark`` calls: ``run(report, fn, args, kwargs, **options)``."""
     global _BENCHMARK
     _BENCHMARK = run
+
+
+_FILL: Callable[..., Report] | None = None
+
+
+def use_fill(run: Callable[..., Report]) -> None:
+    """What ``Report.fill`` calls (compiler/bench/_fill.py), wired in as ``use_benchmark``."""
+    global _FILL
+    _FILL = run
 
 
 # 4: a graph's nodes as what differs from the nodes its code holds; 3: nodes as rows in the file form; 2: the file form (compiler/model/_compact.py); 1: the full
@@ -92,6 +107,7 @@ class Compile:
     config: CompileConfig | None = None  # the mode and options it was compiled with
     caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
     cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
+    regenerated: Regenerated | None = None  # Report.fill(): what a cold recompile filled in
 
 
 @dataclass(frozen=True)
@@ -257,6 +273,14 @@ class Report:
             atol=atol,
             rtol=rtol,
         )
+
+    def fill(self, compile_ids: tuple[str, ...] | None = None, *, progress=True) -> Report:
+        """This report with what its cache hits skipped filled in: each such compile's
+        runnable repro compiled cold in a fresh process, checked against the cached code and
+        merged, marked ``Compile.regenerated`` (compiler/bench/_fill.py). A new report."""
+        if _FILL is None:
+            raise RuntimeError("Report.fill needs the compiler package (import compiler)")
+        return _FILL(self, compile_ids, progress=progress)
 
     @property
     def compile_time_s(self) -> float:
