@@ -172,7 +172,8 @@ def _merge(
             continue
         fc = got.compiles[0]
         theirs = [k for k in got.kernels if k.compile_id == fc.id]
-        mine = [k for k in ours if k.role == role]
+        # the first graph Inductor got is the forward's, or the inference graph's (no grad)
+        mine = [k for k in ours if k.role == role or (role == "forward" and k.role == "inference")]
         if [code_key(k) for k in theirs] != [code_key(k) for k in mine]:
             note = f"the {role} runnable made {len(theirs)} kernels, the cached code has {len(mine)}"
             if len(theirs) == len(mine):
