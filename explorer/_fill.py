@@ -18,7 +18,9 @@ def fill_report(report, path: str):
     the write failed (one line said)."""
     filled = report.fill(progress=say)
     if filled is report:
-        say("pt2-explorer: fill-in: nothing to fill in (every compile has its kernel-to-node map, or was filled in before)")
+        say(
+            "pt2-explorer: fill-in: nothing to fill in (every compile has its kernel-to-node map, or was filled in before)"
+        )
         return report
     if not saving(path, lambda: filled.to_json(path)):
         return None
