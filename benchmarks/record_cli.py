@@ -12,6 +12,8 @@ and in two starts:
 
     cold     Inductor's caches force-disabled and a fresh empty cache dir each run (every
              stage runs; record's report is complete when it returns)
+    empty    a fresh empty cache dir each run, the caches on: a new user's first run (record
+             keeps the caches: every compile a miss, its kernel-to-node map filled in after)
     warm     one cache dir per program, filled by a plain run before the rounds (not timed):
              the user's second run. record keeps the caches (its default) and starts its
              fill-in in the background when the program ends; the arm's wall ends when record
@@ -87,18 +89,16 @@ def log(msg: str) -> None:
     print(f"[record_cli {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def run(model: str, arm: str, work: Path, warm: Path | None = None) -> dict:
-    """One fresh process of ``arm``; its wall, CPU (own + children) and what it wrote. ``warm``:
-    the program's cache dir (the caches kept), else a cold start."""
+def run(model: str, arm: str, work: Path, start: str = "cold", warm: Path | None = None) -> dict:
+    """One fresh process of ``arm`` in ``start`` (cold, empty, warm: ``warm`` is then the
+    program's cache dir); its wall, CPU (own + children) and what it wrote."""
     program = work / f"{model}_step.py"
     program.write_text(PROGRAMS[model])
     scratch = Path(tempfile.mkdtemp(prefix="pt2x-record-cli-"))
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-    if warm is None:
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(warm if start == "warm" else scratch / "inductor")
+    if start == "cold":
         env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(scratch / "inductor")
-    else:
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(warm)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT)])
     cmd = [sys.executable, str(program)]
     if arm == "record":
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--models", default="gpt2,qwen2,t5", help=f"comma list from {', '.join(PROGRAMS)}")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--starts", default="cold,warm", help="comma list from cold, warm")
+    p.add_argument("--starts", default="cold,warm", help="comma list from cold, empty, warm")
     p.add_argument(
         "--fill",
         choices=("wait", "stop"),
@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     STOP_FILL = a.fill == "stop"
     models = [m for m in a.models.split(",") if m]
     starts = [x for x in a.starts.split(",") if x]
-    if any(m not in PROGRAMS for m in models) or a.rounds < 1 or not set(starts) <= {"cold", "warm"}:
-        p.error(f"models from {', '.join(PROGRAMS)}; --rounds >= 1; --starts from cold, warm")
+    if any(m not in PROGRAMS for m in models) or a.rounds < 1 or not set(starts) <= {"cold", "empty", "warm"}:
+        p.error(f"models from {', '.join(PROGRAMS)}; --rounds >= 1; --starts from cold, empty, warm")
     work = Path(tempfile.mkdtemp(prefix="pt2x-record-cli-work-"))
     started = time.perf_counter()
     rows = []
@@ -170,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
                 cache = None
                 if start == "warm":  # the user's first run, untimed: it fills the caches
                     cache = work / f"{model}-cache"
-                    run(model, "plain", work, cache)
+                    run(model, "plain", work, start, cache)
                 runs = []
                 for r in range(a.rounds):
                     got = {}
                     for arm in ("plain", "record") if r % 2 == 0 else ("record", "plain"):
-                        got[arm] = run(model, arm, work, cache)
+                        got[arm] = run(model, arm, work, start, cache)
                         fill = (
                             f" (fill-in ended at {got[arm]['fill_s']:.1f}s)" if "fill_s" in got[arm] else ""
                         )
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.strftime('%Y-%m-%d')}, {time.perf_counter() - started:.0f} s"
     )
     print(
-        "record --json --html against python PROGRAM, fresh processes; cold: caches off; warm: the "
+        "record --json --html against python PROGRAM, fresh processes; cold: caches off; empty: an empty cache; warm: the "
         f"second run of a cache; target <= {TARGET}x wall; CPU: the process and its children\n"
     )
     hdr = (
