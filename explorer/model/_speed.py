@@ -1,0 +1,206 @@
+"""Mode, CUDA graphs and caches: one line per compiled function in the summary, the details
+in the compile's own facts, and why a warm start missed (the cache key's components that
+differ between two compiles of the same function)."""
+
+from __future__ import annotations
+
+import os
+
+from compiler import (
+    CacheLookup,
+    Compile,
+    Report,
+    cache_key_changes,
+    cache_saving,
+    cudagraph_reason,
+    fill_reason,
+)
+
+from ..base._types import LinesBlock
+from ..base._words import display_name, secs
+
+_STATE = {
+    "used": "used",
+    "skipped": "skipped",
+    "unknown": "asked for, no record of a graph",
+    "not asked": "not asked",
+}
+
+
+_CACHE = {"fx_graph": "FX graph", "aotautograd": "AOTAutograd"}
+_WHEN = {"compile": "at compile time", "run": "while running"}
+
+
+def config_phrase(c: Compile) -> str | None:
+    cfg = c.config
+    if cfg is None:
+        return None
+    parts = [f"mode {cfg.mode}" if cfg.mode else f"backend {cfg.backend or 'not Inductor'}"]
+    if cfg.dynamic is not None:
+        parts.append(f"dynamic={cfg.dynamic}")
+    return ", ".join(parts)
+
+
+def cudagraph_phrase(c: Compile) -> str | None:
+    """ "CUDA graphs: skipped — mutated inputs (1 instances), model.py:5" """
+    cg = c.cudagraphs
+    if cg is None:
+        return None
+    text = f"CUDA graphs: {_STATE.get(cg.state, cg.state)}"
+    if cg.reason:
+        text += f" — {cudagraph_reason(cg.reason)}" + (f", {_short_where(cg.where)}" if cg.where else "")
+    counts = []
+    if cg.recordings:
+        counts.append(f"{cg.recordings} recording{'s' * (cg.recordings != 1)}")
+    if cg.rerecordings:
+        counts.append(f"{cg.rerecordings} re-recording{'s' * (cg.rerecordings != 1)}")
+    sizes = sum(1 for r in cg.runs if r.kind == "new size")
+    if sizes > 1:
+        counts.append(f"{sizes} sizes")
+    if counts:
+        text += " (" + ", ".join(counts) + ")"
+    return text
+
+
+def _short_where(where: str) -> str:
+    """``/abs/path/model.py:5`` -> ``model.py:5`` (the full path is in the compile's view)."""
+    file, _, line = where.rpartition(":")
+    return f"{os.path.basename(file)}:{line}"
+
+
+def cache_phrase(lookups: tuple[CacheLookup, ...]) -> str | None:
+    """ "FX graph hit ×2, AOTAutograd bypass: <torch's reason>": each cache's answers, counted
+    (torch's saved figures are the compile's, in ``saving_phrase``)."""
+    if not lookups:
+        return None
+    counts: dict[tuple[str, str, str | None], int] = {}
+    for lk in lookups:
+        key = (lk.kind, lk.state, lk.reason)
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(
+        f"{_CACHE.get(kind, kind)} {state}" + (f" ×{n}" if n > 1 else "") + (f": {reason}" if reason else "")
+        for (kind, state, reason), n in counts.items()
+    )
+
+
+def saving_phrase(c: Compile) -> str | None:
+    """torch's saved figure for the compile's hits, counted once, beside the compile's own time
+    and the cold compile measured by the fill-in where there was one:
+    "torch: saved 27.9 s (AOTAutograd's figure, which holds its FX graphs' 25.6 s); this
+    compile took 5.1 s"."""
+    saving = cache_saving(c.caches)
+    if saving is None:
+        return None
+    text = f"torch: saved {secs(saving.saved_s)} ({saving.counted}'s figure: the compile that wrote the entry"
+    fx = sum(lk.time_saved_s or 0.0 for lk in c.caches if lk.kind == "fx_graph" and lk.state == "hit")
+    if saving.counted == "AOTAutograd" and fx:
+        text += f", with its FX graphs' {secs(fx)} inside it"
+    text += ")"
+    if c.compile_time_s is not None:
+        text += f"; this compile took {secs(c.compile_time_s)}"
+    cold = c.regenerated.cold_time_s if c.regenerated is not None else None
+    if cold is not None and fx:
+        text += f"; Inductor's cold compile of the same graphs, measured by the fill-in: {secs(cold)}"
+        if fx > cold:
+            text += (
+                f" (torch's {secs(fx)} for it is larger: it timed the first compile, which also built "
+                "the kernels' binaries that later compiles find built)"
+            )
+    return text
+
+
+def speed_lines(report: Report) -> tuple[str, ...]:
+    """One line per compile that has a mode, CUDA-graph or cache fact worth a line: a mode
+    other than the default, CUDA graphs asked for or skipped, a cache lookup."""
+    lines = []
+    for c in report.compiles:
+        parts = [
+            p
+            for p in (
+                config_phrase(c) if c.config and c.config.mode not in (None, "default") else None,
+                cudagraph_phrase(c),
+                ("caches: " + cache_phrase(c.caches)) if c.caches else None,
+                saving_phrase(c),
+                fill_phrase(c),
+            )
+            if p
+        ]
+        if parts:
+            lines.append(f"[{c.id}] {display_name(c.name)}: " + " · ".join(parts))
+    return tuple(lines)
+
+
+def compile_rows(c: Compile) -> list[tuple[str, str]]:
+    """The compile's own facts about its mode, CUDA graphs and caches (the compile view)."""
+    rows: list[tuple[str, str]] = []
+    cfg = c.config
+    if cfg is not None:
+        rows.append(("mode", (config_phrase(c) or "-").removeprefix("mode ")))
+        rows.append(("backend", cfg.backend or "not Inductor (its records name no backend)"))
+        rows.append(("options", ", ".join(f"{k}={v}" for k, v in cfg.options.items()) or "torch's defaults"))
+        if cfg.set_by_recording:
+            rows.append(
+                ("set by the recording", ", ".join(f"{k}={v}" for k, v in cfg.set_by_recording.items()))
+            )
+        rows.append(("config read from", cfg.source or "-"))
+    cg = c.cudagraphs
+    if cg is not None:
+        when = f" (found {_WHEN.get(cg.when, cg.when)})" if cg.when else ""
+        rows.append(("CUDA graphs", (cudagraph_phrase(c) or "-").removeprefix("CUDA graphs: ") + when))
+        if cg.where:
+            rows.append(("  at", cg.where))
+        if cg.reason and cg.reason != cudagraph_reason(cg.reason):
+            rows.append(("torch's skip reason", cg.reason.strip()))
+        for r in cg.runs:
+            rows.append((f"  {r.kind}", " ".join(x for x in (r.detail, r.reason) if x) or "-"))
+        rows += [("  warning", w) for w in cg.warnings]
+        if cg.cudagraphify_s is not None:
+            rows.append(("  wrapping time", secs(cg.cudagraphify_s)))
+    for lk in c.caches:
+        state = lk.state + (f" (torch: saved {secs(lk.time_saved_s)})" if lk.time_saved_s else "")
+        rows.append((f"{lk.kind} cache", state + (f": {lk.reason}" if lk.reason else "")))
+        if lk.key:
+            rows.append((f"  {lk.kind} key", lk.key))
+    if (saved := saving_phrase(c)) is not None:
+        rows.append(("saved by the caches", saved))
+    if (filled := fill_phrase(c)) is not None:
+        rows.append(("fill-in", filled))
+    return rows
+
+
+def fill_phrase(c: Compile) -> str | None:
+    """What a cache hit left out and how to fill it in, or what the fill-in did."""
+    r = c.regenerated
+    if r is not None:
+        facts = f": {', '.join(r.facts)}" if r.facts else ""
+        state = {"filled": "regenerated", "differs": "not merged", "failed": "failed"}.get(r.state, r.state)
+        return f"{state}{facts}" + (f" — {r.note}" if r.note else "")
+    reason = fill_reason(c)
+    if reason is None:
+        return None
+    return f"to fill in ({reason}): pt2-explorer report REPORT.json --fill"
+
+
+def key_blocks(c: Compile) -> list[LinesBlock]:
+    """Each cache key's components, as torch logged them (a line each: lookups share lines)."""
+    return [
+        LinesBlock(f"{lk.kind} cache key components", lk.component_lines)
+        for lk in c.caches
+        if lk.component_lines not in ((), ("",))  # a text that holds something
+    ]
+
+
+def key_change_lines(a: Compile, b: Compile) -> list[str]:
+    """For each cache both compiles looked up with different keys: the components that
+    differ, ``name: value in a → value in b``."""
+    out = []
+    for kind, changes in cache_key_changes(a, b):
+        for name, va, vb in changes:
+            out.append(f"{kind} key: {name}: {_short(va)} → {_short(vb)}")
+    return out
+
+
+def _short(v: str | None, n: int = 80) -> str:
+    if v is None:
+        return "(absent)"
+    return v if len(v) <= n else v[: n - 1] + "…"
