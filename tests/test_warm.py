@@ -17,7 +17,7 @@ import time
 import pytest
 
 import compiler
-from explorer._stageview import _kernel_lines
+from explorer.model._stages import _kernel_lines
 from tests._torch_trace import read_log
 
 pytestmark = [pytest.mark.child, pytest.mark.corpus]

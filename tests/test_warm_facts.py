@@ -16,7 +16,7 @@ from torch._inductor.utils import fresh_cache
 
 import compiler
 from compiler import CacheLookup
-from explorer._speedview import speed_lines
+from explorer.model._speed import speed_lines
 from tests._torch_trace import RawTrace
 
 _CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")

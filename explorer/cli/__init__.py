@@ -239,7 +239,7 @@ def _report(ns, compiler) -> int:
             print("report: " + ", ".join(pages))
         return 0
     if ns.fill:
-        from explorer._fill import fill_report
+        from explorer.cli._fill import fill_report
 
         report = fill_report(report, ns.report)
         if report is None:

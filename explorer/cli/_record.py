@@ -153,7 +153,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         if (
             ok and getattr(ns, "command", None) == "record" and not ns.fresh
         ):  # what cache hits skipped, after the program
-            from explorer._fill import fill_in_background
+            from explorer.cli._fill import fill_in_background
 
             fill_in_background(report, ns.json, ns.html)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import compiler
-from explorer._cliout import saving, say
+from explorer.cli._out import saving, say
 
 
 def fill_report(report, path: str):
@@ -45,7 +45,7 @@ def fill_in_background(report, json_path: str | None, html_path: str | None) -> 
         say(f"pt2-explorer: {what}: record with --json R.json, then pt2-explorer report R.json --fill")
         return
     log = json_path + ".fill.log"
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "explorer", "report", json_path, "--fill"]
     if html_path:
