@@ -27,7 +27,9 @@ _CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$"
 
 
 def _run(cmd, tmp_path, **env):
-    full = {k: v for k, v in os.environ.items() if k not in ("TORCH_TRACE", "TORCH_LOGS")}
+    # the caches as a user has them: conftest.py turns them off for the other tests' processes
+    dropped = ("TORCH_TRACE", "TORCH_LOGS", "TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE")
+    full = {k: v for k, v in os.environ.items() if k not in dropped}
     full.update(
         TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([ROOT, f"{ROOT}/tests"])
     )
