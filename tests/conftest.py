@@ -18,14 +18,14 @@ import torch
 import torch._functorch.config
 import torch._inductor.config
 
+from tests._caches import CACHE_ENV
+
 torch._inductor.config.fx_graph_cache = False
 torch._functorch.config.enable_autograd_cache = False
 # and in the programs tests run in fresh processes (record's CLI, the census, notebooks), which
 # would otherwise also start record's background fill-in after each one: torch reads these when
 # it loads its config (here it has, so this process's own config is the lines above)
-os.environ.update(
-    {CACHE_ENV: "0" for CACHE_ENV in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE")}
-)
+os.environ.update(dict.fromkeys(CACHE_ENV, "0"))
 
 
 @pytest.fixture(autouse=True)

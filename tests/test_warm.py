@@ -18,6 +18,7 @@ import pytest
 
 import compiler
 from explorer.model._stages import _kernel_lines
+from tests._caches import with_user_caches
 from tests._torch_trace import read_log
 
 pytestmark = [pytest.mark.child, pytest.mark.corpus]
@@ -28,8 +29,9 @@ _CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$"
 
 def _run(cmd, tmp_path, **env):
     # the caches as a user has them: conftest.py turns them off for the other tests' processes
-    dropped = ("TORCH_TRACE", "TORCH_LOGS", "TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE")
-    full = {k: v for k, v in os.environ.items() if k not in dropped}
+    full = {
+        k: v for k, v in with_user_caches(dict(os.environ)).items() if k not in ("TORCH_TRACE", "TORCH_LOGS")
+    }
     full.update(
         TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([ROOT, f"{ROOT}/tests"])
     )
