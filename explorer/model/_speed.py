@@ -174,7 +174,14 @@ def fill_phrase(c: Compile) -> str | None:
     if r is not None:
         facts = f": {', '.join(r.facts)}" if r.facts else ""
         state = {"filled": "regenerated", "differs": "not merged", "failed": "failed"}.get(r.state, r.state)
-        return f"{state}{facts}" + (f" — {r.note}" if r.note else "")
+        how = []
+        if r.cold_time_s is not None:
+            how.append(f"its runnable compiled cold in {secs(r.cold_time_s)}")
+        if r.same_code is not None:
+            how.append("the same code as the cached one" if r.same_code else "code not the cached one")
+        return (
+            f"{state}{facts}" + (f" ({'; '.join(how)})" if how else "") + (f" — {r.note}" if r.note else "")
+        )
     reason = fill_reason(c)
     if reason is None:
         return None
