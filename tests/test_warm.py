@@ -88,7 +88,7 @@ def test_warm_record_says_what_came_from_the_cache_and_the_fill_in_matches_fresh
         if c.id in hits:
             n = sum(1 for k, s in torch_says[c.id] if k == "fx_graph" and s == "hit")
             assert f"[{c.id}] {c.name}: caches: FX graph hit" + (f" ×{n}" if n > 1 else "") in warm.stdout
-            assert compiler.fill_reason(c) is not None
+            assert compiler.analysis.fill_reason(c) is not None
     _wait(int(m.group(1)))
     after = compiler.load(tmp_path / "warm.json")
     for c in after.compiles:

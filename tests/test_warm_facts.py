@@ -15,7 +15,7 @@ import torch._inductor.config
 from torch._inductor.utils import fresh_cache
 
 import compiler
-from compiler import CacheLookup
+from compiler.types import CacheLookup
 from explorer.model._speed import speed_lines
 from tests._torch_trace import RawTrace
 
@@ -30,11 +30,11 @@ def test_an_aotautograd_hit_is_the_saving_its_fx_graphs_are_inside_it():
     fx1 = CacheLookup("fx_graph", "hit", time_saved_s=18.5)
     fx2 = CacheLookup("fx_graph", "hit", time_saved_s=7.1)
     aot = CacheLookup("aotautograd", "hit", time_saved_s=27.9)
-    s = compiler.cache_saving((fx1, fx2, aot))
+    s = compiler.analysis.cache_saving((fx1, fx2, aot))
     assert (s.saved_s, s.counted, s.hits) == (27.9, "AOTAutograd", ("FX graph", "FX graph", "AOTAutograd"))
-    s = compiler.cache_saving((fx1, fx2, CacheLookup("aotautograd", "bypass", reason="x")))
+    s = compiler.analysis.cache_saving((fx1, fx2, CacheLookup("aotautograd", "bypass", reason="x")))
     assert (s.saved_s, s.counted) == (18.5 + 7.1, "FX graph ×2")
-    assert compiler.cache_saving((CacheLookup("fx_graph", "miss"),)) is None
+    assert compiler.analysis.cache_saving((CacheLookup("fx_graph", "miss"),)) is None
 
 
 @pytest.mark.child
@@ -63,7 +63,7 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     assert ("fx_graph", "hit") in torch_says
     assert c.config.set_by_recording == {}  # the key as torch computes it without us
     assert (
-        compiler.fill_reason(c)
+        compiler.analysis.fill_reason(c)
         == "its FX graph came from the cache: Inductor's lowering and fusion did not run"
     )
     assert all(k.nodes == () for k in warm.report.kernels_of(c.id))
@@ -77,7 +77,7 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     (fc,) = filled.compiles
     assert fc.regenerated.state == "filled" and fc.regenerated.same_code is True, fc.regenerated
     assert "kernel nodes" in fc.regenerated.facts and fc.regenerated.cold_time_s > 0
-    assert compiler.fill_reason(fc) is None
+    assert compiler.analysis.fill_reason(fc) is None
     theirs = {k.name: set(k.nodes) for k in cold.report.kernels}
     assert theirs and all(theirs.values())
     assert {k.name: set(k.nodes) for k in filled.kernels} == theirs

@@ -20,9 +20,7 @@ rebuilt.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +31,7 @@ from collections.abc import Callable
 from ..model._report import Compile, Kernel, Report
 from ..model._speedtypes import Regenerated, fill_reason
 from ..model._stagetypes import Fuse, KernelNodes
+from ..parse._provenance import stack_trace_nodes
 
 # Inductor names a kernel after the ATen ops its nodes came from (node meta), which the repro's
 # make_fx keeps only under preserve_node_meta: kept, the kernels get the recorded names where no
@@ -47,8 +46,6 @@ _keep_node_meta = torch.fx.traceback.preserve_node_meta()
 _keep_node_meta.__enter__()
 """
 _ROLES = (("forward", False), ("backward", True))
-_NODE_LINE = re.compile(r"^\s+(\w+) = ", re.M)
-_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def fill(
@@ -222,41 +219,6 @@ def _merge(
 
 
 def _nodes_by_kernel(fc: Compile, path: str) -> dict[str, tuple[str, ...]]:
-    """Each kernel of the runnable's compile -> the runnable's nodes Inductor's provenance (its
-    kernel stack traces) names for it, in the runnable's order: each trace ends at the
-    runnable's line of one node (``constant_pad_nd = torch.ops.aten...``)."""
+    """Each kernel of the runnable's compile -> the runnable's nodes its provenance names."""
     text = fc.stages.fuse.provenance if fc.stages.fuse else None
-    out: dict[str, dict[int, str]] = {}
-    base = os.path.basename(path)
-    for doc in _docs(text or ""):
-        for key, traces in doc.items():
-            if not isinstance(traces, list) or key.endswith("CodeToPost") or key == "version":
-                continue
-            name = key.rsplit(":", 1)[0]
-            for trace in traces:
-                if not isinstance(trace, str):
-                    continue
-                for m in _FILE_LINE.finditer(trace):
-                    if os.path.basename(m.group("file")) != base:
-                        continue
-                    rest = trace[m.end() :].split("\n", 2)
-                    node = _NODE_LINE.match("\n" + rest[1]) if len(rest) > 1 else None
-                    if node:
-                        out.setdefault(name, {})[int(m.group("line"))] = node.group(1)
-    return {name: tuple(dict(sorted(lines.items())).values()) for name, lines in out.items()}
-
-
-def _docs(text: str):
-    dec = json.JSONDecoder()
-    i = 0
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return
-        try:
-            doc, i = dec.raw_decode(text, i)
-        except ValueError:
-            return
-        if isinstance(doc, dict):
-            yield doc
+    return stack_trace_nodes(text, os.path.basename(path))

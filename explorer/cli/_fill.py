@@ -30,7 +30,7 @@ def fill_report(report, path: str):
 
 def to_fill(report) -> list[str]:
     """The ids of the compiles a fill-in would fill."""
-    return [c.id for c in report.compiles if compiler.fill_reason(c) is not None]
+    return [c.id for c in report.compiles if compiler.analysis.fill_reason(c) is not None]
 
 
 def fill_in_background(report, json_path: str | None, html_path: str | None) -> None:

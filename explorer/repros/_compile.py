@@ -8,7 +8,9 @@ from __future__ import annotations
 import base64
 import re
 
-from compiler import RUNNABLE_PREAMBLE, Compile, Report
+from compiler import Report
+from compiler.analysis import RUNNABLE_PREAMBLE
+from compiler.types import Compile
 
 from ..lower._html import esc
 
