@@ -22,6 +22,7 @@ from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
 from .model._report import Report, ReportFormatError, load
 from .model._report import use_benchmark as _use_benchmark
+from .model._report import use_fill as _use_fill
 from .model._sourcefile import read_source
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
@@ -38,6 +39,16 @@ def _benchmark(*args, **kwargs):
 
 
 _use_benchmark(_benchmark)
+
+
+def _fill(*args, **kwargs):
+    """``Report.fill``: the report model calls up into the bench layer through this."""
+    from .bench._fill import fill
+
+    return fill(*args, **kwargs)
+
+
+_use_fill(_fill)
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 

@@ -14,8 +14,10 @@ from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
+from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
+from .model._speedtypes import cache_saving, fill_reason
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
@@ -61,6 +63,9 @@ __all__ = [
     "cudagraph_share",
     # caches and CUDA graphs
     "cache_key_changes",
+    "cache_saving",
+    "fill_reason",
+    "RUNNABLE_PREAMBLE",
     "cudagraph_reason",
     # Inductor's output, Triton
     "split_kernels",

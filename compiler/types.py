@@ -44,7 +44,7 @@ from .model._report import (
     StackFrame,
     Timing,
 )
-from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
+from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, Regenerated, Saving
 from .model._tritontypes import TritonBinary
 from .model._verdicttypes import Cause, Verdict
 from .parse._bytecode import BytecodeStep
@@ -99,6 +99,8 @@ __all__ = [
     # speed: configs, caches, CUDA graphs
     "CompileConfig",
     "CacheLookup",
+    "Regenerated",
+    "Saving",
     "CudaGraphs",
     "CudaGraphRun",
     # benchmarks, mode comparisons, recompile checks

@@ -11,7 +11,9 @@ import time
 
 import pytest
 import torch
+import torch._functorch.config
 from _torch_trace import RawTrace
+from torch._inductor.utils import fresh_cache
 
 import compiler
 import explorer
@@ -53,7 +55,13 @@ def _torch_spans(records) -> list[list[tuple[str, float]]]:
 @pytest.fixture(scope="module")
 def cold_warm(tmp_path_factory):
     torch._dynamo.reset()
-    with compiler.recording(caches=True) as rec, RawTrace() as raw:
+    with (
+        torch._inductor.config.patch(fx_graph_cache=True),  # conftest.py turns the caches off
+        torch._functorch.config.patch(enable_autograd_cache=True),
+        fresh_cache(dir=str(tmp_path_factory.mktemp("cache"))),
+        compiler.recording(caches=True) as rec,
+        RawTrace() as raw,
+    ):
         torch.compile(scaled)(torch.ones(8))
         torch._dynamo.reset()
         out = torch.compile(scaled)(torch.ones(8))

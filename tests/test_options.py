@@ -15,7 +15,7 @@ from explorer.cli import _parser
 from explorer.notebook._magic import CompileMagics
 
 RECORD_FLAGS = {
-    "--keep-caches": "caches",
+    "--fresh": "caches",
     "--triton-ir": "triton_ir",
     "--fusion-ir": "fusion_ir",
     "--fusion-log": "fusion_logs",
@@ -35,7 +35,7 @@ def _record_parser() -> argparse.ArgumentParser:
 def test_the_api_takes_each_list_by_its_declared_names_and_defaults():
     record = {f.name: f.default for f in dataclasses.fields(compiler.RecordOptions)}
     assert record == {
-        "caches": False,
+        "caches": True,
         "triton_ir": False,
         "fusion_ir": False,
         "fusion_logs": False,
@@ -83,13 +83,9 @@ def test_the_cli_and_the_magic_take_the_declared_flags(surface, flags, options, 
         assert a.help.replace("%%", "%") == prefix + helps[name]
         assert a.nargs == (0 if name not in ("reps",) else None)
     # the flags land in the options they name, as the command line gave them
-    line = (
-        ["--keep-caches", "--fusion-log"]
-        if options is compiler.RecordOptions
-        else ["--reps", "7", "--mutates"]
-    )
+    line = ["--fresh", "--fusion-log"] if options is compiler.RecordOptions else ["--reps", "7", "--mutates"]
     parsed = parser.parse_args(line)
-    want = {"caches": True, "triton_ir": False, "fusion_ir": False, "fusion_logs": True}
+    want = {"caches": False, "triton_ir": False, "fusion_ir": False, "fusion_logs": True}
     if options is compiler.BenchOptions:
         want = {"reps": 7, "mutates": True}
     assert options.flagged(parsed) == want
@@ -101,7 +97,7 @@ def test_record_usage_and_the_cli_help_name_each_recording_flag():
 
     assert RECORD_USAGE == (
         "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
-        "[--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+        "[--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
     )
     record_line = next(line for line in cli.USAGE.splitlines() if line.startswith("pt2-explorer record"))
     assert all(f"[{flag}]" in record_line for flag in RECORD_FLAGS)
@@ -121,8 +117,8 @@ def test_an_unknown_option_is_one_type_error_naming_it_and_the_known_ones():
     )
     with pytest.raises(TypeError, match=r"^compiler\.Recording\(\) got an unexpected keyword argument 'x'"):
         compiler.Recording(x=1)
-    rec = compiler.Recording(caches=True, fusion_ir=True)
-    assert (rec.caches, rec.fusion_ir, rec.triton_ir, rec.provenance) == (True, True, False, True)
+    rec = compiler.Recording(caches=False, fusion_ir=True)
+    assert (rec.caches, rec.fusion_ir, rec.triton_ir, rec.provenance) == (False, True, False, True)
 
 
 def test_benchmark_keywords_split_into_options_and_the_functions_own():

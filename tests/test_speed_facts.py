@@ -19,6 +19,7 @@ import torch
 
 import compiler
 import explorer
+from tests._caches import with_user_caches
 from tests._torch_trace import RawTrace, read_log
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def _f(x):
 )
 def test_mode_and_dynamic_of_each_compile_as_torch_logged_them(kwargs, mode, dynamic):
     torch._dynamo.reset()
-    with RawTrace() as raw, compiler.recording() as rec:
+    with RawTrace() as raw, compiler.recording(caches=False) as rec:
         torch.compile(_f, **kwargs)(torch.randn(8, 8))
     (c,) = rec.report.compiles
     runnable = _torch_config_lines(raw.records)[c.id]
@@ -161,8 +162,10 @@ _WARM = textwrap.dedent(
 def test_a_warm_start_hits_with_torchs_own_key_and_a_changed_config_is_named(tmp_path):
     script = tmp_path / "warm.py"
     script.write_text(_WARM)
-    env = dict(
-        os.environ, TORCH_TRACE=str(tmp_path / "trace"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")
+    env = dict(  # the caches as a user has them (conftest.py turns them off)
+        with_user_caches(dict(os.environ)),
+        TORCH_TRACE=str(tmp_path / "trace"),
+        TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"),
     )
     env["PYTHONPATH"] = str(ROOT)
     warm, changed = tmp_path / "warm.json", tmp_path / "changed.json"

@@ -68,6 +68,7 @@ CONVERTED = {
     "Benchmark.peak_memory_compiled": (6 * 2**20, "compiled 6.0 MiB"),
     "Benchmark.allow_tf32": (True, "allow_tf32=True"),
     "TritonBinary.chosen": (True, "▶ "),
+    "Regenerated.same_code": (False, "code not the cached one"),
 }
 
 # internal: no view shows them, on purpose

@@ -137,7 +137,7 @@ class _InProcess:
         torch._dynamo.reset()
         with patched(fix):
             compiled = torch.compile(self.fn, **self.compile_kwargs)
-            with recording() as rec:
+            with recording(caches=False) as rec:  # each fix compiled cold: every stage, its compile time
                 for a in self.calls:
                     out = compiled(*a, **self.kwargs)
             last = {self.label: kept(self.calls[-1], self.kwargs, out)}

@@ -190,7 +190,7 @@ class _Run:
         from ..listen._capture import recording
 
         self.compiled = torch.compile(self.fn, **self.compile_kwargs)
-        with recording(fusion_logs=False) as rec:
+        with recording(fusion_logs=False, caches=False) as rec:  # its cold compile time, every stage
             out = self.compiled_call()
         self.compile_report = rec.report
         return out
@@ -319,7 +319,8 @@ class _Run:
             options.update(torch._inductor.list_mode_options(mode, kw.get("dynamic")))
         options["cpp.enable_kernel_profile"] = True
         compiled = torch.compile(self.fn, **kw, options=options)
-        with recording(fusion_logs=False) as rec:
+        # caches off: the kernel-to-node map (Inductor's provenance) is what joins kernel time to lines
+        with recording(fusion_logs=False, caches=False) as rec:
             compiled(*self.args, **self.kwargs)
         assert rec.report is not None
         prof = rec.report

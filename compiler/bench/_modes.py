@@ -1,7 +1,7 @@
 """``compiler.compare_modes``: one function under several torch.compile settings, each
 recorded and benchmarked against eager, side by side.
 
-Each configuration is compiled fresh inside its own ``compiler.recording()`` (Dynamo's
+Each configuration is compiled fresh inside its own ``compiler.recording(caches=False)`` (Dynamo's
 caches are reset before each one, ``torch._dynamo.reset()``, so no configuration reuses
 another's compile: compiled functions of yours recompile at their next call), then
 ``Report.benchmark`` times it against eager on the same inputs.
@@ -113,7 +113,7 @@ def _one(fn, args, kwargs, cfg, label, ac, device_type, backend, options: BenchO
                 return compiled(*a, **k)
     else:
         eager, run = fn, compiled
-    rec = recording()
+    rec = recording(caches=False)  # each configuration compiled cold, as the module says
     try:
         with rec:
             run(*args, **kwargs)

@@ -211,11 +211,12 @@ def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, An
         out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
         if hasattr(functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE):
             out.append((functorch, _torch.FUNCTORCH_AUTOGRAD_CACHE, False))
-    if provenance and not caches and hasattr(inductor.trace, "provenance_tracking_level"):
+    live = caches and _torch.caches_on(inductor)
+    if provenance and not live and hasattr(inductor.trace, "provenance_tracking_level"):
         # the user's own level where they chose one, else the basic one: the same kernel to
         # post-grad node mapping without "normal"'s per-pass node history (see _torch). Not
         # with the caches on: the level is part of the FX-graph cache key, which must be
-        # the one torch computes without us
+        # the one torch computes without us (where the user turned the cache off, no key)
         level = inductor.trace.provenance_tracking_level or _torch.PROVENANCE_BASIC
         out.append((inductor, _torch.INDUCTOR_PROVENANCE, level))
     return out
@@ -264,9 +265,14 @@ def _get(module: Any, dotted: str) -> Any:
 def recording(**options: Any) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
-    ``caches=False`` (default) turns Inductor's and AOTAutograd's compile caches off inside
-    the block, so every stage really runs and is recorded; outputs are unchanged. With
-    ``caches=True`` a cache hit shows up as ``Compile.cache`` and its skipped stages stay empty.
+    ``caches=True`` (default) keeps Inductor's FX-graph and AOTAutograd caches as the user has
+    them, with the cache key torch computes without us: a warm start records at the speed of
+    the user's warm run. A hit shows up as ``Compile.caches`` (and ``Compile.from_cache``); the
+    stages it skipped, and Inductor's kernel-to-node map (its provenance level is part of the
+    key), are filled in on demand by ``Report.fill()`` (a cold compile of each compile's
+    runnable repro in a fresh process). ``caches=False`` turns both caches off inside the
+    block, so every stage really runs and is recorded (``pt2-explorer record --fresh``);
+    outputs are unchanged either way.
     ``on_stage(compile_id, stage)`` is called as each compile reaches a stage (for progress
     displays); an exception it raises is swallowed and stops further calls.
 

@@ -64,6 +64,8 @@ INDUCTOR_PROVENANCE = "trace.provenance_tracking_level"
 # costs ~5% of a GPU BERT compile and only refines the pre-grad side of the mapping.
 PROVENANCE_BASIC = 2
 FUNCTORCH_AUTOGRAD_CACHE = "enable_autograd_cache"
+# Inductor's switch that turns every compile cache off (TORCHINDUCTOR_FORCE_DISABLE_CACHES=1)
+INDUCTOR_FORCE_DISABLE_CACHES = "force_disable_caches"
 # 1: Inductor compiles its kernels in this process (Triton's listener hears them; _tritonir.py)
 INDUCTOR_COMPILE_THREADS = "compile_threads"
 
@@ -125,6 +127,14 @@ def inductor_config():
     import torch._inductor.config
 
     return torch._inductor.config
+
+
+def caches_on(inductor: Any) -> bool:
+    """Is Inductor's FX-graph cache on as the config stands (the user may have turned it off,
+    or every cache with ``force_disable_caches``)?"""
+    return bool(getattr(inductor, INDUCTOR_FX_GRAPH_CACHE)) and not getattr(
+        inductor, INDUCTOR_FORCE_DISABLE_CACHES, False
+    )
 
 
 def functorch_config():

@@ -66,14 +66,14 @@ class _Options:
     def flags(cls, prefix: str = "") -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
         """``(args, kwargs)`` of ``argparse``'s ``add_argument`` (and IPython's ``@argument``)
         for each option that has a flag, in the list's order; ``prefix`` starts its help.
-        The value lands under the option's name (``--keep-caches``: ``caches``)."""
+        The value lands under the option's name (``--fresh``: ``caches``, False)."""
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             flag, tp = f.metadata["flag"], f.metadata["type"]
             if flag is None:
                 continue
             kwargs: dict[str, Any] = {"dest": f.name, "help": prefix + f.metadata["help"].replace("%", "%%")}
-            if tp is None:
-                kwargs["action"] = "store_true"
+            if tp is None:  # a switch: it turns on what is off by default, or off what is on
+                kwargs["action"] = "store_false" if f.default is True else "store_true"
             else:
                 kwargs.update(type=tp, default=f.default, metavar="N")
             yield (flag,), kwargs
@@ -89,7 +89,10 @@ class RecordOptions(_Options):
     """What ``compiler.recording`` keeps beyond the default (its docstring says what each costs)."""
 
     caches: bool = _option(
-        False, "leave Inductor/AOTAutograd caches on (cache hits skip stages)", "--keep-caches"
+        True,
+        "turn Inductor's and AOTAutograd's caches off: every stage runs and is recorded (a cold compile); "
+        "by default the caches are kept and what a hit skips is filled in on demand",
+        "--fresh",
     )
     triton_ir: bool = _option(
         False,

@@ -28,7 +28,13 @@ from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  #
 from ._frozen import FrozenBut
 from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
-from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
+from ._speedtypes import (
+    CacheLookup,
+    CompileConfig,
+    CudaGraphs,
+    Regenerated,
+    with_component_lines,
+)  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     LOCAL_SCOPE,
     Autograd,
@@ -59,6 +65,15 @@ def use_benchmark(run: Callable[..., Benchmark]) -> None:
     """What ``Report.benchmark`` calls: ``run(report, fn, args, kwargs, **options)``."""
     global _BENCHMARK
     _BENCHMARK = run
+
+
+_FILL: Callable[..., Report] | None = None
+
+
+def use_fill(run: Callable[..., Report]) -> None:
+    """What ``Report.fill`` calls (compiler/bench/_fill.py), wired in as ``use_benchmark``."""
+    global _FILL
+    _FILL = run
 
 
 # 4: a graph's nodes as what differs from the nodes its code holds; 3: nodes as rows in the file form; 2: the file form (compiler/model/_compact.py); 1: the full
@@ -94,6 +109,7 @@ class Compile:
     config: CompileConfig | None = None  # the mode and options it was compiled with
     caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
     cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
+    regenerated: Regenerated | None = None  # Report.fill(): what a cold recompile filled in
 
 
 @dataclass(frozen=True)
@@ -235,6 +251,14 @@ class Report(FrozenBut):
             raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")
         options, fn_kwargs = BenchOptions.split(kwargs)
         return _BENCHMARK(self, fn, args, fn_kwargs, **options.keywords())
+
+    def fill(self, compile_ids: tuple[str, ...] | None = None, *, progress=True) -> Report:
+        """This report with what its cache hits skipped filled in: each such compile's
+        runnable repro compiled cold in a fresh process, checked against the cached code and
+        merged, marked ``Compile.regenerated`` (compiler/bench/_fill.py). A new report."""
+        if _FILL is None:
+            raise RuntimeError("Report.fill needs the compiler package (import compiler)")
+        return _FILL(self, compile_ids, progress=progress)
 
     @property
     def compile_time_s(self) -> float:

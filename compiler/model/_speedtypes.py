@@ -45,6 +45,66 @@ class CacheLookup:
         return "\n".join(self.component_lines) if self.component_lines else None
 
 
+CACHE_NAMES = {"fx_graph": "FX graph", "aotautograd": "AOTAutograd", "autotune": "autotune"}
+
+
+@dataclass(frozen=True)
+class Saving:
+    """What a compile's cache hits saved, as torch figures it: one number per compile.
+
+    torch writes each entry's compile time into it and logs that time as ``time_saved_ns`` on
+    a hit. An AOTAutograd entry's time runs from its start through the forward's and the
+    backward's Inductor compiles, so on an AOTAutograd hit the FX-graph hits it loaded are
+    inside its figure: that one figure is the saving, never the sum (which would count the
+    Inductor compiles twice)."""
+
+    saved_s: float  # torch's figure: the compile time of the compile that wrote the entries
+    counted: str  # which lookups the figure is: "AOTAutograd" | "FX graph" (×n: their sum)
+    hits: tuple[str, ...]  # every hit, in torch's order: ("FX graph", "FX graph", "AOTAutograd")
+
+
+def cache_saving(lookups: tuple[CacheLookup, ...]) -> Saving | None:
+    """The compile's saving (see ``Saving``); None where no hit carries torch's figure."""
+    hits = [lk for lk in lookups if lk.state == "hit"]
+    aot = [lk.time_saved_s for lk in hits if lk.kind == "aotautograd" and lk.time_saved_s]
+    fx = [lk.time_saved_s for lk in hits if lk.kind == "fx_graph" and lk.time_saved_s]
+    if not (aot or fx):
+        return None
+    names = tuple(CACHE_NAMES.get(lk.kind, lk.kind) for lk in hits)
+    if aot:
+        return Saving(sum(aot), "AOTAutograd", names)
+    return Saving(sum(fx), "FX graph" + (f" ×{len(fx)}" if len(fx) > 1 else ""), names)
+
+
+def fill_reason(c: Any) -> str | None:
+    """Why ``Report.fill()`` has something to fill in for compile ``c`` (one line), or None:
+    Inductor made its kernels but the report holds no kernel-to-node map for them, because a
+    cache hit skipped Inductor's lowering and fusion, or because the caches were on (torch
+    keeps Inductor's provenance level in the FX-graph key, so the recording leaves it as it
+    is). None once filled in, or where there is no Inductor output to fill in for."""
+    cg, fuse = c.stages.codegen, c.stages.fuse
+    if c.regenerated is not None or cg is None or not cg.output_code or not cg.fx_graph_runnable:
+        return None
+    if fuse is not None and fuse.kernel_nodes and "CodeToPost" in (fuse.provenance or ""):
+        return None
+    if any(lk.kind == "fx_graph" and lk.state == "hit" for lk in c.caches):
+        return "its FX graph came from the cache: Inductor's lowering and fusion did not run"
+    return "no kernel-to-node map: the caches were on (Inductor's provenance level is in their key)"
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """What ``Report.fill()`` rebuilt for a compile whose stages a cache hit skipped (or whose
+    kernel-to-node map the cache key kept out): its runnable repro(s) compiled again with the
+    caches off, in a fresh process, recorded; the facts merged in are marked as regenerated."""
+
+    state: str  # "filled" | "differs" (kernels not the cached ones: nothing merged) | "failed"
+    facts: tuple[str, ...] = ()  # what was merged: "kernel nodes", "provenance", "IR before fusion", ...
+    cold_time_s: float | None = None  # Inductor's compile of the runnable(s) there, caches off
+    same_code: bool | None = None  # its kernels' code equals the cached output code's
+    note: str | None = None  # one line: what differs, why it failed, what could not be rebuilt
+
+
 @dataclass(frozen=True)
 class CudaGraphRun:
     """One recording (or re-recording) of a CUDA graph, as torch's cudagraphs logger tells."""

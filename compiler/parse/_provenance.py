@@ -88,3 +88,31 @@ def _docs(text: str):
         if isinstance(doc, dict):
             yield doc
         i = text.find("{", end)
+
+
+_NODE_LINE = re.compile(r"^\s+(\w+) = ", re.M)
+_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def stack_trace_nodes(text: str | None, file_base: str) -> dict[str, tuple[str, ...]]:
+    """Inductor's kernel stack traces (artifact ``inductor_provenance_tracking_kernel_stack_traces``,
+    provenance level 1) of a compile of a runnable repro named ``file_base``: each kernel ->
+    the repro's nodes its traces end at, in the repro's line order. Each line of a runnable's
+    ``forward`` is one node (``constant_pad_nd = torch.ops.aten...``): its name is the node's."""
+    out: dict[str, dict[int, str]] = {}
+    for doc in _docs(text or ""):
+        for key, traces in doc.items():
+            if not isinstance(traces, list) or key.endswith("CodeToPost") or key == "version":
+                continue
+            name = key.rsplit(":", 1)[0]
+            for trace in traces:
+                if not isinstance(trace, str):
+                    continue
+                for m in _FILE_LINE.finditer(trace):
+                    if m.group("file").rsplit("/", 1)[-1] != file_base:
+                        continue
+                    rest = trace[m.end() :].split("\n", 2)
+                    node = _NODE_LINE.match("\n" + rest[1]) if len(rest) > 1 else None
+                    if node:
+                        out.setdefault(name, {})[int(m.group("line"))] = node.group(1)
+    return {name: tuple(dict(sorted(lines.items())).values()) for name, lines in out.items()}

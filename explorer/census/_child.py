@@ -112,7 +112,7 @@ def run_case(job: dict) -> dict:
         return _finish(result, t0)
     import compiler
 
-    rec = compiler.recording(journal=job.get("journal"))
+    rec = compiler.recording(journal=job.get("journal"), caches=not settings.fresh)
     compiled = args = kwargs = None
     try:
         with rec:

@@ -171,6 +171,7 @@ _SETTINGS = {
     "memory_gb": "a number >= 0 or null",
     "bench": "true or false",
     "keep_trace": "true or false",
+    "fresh": "true or false",
 }
 
 

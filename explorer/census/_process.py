@@ -53,13 +53,15 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
         "result": p["result"],
         "journal": p["journal"],
     }
-    cache = tempfile.mkdtemp(prefix="pt2x-census-cache-")
+    # --fresh: an empty cache dir of its own; else the user's caches, as the model's own run has them
+    cache = tempfile.mkdtemp(prefix="pt2x-census-cache-") if settings.fresh else None
     env = {
         **os.environ,
-        "TORCHINDUCTOR_CACHE_DIR": cache,
         "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": _child_path(),
     }
+    if cache is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache
     env.setdefault("OMP_NUM_THREADS", _threads(jobs))
     if settings.keep_trace:
         shutil.rmtree(p["trace"], ignore_errors=True)
@@ -83,7 +85,8 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
                 rc = None
                 error = f"timeout: no result after {settings.timeout_s:g} s"
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
     result = _result(p["result"])
     if result is None and error is None:
         error = _death(rc, p["log"])

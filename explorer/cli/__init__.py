@@ -1,6 +1,6 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] SCRIPT [ARGS...]
+pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] SCRIPT [ARGS...]
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own
@@ -13,7 +13,7 @@ pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT |
         for, each in a fresh process; the measured fixes, best first (docs/advise.md)
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
-pt2-explorer report REPORT.json                   print the summary of a saved report
+pt2-explorer report REPORT.json [--fill]          print the summary of a saved report
 pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels)
@@ -103,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="print the summary of a saved report")
     rep.add_argument("report", help="a report JSON file (--view ranks: also a directory of rank reports)")
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
+    rep.add_argument(
+        "--fill",
+        action="store_true",
+        help="fill in what cache hits skipped (each such compile's runnable compiled cold in a fresh "
+        "process, checked against the cached code) and write the report back",
+    )
     rep.add_argument(
         "--view",
         choices=names(),
@@ -225,6 +231,12 @@ def _report(ns, compiler) -> int:
         if pages:
             print("report: " + ", ".join(pages))
         return 0
+    if ns.fill:
+        from explorer.cli._fill import fill_report
+
+        report = fill_report(report, ns.report)
+        if report is None:
+            return 1
     from explorer.views._registry import Subject, view
 
     shown = view(ns.view)

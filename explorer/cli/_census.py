@@ -45,6 +45,11 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--bench", action="store_true", help="time eager against compiled (eval modes)")
     p.add_argument("--keep-trace", action="store_true", help="also keep torch's TORCH_TRACE log of each case")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="each case cold: an empty compile cache, the caches off (by default the cases keep yours)",
+    )
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="cases at a time on this machine")
     p.add_argument(
         "--ray", metavar="ADDRESS", help="run the cases as Ray tasks (`local`: a local Ray instance)"
@@ -164,6 +169,7 @@ def _run(ns) -> int:
         memory_gb=ns.memory or None,
         bench=ns.bench,
         keep_trace=ns.keep_trace,
+        fresh=ns.fresh,
     )
     census = run_census(
         todo,

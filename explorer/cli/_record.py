@@ -129,6 +129,12 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
                 after(calls.called)
             _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps)
         ok = leave(report)
+        if (
+            ok and getattr(ns, "command", None) == "record" and ns.caches
+        ):  # what cache hits skipped, after the program
+            from explorer.cli._fill import fill_in_background
+
+            fill_in_background(report, ns.json, ns.html)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
         not_written = [out for out in (ns.json, ns.html) if out and out not in written]
         say("pt2-explorer: interrupted" + (f": {', '.join(not_written)} not written" if not_written else ""))

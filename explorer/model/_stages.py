@@ -278,7 +278,7 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
 
 def _no_cache(c: Compile) -> str:
     if c.config is not None and "fx_graph_cache" in c.config.set_by_recording:
-        return "off: the recording turned them off (--keep-caches / caches=True keeps them)"
+        return "off: the recording turned them off (--fresh / caches=False)"
     return "-"
 
 

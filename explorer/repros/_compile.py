@@ -9,19 +9,11 @@ import base64
 import re
 
 from compiler import Report
+from compiler.analysis import RUNNABLE_PREAMBLE
 from compiler.types import Compile
 
 from ..lower._html import esc
 
-_KEEP_NAMES = """\
-import torch.fx.traceback
-
-# Inductor names a kernel after the ATen ops its nodes came from (node meta), which the repro's
-# make_fx keeps only under preserve_node_meta: kept, the kernels get the recorded names where no
-# op was decomposed on the way to Inductor (else the decomposed ops name them: the same code)
-_keep_node_meta = torch.fx.traceback.preserve_node_meta()
-_keep_node_meta.__enter__()
-"""
 # config lines a recording sets itself (compiler/listen/_capture.py), not the program
 _RECORDING_CONFIG = (
     "config.fx_graph_cache = False",
@@ -74,7 +66,7 @@ def repro_script(
     ]
     if ours:
         head.append("# Set by the recording, not by the program: " + "; ".join(ours))
-    return "\n".join(head) + "\n" + _KEEP_NAMES + code.lstrip("\n")
+    return "\n".join(head) + "\n" + RUNNABLE_PREAMBLE + code.lstrip("\n")
 
 
 # a value from a report that reads as it is in a "#" line: no space, quote, "#" or line end, ASCII

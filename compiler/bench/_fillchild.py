@@ -1,0 +1,45 @@
+"""The fresh process of ``Report.fill()`` (compiler/bench/_fill.py): each runnable repro given
+is run as ``python repro.py`` would run it, inside ``compiler.recording(caches=False)`` with
+Inductor's IR before and after fusion and its fusion decisions, and the report of each is
+written beside it (``repro.py.json``) with the compile's wall time (``repro.py.time``).
+
+Inductor's provenance is taken at its "normal" level here (1: each kernel's stack traces): a
+runnable compiles through Inductor's inner entry, where the kernel-to-node map of the "basic"
+level is not logged (it needs the pre-grad graph Dynamo hands Inductor); the traces name the
+runnable's lines, and each line is one node of the graph Inductor got.
+
+    python -m compiler.bench._fillchild REPRO.py [REPRO.py ...]
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import time
+
+
+def main(paths: list[str]) -> int:
+    import torch
+
+    import compiler
+
+    from ..listen import _torch
+
+    inductor = _torch.inductor_config()
+    for path in paths:
+        torch._dynamo.reset()
+        sys.argv = [path]  # the runnable reads its command line (run_repro's argparse)
+        with inductor.patch({_torch.INDUCTOR_PROVENANCE: 1}):
+            with compiler.recording(caches=False, fusion_ir=True, fusion_logs=True) as rec:
+                t0 = time.perf_counter()
+                runpy.run_path(path, run_name="__main__")
+                wall = time.perf_counter() - t0
+        assert rec.report is not None
+        rec.report.to_json(path + ".json")
+        with open(path + ".time", "w") as f:
+            f.write(f"{wall}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
