@@ -50,7 +50,15 @@ def html(report: Report, title: str | None = None) -> str:
     return report_html(report, title)
 
 
-def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
+def text(
+    report: Report,
+    view: str = "summary",
+    title: str | None = None,
+    compile: str | None = None,
+    *,
+    kernel: str | None = None,
+    width: int | None = None,
+) -> str:
     """The explorer's views as plain text, what ``pt2-explorer report --view VIEW`` prints:
     ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
     several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
@@ -58,6 +66,9 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
     (``"capture"`` … ``"codegen"``), ``"bench"``, ``"time"`` (where compile time goes),
     ``"raw"`` (the events no stage maps): explorer/_registry.py lists them. ``compile="1/0"``:
     the compile of a compile's or a stage's view (default: the one with the most kernels).
+    ``kernel="NAME"`` (``"codegen"``): that kernel's code (or a wrapper module's, ``"forward
+    wrapper"``) instead of the tables and each code block's size. ``width``: tables and lines
+    laid out to fit that many columns, text wrapped inside table cells (default: whole lines).
     A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
     whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""
     if _is_modes(report):
@@ -68,10 +79,21 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         from explorer._adviceview import advice_text
 
         return advice_text(report)
+    from explorer._fit import text_width
     from explorer._registry import Subject
     from explorer._registry import view as _view
 
-    return _view(view).text(Subject(report, title, compile))
+    if kernel is not None and view != "codegen":
+        raise ValueError(f"kernel={kernel!r} is a kernel of the codegen view, not of {view!r}")
+    with text_width(width if width is not None else _fit_width()):
+        return _view(view).text(Subject(report, title, compile, kernel=kernel))
+
+
+def _fit_width() -> int | None:
+    """The width a text is being made for (``explorer._fit``: the CLI's terminal), if any."""
+    from explorer._fit import width
+
+    return width()
 
 
 def repro(report: Report, compile_id: str, *, backward: bool = False) -> str:

@@ -42,6 +42,9 @@ WORDS = {
     "gc": "garbage collection",
 }
 _ATTEMPT = re.compile(r"compile_attempt_(\d+)")
+# torch.compile's bytecode hooks (torch._dynamo.convert_frame.register_bytecode_hook), each
+# timed on its own: a tool that reads the new bytecode (depyf, this explorer's Bytecode tab)
+_HOOK = re.compile(r"bytecode_hooks_(\d+)")
 _PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
 
 
@@ -52,6 +55,8 @@ def words(name: str) -> str | None:
     if m := _ATTEMPT.fullmatch(name):
         n = int(m[1])
         return "first attempt" if n == 0 else f"attempt {n + 1} (Dynamo restarted the analysis)"
+    if m := _HOOK.fullmatch(name):
+        return f"bytecode hook {int(m[1]) + 1} (a tool reading the code Dynamo made)"
     if m := _PASS.fullmatch(name):
         return f"{m[1].replace('_', '-')} pass {m[2]}"
     return None

@@ -26,7 +26,7 @@ from ._pagediffs import recompile_diffs_html
 from ._ranksview import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._rawview import raw_html, raw_text
 from ._summary import summary_text
-from ._textview import breaks_text, compile_of, compile_text, recompiles_text, stage_text
+from ._textview import breaks_text, codegen_text, compile_of, compile_text, recompiles_text, stage_text
 from ._timeview import time_html, time_text
 from ._view import build_view
 from ._viewtypes import ExplorerView
@@ -35,7 +35,8 @@ from ._whyview import why_html, why_text
 
 class Subject:
     """What a view is built from: the report, the title asked for, the compile that a
-    compile's or a stage's view shows (None: the one with the most kernels). The explorer's
+    compile's or a stage's view shows (None: the one with the most kernels), the kernel whose
+    code the codegen view prints (None: its tables and each code block's size). The explorer's
     view model of the report (``_view.build_view``) is built once, when a view first needs it."""
 
     def __init__(
@@ -44,10 +45,12 @@ class Subject:
         title: str | None = None,
         compile: str | None = None,
         view: ExplorerView | None = None,
+        kernel: str | None = None,
     ):
         self.report = report
         self.title = title
         self.compile = compile
+        self.kernel = kernel
         self.lazy_code = False  # the static page's code, highlighted in the browser (_html.code_html)
         if view is not None:
             self.view = view
@@ -93,6 +96,8 @@ def _ranks(s: Subject) -> str:
 
 
 def _stage(stage: str, s: Subject) -> str:
+    if stage == "codegen":
+        return codegen_text(compile_of(s.view, s.compile), s.kernel)
     return stage_text(compile_of(s.view, s.compile), stage)
 
 

@@ -18,6 +18,7 @@ from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
 from ._speedview import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
+from ._timeview import shown_phases
 from ._viewtypes import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
 
 KERNEL_COLORS = (
@@ -134,7 +135,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             g = getattr(st, name)
             if g is not None:
                 blocks += [
-                    GraphBlock(f"{name} graph", g, origins=origins),
+                    GraphBlock(f"{name} graph", g, origins=origins, backward=name == "backward"),
                     CodeBlock(f"{name} graph (code)", "python", g.code),
                 ]
         if st.saved_tensors:
@@ -152,7 +153,12 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
-                GraphBlock(f"post-grad graph ({rg.role})", rg.graph, origins=_origins(c)),
+                GraphBlock(
+                    f"post-grad graph ({rg.role})",
+                    rg.graph,
+                    origins=_origins(c),
+                    backward=rg.role == "backward",
+                ),
                 CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
             ]
         if st.pre_grad_before:
@@ -191,7 +197,13 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             target = _fuse_graph(c, set(colors))
             if target is not None:
                 blocks.append(
-                    GraphBlock(f"{role} graph coloured by kernel", target, colors, kernels=kernel_of[role])
+                    GraphBlock(
+                        f"{role} graph coloured by kernel",
+                        target,
+                        colors,
+                        kernels=kernel_of[role],
+                        backward=role == "backward",
+                    )
                 )
         for i, ir in enumerate(st.ir_pre_fusion):
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
@@ -213,7 +225,10 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
         files = tuple((f"{oc.role} wrapper module", oc.path) for oc in st.output_code if oc.path)
-        names = (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names else ()
+        listed = report.kernels_of(c.id)  # the kernel table names them
+        names = (
+            (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names and not listed else ()
+        )
         if files or names:
             blocks.append(Table("output code", ("", ""), files + names))
         blocks += _texts(
@@ -263,7 +278,10 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback))
     blocks += key_blocks(c)
-    if c.phase_times_s:
+    if c.phases:  # as a tree: each phase's children under it (--view time draws them)
+        lines = (f"{'  ' * p.depth}{phase_label(p.name)}: {secs(p.duration_s)}" for p in shown_phases(c))
+        blocks.append(CodeBlock("time per phase (each phase's parts under it)", "text", "\n".join(lines)))
+    elif c.phase_times_s:
         lines = (
             f"{phase_label(name)}: {secs(t)}"
             for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1])

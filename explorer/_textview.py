@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from ._fit import table_lines
 from ._view import opening_compile
 from ._viewtypes import CodeBlock, CompileView, DynamicDim, ExplorerView, GraphBlock, LinesBlock, Table, hits
 
@@ -83,12 +86,9 @@ def dynamic_dim_text(d: DynamicDim) -> str:
 
 
 def table_text(t: Table) -> str:
-    widths = [
-        max(len(c), *(len(r[i]) for r in t.rows)) if t.rows else len(c) for i, c in enumerate(t.columns)
-    ]
-    lines = [t.title, "  ".join(c.ljust(w) for c, w in zip(t.columns, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in t.rows]
-    return "\n".join(lines) + "\n"
+    """The table under its title, fitting the text's width (``_fit``): its text wrapped
+    inside the cells, never a row across lines."""
+    return "\n".join([t.title, *table_lines(t.columns, t.rows)]) + "\n"
 
 
 def stage_text(cv: CompileView, stage: str) -> str:
@@ -101,6 +101,59 @@ def stage_text(cv: CompileView, stage: str) -> str:
         out += [sv.note, ""]
     out += [block_text(b) for b in sv.blocks]
     return "\n".join(out).rstrip() + "\n"
+
+
+def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
+    """The codegen stage: its tables, and each code block's title and size, a line each (a
+    GPT-2 step's kernels and wrapper modules are ten thousand lines); with ``kernel``, the code
+    of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
+    title holds it ("forward wrapper"). A ValueError names what there is to print."""
+    sv = next(x for x in cv.stages if x.stage == "codegen")
+    if kernel is None:
+        out = [f"{cv.label} · codegen", ""]
+        if sv.note:
+            out += [sv.note, ""]
+        tables = [b for b in sv.blocks if isinstance(b, Table)]
+        listed = {r[1] for b in tables if b.title.startswith("kernels") for r in b.rows}
+        code = [
+            b
+            for b in sv.blocks
+            if isinstance(b, (CodeBlock, LinesBlock)) and not any(_names(b, k) for k in listed)
+        ]
+        out += [block_text(b) for b in tables]
+        if listed:
+            out += ["each kernel's code: --kernel NAME (a name of the kernel table)", ""]
+        if code:
+            out += ["more code (--kernel TITLE prints it):"]
+            rows = [(_code_size(b), b.title) for b in code]
+            out += [*table_lines(None, rows, keep=(0,), indent=2), ""]
+        return "\n".join(out).rstrip() + "\n"
+    chosen = [b for b in sv.blocks if isinstance(b, (CodeBlock, LinesBlock)) and _names(b, kernel)]
+    if not chosen:
+        names = [
+            r[1] for b in sv.blocks if isinstance(b, Table) and b.title.startswith("kernels") for r in b.rows
+        ]
+        some = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise ValueError(
+            f"no kernel or code block {kernel!r} in the codegen of [{cv.compile_id}]"
+            + (f" (kernels: {some})" if names else " (it has no kernels)")
+        )
+    chosen_tables = [
+        b for b in sv.blocks if isinstance(b, Table) and b.title.startswith(f"{kernel}:")
+    ]  # a Triton kernel's metadata and binaries
+    out = [f"{cv.label} · codegen · {kernel}", ""]
+    out += [block_text(b) for b in chosen + chosen_tables]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _code_size(b: CodeBlock | LinesBlock) -> str:
+    return f"{len(b.code.rstrip(chr(10)).splitlines()):,} lines"
+
+
+def _names(b: CodeBlock | LinesBlock, name: str) -> bool:
+    """The block is kernel ``name``'s code (its title names it as a word), or its title holds
+    ``name`` (a wrapper module, fx_graph_runnable)."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", b.title) is not None
 
 
 def compile_text(cv: CompileView) -> str:

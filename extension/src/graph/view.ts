@@ -143,9 +143,27 @@ export class GraphView {
     if (r.width > 0 && r.height > 0 && !this.fitted) {
       this.fitted = true;
       if (!this.focusRegion()) {
-        this.fit();
+        this.openOnTop();
       }
     }
+  }
+
+  /** Without a focus: the whole graph where it is readable so (LOD_SCALE and above), else
+   * its start (the first item drawn, at the top) at LOD_SCALE, labels on. */
+  private openOnTop(): void {
+    this.fit();
+    const r = this.stage.getBoundingClientRect();
+    const first = this.model
+      .visible()
+      .leaves.map(l => this.placed.get(l.id))
+      .find((p): p is Placed => !!p);
+    if (this.scale() >= LOD_SCALE || !first || !r.width) {
+      return;
+    }
+    const k = LOD_SCALE;
+    const top = Math.min(...[...this.placed.values()].map(p => p.y - p.height / 2));
+    const t = zoomIdentity.translate(r.width / 2 - first.x * k, 20 - top * k).scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
   }
 
   /** Lay out and draw what is visible now. */
@@ -668,7 +686,8 @@ export class GraphView {
   }
 
   /** Open on the payload's focus (the compile's most expensive kernel's nodes): shown,
-   * marked, zoomed to fit them (at most 1.5), the status saying why; false without one. */
+   * marked, zoomed to fit them (at most 1.5) where their labels stay readable (LOD_SCALE),
+   * else on the densest stretch of them at LOD_SCALE; the status saying why; false without one. */
   focusRegion(): boolean {
     const m = this.model;
     const focus = (m.p.focus ?? []).filter(i => i >= 0 && i < m.p.nodes.length);
@@ -682,11 +701,31 @@ export class GraphView {
     if (!boxes.length) {
       return false;
     }
-    const x0 = Math.min(...boxes.map(p => p.x - p.width / 2));
-    const x1 = Math.max(...boxes.map(p => p.x + p.width / 2));
-    const y0 = Math.min(...boxes.map(p => p.y - p.height / 2));
-    const y1 = Math.max(...boxes.map(p => p.y + p.height / 2));
-    const k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    // all of them where that is readable; else, at LOD_SCALE, the densest stretch of them
+    // that fits the box (the most of its nodes within one box's height)
+    const bounds = (ps: Placed[]) => [
+      Math.min(...ps.map(p => p.x - p.width / 2)),
+      Math.max(...ps.map(p => p.x + p.width / 2)),
+      Math.min(...ps.map(p => p.y - p.height / 2)),
+      Math.max(...ps.map(p => p.y + p.height / 2))
+    ];
+    let [x0, x1, y0, y1] = bounds(boxes);
+    let k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    if (k < LOD_SCALE) {
+      k = LOD_SCALE;
+      const high = (r.height - 40) / k;
+      const byY = [...boxes].sort((a, b) => a.y - b.y);
+      let best = [0, 1];
+      for (let i = 0, j = 0; i < byY.length; i++) {
+        while (j < byY.length && byY[j].y - byY[i].y <= high) {
+          j++;
+        }
+        if (j - i > best[1] - best[0]) {
+          best = [i, j];
+        }
+      }
+      [x0, x1, y0, y1] = bounds(byY.slice(best[0], best[1]));
+    }
     const t = zoomIdentity
       .translate(r.width / 2 - ((x0 + x1) / 2) * k, r.height / 2 - ((y0 + y1) / 2) * k)
       .scale(k);
