@@ -69,6 +69,7 @@ from .parse._exportinfo import ExportSummary, InputSpec, export_summary
 from .parse._flex import FlexCall, FlexMask, ModSource, flex_calls, flex_summary
 from .parse._graphs import graph_nodes as _graph_nodes
 from .parse._outputcode import split_kernels
+from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._tritonir import ir_source_lines, occupancy
@@ -219,6 +220,8 @@ __all__ = [
     "occupancy",
     "rank_path",
     "read_triton_source",
+    "kernel_stacks",
+    "extern_nodes",
     "record",
     "recording",
     "remember_benchmark_subject",

@@ -3,15 +3,15 @@ as piped), and tables at that width, their text wrapped inside the cells by rich
 layout, so that a row never runs across the lines of the next.
 
 The CLI makes a view's text inside ``text_width(console.width)`` when its output is a
-terminal (``explorer.text(report, view, width=...)``); every table of a text view is laid out
-by ``table_lines``, and the views whose rows are not tables (the compile-time waterfall) ask
-``text_width()`` how wide a line may be."""
+terminal (``_cliout.echo_fitting``; ``explorer.text(report, view, width=...)`` likewise);
+every table of a text view is laid out by ``table_lines``, and the views whose rows are not
+tables (the compile-time waterfall) ask ``width()`` how wide a line may be."""
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -39,6 +39,24 @@ def text_width(width: int | None) -> Iterator[None]:
 def width() -> int | None:
     """The width text views are being made for; None: whole lines."""
     return _WIDTH.get()
+
+
+def wrap_line(line: str, console) -> list[str]:
+    """``line`` as it is where it fits ``console``'s width (a line made to fit, or short); else
+    wrapped between words (a figure kept with its unit), an indented line's continuations
+    keeping its indent."""
+    room = console.width
+    if cell_len(line) <= room:
+        return [line.rstrip()]
+    from rich.text import Text
+
+    indent = len(line) - len(line.lstrip(" "))
+    keep = indent < room // 2
+    parts = Text(keep_figures(line)).wrap(console, room - indent if keep else room)
+    return [
+        (" " * indent if i and keep else "") + part.plain.rstrip().replace(KEPT, " ")
+        for i, part in enumerate(parts)
+    ]
 
 
 def keep_figures(line: str) -> str:
@@ -100,8 +118,13 @@ def table_lines(
         table.add_column(
             Text(columns[i] if columns else ""), no_wrap=i in keep, overflow="fold", width=given[i]
         )
-    for r in body:
-        table.add_row(*(Text(x) for x in r))
+    for r in body:  # a list ("a.py:3, b.py:9") in a column too narrow for it: an item a line
+        table.add_row(
+            *(
+                Text(x.replace(", ", ",\n") if w is not None and cell_len(x) > w else x)
+                for x, w in zip(r, given)
+            )
+        )
     out = io.StringIO()
     console = Console(
         file=out,
@@ -135,15 +158,3 @@ def _shares(widths: list[int], keep: Sequence[int], room: int) -> list[int | Non
         out[i] = min(widths[i], left // (len(wide) - k))
         left -= out[i]
     return out
-
-
-def echo_fitting(make: Callable[[], str], file=None) -> None:
-    """``make()``'s text on stdout (or ``file``), made to fit the terminal's width where it is
-    one (whole lines where piped: ``_summary.terminal``), then wrapped by ``_summary.echo``
-    where a line still runs over."""
-    from ._summary import UNWRAPPED, echo, terminal
-
-    room = terminal(file).width
-    with text_width(room if room < UNWRAPPED else None):
-        text = make()
-    echo(text, file)

@@ -5,6 +5,7 @@ differ between two compiles of the same function)."""
 from __future__ import annotations
 
 import os
+import re
 
 from compiler import CacheLookup, Compile, Report, cache_key_changes, cudagraph_reason
 
@@ -60,15 +61,42 @@ def _short_where(where: str) -> str:
     return f"{os.path.basename(file)}:{line}"
 
 
+def _sizes_said(warning: str, cg) -> str:
+    """torch's warning on CUDA graphs' sizes, with what its count counts beside the count of
+    the sizes recorded: torch warns once, when it has seen as many sizes as its limit."""
+    m = re.search(r"observed (\d+) distinct sizes", warning)
+    sizes = sum(1 for r in cg.runs if r.kind == "new size")
+    if m is None or int(m[1]) == sizes:
+        return warning
+    return f"{warning} [torch said this at its {m[1]}th size; {sizes} sizes were recorded in all]"
+
+
+def _hit(lookups, kind: str) -> CacheLookup | None:
+    return next((x for x in lookups if x.kind == kind and x.state == "hit" and x.time_saved_s), None)
+
+
+def saved_phrase(lk: CacheLookup, lookups) -> str:
+    """`` (saved 0.29 s)``: the compile time torch says a hit saved. AOTAutograd's entry holds
+    Inductor's output, so its saving includes the FX graph's: each says so, never two
+    savings to add up."""
+    if not lk.time_saved_s:
+        return ""
+    aot, fx = _hit(lookups, "aotautograd"), _hit(lookups, "fx_graph")
+    if aot is not None and fx is not None:
+        if lk is fx:
+            return f" (saved {secs(lk.time_saved_s)}, part of AOTAutograd's)"
+        if lk is aot:
+            return f" (saved {secs(lk.time_saved_s)}, the FX graph's included)"
+    return f" (saved {secs(lk.time_saved_s)})"
+
+
 def cache_phrase(lookups: tuple[CacheLookup, ...]) -> str | None:
     """ "FX graph hit (saved 1.20 s), AOTAutograd bypass: <torch's reason>" """
     if not lookups:
         return None
     out = []
     for lk in lookups:
-        text = f"{_CACHE.get(lk.kind, lk.kind)} {lk.state}"
-        if lk.time_saved_s:
-            text += f" (saved {secs(lk.time_saved_s)})"
+        text = f"{_CACHE.get(lk.kind, lk.kind)} {lk.state}" + saved_phrase(lk, lookups)
         if lk.reason:
             text += f": {lk.reason}"
         out.append(text)
@@ -117,11 +145,11 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
             rows.append(("torch's skip reason", cg.reason.strip()))
         for r in cg.runs:
             rows.append((f"  {r.kind}", " ".join(x for x in (r.detail, r.reason) if x) or "-"))
-        rows += [("  warning", w) for w in cg.warnings]
+        rows += [("  warning", _sizes_said(w, cg)) for w in cg.warnings]
         if cg.cudagraphify_s is not None:
             rows.append(("  wrapping time", secs(cg.cudagraphify_s)))
     for lk in c.caches:
-        state = lk.state + (f" (saved {secs(lk.time_saved_s)})" if lk.time_saved_s else "")
+        state = lk.state + saved_phrase(lk, c.caches)
         rows.append((f"{lk.kind} cache", state + (f": {lk.reason}" if lk.reason else "")))
         if lk.key:
             rows.append((f"  {lk.kind} key", lk.key))

@@ -12,7 +12,7 @@ from compiler import STAGES, Compile, Graph, Report
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._exportview import export_run_blocks
 from ._guardview import guard_tables
-from ._kerneltable import costliest, extern_table, kernels_table
+from ._kerneltable import costliest, extern_nodes_of, extern_table, kernels_table, stack_lines
 from ._kernelview import kernel_blocks
 from ._phasenames import phase_label
 from ._pipelineview import autograd_blocks, autotune_blocks, flex_blocks
@@ -120,7 +120,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(_nodes_table("nodes", st.graph))
         if st.guards:
             grouped = guard_tables(report, c)  # their title says torch's count
-            counted = f" (torch counts {st.guard_count})" if st.guard_count and not grouped else ""
+            counted = f" ({st.guard_count} guards torch counted)" if st.guard_count and not grouped else ""
             blocks += grouped
             blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
@@ -193,6 +193,9 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
                     kinds=("", "code", "nodes", "colour"),
                 )
             )
+        for n, call in extern_nodes_of(c).items():  # the forward's: torch maps the backward's none
+            for role in (r for r in by_role if r != "backward"):
+                kernel_of.setdefault(role, {}).setdefault(n, call)
         for role, colors in by_role.items():
             target = _fuse_graph(c, set(colors))
             if target is not None:
@@ -270,7 +273,7 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     )
     rows = [
         ("compile time", secs(c.compile_time_s)),
-        ("stage times", times or "-"),
+        ("stage times", _stage_sum(c, times)),
         ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or _no_cache(c)),
         ("cache entry", "installed" if c.cache_entry else "none: later calls do not run this compile's code"),
         *compile_rows(c),
@@ -293,6 +296,18 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
+def _stage_sum(c: Compile, times: str) -> str:
+    """The stages' times and what they add up to, said as a part of the compile's time (the
+    rest ran between and around the stages: guards, bytecode, Dynamo's restarts)."""
+    if not times:
+        return "-"
+    total = sum(
+        st.time_s for s in STAGES if (st := getattr(c.stages, s)) is not None and st.time_s is not None
+    )
+    whole = f" of the compile's {secs(c.compile_time_s)}" if c.compile_time_s else ""
+    return f"{times} ({secs(total)} in these stages{whole})"
+
+
 def _no_cache(c: Compile) -> str:
     if c.config is not None and "fx_graph_cache" in c.config.set_by_recording:
         return "off: the recording turned them off (--keep-caches / caches=True keeps them)"
@@ -300,8 +315,10 @@ def _no_cache(c: Compile) -> str:
 
 
 def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
-    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style)."""
+    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style),
+    else of torch's stacks for it (``stack_lines``)."""
     out = {}
+    stacks = stack_lines(c)
     for k in report.kernels_of(c.id):
         g = _fuse_graph(c, set(k.nodes)) if k.nodes else None
         by_name = {n.name: n for n in g.nodes} if g else {}
@@ -310,6 +327,8 @@ def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
                 where_source(by_name[n].source) for n in k.nodes if n in by_name and by_name[n].source
             )
         )
+        if not lines:  # no nodes (the backward's): the lines of torch's stacks for the kernel
+            lines = list(dict.fromkeys(where(f, n) for f, n in stacks.get(k.name, ())))
         if lines:
             out[k.name] = ", ".join(lines[:most]) + (f", … ({len(lines)} lines)" if len(lines) > most else "")
     return out

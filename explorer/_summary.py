@@ -13,7 +13,6 @@ import re
 import sys
 from dataclasses import fields, is_dataclass, replace
 
-from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
@@ -23,7 +22,7 @@ from compiler import STAGES, Compile, Report
 
 from ._bound import bounded, clipped
 from ._exportview import export_run_lines
-from ._fit import KEPT, Parts, keep_figures
+from ._fit import Parts, wrap_line
 from ._pipelineview import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._plaintable import plain_cells, plain_table
 from ._speedview import speed_lines
@@ -353,16 +352,7 @@ def echo(text: str, file=None) -> None:
         out.write(text)
         return
     for line in text.splitlines():
-        if cell_len(line) <= console.width:  # a line made to fit (explorer._fit) as it is
-            out.write(line.rstrip() + "\n")
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        wrapped = Text(keep_figures(line)).wrap(
-            console, console.width - indent if indent < console.width // 2 else console.width
-        )
-        for i, part in enumerate(wrapped):
-            shown = part.plain.rstrip().replace(KEPT, " ")
-            out.write((" " * indent if i and indent < console.width // 2 else "") + shown + "\n")
+        out.write("".join(ln + "\n" for ln in wrap_line(line, console)))
 
 
 def print_summary(report: Report, title: str | None = None, console: Console | None = None) -> None:

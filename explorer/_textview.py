@@ -109,6 +109,8 @@ def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
     of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
     title holds it ("forward wrapper"). A ValueError names what there is to print."""
     sv = next(x for x in cv.stages if x.stage == "codegen")
+    if not sv.blocks and kernel is None:
+        return stage_text(cv, "codegen")
     if kernel is None:
         out = [f"{cv.label} · codegen", ""]
         if sv.note:

@@ -250,7 +250,7 @@ def _report(ns, compiler) -> int:
         _print_summary(report, ns.report)
     else:
         from explorer import text
-        from explorer._fit import echo_fitting
+        from explorer._cliout import echo_fitting
 
         try:  # made at the terminal's width (explorer._fit)
             echo_fitting(lambda: text(report, ns.view, title=ns.report, compile=ns.compile, kernel=ns.kernel))

@@ -742,4 +742,5 @@ def test_every_graph_opens_readable_and_backward_runs_say_so(gpt2):
                 graph.screenshot(path=str(ARTIFACTS / f"test_report_opens-{len(seen)}.png"))
         assert not errors
     backward = [t for t in seen if "backward" in t]
-    assert "Dynamo graph" in seen and "joint graph" in seen and len(backward) >= 3, seen
+    # (no backward graph coloured by kernel: torch maps no backward kernel to its nodes)
+    assert "Dynamo graph" in seen and "joint graph" in seen and len(backward) == 2, seen

@@ -9,19 +9,22 @@ torch's ``inductor_output_code`` defines."""
 from __future__ import annotations
 
 import gzip
-import os
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _corpus_run import record_scenario
+from _corpus_run import env_with_root, record_scenario
+from _one_number import check
 from _torch_trace import read_log
 from rich.cells import cell_len
 
 import compiler
+import explorer
 from explorer._fit import table_lines, text_width
+from explorer._summary import where
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -29,9 +32,7 @@ COLUMNS = 100
 
 
 def _env() -> dict[str, str]:
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
+    env = env_with_root()
     env.pop("COLUMNS", None)  # the terminal's size says the width
     return env
 
@@ -97,18 +98,24 @@ def gpt2(tmp_path_factory):
     )
     assert run.returncode == 0, run.stderr
     (log,) = (out / "trace").glob("*.log")
+    return path, read_log(str(log))
+
+
+def _defined(records) -> dict[str, list[str]]:
+    """compile id -> the kernels torch's output code (forward and backward) defines."""
     defined: dict[str, list[str]] = {}
-    for meta, payload in read_log(str(log)):
+    for meta, payload in records:
         if "inductor_output_code" in meta:
             cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
             defined.setdefault(cid, []).extend(re.findall(r"^(cpp_fused_\w+) = async_compile", payload, re.M))
-    return path, defined
+    return defined
 
 
 @pytest.mark.slow
 @pytest.mark.corpus
 def test_gpt2_step_fits_a_terminal(gpt2):
-    path, defined = gpt2
+    path, records = gpt2
+    defined = _defined(records)
     report = compiler.load(path)
     summary = _fits(_shown("report", str(path)))
     # "compile time 29.78 s" is one phrase: its figure and unit on one line
@@ -118,15 +125,14 @@ def test_gpt2_step_fits_a_terminal(gpt2):
     codegen = _fits(_shown("report", str(path), "--view", "codegen", "--compile", cid))
     assert len(codegen) < 200
     head = next(i for i, ln in enumerate(codegen) if ln.startswith("role "))
-    rows = [ln for ln in codegen[head + 1 :] if ln.startswith(("forward ", "backward "))]
+    table = codegen[head + 1 : codegen.index("", head)]
+    rows = [ln for ln in table if ln.startswith(("forward ", "backward "))]
     assert len(rows) == len(defined[cid]) == len(report.kernels_of(cid))
     # each row's role, name start, language and size on its first line, every name whole
     # when its folded cell is read down its column
     col, end = codegen[head].index("kernel"), codegen[head].index("language")
     names, cur = [], None
-    for ln in codegen[head + 1 :]:
-        if not ln.strip():
-            break
+    for ln in table:
         if ln[:col].strip():
             cur = [ln[col:end].strip()]
             names.append(cur)
@@ -138,12 +144,17 @@ def test_gpt2_step_fits_a_terminal(gpt2):
     name = defined[cid][0]
     one = _fits(_shown("report", str(path), "--view", "codegen", "--compile", cid, "--kernel", name))
     k = next(k for k in report.kernels_of(cid) if k.name == name)
-    assert 'extern "C"' in "\n".join(one) and len(one) <= len(k.source.splitlines()) + 10
+    body = "\n".join(" ".join(ln.split()) for ln in one)
+    assert all(" ".join(ln.split()) in body for ln in k.source.splitlines() if len(ln) < COLUMNS - 10)
+    assert not any(other in body for other in defined[cid] if other != name)  # that kernel alone
 
     time = _fits(_shown("report", str(path), "--view", "time"))
     bars = [ln for ln in time if "█" in ln]
     assert bars and all(re.search(r"\d+\.\d{3} \+ *\d+\.\d{3} s", ln) for ln in bars)
-    assert not any("bytecode_hooks_0" in ln and "bytecode hook" not in ln for ln in time)
+    words = " ".join(" ".join(time).split())  # torch's phase names said in words beside them
+    assert words.count("(bytecode_hooks_0)") == words.count(
+        "bytecode hook 1 (a tool reading the code Dynamo made) (bytecode_hooks_0)"
+    )
 
     compiles = _fits(_shown("report", str(path), "--view", "compiles", "--compile", cid))
     tree = compiles[compiles.index(next(ln for ln in compiles if ln.startswith("time per phase"))) + 1 :]
@@ -185,3 +196,59 @@ def test_kernel_option_is_for_codegen(tmp_path):
     assert run.returncode == 2 and run.stderr.startswith(
         "pt2-explorer: error: no kernel or code block 'no_such_kernel' in the codegen of ["
     )
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_every_backward_kernel_has_nodes_or_says_why(gpt2):
+    """The backward compile's kernels: torch's provenance maps kernels to post-grad nodes for
+    the forward, and for the backward gives no map (read from its log here); each backward
+    kernel's row then says so, and its lines are those of torch's stacks for the kernel."""
+    path, records = gpt2
+    report = compiler.load(path)
+    defined = _defined(records)
+    cid = max(defined, key=lambda c: len(defined[c]))
+    maps, stacks = [], {}
+    for meta, payload in records:
+        name = (meta.get("artifact") or {}).get("name")
+        if f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}" != cid:
+            continue
+        if name == "inductor_provenance_tracking_node_mappings":
+            maps.append(json.loads(payload))
+        elif name == "inductor_provenance_tracking_kernel_stack_traces":
+            stacks |= {k.rsplit(":", 1)[0]: v for k, v in json.loads(payload).items()}
+    mapped = {
+        k.rsplit(":", 1)[0] for m in maps for key, v in m.items() if key.endswith("CodeToPost") for k in v
+    }
+    kernels = report.kernels_of(cid)
+    backward = [k for k in kernels if k.role == "backward"]
+    assert backward and {k.name for k in backward} <= set(defined[cid])
+    text = explorer.text(report, "codegen", compile=cid)
+    rows = {ln.split()[1]: ln for ln in text.splitlines() if ln.startswith(("forward ", "backward "))}
+    for k in kernels:
+        if k.name in mapped:  # torch maps it: the nodes it names
+            assert k.nodes and f" {len(k.nodes)} " in rows[k.name], rows[k.name]
+        else:
+            assert not k.nodes and " torch maps none " in rows[k.name], rows[k.name]
+            frame = re.findall(r'File "([^"]+)", line (\d+)', stacks[k.name][0])[-1]
+            assert f"{where(frame[0], int(frame[1]))}" in rows[k.name], (rows[k.name], frame)
+    assert all(k.name not in mapped for k in backward)  # torch's backward map is empty (2.13)
+    assert "torch's provenance maps no backward kernel to its nodes" in text
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_gpt2_step_one_number_per_fact(gpt2):
+    """The GPT-2 training step: one number per fact (tests/_one_number.py), its guards as
+    torch's own log counts them (``compilation_metrics``' guard_count)."""
+    path, records = gpt2
+    report = compiler.load(path)
+    counted = {
+        f"{m.get('frame_id')}/{m.get('frame_compile_id')}": json.loads(p).get("guard_count")
+        for m, p in records
+        if "compilation_metrics" in m and p
+    }
+    for c in report.compiles:
+        if c.stages.capture and counted.get(c.id):
+            assert c.stages.capture.guard_count == counted[c.id]
+    assert check(report, explorer.html(report)) >= len(report.compiles)

@@ -267,6 +267,6 @@ def _load(path: str, *, warn: bool = True):
 
 def _echo(make) -> None:
     """``make()``'s text, made to fit the terminal (``explorer._fit``)."""
-    from .._fit import echo_fitting
+    from .._cliout import echo_fitting
 
     echo_fitting(make)
