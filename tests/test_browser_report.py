@@ -251,6 +251,9 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         expect(hits).to_have_text(f"1 of {len(addmm)}")
         expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
         expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+        search.press("Enter")  # the Enter that ends the typing stays on the match shown
+        expect(hits).to_have_text(f"1 of {len(addmm)}")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
         search.press("Enter")  # the next match, the panel following it
         expect(hits).to_have_text(f"2 of {len(addmm)}")
         expect(info.locator("tr", has_text="name").first).to_contain_text(addmm[1])

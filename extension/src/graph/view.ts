@@ -131,11 +131,18 @@ export class GraphView {
       });
     select(this.svgEl).call(this.zoomer).on('dblclick.zoom', null);
 
-    search.addEventListener('input', () => this.find(search.value, false));
+    // typing shows the first match; the Enter that ends the typing stays on it (the hit shown),
+    // each Enter after it goes to the next
+    let typed = false;
+    search.addEventListener('input', () => {
+      typed = true;
+      this.find(search.value, false);
+    });
     search.addEventListener('keydown', e => {
       if (e.key === 'Enter') {
         e.preventDefault();
-        this.find(search.value, true);
+        this.find(search.value, !typed);
+        typed = false;
       }
     });
     this.draw();
