@@ -175,6 +175,7 @@ VIEWS: tuple[View, ...] = (
         tab=lambda r: "Why not faster",
         needs=lambda r: any(b.kernel_rows or b.launch_rows for b in r.benchmarks),
         html=lambda s: why_html(s.report),
+        opens=lambda r: bool(r.benchmarks),  # a verdict: what the reader came for
     ),
     View(
         "time",
@@ -218,11 +219,15 @@ def tabs(report: Report) -> tuple[View, ...]:
     return tuple(v for v in VIEWS if v.tab is not None and v.needs(report))
 
 
+FIRST = ("ranks", "why")  # looked at before the other tabs, in this order
+
+
 def opening(report: Report) -> str:
     """The tab the explorer opens on: the first whose ``opens`` holds (the ranks of a
-    distributed job, else the graph breaks if any, else the recompiles if any, else the
-    compiles)."""
-    return next(v.name for v in tabs(report) if v.opens(report))
+    distributed job, else the verdict of a benchmark (Why not faster), else the graph breaks
+    if any, else the recompiles if any, else the compiles)."""
+    order = sorted(tabs(report), key=lambda v: FIRST.index(v.name) if v.name in FIRST else len(FIRST))
+    return next(v.name for v in order if v.opens(report))
 
 
 def help_lines() -> str:

@@ -104,8 +104,9 @@ def stage_text(cv: CompileView, stage: str) -> str:
 
 
 def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
-    """The codegen stage: its tables, and each code block's title and size, a line each (a
-    GPT-2 step's kernels and wrapper modules are ten thousand lines); with ``kernel``, the code
+    """The codegen stage: its tables, its short code blocks (a FlexAttention mod), and each
+    other code block's title and size, a line each (a GPT-2 step's kernels and wrapper modules
+    are ten thousand lines); with ``kernel``, the code
     of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
     title holds it ("forward wrapper"). A ValueError names what there is to print."""
     sv = next(x for x in cv.stages if x.stage == "codegen")
@@ -123,11 +124,12 @@ def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
             if isinstance(b, (CodeBlock, LinesBlock)) and not any(_names(b, k) for k in listed)
         ]
         out += [block_text(b) for b in tables]
+        out += [block_text(b) for b in code if _short(b)]  # a FlexAttention mod's code
         if listed:
             out += ["each kernel's code: --kernel NAME (a name of the kernel table)", ""]
-        if code:
+        if long := [b for b in code if not _short(b)]:
             out += ["more code (--kernel TITLE prints it):"]
-            rows = [(_code_size(b), b.title) for b in code]
+            rows = [(_code_size(b), b.title) for b in long]
             out += [*table_lines(None, rows, keep=(0,), indent=2), ""]
         return "\n".join(out).rstrip() + "\n"
     chosen = [b for b in sv.blocks if isinstance(b, (CodeBlock, LinesBlock)) and _names(b, kernel)]
@@ -146,6 +148,13 @@ def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
     out = [f"{cv.label} · codegen · {kernel}", ""]
     out += [block_text(b) for b in chosen + chosen_tables]
     return "\n".join(out).rstrip() + "\n"
+
+
+SHORT = 30  # lines of a code block the codegen view prints in full (the others: their size)
+
+
+def _short(b: CodeBlock | LinesBlock) -> bool:
+    return len(b.code.rstrip("\n").splitlines()) <= SHORT
 
 
 def _code_size(b: CodeBlock | LinesBlock) -> str:
