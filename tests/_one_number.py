@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 import explorer
-from explorer._summary import secs
+from explorer.base._words import secs
 
 
 def check(report, page: str | None = None) -> int:

@@ -23,8 +23,8 @@ from rich.cells import cell_len
 
 import compiler
 import explorer
-from explorer._fit import table_lines, text_width
-from explorer._summary import where
+from explorer.base._words import where
+from explorer.lower._fit import table_lines, text_width
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -1,0 +1,83 @@
+"""torch's timed phases (its chromium events) in words, torch's own name beside them:
+``tracing the bytecode (bytecode_tracing)``. A phase this table does not know is shown as torch
+names it. Used wherever a phase is shown: the compile's "time per phase", the compile-time
+view (text, page, chart)."""
+
+from __future__ import annotations
+
+import re
+
+# torch's name -> what the compiler was doing
+WORDS = {
+    "dynamo": "Dynamo, the whole frame",
+    "entire_frame_compile": "compiling the frame",
+    "bytecode_tracing": "tracing the bytecode",
+    "build_guards": "building the guards",
+    "backend_compile": "the backend compiling Dynamo's graph",
+    "create_aot_dispatcher_function": "AOTAutograd",
+    "aot_collect_metadata": "collecting the inputs' and outputs' metadata",
+    "aot_trace_joint_graph": "tracing the joint forward and backward graph",
+    "min_cut_rematerialization_partition": "splitting the joint graph into forward and backward",
+    "_recursive_joint_graph_passes": "joint-graph passes",
+    "_recursive_pre_grad_passes": "pre-grad passes",
+    "_recursive_post_grad_passes": "post-grad passes",
+    "compile_fx.<locals>.fw_compiler_base": "Inductor compiling the forward",
+    "compile_fx.<locals>.bw_compiler": "Inductor compiling the backward",
+    "entire_backward_compile": "compiling the backward (at the first .backward())",
+    "inductor_compile": "Inductor",
+    "fx_codegen_and_compile": "lowering and generating code",
+    "additional_fake_tensor_prop": "propagating fake tensors again",
+    "GraphLowering.run": "lowering to Inductor's IR",
+    "GraphLowering.compile_to_fn": "generating and loading the code",
+    "GraphLowering.codegen": "generating the code",
+    "Scheduler.__init__": "fusing (the scheduler's decisions)",
+    "Scheduler.fused_nodes": "fusing nodes",
+    "Scheduler.codegen": "generating the kernels",
+    "PythonWrapperCodegen.generate": "generating the Python wrapper",
+    "code_gen": "generating the code",
+    "compile_file": "compiling C++",
+    "PyCodeCache.load_by_key_path": "loading the generated module",
+    "async_compile.wait": "waiting for the kernels' compiles",
+    "insert_deferred_runtime_asserts": "inserting runtime asserts",
+    "gc": "garbage collection",
+}
+_ATTEMPT = re.compile(r"compile_attempt_(\d+)")
+# torch.compile's bytecode hooks (torch._dynamo.convert_frame.register_bytecode_hook), each
+# timed on its own: a tool that reads the new bytecode (depyf, this explorer's Bytecode tab)
+_HOOK = re.compile(r"bytecode_hooks_(\d+)")
+_PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
+
+
+def words(name: str) -> str | None:
+    """What torch's phase ``name`` is, in words; None where this table does not know it."""
+    if name in WORDS:
+        return WORDS[name]
+    if m := _ATTEMPT.fullmatch(name):
+        n = int(m[1])
+        return "first attempt" if n == 0 else f"attempt {n + 1} (Dynamo restarted the analysis)"
+    if m := _HOOK.fullmatch(name):
+        return f"bytecode hook {int(m[1]) + 1} (a tool reading the code Dynamo made)"
+    if m := _PASS.fullmatch(name):
+        return f"{m[1].replace('_', '-')} pass {m[2]}"
+    return None
+
+
+def phase_label(name: str) -> str:
+    """``tracing the bytecode (bytecode_tracing)``; a phase not known: torch's name alone."""
+    said = words(name)
+    return f"{said} ({name})" if said else name
+
+
+MIN_SHARE = 0.01  # phases shorter than this share of their compile are left out where phases are listed
+
+
+def phase_span(c) -> float:
+    """The span of a compile's phases, first begun to last ended (the waterfall's width)."""
+    return max((p.start_s + p.duration_s for p in c.phases), default=0.0)
+
+
+def shown_phases(c) -> list:
+    """A compile's phases worth a row: at least MIN_SHARE of its span (all of them at depth 0):
+    the compile-time view's waterfall and the compile's "time per phase" tree."""
+    total = phase_span(c)
+    return [p for p in c.phases if p.depth == 0 or p.duration_s >= MIN_SHARE * total]
