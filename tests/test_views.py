@@ -456,7 +456,8 @@ def test_recompile_names_every_failed_entry_and_when_its_dynamic_compile_failed(
     assert "<div><b>also failed:</b> [0/0] tensor &#x27;x&#x27; size mismatch at index 0." in page
     assert "<h3>Dynamic dimensions</h3>" in page
     assert (
-        f"<tr><td>[0/2]</td><td>{sk}</td><td>k</td><td>[-int_oo, int_oo]</td><td>2</td><td></td></tr>" in page
+        f'<tr><td>[0/2]</td><td>{sk}</td><td>k</td><td>[-int_oo, int_oo]</td><td class="num">2</td><td></td></tr>'
+        in page
     )
     widget = "".join(c.value for c in _leaves(Explorer(r).recompiles) if hasattr(c, "value"))
     assert later in widget and "<h3>Dynamic dimensions</h3>" in widget

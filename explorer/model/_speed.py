@@ -28,10 +28,23 @@ def config_phrase(c: Compile) -> str | None:
     cfg = c.config
     if cfg is None:
         return None
-    parts = [f"mode {cfg.mode}" if cfg.mode else f"backend {cfg.backend or 'not Inductor'}"]
+    parts = [f"mode {cfg.mode}" if cfg.mode else f"backend {cfg.backend or _no_backend(c, short=True)}"]
     if cfg.dynamic is not None:
         parts.append(f"dynamic={cfg.dynamic}")
     return ", ".join(parts)
+
+
+def _no_backend(c: Compile, short: bool = False) -> str:
+    """What a compile whose records name no backend ran: none where no stage past capture ran
+    (Dynamo's graph had nothing to compile: the backend is never called), else not Inductor."""
+    s = c.stages
+    if all(getattr(s, x) is None for x in ("autograd", "decompose", "fuse", "codegen")):
+        return (
+            "none (no graph compiled)"
+            if short
+            else "none ran: no graph to compile (the backend is called only with one)"
+        )
+    return "not Inductor" if short else "not Inductor (its records name no backend)"
 
 
 def cudagraph_phrase(c: Compile) -> str | None:
@@ -128,7 +141,7 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
     cfg = c.config
     if cfg is not None:
         rows.append(("mode", (config_phrase(c) or "-").removeprefix("mode ")))
-        rows.append(("backend", cfg.backend or "not Inductor (its records name no backend)"))
+        rows.append(("backend", cfg.backend or _no_backend(c)))
         rows.append(("options", ", ".join(f"{k}={v}" for k, v in cfg.options.items()) or "torch's defaults"))
         if cfg.set_by_recording:
             rows.append(
