@@ -743,6 +743,16 @@ def test_every_graph_opens_readable_and_backward_runs_say_so(gpt2):
                     assert any(x.endswith("(backward)") for x in labels), (title, labels)
                 seen.append(title)
                 graph.screenshot(path=str(ARTIFACTS / f"test_report_opens-{len(seen)}.png"))
+                if title == "forward graph coloured by kernel":  # an addmm runs as a library call
+                    view.locator(".pt2x-gv-search").fill("op:addmm")
+                    row = view.locator(".pt2x-gv-info tr", has_text="kernel").first
+                    expect(row).to_contain_text("runs as extern_kernels.addmm")
+                    row.locator("a").click()  # to its row of the extern calls, in codegen
+                    target = page.locator(
+                        f".pt2x-compile[data-id='{busiest}'] tr[data-kernel='extern_kernels.addmm']"
+                    ).first
+                    expect(target).to_be_visible()
+                    expect(target).to_contain_text("forward")
         assert not errors
     backward = [t for t in seen if "backward" in t]
     # (no backward graph coloured by kernel: torch maps no backward kernel to its nodes)
