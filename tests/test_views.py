@@ -874,10 +874,11 @@ def test_inductor_stage_views_as_text_gpu_recording():
     forward, backward = r.compile("0/0").stages.codegen.output_code
     assert headings(codegen)[9:] == [
         "extern calls (library kernels the wrapper calls, not generated)",
-        *headings(codegen)[10:-8],
-        "output code",  # where torch wrote them; the graph as a script
+        *headings(codegen)[10:-9],
+        "output code",  # where torch wrote them, the kernels they define; the graph as a script
         f"forward wrapper module   {forward.path}",
         f"backward wrapper module  {backward.path}",
+        f"kernels it defines       {', '.join(k.name for k in kernels)}",
         "each kernel's code: --kernel NAME (a name of the kernel table)",
         "more code (--kernel TITLE prints it):",
         "  355 lines  forward wrapper module",

@@ -227,10 +227,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         for oc in st.output_code:
             blocks.append(CodeBlock(f"{oc.role} wrapper module", "python", oc.code))
         files = tuple((f"{oc.role} wrapper module", oc.path) for oc in st.output_code if oc.path)
-        listed = report.kernels_of(c.id)  # the kernel table names them
-        names = (
-            (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names and not listed else ()
-        )
+        names = (("kernels it defines", ", ".join(st.kernel_names)),) if st.kernel_names else ()
         if files or names:
             blocks.append(Table("output code", ("", ""), files + names))
         blocks += _texts(
@@ -281,7 +278,12 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     blocks += _texts(("torch's traceback", c.traceback))
     blocks += key_blocks(c)
     if c.phases:  # as a tree: each phase's children under it (--view time draws them)
-        lines = (f"{'  ' * p.depth}{phase_label(p.name)}: {secs(p.duration_s)}" for p in shown_phases(c))
+        lines = [f"{'  ' * p.depth}{phase_label(p.name)}: {secs(p.duration_s)}" for p in shown_phases(c)]
+        named = {p.name for p in c.phases}
+        other = sorted(((n, t) for n, t in c.phase_times_s.items() if n not in named), key=lambda kv: -kv[1])
+        if other:  # torch's totals of phases that have no span of their own
+            lines += ["(torch's totals of phases without a span)"]
+            lines += [f"{phase_label(n)}: {secs(t)}" for n, t in other]
         blocks.append(CodeBlock("time per phase (each phase's parts under it)", "text", "\n".join(lines)))
     elif c.phase_times_s:
         lines = (
