@@ -20,7 +20,7 @@ def test_a_benchmarked_page_opens_on_why_with_the_verdict_in_its_header():
     assert opening(report) == "why"
     page = explorer.html(report)
     head = page[: page.index('<div class="pt2x-tabs">')]
-    said = html.escape(compiler.verdict(report, b).headline)
+    said = html.escape(compiler.analysis.verdict(report, b).headline)
     assert f"<b>Why not faster</b> · {html.escape(b.name)}: {said}</div>" in head
     assert re.search(r'<button data-tab="tab-why" class="on">', page)
     assert '<section class="pt2x-tab" id="tab-why">' in page  # shown, not hidden

@@ -15,8 +15,8 @@ from _e2e import marker_line
 
 import compiler
 import explorer
-from compiler import CacheLookup
 from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
+from compiler.types import CacheLookup
 from explorer.lower._html import breaks_html
 from explorer.lower._text import breaks_text, recompiles_text
 from explorer.model._guards import KINDS, guard_tables
@@ -895,7 +895,7 @@ def test_inductor_stage_views_as_text_gpu_recording():
     assert headings(one)[1].startswith(
         "forward kernel triton_per_fused_native_layer_norm_0 (triton) from aten.native_layer_norm, lines "
     )
-    body = compiler.read_triton_source(kernels[0].source).body.splitlines()
+    body = compiler.analysis.read_triton_source(kernels[0].source).body.splitlines()
     assert "".join(f"    {ln}".rstrip() + "\n" for ln in body) in one
     assert f"{kernels[0].name}: metadata" in headings(one) and "triton_meta=" not in one
     assert not any(k.name in one for k in kernels[1:])

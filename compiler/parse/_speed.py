@@ -66,6 +66,15 @@ def components(lines: str | tuple[str, ...] | None) -> dict[str, tuple[str, str]
     return _text_components(lines if isinstance(lines, str) else "\n".join(lines or ()))
 
 
+_KEY_CONFIG = re.compile(r"^inductor_config\[(.+)\]$")
+
+
+def inductor_option_of(component: str) -> str | None:
+    """``inductor_config[max_autotune]`` (a cache key's component) -> ``max_autotune``."""
+    m = _KEY_CONFIG.match(component)
+    return m.group(1) if m else None
+
+
 @functools.lru_cache(maxsize=64)
 def _key_components(lines: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     return _text_components("\n".join(lines))
@@ -213,3 +222,13 @@ def short_reason(reason: str) -> str:
         first = SKIP.sub("", first, count=1)
     first = first.split("Found from")[0]
     return first.strip().rstrip(".:").strip()
+
+
+_OBSERVED = re.compile(r"observed (\d+) distinct sizes")
+
+
+def observed_sizes(warning: str) -> int | None:
+    """torch's CUDA-graph warning "… We have observed 5 distinct sizes …" -> 5: the count when
+    it warned (once, at its limit), not the sizes recorded in all."""
+    m = _OBSERVED.search(warning)
+    return int(m[1]) if m else None

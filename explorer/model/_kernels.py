@@ -6,9 +6,8 @@ with each IR line led by the kernel line it came from."""
 
 from __future__ import annotations
 
-import re
-
-from compiler import Kernel, TritonBinary, TritonSource, ir_source_lines, occupancy, read_triton_source
+from compiler.analysis import debug_sections_start, ir_source_lines, occupancy, read_triton_source
+from compiler.types import Kernel, TritonBinary, TritonSource
 
 from ..base._types import Block, CodeBlock, Table
 
@@ -120,10 +119,6 @@ def _binaries_table(k: Kernel) -> Table:
     return Table(f"{k.name}: compiled by Triton (▶ the config that runs)", cols, tuple(rows))
 
 
-# where a PTX module's function ends and its DWARF sections begin (.debug_abbrev, .debug_info…)
-_DEBUG = re.compile(r"\s*\.section\s+\.debug_")
-
-
 def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
     """Each IR level of ``b``, every line led by the kernel line it came from (Triton's
     locations, shifted to the lines of the kernel's source shown above)."""
@@ -134,7 +129,7 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
             f"{(s - b.line_offset) if s is not None else '':>4} │ {ln}"
             for s, ln in zip(src, text.splitlines(), strict=False)
         ]
-        debug = next((i for i, ln in enumerate(text.splitlines()) if _DEBUG.match(ln)), None)
+        debug = debug_sections_start(text)
         cut = f" (its debug sections, {len(lines) - debug} lines, left out)" if debug else ""
         lines = lines[:debug] if debug else lines
         title = f"{k.name}: {IR_TITLES.get(level, level)}, {len(lines)} lines{cut}; left: the kernel's line"

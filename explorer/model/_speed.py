@@ -5,9 +5,10 @@ differ between two compiles of the same function)."""
 from __future__ import annotations
 
 import os
-import re
 
-from compiler import CacheLookup, Compile, Report, cache_key_changes, cudagraph_reason
+from compiler import Report
+from compiler.analysis import cache_key_changes, cudagraph_reason, observed_sizes
+from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock
 from ..base._words import display_name, secs
@@ -77,11 +78,11 @@ def _short_where(where: str) -> str:
 def _sizes_said(warning: str, cg) -> str:
     """torch's warning on CUDA graphs' sizes, with what its count counts beside the count of
     the sizes recorded: torch warns once, when it has seen as many sizes as its limit."""
-    m = re.search(r"observed (\d+) distinct sizes", warning)
+    said = observed_sizes(warning)
     sizes = sum(1 for r in cg.runs if r.kind == "new size")
-    if m is None or int(m[1]) == sizes:
+    if said is None or said == sizes:
         return warning
-    return f"{warning} [torch said this at its {m[1]}th size; {sizes} sizes were recorded in all]"
+    return f"{warning} [torch said this at its {said}th size; {sizes} sizes were recorded in all]"
 
 
 def _hit(lookups, kind: str) -> CacheLookup | None:

@@ -6,7 +6,8 @@ is shown, plotly.js are inlined once."""
 
 from __future__ import annotations
 
-from compiler import Report, verdict
+from compiler import Report
+from compiler.analysis import verdict
 
 from ..base._types import ExplorerView, opening_compile
 from ..diffs._pagediffs import page_css
@@ -81,7 +82,7 @@ def page_html(subject: Subject | ExplorerView, *, graphs: bool = False) -> str:
 
 
 def verdict_head(report: Report) -> str:
-    """The header's verdict: each benchmark's headline (``compiler.verdict``), the Why tab
+    """The header's verdict: each benchmark's headline (``compiler.analysis.verdict``), the Why tab
     saying the rest; "" without a benchmark."""
     if not report.benchmarks:
         return ""

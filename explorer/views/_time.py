@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from compiler import Compile, Report
+from compiler import Report
+from compiler.types import Compile
 
 from ..base._phasenames import MIN_SHARE, phase_label, shown_phases
 from ..base._phasenames import phase_span as _total
