@@ -320,12 +320,12 @@ def breaks_json(tmp_path_factory):
 
 def test_report_view_stage_and_compile(breaks_json, capsys):
     import explorer
-    from explorer.views._registry import NAMES
+    from explorer.views._registry import names
 
     with pytest.raises(SystemExit):
         cli.main(["report", "-h"])
-    assert "--view {" + ",".join(NAMES) + "}" in capsys.readouterr().out  # the views of one registry
-    assert set(compiler.types.STAGES) <= set(NAMES)
+    assert "--view {" + ",".join(names()) + "}" in capsys.readouterr().out  # the views of one registry
+    assert set(compiler.types.STAGES) <= set(names())
     assert cli.main(["report", str(breaks_json), "--view", "capture", "--compile", "1/0"]) == 0
     out = capsys.readouterr().out
     r = compiler.load(breaks_json)

@@ -16,7 +16,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 import compiler
 from explorer.model._stages import stage_view
-from explorer.model._summary import summary_text
+from explorer.views._summary import summary_text
 
 HERE = os.path.basename(__file__)
 

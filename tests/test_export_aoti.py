@@ -13,7 +13,7 @@ import torch
 from _torch_trace import RawTrace
 
 import compiler
-from explorer.model._summary import summary_text
+from explorer.views._summary import summary_text
 
 
 class Net(torch.nn.Module):

@@ -38,7 +38,7 @@ import explorer.diffs._normalize
 import explorer.model._guards
 import explorer.model._summary
 from compiler.parse._tritonir import LEVELS
-from explorer.views._registry import NAMES
+from explorer.views._registry import names
 from tests._torch_trace import read_log
 
 BOUND = 10.0  # seconds one call may take at SIZE characters a line
@@ -176,7 +176,7 @@ def test_loading_and_every_view_are_linear(cls, tmp_path, plain):
     by_size = {n: reports[str(tmp_path / f"crafted-{n}.log.gz")] for n in (0, SIZE // 10, SIZE)}
     big = by_size[SIZE]
     assert any(_line(c, SIZE) in (x.stages.capture.guards or "") for x in big.compiles if x.stages.capture)
-    for name in NAMES:
+    for name in names():
         for x in [None, *(x.id for x in big.compiles)]:
             view = functools.partial(explorer.text, view=name, compile=x)
             _timed(f"--view {name} --compile {x} on {cls}", view, by_size.get)

@@ -19,8 +19,9 @@ import compiler
 from benchmarks.fuzz_reports import gzip_bomb
 from explorer import cli, text
 from explorer.base import _bound
-from explorer.model._summary import summary_text
+from explorer.base._types import Labelled, Span
 from explorer.model._view import build_view
+from explorer.views._summary import summary_text
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = 16 * 2**20
@@ -149,13 +150,9 @@ def test_views_cut_a_long_string_and_say_how_much_is_left_out(tmp_path, capsys):
     r = compiler.load(p)
     assert r.graph_breaks[2].type == "r" * MIB  # the report holds it whole
     b = build_view(r).breaks[2]  # the view model: the breaks tab, the page, the notebook widget
-    assert (b.site, b.type, b.hints, b.reason, b.explanation) == (
-        SITE,
-        CUT,
-        (CUT,),
-        CUT_TEXT,
-        CUT_TEXT,
-    )
+    assert (b.site, b.type, b.reason) == (SITE, CUT, CUT_TEXT)
+    facts = {f.label: f.value for f in b.facts if isinstance(f, Labelled)}
+    assert (facts["hint"], facts["why"]) == ((Span("", CUT),), (Span("prose", CUT_TEXT),))
     summary = summary_text(r, "w").splitlines()
     assert summary[3:5] == ["Graph breaks", f"  {SITE}  {CUT}  (hit 1×; logged in [0/0])"]
     assert summary[5] == f"      hint: {CUT}"

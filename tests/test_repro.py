@@ -106,8 +106,8 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
     assert script.endswith(c.stages.codegen.fx_graph_runnable.lstrip("\n"))  # torch's artifact, whole
 
     # the page's and the widget's button saves the same file
-    from explorer.lower._html import compile_facts_html
     from explorer.model._view import build_view
+    from explorer.views._compiles import compile_facts_html
 
     button = re.search(
         r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',

@@ -17,12 +17,12 @@ import compiler
 import explorer
 from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
 from compiler.types import CacheLookup
-from explorer.lower._html import breaks_html
-from explorer.lower._text import breaks_text, recompiles_text
 from explorer.model._guards import KINDS, guard_tables
 from explorer.model._view import build_view
 from explorer.pages._page import page_html
 from explorer.pages._widgets import Explorer
+from explorer.views._breaks import breaks_html, breaks_text
+from explorer.views._recompiles import recompiles_text
 
 HERE = __file__
 
@@ -151,7 +151,8 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
 
     from explorer.base._types import CompileRow, Summary
     from explorer.lower._plaintable import plain_cells, plain_table
-    from explorer.model._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, renderable
+    from explorer.model._summary import UNWRAPPED
+    from explorer.views._summary import _COLUMNS, _min_width, _plain, renderable
 
     rows = (
         CompileRow(
@@ -943,10 +944,10 @@ def test_page_and_widget_tabs_come_from_one_registry():
     from pathlib import Path
 
     from explorer.lower._html import frag
-    from explorer.views._registry import NAMES
+    from explorer.views._registry import names
 
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
-    names = ["breaks", "recompiles", "compiles", "time", "bytecode", "raw"]
+    tab_names = ["breaks", "recompiles", "compiles", "time", "bytecode", "raw"]
     labels = [
         "Graph breaks (1)",
         "Recompiles (2)",
@@ -956,15 +957,17 @@ def test_page_and_widget_tabs_come_from_one_registry():
         "Unmapped events (1)",
     ]
     page = page_html(build_view(r))
-    assert re.findall(r'<button data-tab="tab-(\w+)"[^>]*>([^<]*)</button>', page) == list(zip(names, labels))
+    assert re.findall(r'<button data-tab="tab-(\w+)"[^>]*>([^<]*)</button>', page) == list(
+        zip(tab_names, labels)
+    )
     app = Explorer(r)
     assert [app.tabs.get_title(i) for i in range(len(app.tabs.children))] == labels
     for i in (3, 4, 5):  # the tabs without a widget of their own: the page's HTML
         section = re.search(
-            rf'<section class="pt2x-tab" id="tab-{names[i]}" hidden>(.*?)</section>', page, re.S
+            rf'<section class="pt2x-tab" id="tab-{tab_names[i]}" hidden>(.*?)</section>', page, re.S
         )
         widget, shown = app.tabs.children[i].value, frag(section.group(1))
-        if names[i] != "bytecode":
+        if tab_names[i] != "bytecode":
             assert widget == shown
             continue
         # the page's code is highlighted in the browser, the widget's by pygments: the same text
@@ -982,7 +985,7 @@ def test_page_and_widget_tabs_come_from_one_registry():
         '    "oss": true\n'
         "    }\n"
     )
-    assert set(names) < set(NAMES)
+    assert set(tab_names) < set(names())
     with pytest.raises(ValueError, match=r"^unknown view 'nope'; choose one of: summary, ranks, breaks, "):
         explorer.text(r, "nope")
 

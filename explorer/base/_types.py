@@ -1,6 +1,7 @@
 """The view model's types: what every lowering (rich text, static HTML, widgets) draws, as
 plain frozen data. Built from a report by ``_view.build_view`` (and ``_summary``,
-``model._stages``, ``model._recompiles``); lowered by ``lower._text``, ``_html`` and the widgets.
+``model._stages``, ``model._recompiles``); lowered by each view's module (``views/``) and the
+generic lowerings of ``lower/``.
 Nothing here imports another module of the explorer: every other module may import it."""
 
 from __future__ import annotations
@@ -72,12 +73,47 @@ class SourceLine:
 
 
 @dataclass(frozen=True)
-class StackLine:
-    """One frame of a break's stack: the program's own code or a library it called."""
+class Span:
+    """A piece of a line that is more than words (a stack, a list of links), built once as
+    data and drawn by each lowering its own way (``lower/_text.py: inline_text``,
+    ``lower/_html.py: inline_html``); a line is a tuple of them (``Inline``). Its ``kind``:
 
-    text: str  # "file.py:12 in fn"
-    library: bool = False  # an installed package or the standard library (shown dimmed, "[lib]")
-    yours: bool = False  # the innermost frame of the program's own code (shown bold)
+    - ``""``: words, as they are;
+    - ``"lib"``: a stack frame in a library (text: ``[lib]`` after it; HTML: dimmed);
+    - ``"yours"``: the program's own innermost frame (HTML: bold);
+    - ``"compile"``: a compile id (text: ``[0/1]``; HTML: a link that opens that compile);
+    - ``"calls"``: between a caller and what it called (text `` -> ``; HTML `` → ``);
+    - ``"next"``: between the items of a list (text ``, ``; HTML ``; ``);
+    - ``"prose"``: a paragraph (text: on one line, its runs of blanks one space; HTML: as it is).
+    """
+
+    kind: str
+    text: str = ""
+
+
+Inline = tuple[Span, ...]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A fact of a record, one line under its head (``why: …``, ``stack: …``), drawn by each
+    lowering its own way (``lower/_text.py: fact_lines``, ``lower/_html.py: fact_html``): text
+    ``label: value``; HTML a ``<div>`` of class ``cls``, the label bold where ``strong``."""
+
+    label: str  # "" for none
+    value: Inline
+    cls: str = ""
+    strong: bool = True
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The source lines around a line, that line marked (text ``> 15 | code``; HTML a ``<pre>``)."""
+
+    lines: tuple[SourceLine, ...]
+
+
+Fact = Labelled | Excerpt
 
 
 @dataclass(frozen=True)
@@ -85,17 +121,16 @@ class BreakView:
     site: str  # "file.py:12"
     type: str
     reason: str
-    explanation: str | None
-    hints: tuple[str, ...]
     count: int
     compile_ids: tuple[str, ...]
-    user_stack: tuple[StackLine, ...]  # outermost first; torch's and this package's frames left out
-    context: tuple[SourceLine, ...]
     graph_before: str | None  # compile whose graph ends at the break
     graph_after: str | None  # compile of the code after it (torch's resume function)
+    # under its head line, in order: the program's own line that led to a site in a library
+    # ("your code"), the source around the site (or why it was not read), why it broke, torch's
+    # hints, its stack (outermost first; torch's and this package's frames left out) and the
+    # graphs before and after it, each a link to its compile
+    facts: tuple[Fact, ...] = ()
     gb_id: str | None = None
-    your_code: str | None = None  # "train.py:11 in step" when the site itself is in a library
-    source_unread: str | None = None  # "/dev/zero not read: not a regular file": no context then
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ _RUNS_A_PROGRAM = {
 
 
 def _parser() -> argparse.ArgumentParser:
-    from explorer.views._registry import NAMES, help_lines  # the views: one registry
+    from explorer.views._registry import help_lines, names  # the views: one registry
 
     p = argparse.ArgumentParser(
         prog="pt2-explorer",
@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="OUT", help="write the static HTML report here")
     rep.add_argument(
         "--view",
-        choices=NAMES,
+        choices=names(),
         default="summary",
         help=f"what to print (default: the summary). {help_lines()}",
     )
@@ -196,16 +196,9 @@ def _diff(ns, compiler) -> int:
 
 
 def _print_summary(report, title: str) -> None:
-    """The summary; for a distributed job, where the ranks diverge first."""
-    if report.ranks:
-        from explorer.model._summary import echo
-        from explorer.pages._faces import text
+    from explorer.views._registry import Subject, view
 
-        echo(text(report, title=title))
-    else:
-        from explorer.model._summary import print_summary
-
-        print_summary(report, title=title)
+    view("summary").terminal(Subject(report, title))
 
 
 def _load(ns, compiler) -> int:
@@ -246,16 +239,13 @@ def _report(ns, compiler) -> int:
         ns.view = "codegen"
     if ns.kernel and ns.view != "codegen":
         return error(ValueError(f"--kernel is a kernel of --view codegen, not of --view {ns.view}"))
-    if ns.view == "summary":
-        _print_summary(report, ns.report)
-    else:
-        from explorer.cli._out import echo_fitting
-        from explorer.pages._faces import text
+    from explorer.views._registry import Subject, view
 
-        try:  # made at the terminal's width (explorer._fit)
-            echo_fitting(lambda: text(report, ns.view, title=ns.report, compile=ns.compile, kernel=ns.kernel))
-        except ValueError as e:  # no such compile, no such kernel
-            return error(e)
+    shown = view(ns.view)
+    try:  # a text view made at the terminal's width (View.terminal, explorer.lower._fit)
+        shown.terminal(Subject(report, ns.report, ns.compile, kernel=ns.kernel))
+    except ValueError as e:  # no such compile, no such kernel
+        return error(e)
     if ns.html:
         if not saving(ns.html, lambda: save_html(report, ns.html, ns.report)):
             return 1

@@ -267,6 +267,6 @@ def _load(path: str, *, warn: bool = True):
 
 def _echo(make) -> None:
     """``make()``'s text, made to fit the terminal (``explorer.lower._fit``)."""
-    from ._out import echo_fitting
+    from ..model._summary import echo_fitting
 
     echo_fitting(make)

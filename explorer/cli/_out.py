@@ -125,16 +125,3 @@ def say(line: str) -> None:
     from explorer.model._summary import printable
 
     print(printable(line), file=sys.stderr)
-
-
-def echo_fitting(make, file=None) -> None:
-    """``make()``'s text on stdout (or ``file``), made to fit the terminal's width where it is
-    one (whole lines where piped: ``_summary.terminal``), then wrapped by ``_summary.echo``
-    where a line still runs over."""
-    from explorer.lower._fit import text_width
-    from explorer.model._summary import UNWRAPPED, echo, terminal
-
-    room = terminal(file).width
-    with text_width(room if room < UNWRAPPED else None):
-        text = make()
-    echo(text, file)

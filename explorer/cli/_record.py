@@ -170,7 +170,7 @@ def leave_report(
     """Write and print the report (the program's process, or this one from the journal), then
     ``check`` it where given; False where a write failed (one error line each) or ``check``
     said no. ``written`` gets each output written, as it is."""
-    from explorer.model._summary import print_summary
+    from explorer.views._summary import print_summary
 
     report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:

@@ -1,6 +1,6 @@
 """The diffs a report has, on the static page: each recompile against the compile it replaced
 (what the notebook's "diff [0/0] → [0/1]" button shows), rendered once when the page is made
-and folded under the recompile's tab (``_registry``: the recompiles view's page body)."""
+and folded under the recompile's tab (``views/_recompiles.py``: the recompiles view's page body)."""
 
 from __future__ import annotations
 

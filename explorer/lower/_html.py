@@ -1,5 +1,6 @@
-"""The view model lowered to HTML: the fragments the static page (``pages/_page.py``) and the
-notebook widgets (``pages/_widgets.py``) are made of.
+"""The view model lowered to HTML: the generic fragments (tables, code and graph blocks, inline
+lines) that each view's HTML (its module in ``views/``), the static page (``pages/_page.py``)
+and the notebook widgets (``pages/_widgets.py``) are made of.
 
 Every user-controlled string goes through ``esc`` (or pygments, which escapes). Fragments
 need no JavaScript (``<details>`` for collapsing), so they work inside ipywidgets.HTML, where
@@ -19,21 +20,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer, PythonLexer, TextLexer
 
-from ..base._types import (
-    Block,
-    BreakView,
-    CodeBlock,
-    CompileView,
-    DynamicDim,
-    ExplorerView,
-    GraphBlock,
-    LinesBlock,
-    RecompileView,
-    StackLine,
-    StageView,
-    Table,
-    hits,
-)
+from ..base._types import Block, CodeBlock, Excerpt, ExplorerView, Fact, GraphBlock, Inline, LinesBlock, Table
 from ..graph._view import graph_static_html
 from ._pagelines import LineTable
 
@@ -225,168 +212,39 @@ def block_html(
     )
 
 
-def summary_html(view: ExplorerView) -> str:
-    s = view.summary
-    items = [f'<li class="brk">{esc(x)}</li>' for x in s.break_lines]
-    items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
-    items += [f'<li class="pipe">{esc(name)}: {esc(x)}</li>' for name, lines in s.sections for x in lines]
-    err = error_html(view) + (f'<div class="note">{esc(s.damaged)}</div>' if s.damaged else "")
-    glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
-    return (
-        f'<h2>PT2 Explorer — {esc(s.title)}</h2><div class="meta">{esc(s.meta)}</div>'
-        f'<div class="headline">{esc(s.headline)}</div>{err}{glance}'
-    )
+_SPAN_HTML = {
+    "": "{}",
+    "lib": '<span class="lib" title="library code">{}</span>',
+    "yours": '<span class="yours" title="your code">{}</span>',
+    "compile": '<a class="cid" data-compile="{0}">[{0}]</a>',  # on the static page it opens that compile
+    "calls": " → ",
+    "next": "; ",
+    "prose": "{}",  # in an element whose white space is kept (.why: pre-wrap)
+}
 
 
-def break_html(b: BreakView) -> str:
-    src = "".join(
-        f'<div class="{"hl" if ln.highlight else ""}"><span class="no">{ln.number}</span>{esc(ln.text)}</div>'
-        for ln in b.context
-    )
-    gb = f' <span class="gb">{esc(b.gb_id)}</span>' if b.gb_id else ""
-    parts = [
-        f'<div class="break" id="break-{esc(b.site)}"><div><b>{esc(b.site)}</b>  '
-        f'<span class="type">{esc(b.type)}</span>{gb}  {esc(hits(b.count, b.compile_ids))}</div>'
-    ]
-    if b.your_code:
-        parts.append(f"<div><b>your code:</b> {esc(b.your_code)}</div>")
-    if src:
-        parts.append(f'<pre class="src">{src}</pre>')
-    if b.source_unread:
-        parts.append(f'<div class="src-unread">source: {esc(b.source_unread)}</div>')
-    if b.explanation:
-        parts.append(f'<div class="why"><b>why:</b> {esc(b.explanation)}</div>')
-    parts += [f"<div><b>hint:</b> {esc(h)}</div>" for h in b.hints]
-    if b.user_stack:
-        frames = " → ".join(_stack_frame_html(f) for f in b.user_stack)
-        parts.append(f'<div class="stack">stack: {frames}</div>')
-    graphs = []
-    if b.graph_before:
-        graphs.append(f"graph before: {_cid_link(b.graph_before)}")
-    if b.graph_after:
-        graphs.append(f"graph after: {_cid_link(b.graph_after)}")
-    if graphs:
-        parts.append(f'<div class="meta">{"; ".join(graphs)}</div>')
-    parts.append(f"<details><summary>torch's full reason</summary><pre>{esc(b.reason)}</pre></details></div>")
-    return "".join(parts)
+def inline_html(line: Inline) -> str:
+    """An inline line (``base/_types.py: Span``) as HTML, each span's text escaped."""
+    return "".join(_SPAN_HTML[s.kind].format(esc(s.text)) for s in line)
 
 
-def _stack_frame_html(f: StackLine) -> str:
-    """The program's own innermost frame bold, library frames dimmed."""
-    cls = "yours" if f.yours else "lib" if f.library else ""
-    title = ' title="library code"' if f.library else ' title="your code"' if f.yours else ""
-    return f'<span class="{cls}"{title}>{esc(f.text)}</span>' if cls else esc(f.text)
+def fact_html(f: Fact) -> str:
+    """A record's fact (``base/_types.py: Labelled``, ``Excerpt``) as HTML."""
+    if isinstance(f, Excerpt):
+        lines = "".join(
+            f'<div class="{"hl" if ln.highlight else ""}"><span class="no">{ln.number}</span>{esc(ln.text)}</div>'
+            for ln in f.lines
+        )
+        return f'<pre class="src">{lines}</pre>' if lines else ""
+    cls = f' class="{esc(f.cls)}"' if f.cls else ""
+    label = "" if not f.label else f"<b>{esc(f.label)}:</b> " if f.strong else f"{esc(f.label)}: "
+    return f"<div{cls}>{label}{inline_html(f.value)}</div>"
 
 
 def error_html(view: ExplorerView) -> str:
     """How the recorded program ended, when it raised."""
     s = view.summary
     return f'<div class="error">The recorded program ended with: {esc(s.error)}</div>' if s.error else ""
-
-
-def _cid_link(cid: str) -> str:
-    """A compile id; on the static page a click opens that compile (inert in widgets)."""
-    return f'<a class="cid" data-compile="{esc(cid)}">[{esc(cid)}]</a>'
-
-
-def breaks_html(view: ExplorerView) -> str:
-    if not view.breaks:
-        return error_html(view) + '<div class="note">No graph breaks: each compiled frame is one graph.</div>'
-    return error_html(view) + "".join(break_html(b) for b in view.breaks)
-
-
-def recompiles_html(view: ExplorerView) -> str:
-    parts = []
-    for t in view.timelines:
-        limit = (
-            ' <span class="error">recompile limit hit: later calls run uncompiled</span>'
-            if t.limit_hit
-            else ""
-        )
-        items = "".join(
-            f'<li class="{esc(e.status)}">[{esc(e.compile_id)}] {esc(e.label)}</li>' for e in t.entries
-        )
-        parts.append(
-            f'<h3>{esc(t.frame)} <span class="meta">{esc(t.where)}</span>{limit}</h3><ol class="tl">{items}</ol>'
-        )
-    if not view.recompiles:
-        parts.append('<div class="note">No recompiles.</div>')
-    for r in view.recompiles:
-        guards = "".join(f'<div class="{"fail" if g.failing else ""}">{esc(g.text)}</div>' for g in r.guards)
-        reasons = "".join(f"<div><b>reason:</b> {esc(x)}</div>" for x in r.reasons)
-        parts.append(
-            f'<div class="break" id="recompile-{esc(r.compile_id)}"><b>[{esc(r.compile_id)}] {esc(r.frame)}</b>'
-            f": the guards of [{esc(r.failed_entry or '?')}] failed{reasons}"
-            + (
-                f"<div><b>failing guard:</b> <code>{esc(r.failing_guard)}</code></div>"
-                if r.failing_guard
-                else ""
-            )
-            + _recompile_facts_html(r)
-            + (
-                f'<details open><summary>guards of [{esc(r.failed_entry or "?")}]</summary><pre class="guards">{guards}</pre></details>'
-                if guards
-                else ""
-            )
-            + "</div>"
-        )
-    if view.dynamic_dims:
-        parts.append(dynamic_dims_html(view.dynamic_dims))
-    return "".join(parts)
-
-
-def _recompile_facts_html(r: RecompileView) -> str:
-    """Under the failing guard: where it came from, the other entries that failed, and what
-    the recompile compiled as dynamic (bold)."""
-    out = []
-    if r.guard_from:
-        out.append(f"<div><b>guard from:</b> {esc(r.guard_from)}</div>")
-    for x in r.also_failed:
-        guard = f'<div class="meta">guard: <code>{esc(x.guard)}</code></div>' if x.guard else ""
-        out.append(f"<div><b>also failed:</b> [{esc(x.entry or '?')}] {esc(x.reason)}{guard}</div>")
-    if r.dynamic_note:
-        out.append(f'<div class="dynamic">{esc(r.dynamic_note)}</div>')
-    return "".join(out)
-
-
-def dynamic_dims_html(dims: tuple[DynamicDim, ...]) -> str:
-    """Every compile's symbols and specializations, one row each."""
-    rows = []
-    for d in dims:
-        if d.specialized is None and d.reason is None:
-            cells = (d.symbol or "", d.dim, d.range or "", d.seen or "", "")
-        else:
-            at = f" at {d.at}" if d.at else ""
-            cells = (d.symbol or "", d.dim, "", "", f"= {d.specialized}: {d.reason or '?'}{at}")
-        rows.append((f"[{d.compile_id}]", *cells))
-    return table_html(
-        Table(
-            "Dynamic dimensions",
-            ("compile", "symbol", "dimension", "range", "seen", "specialized"),
-            tuple(rows),
-        )
-    )
-
-
-def stage_html(sv: StageView, *, static: bool = False, shared: LineTable | None = None) -> str:
-    if not sv.blocks:
-        return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
-    note = f'<div class="note">{esc(sv.note)}</div>' if sv.note else ""
-    return note + "".join(block_html(b, static=static, shared=shared) for b in sv.blocks)
-
-
-def compile_facts_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
-    """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
-    err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
-    return err + cv.repros + "".join(block_html(b, static=static, shared=shared) for b in cv.blocks)
-
-
-def compile_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
-    stages = "".join(
-        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static, shared=shared)}</details>"
-        for sv in cv.stages
-    )
-    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static, shared=shared)}{stages}"
 
 
 def stylesheet() -> str:
@@ -398,18 +256,3 @@ def fragment_css() -> str:
     """The explorer's stylesheet: once per output (the widget's first child), the fragments
     themselves carry none."""
     return f"<style>{stylesheet()}</style>"
-
-
-def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
-    """The static page's compiles tab: a compile selector (the page's script shows the one
-    selected; ``selected``: the compile selected first, None: the first), then each compile."""
-    options = "".join(
-        f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == selected else ""}>{esc(c.label)}</option>'
-        for c in view.compiles
-    )
-    shared = LineTable(browser_highlighting())  # the texts compiles share, each line once
-    compiles = "".join(
-        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True, shared=shared)}</div>'
-        for c in view.compiles
-    )
-    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}{shared.script()}'

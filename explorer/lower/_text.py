@@ -1,189 +1,45 @@
-"""The view model lowered to plain text: the terminal's and the tests' form of each view."""
+"""The view model lowered to plain text: the terminal's and the tests' form of its generic
+parts (tables, code and graph blocks, inline lines); each view's own text is in its module
+(``views/``)."""
 
 from __future__ import annotations
 
-import re
-
-from ..base._types import (
-    CodeBlock,
-    CompileView,
-    DynamicDim,
-    ExplorerView,
-    GraphBlock,
-    LinesBlock,
-    Table,
-    hits,
-    opening_compile,
-)
+from ..base._types import CodeBlock, Excerpt, Fact, GraphBlock, Inline, LinesBlock, Span, Table
 from ._fit import table_lines
 
-
-def breaks_text(view: ExplorerView) -> str:
-    out: list[str] = []
-    if view.summary.error:  # users land on this view: say first how the program ended
-        out += [f"The recorded program ended with: {view.summary.error}", ""]
-    if not view.breaks:
-        return "\n".join(out + ["No graph breaks: each compiled frame is one graph."])
-    for b in view.breaks:
-        gb = f"  {b.gb_id}" if b.gb_id else ""
-        out.append(f"{b.site}  {b.type}{gb}  ({hits(b.count, b.compile_ids)})")
-        if b.your_code:
-            out.append(f"  your code: {b.your_code}")
-        width = len(str(b.context[-1].number)) if b.context else 0
-        for ln in b.context:
-            mark = ">" if ln.highlight else " "
-            out.append(f"  {mark} {ln.number:>{width}} | {ln.text}")
-        if b.source_unread:
-            out.append(f"  source: {b.source_unread}")
-        if b.explanation:
-            out.append(f"  why: {' '.join(b.explanation.split())}")
-        out += [f"  hint: {h}" for h in b.hints]
-        if b.user_stack:
-            frames = (f"{f.text} [lib]" if f.library else f.text for f in b.user_stack)
-            out.append(f"  stack: {' -> '.join(frames)}")
-        graphs = []
-        if b.graph_before:
-            graphs.append(f"graph before: [{b.graph_before}]")
-        if b.graph_after:
-            graphs.append(f"graph after: [{b.graph_after}]")
-        if graphs:
-            out.append("  " + ", ".join(graphs))
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
+_SPAN_TEXT = {
+    "": "{}",
+    "lib": "{} [lib]",
+    "yours": "{}",
+    "compile": "[{}]",
+    "calls": " -> ",
+    "next": ", ",
+}
 
 
-def recompiles_text(view: ExplorerView) -> str:
-    out: list[str] = []
-    for t in view.timelines:
-        limit = "  (recompile limit hit)" if t.limit_hit else ""
-        out.append(f"{t.frame}  {t.where}{limit}")
-        for e in t.entries:
-            out.append(f"  [{e.compile_id}] {e.status}: {e.label}")
-    if not view.recompiles:
-        out.append("No recompiles.")
-    for r in view.recompiles:
-        out.append("")
-        out.append(f"[{r.compile_id}] {r.frame}: guards of [{r.failed_entry}] failed")
-        for x in r.reasons:  # continuation lines (torch's "User stack trace:") indented under it
-            out.append("  reason: " + "\n          ".join(x.strip().splitlines()))
-        if r.failing_guard:
-            out.append(f"  failing guard: {r.failing_guard}")
-        if r.guard_from:
-            out.append(f"  guard from: {r.guard_from}")
-        for x in r.also_failed:
-            out.append(f"  also failed: [{x.entry}] {x.reason}")
-            if x.guard:
-                out.append(f"    guard: {x.guard}")
-        if r.dynamic_note:
-            out.append(f"  {r.dynamic_note}")
-    if view.dynamic_dims:
-        out += ["", "Dynamic dimensions:"]
-        out += [f"  {dynamic_dim_text(d)}" for d in view.dynamic_dims]
-    return "\n".join(out).rstrip() + "\n"
+def inline_text(line: Inline) -> str:
+    """An inline line (``base/_types.py: Span``) as text: ``a.py:3 in f -> b.py:9 in g [lib]``."""
+    return "".join(_span_text(s) for s in line)
 
 
-def dynamic_dim_text(d: DynamicDim) -> str:
-    """``[0/1] s27 = kwargs['input_ids'].size()[1] in [2, int_oo] (seen 24)`` or
-    ``[0/0] specialized x.size()[0] = 8: range_refined_to_singleton at f.py:4``."""
-    if d.specialized is None and d.reason is None:
-        vr = f" in {d.range}" if d.range else ""
-        seen = f" (seen {d.seen})" if d.seen is not None else ""
-        return f"[{d.compile_id}] {d.symbol} = {d.dim}{vr}{seen}"
-    reason = f": {d.reason}" if d.reason else ""
-    at = f" at {d.at}" if d.at else ""
-    return f"[{d.compile_id}] specialized {d.dim} = {d.specialized}{reason}{at}"
+def _span_text(s: Span) -> str:
+    if s.kind == "prose":
+        return " ".join(s.text.split())
+    return _SPAN_TEXT[s.kind].format(s.text)
+
+
+def fact_lines(f: Fact) -> list[str]:
+    """A record's fact (``base/_types.py: Labelled``, ``Excerpt``) as lines of text."""
+    if isinstance(f, Excerpt):
+        width = len(str(f.lines[-1].number)) if f.lines else 0
+        return [f"{'>' if ln.highlight else ' '} {ln.number:>{width}} | {ln.text}" for ln in f.lines]
+    return [f"{f.label}: {inline_text(f.value)}" if f.label else inline_text(f.value)]
 
 
 def table_text(t: Table) -> str:
     """The table under its title, fitting the text's width (``_fit``): its text wrapped
     inside the cells, never a row across lines."""
     return "\n".join([t.title, *table_lines(t.columns, t.rows)]) + "\n"
-
-
-def stage_text(cv: CompileView, stage: str) -> str:
-    """One compile's stage: its tables, its graphs' size and each code block in full."""
-    sv = next(x for x in cv.stages if x.stage == stage)
-    out = [f"{cv.label} · {stage}", ""]
-    if not sv.blocks:
-        return "\n".join(out + [f"{stage}: {sv.note or 'nothing recorded'}"]) + "\n"
-    if sv.note:
-        out += [sv.note, ""]
-    out += [block_text(b) for b in sv.blocks]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
-    """The codegen stage: its tables, its short code blocks (a FlexAttention mod), and each
-    other code block's title and size, a line each (a GPT-2 step's kernels and wrapper modules
-    are ten thousand lines); with ``kernel``, the code
-    of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
-    title holds it ("forward wrapper"). A ValueError names what there is to print."""
-    sv = next(x for x in cv.stages if x.stage == "codegen")
-    if not sv.blocks and kernel is None:
-        return stage_text(cv, "codegen")
-    if kernel is None:
-        out = [f"{cv.label} · codegen", ""]
-        if sv.note:
-            out += [sv.note, ""]
-        tables = [b for b in sv.blocks if isinstance(b, Table)]
-        listed = {r[1] for b in tables if b.title.startswith("kernels") for r in b.rows}
-        code = [
-            b
-            for b in sv.blocks
-            if isinstance(b, (CodeBlock, LinesBlock)) and not any(_names(b, k) for k in listed)
-        ]
-        out += [block_text(b) for b in tables]
-        out += [block_text(b) for b in code if _short(b)]  # a FlexAttention mod's code
-        if listed:
-            out += ["each kernel's code: --kernel NAME (a name of the kernel table)", ""]
-        if long := [b for b in code if not _short(b)]:
-            out += ["more code (--kernel TITLE prints it):"]
-            rows = [(_code_size(b), b.title) for b in long]
-            out += [*table_lines(None, rows, keep=(0,), indent=2), ""]
-        return "\n".join(out).rstrip() + "\n"
-    chosen = [b for b in sv.blocks if isinstance(b, (CodeBlock, LinesBlock)) and _names(b, kernel)]
-    if not chosen:
-        names = [
-            r[1] for b in sv.blocks if isinstance(b, Table) and b.title.startswith("kernels") for r in b.rows
-        ]
-        some = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        raise ValueError(
-            f"no kernel or code block {kernel!r} in the codegen of [{cv.compile_id}]"
-            + (f" (kernels: {some})" if names else " (it has no kernels)")
-        )
-    chosen_tables = [
-        b for b in sv.blocks if isinstance(b, Table) and b.title.startswith(f"{kernel}:")
-    ]  # a Triton kernel's metadata and binaries
-    out = [f"{cv.label} · codegen · {kernel}", ""]
-    out += [block_text(b) for b in chosen + chosen_tables]
-    return "\n".join(out).rstrip() + "\n"
-
-
-SHORT = 30  # lines of a code block the codegen view prints in full (the others: their size)
-
-
-def _short(b: CodeBlock | LinesBlock) -> bool:
-    return len(b.code.rstrip("\n").splitlines()) <= SHORT
-
-
-def _code_size(b: CodeBlock | LinesBlock) -> str:
-    return f"{len(b.code.rstrip(chr(10)).splitlines()):,} lines"
-
-
-def _names(b: CodeBlock | LinesBlock, name: str) -> bool:
-    """The block is kernel ``name``'s code (its title names it as a word), or its title holds
-    ``name`` (a wrapper module, fx_graph_runnable)."""
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", b.title) is not None
-
-
-def compile_text(cv: CompileView) -> str:
-    """One compile's own facts: how it ended, its stage times and caches, torch's traceback
-    and metrics (its stages: ``stage_text``)."""
-    out = [cv.label, ""]
-    if cv.error:
-        out += [cv.error, ""]
-    out += [block_text(b) for b in cv.blocks]
-    return "\n".join(out).rstrip() + "\n"
 
 
 def block_text(b) -> str:
@@ -196,17 +52,3 @@ def block_text(b) -> str:
     assert isinstance(b, (CodeBlock, LinesBlock))
     lines = b.code.rstrip("\n").splitlines()
     return f"{b.title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
-
-
-def compile_of(view: ExplorerView, compile_id: str | None) -> CompileView:
-    """``compile_id``'s view (None: the opening compile), or a ValueError naming the ids."""
-    if compile_id is None:
-        cv = opening_compile(view)
-        if cv is None:
-            raise ValueError("no compiles recorded: no stage to show")
-        return cv
-    for cv in view.compiles:
-        if cv.compile_id == compile_id.strip("[]"):
-            return cv
-    ids = ", ".join(c.compile_id for c in view.compiles) or "none"
-    raise ValueError(f"no compile {compile_id!r} in this report (compiles: {ids})")

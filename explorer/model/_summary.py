@@ -1,30 +1,23 @@
-"""The summary view of a report — frames, compiles, breaks, recompiles, kernels — built once
-(``build_summary``, part of the view model; its types are in ``base._types``) and lowered here to
-rich: the terminal at its width (``print_summary``), plain text (``summary_text``);
-``_html.summary_html`` lowers the same ``Summary``."""
+"""The summary of a report — frames, compiles, breaks, recompiles, kernels — built once
+(``build_summary``, part of the view model; its types are in ``base._types``; its lowerings:
+``views/_summary.py``); and the words and terminal helpers the views share: ``printable``
+(control characters escaped), ``terminal`` (a console at the terminal's width), ``echo``."""
 
 from __future__ import annotations
 
-import io
 import re
 import sys
-from dataclasses import fields, is_dataclass, replace
 
-from rich.console import Console, Group
-from rich.markup import escape
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
+from rich.console import Console
 
 from compiler import Report
 from compiler.analysis import one_gap
 from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped
-from ..base._types import BreakLine, CompileRow, Summary, hits
+from ..base._types import BreakLine, CompileRow, Summary
 from ..base._words import cell_label, display_name, secs, where, where_source  # noqa: F401 - where the views import them from
-from ..lower._fit import Parts, wrap_line
-from ..lower._plaintable import plain_cells, plain_table
+from ..lower._fit import text_width, wrap_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._speed import speed_lines
@@ -169,82 +162,6 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     return clipped(summary)  # each line within _bound.LINE: a crafted report's string may be a megabyte
 
 
-def renderable(s: Summary):
-    """The summary lowered to rich (the terminal and the text form)."""
-    head, table, tail = _renderables(s)
-    return Group(*head, table, *tail)
-
-
-_COLUMNS = ("compile", "frame", "status", "stages", "kernels", "time", "C/A/D/F/G s")
-
-
-def _cells(c: CompileRow) -> tuple[str, ...]:
-    """A compile's row of the summary's table, as rich markup."""
-    status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
-    return (escape(f"[{c.compile_id}]"), escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times)
-
-
-def _renderables(s: Summary) -> tuple[list, Table, list]:
-    """The summary's parts before its table of compiles, the table, the parts after it."""
-    parts: list = [
-        Text.assemble(("PT2 Explorer", "bold"), f" — {s.title}  ({s.meta})"),
-        Parts(s.headline),
-    ]
-    if s.error:
-        parts.append(Text(f"The recorded program ended with: {s.error}", style="bold red"))
-    if s.damaged:
-        parts.append(Text(s.damaged, style="yellow"))
-    if s.breaks:
-        parts.append(Text("\nGraph breaks", style="bold"))
-        for b in s.breaks:
-            parts.append(
-                _hang(
-                    Text.assemble(
-                        (b.site, "cyan"), "  ", (b.type, "yellow"), f"  ({hits(b.count, b.compile_ids)})"
-                    )
-                )
-            )
-            if b.code:
-                parts.append(Text(f"      {b.code}", style="dim", no_wrap=True, overflow="ellipsis"))
-            if b.hint:
-                parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
-    for name, lines in s.sections:
-        parts.append(Text(f"\n{name}", style="bold"))
-        parts += [_hang(Text(line)) for line in lines]
-    if s.recompile_lines:
-        parts.append(Text("\nRecompiles", style="bold"))
-        parts += [
-            _hang(Text(ln, style="bold red" if ln.endswith("run uncompiled") else ""))
-            for ln in s.recompile_lines
-        ]
-    if s.frame_lines:
-        parts.append(Text("\nFrames", style="bold"))
-        parts += [_hang(Text(ln)) for ln in s.frame_lines]
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in _COLUMNS:
-        table.add_column(col, no_wrap=col != "frame", min_width=_min_width(col))
-    for c in s.compiles:
-        table.add_row(*_cells(c))
-    parts.append(
-        Text("\nCompiles  (stages: C capture, A autograd, D decompose, F fuse, G codegen)", style="bold")
-    )
-    tail = [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
-    tail += [Text(f"  [{c.compile_id}] {c.note}", style="dim") for c in s.compiles if c.note]
-    if s.unknown:
-        tail.append(Text(f"\n{s.unknown}", style="dim"))
-    return parts, table, tail
-
-
-def _hang(text: Text) -> Padding:
-    """A line of a section, two spaces in: where the terminal wraps it, its continuation lines
-    too (a hanging indent), so that the next item still starts at the margin."""
-    return Padding(text, (0, 0, 0, 2), expand=False)
-
-
-def _min_width(col: str) -> int:
-    return len(col) if col != "frame" else 8
-
-
 def terminal(file=None) -> Console:
     """A console at the terminal's width (rich reads it, or COLUMNS when set); piped or
     redirected: no wrapping at all, whatever COLUMNS says (a log or ``grep`` gets whole lines;
@@ -280,18 +197,6 @@ def _escape(m: re.Match) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def _printable(obj):
-    """The summary's strings through ``printable``, before rich lays them out (so the
-    table's widths are those of what is shown)."""
-    if isinstance(obj, str):
-        return printable(obj)
-    if isinstance(obj, tuple):
-        return tuple(_printable(x) for x in obj)
-    if is_dataclass(obj):
-        return replace(obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj)})
-    return obj
-
-
 def echo(text: str, file=None) -> None:
     """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
     indented line's continuation keeps the indent), whole lines when piped; control characters
@@ -307,45 +212,11 @@ def echo(text: str, file=None) -> None:
         out.write("".join(ln + "\n" for ln in wrap_line(line, console)))
 
 
-def print_summary(report: Report, title: str | None = None, console: Console | None = None) -> None:
-    """The summary on the terminal (or ``console``), control characters escaped."""
-    console = console or terminal()
-    summary = _printable(build_summary(report, title))
-    if console.is_terminal:
-        console.print(renderable(summary))
-    else:  # piped: whole lines, without the table's padding
-        console.file.write(_plain(console, summary))
-
-
-def summary_text(report: Report, title: str | None = None, width: int | None = None) -> str:
-    """The summary as plain text: whole lines (as piped), or wrapped at ``width``."""
-    buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or UNWRAPPED,
-        soft_wrap=width is None,
-        no_color=True,
-        color_system=None,
-        highlight=False,
-        force_jupyter=False,
-    )
-    return _plain(console, build_summary(report, title))
-
-
-def _plain(console: Console, summary: Summary) -> str:
-    """The summary as rich prints it without colours, each line without its trailing spaces;
-    the table of compiles laid out here where it fits the width as it is (rich's layout of
-    it, cell by cell, took seconds for a log of a thousand compiles)."""
-    head, table, tail = _renderables(summary)
-    rows = [plain_cells(c) for c in summary.compiles]
-    lines = plain_table(_COLUMNS, rows, [_min_width(c) for c in _COLUMNS], console.width)
-    with console.capture() as cap:
-        console.print(Group(*head) if lines is not None else Group(*head, table, *tail))
-    text = cap.get()
-    if lines is not None:
-        text += "".join(ln + "\n" for ln in lines)
-        if tail:
-            with console.capture() as cap:
-                console.print(Group(*tail))
-            text += cap.get()
-    return "".join(ln.rstrip() + "\n" for ln in text.splitlines())
+def echo_fitting(make, file=None) -> None:
+    """``make()``'s text on stdout (or ``file``), made to fit the terminal's width where it is
+    one (whole lines where piped: ``terminal``), then wrapped by ``echo``
+    where a line still runs over."""
+    room = terminal(file).width
+    with text_width(room if room < UNWRAPPED else None):
+        text = make()
+    echo(text, file)

@@ -1,8 +1,8 @@
 """One view model of a report (its types: ``base/_types.py``), built here from the Report
 alone (plus the user's source files for context lines, through ``compiler.read_source``: a
 notebook cell's from linecache, a file only where it is a regular one of a bounded size).
-Lowered to rich text, static HTML and widgets elsewhere (``lower/_text.py``, ``lower/_html.py``,
-``pages/_widgets.py``); tests assert its text.
+Lowered to rich text, static HTML and widgets by each view's module (``views/``), its generic
+parts by ``lower/_text.py`` and ``lower/_html.py``; tests assert its text.
 """
 
 from __future__ import annotations
@@ -12,7 +12,17 @@ from compiler.analysis import resume_of
 from compiler.types import STAGES, Compile, StackFrame
 
 from ..base._bound import TEXT, clip, clipped
-from ..base._types import BreakView, CompileView, ExplorerView, SourceLine, StackLine
+from ..base._types import (
+    BreakView,
+    CompileView,
+    Excerpt,
+    ExplorerView,
+    Fact,
+    Inline,
+    Labelled,
+    SourceLine,
+    Span,
+)
 from ..repros._compile import repro_links_html
 from ..run._program import machinery
 from ._recompiles import dynamic_dims, previous_compiles, recompile_view, timelines
@@ -86,35 +96,55 @@ def _break_view(report: Report, b) -> BreakView:
                 after = other.id
                 break
     stack, mine = _stack(b)
-    # the program's own line that led to a site in a library
-    your_code = None
-    if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
-        your_code = f"{where(mine.filename, mine.line)} in {mine.name}"
     context, unread = source_context(b.filename, b.line)
+    before = c.id if c is not None and c.stages.capture and c.stages.capture.graph else None
     # each field within its length (base/_bound.py): a crafted report's string may be a megabyte
+    facts: list[Fact] = []
+    if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
+        facts.append(_words("your code", f"{where(mine.filename, mine.line)} in {mine.name}"))
+    if context:
+        facts.append(Excerpt(clipped(context)))
+    if unread:
+        facts.append(_words("source", unread, cls="src-unread", strong=False))
+    if b.explanation:
+        facts.append(Labelled("why", (Span("prose", clip(b.explanation, TEXT)),), cls="why"))
+    facts += [_words("hint", h) for h in b.hints]
+    if stack:
+        facts.append(Labelled("stack", clipped(stack), cls="stack", strong=False))
+    graphs = _graphs(before, after)
+    if graphs:
+        facts.append(Labelled("", graphs, cls="meta"))
     return BreakView(
         site=clip(where(b.filename, b.line)),
         type=clip(b.type),
         reason=clip(b.reason, TEXT),
-        explanation=None if b.explanation is None else clip(b.explanation, TEXT),
-        hints=clipped(b.hints),
         count=b.count,
         compile_ids=clipped(b.compile_ids),
-        user_stack=clipped(stack),
-        context=clipped(context),
-        source_unread=clipped(unread),
-        graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
+        graph_before=before,
         graph_after=after,
+        facts=tuple(facts),
         gb_id=None if b.gb_id is None else clip(b.gb_id),
-        your_code=None if your_code is None else clip(your_code),
     )
 
 
-def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
+def _words(label: str, text: str, **how) -> Labelled:
+    return Labelled(label, (Span("", clip(text)),), **how)
+
+
+def _graphs(before: str | None, after: str | None) -> Inline:
+    """``graph before: [0/0]``, ``graph after: [1/0]``: the compiles around a break, as links."""
+    items = [(f"graph {label}: ", cid) for label, cid in (("before", before), ("after", after)) if cid]
+    spans: list[Span] = []
+    for i, (label, cid) in enumerate(items):
+        spans += [Span("next")] * (i > 0) + [Span("", label), Span("compile", cid)]
+    return tuple(spans)
+
+
+def _stack(b) -> tuple[Inline, StackFrame | None]:
     """The stack shown under a break: ``GraphBreak.shown_stack`` (the program's frames and the
     library frames between them and the break) less this package's own frames (the CLI or
-    ``compiler.record`` that called the program), from the program's outermost own frame on;
-    and the innermost frame of the program's own code."""
+    ``compiler.record`` that called the program), from the program's outermost own frame on,
+    each frame calling the next; and the innermost frame of the program's own code."""
     frames = [f for f in b.shown_stack if not machinery(f.filename)]
     # a %%compile cell: the cell's own line that only called the magic, then the cell compiled
     frames = [
@@ -124,11 +154,19 @@ def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
     ]
     first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
     if first is None:  # no frame of the program's own: what torch gave, libraries included
-        return tuple(StackLine(_frame_text(f), True) for f in frames), None
+        return _calls(Span("lib", _frame_text(f)) for f in frames), None
     frames = frames[first:]
     mine = max((i for i, f in enumerate(frames) if f.kind == "user"), default=None)
-    lines = tuple(StackLine(_frame_text(f), f.kind != "user", i == mine) for i, f in enumerate(frames))
-    return lines, frames[mine]
+    kinds = ("lib" if f.kind != "user" else "yours" if i == mine else "" for i, f in enumerate(frames))
+    return _calls(Span(k, _frame_text(f)) for k, f in zip(kinds, frames)), frames[mine]
+
+
+def _calls(frames) -> Inline:
+    """Frames, each calling the next."""
+    spans: list[Span] = []
+    for f in frames:
+        spans += [Span("calls")] * bool(spans) + [f]
+    return tuple(spans)
 
 
 def _cell_code(f: StackFrame, filename: str | None = None) -> bool:

@@ -39,8 +39,9 @@ def text(
     ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
     several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
     ``"recompiles"``, ``"compiles"`` (one compile's own facts), a stage of one compile
-    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"time"`` (where compile time goes),
-    ``"raw"`` (the events no stage maps): explorer/views/_registry.py lists them. ``compile="1/0"``:
+    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"why"`` (why compiled is not faster),
+    ``"time"`` (where compile time goes), ``"bytecode"`` (the code Dynamo ran in each frame's
+    place), ``"raw"`` (the events no stage maps): ``VIEWS`` in explorer/views/_registry.py. ``compile="1/0"``:
     the compile of a compile's or a stage's view (default: the one with the most kernels).
     ``kernel="NAME"`` (``"codegen"``): that kernel's code (or a wrapper module's, ``"forward
     wrapper"``) instead of the tables and each code block's size. ``width``: tables and lines

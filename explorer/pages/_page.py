@@ -1,5 +1,5 @@
 """The self-contained static page of a report (``explorer.html``, ``explorer.save_html``,
-``pt2-explorer ... --html``): the summary, then one tab per view of the registry
+``pt2-explorer ... --html``): the header (the summary), then one tab per view of the registry
 (``views/_registry.py``) whose facts the report holds, each the view's HTML (``lower/_html.py`` and the
 views' modules). No network, no external files: the graph component and, where a benchmark
 is shown, plotly.js are inlined once."""
@@ -12,9 +12,9 @@ from compiler.analysis import verdict
 from ..base._types import ExplorerView, opening_compile
 from ..diffs._pagediffs import page_css
 from ..graph._view import graph_script
-from ..lower._html import HIGHLIGHT_BUNDLE, browser_highlighting, esc, stylesheet, summary_html
+from ..lower._html import HIGHLIGHT_BUNDLE, browser_highlighting, esc, stylesheet
 from ..lower._pagelines import FILL_JS
-from ..views._registry import Subject, opening, tabs
+from ..views._registry import Subject, headers, opening, tabs
 
 _PAGE_JS = (
     FILL_JS
@@ -70,10 +70,8 @@ def page_html(subject: Subject | ExplorerView, *, graphs: bool = False) -> str:
         f'<section class="pt2x-tab" id="tab-{v.name}"{"" if v.name == first else " hidden"}>{v.html(s)}</section>'
         for v in shown
     )
-    body = (
-        f'<div class="pt2x">{summary_html(view)}{verdict_head(s.report)}'
-        f'<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
-    )
+    head = "".join(v.html(s) for v in headers()) + verdict_head(s.report)
+    body = f'<div class="pt2x">{head}<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
         f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}"

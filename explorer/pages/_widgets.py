@@ -1,8 +1,8 @@
 """The view model lowered to ipywidgets: the notebook explorer.
 
-A summary header (the same HTML fragment as the static page's, ``lower/_html.py``), then one tab
-per view of the registry (``views/_registry.py``) whose facts the report holds, in its order: the
-page's tabs. A view's tab is its own widget where it has one (``views/_widgettabs.py``: buttons that
+A header (the summary: the registry's header views, the same HTML fragment as the static
+page's), then one tab per view of the registry (``views/_registry.py``) whose facts the report holds, in its order: the
+page's tabs. A view's tab is its own widget where it has one (in its module: buttons that
 open graphs and diffs, the compile selector and stage tabs), else its HTML fragment. Diff
 buttons ("diff with the compile it replaced" on every recompile, "compare stages" and "diff
 with previous compile" on every compile) show ``explorer.diff`` results right under the row of
@@ -19,8 +19,7 @@ from compiler import Report
 from ..base._types import ExplorerView, opening_compile
 from ..lower import _html
 from ..lower._html import esc, frag
-from ..views._registry import Subject, opening, tabs
-from ..views._widgettabs import CompilesTab
+from ..views._registry import Subject, headers, opening, tabs
 
 
 class Explorer(w.VBox):
@@ -30,7 +29,8 @@ class Explorer(w.VBox):
         self.report = report
         self.subject = Subject(report, title, view=view)
         self.view = self.subject.view
-        self.header = w.HTML(_html.fragment_css() + frag(_html.summary_html(self.view)))
+        head = "".join(v.html(self.subject) for v in headers())
+        self.header = w.HTML(_html.fragment_css() + frag(head))
         self.recompile_diff = w.Output()  # a recompile's diff, under its buttons
         self.compile_diff = w.Output()  # "compare stages" / "diff with previous", under them
         first = opening(report)
@@ -72,7 +72,7 @@ class Explorer(w.VBox):
         return self._bodies["recompiles"]
 
     @property
-    def compiles(self) -> CompilesTab:
+    def compiles(self):  # views/_compiles.py: compiles_tab
         return self._bodies["compiles"]
 
     @property

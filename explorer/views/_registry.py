@@ -1,13 +1,16 @@
 """The explorer's views, each declared once, in ``VIEWS``.
 
 A view has a name (``explorer.text(report, NAME)``, ``pt2-explorer report --view NAME``), a
-line saying what it shows (the CLI's help), and its builders: its text; its tab, if it has one
-(the summary is the header above the tabs; a stage is shown inside the compiles tab): the
+line saying what it shows (the CLI's help), and its builders, each from the view's module in
+``views/``: its text (and how ``pt2-explorer`` prints it, where that is more than its text:
+the summary in colour); its tab, if it has one (a stage is shown inside the compiles tab): the
 tab's label with its count, the facts the tab needs (no tab without them: a benchmark, timed
 phases, several ranks), its body on the static page (HTML, ``pages/_page.py``) and in the notebook
-explorer (``pages/_widgets.py``: a widget where it is more than that HTML). ``explorer.text``, the
-CLI's ``--view`` choices and help, the page's tabs and the widget's tabs are all made from
-``VIEWS``: a new view is one entry here plus its module.
+explorer (``pages/_widgets.py``: a widget where it is more than that HTML); or, for a header
+(the summary), its HTML above the tabs. ``explorer.text``, ``pt2-explorer report`` (its
+``--view`` choices, help and output), the page's header and tabs and the widget's are all
+made from ``VIEWS``: a new view is one row here plus its module (docs/architecture.md,
+"Recipe: add a view"; tests/test_view_recipe.py).
 """
 
 from __future__ import annotations
@@ -21,15 +24,16 @@ from compiler import Report
 from compiler.types import STAGES
 
 from ..base._types import ExplorerView
-from ..diffs._pagediffs import recompile_diffs_html
-from ..lower._html import breaks_html, compiles_html, recompiles_html
-from ..lower._text import breaks_text, codegen_text, compile_of, compile_text, recompiles_text, stage_text
-from ..model._summary import summary_text
+from ..model._summary import echo_fitting
 from ..model._view import build_view
 from ._bench import bench_html, bench_text, bench_widget
+from ._breaks import breaks_html, breaks_text, breaks_widget
 from ._bytecode import bytecode_html, bytecode_text, has_bytecode
+from ._compiles import CODEGEN_HELP, compile_of, compile_text, compiles_html, compiles_widget, stage_view_text
 from ._ranks import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._raw import raw_html, raw_text
+from ._recompiles import recompiles_page_html, recompiles_text, recompiles_widget
+from ._summary import summary_html, summary_printed, summary_view_text
 from ._time import time_html, time_text
 from ._why import why_html, why_text
 
@@ -79,53 +83,32 @@ class View:
     html: Callable[[Subject], str] | None = None  # the tab's body on the static page
     widget: Callable[[Any], Any] | None = None  # the tab in the notebook, given the app; None: its html
     opens: Callable[[Report], bool] = _never  # the explorer opens on the first tab whose `opens` holds
+    header: bool = False  # its html is the header above the tabs (the summary), not a tab
+    printed: Callable[[Subject], None] | None = None  # pt2-explorer's print of it; None: its text, echoed
 
-
-# ---- the builders that join a view's module to the Subject ----------------------------------
-
-
-def _summary(s: Subject) -> str:
-    """The summary; of a multi-rank report (or one whose other ranks did not load), the ranks
-    view first."""
-    text = summary_text(s.report, s.title)
-    several = s.report.ranks or s.report.damaged_ranks
-    return _ranks(s) + "\n" + f"Rank {s.report.rank}:\n" + text if several else text
-
-
-def _ranks(s: Subject) -> str:
-    return ranks_text(build_ranks_view(s.report, s.title or "ranks"))
-
-
-def _stage(stage: str, s: Subject) -> str:
-    if stage == "codegen":
-        return codegen_text(compile_of(s.view, s.compile), s.kernel)
-    return stage_text(compile_of(s.view, s.compile), stage)
-
-
-def _breaks_widget(app):
-    from ._widgettabs import breaks_tab
-
-    return breaks_tab(app)
-
-
-def _recompiles_widget(app):
-    from ._widgettabs import recompiles_tab
-
-    return recompiles_tab(app)
-
-
-def _compiles_widget(app):
-    from ._widgettabs import CompilesTab
-
-    return CompilesTab(app, app.subject.compile)
+    def terminal(self, subject: Subject) -> None:
+        """The view printed by ``pt2-explorer`` (``printed``, else its text made at the
+        terminal's width, its tables fitting it, and echoed: a line still too long wrapped,
+        control characters escaped; ``model/_summary.py: echo_fitting``)."""
+        if self.printed is not None:
+            self.printed(subject)
+        else:
+            echo_fitting(lambda: self.text(subject))
 
 
 VIEWS: tuple[View, ...] = (
-    View("summary", "frames, compiles, breaks, recompiles and kernels at a glance", _summary),
+    View(
+        "summary",
+        "frames, compiles, breaks, recompiles and kernels at a glance",
+        lambda s: summary_view_text(s.report, s.title),
+        html=lambda s: summary_html(s.view),
+        header=True,
+        printed=lambda s: summary_printed(s.report, s.title),
+    ),
     View(
         "ranks",
         "every rank of a distributed job side by side, where they diverge first (REPORT: also a directory)",
-        _ranks,
+        lambda s: ranks_text(build_ranks_view(s.report, s.title or "ranks")),
         tab=lambda r: f"Ranks ({len(ranks_of(r))})",
         needs=lambda r: bool(r.ranks or r.damaged_ranks),
         html=lambda s: ranks_html(build_ranks_view(s.report, s.title or "ranks")),
@@ -138,7 +121,7 @@ VIEWS: tuple[View, ...] = (
         lambda s: breaks_text(s.view),
         tab=lambda r: f"Graph breaks ({len(r.graph_breaks)})",
         html=lambda s: breaks_html(s.view),
-        widget=_breaks_widget,
+        widget=breaks_widget,
         opens=lambda r: bool(r.graph_breaks),
     ),
     View(
@@ -146,8 +129,8 @@ VIEWS: tuple[View, ...] = (
         "each frame's compiles in order, each recompile's failing guard, dynamic dimensions",
         lambda s: recompiles_text(s.view),
         tab=lambda r: f"Recompiles ({len(r.recompiles)})",
-        html=lambda s: recompiles_html(s.view) + recompile_diffs_html(s.view),
-        widget=_recompiles_widget,
+        html=lambda s: recompiles_page_html(s.view),
+        widget=recompiles_widget,
         opens=lambda r: bool(r.recompiles),
     ),
     View(
@@ -156,10 +139,17 @@ VIEWS: tuple[View, ...] = (
         lambda s: compile_text(compile_of(s.view, s.compile)),
         tab=lambda r: f"Compiles ({len(r.compiles)})",
         html=lambda s: compiles_html(s.view, s.compile),
-        widget=_compiles_widget,
+        widget=compiles_widget,
         opens=_always,
     ),
-    *(View(stage, "one compile's stage (--compile)", functools.partial(_stage, stage)) for stage in STAGES),
+    *(
+        View(
+            stage,
+            "one compile's stage (--compile)" if stage != "codegen" else CODEGEN_HELP,
+            lambda s, stage=stage: stage_view_text(compile_of(s.view, s.compile), stage, s.kernel),
+        )
+        for stage in STAGES
+    ),
     View(
         "bench",
         "eager against compiled (times, accuracy, memory, the kernels' profile)",
@@ -204,7 +194,10 @@ VIEWS: tuple[View, ...] = (
     ),
 )
 
-NAMES = tuple(v.name for v in VIEWS)
+
+def names() -> tuple[str, ...]:
+    """Every view's name, in the registry's order (``--view``'s choices)."""
+    return tuple(v.name for v in VIEWS)
 
 
 def view(name: str) -> View:
@@ -212,7 +205,12 @@ def view(name: str) -> View:
     for v in VIEWS:
         if v.name == name:
             return v
-    raise ValueError(f"unknown view {name!r}; choose one of: {', '.join(NAMES)}")
+    raise ValueError(f"unknown view {name!r}; choose one of: {', '.join(names())}")
+
+
+def headers() -> tuple[View, ...]:
+    """The views drawn above the tabs, on the page and in the notebook explorer."""
+    return tuple(v for v in VIEWS if v.header)
 
 
 def tabs(report: Report) -> tuple[View, ...]:

@@ -1,0 +1,289 @@
+"""The compiles view and its stages: one compile's own facts (how it ended, its stage times and
+caches, torch's traceback and metrics) and each of its stages (``capture`` … ``codegen``: its
+tables, graphs and code; codegen's: its kernel tables and each code block's size, or one
+kernel's code, ``codegen_text``), as text (``--view compiles``, ``--view STAGE``, ``--compile ID``,
+``--kernel NAME``),
+as the static page's tab (a compile selector, each compile with its stages folded) and as the
+notebook's tab (``CompilesTab``: the selector, "compare stages" and "diff with previous
+compile" with their diff right under them, the compile's facts, one tab per stage built when
+first shown). Its facts are the view model's ``CompileView`` (``model/_stages.py``)."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from compiler.types import STAGES
+
+from ..base._types import (
+    CodeBlock,
+    CompileView,
+    ExplorerView,
+    GraphBlock,
+    LinesBlock,
+    StageView,
+    Table,
+    opening_compile,
+)
+from ..diffs._diff import STAGE_NAMES
+from ..graph._view import graph_widget
+from ..lower._fit import table_lines
+from ..lower._html import block_html, browser_highlighting, esc, frag
+from ..lower._pagelines import LineTable
+from ..lower._text import block_text
+
+
+def stage_text(cv: CompileView, stage: str) -> str:
+    """One compile's stage: its tables, its graphs' size and each code block in full."""
+    sv = next(x for x in cv.stages if x.stage == stage)
+    out = [f"{cv.label} · {stage}", ""]
+    if not sv.blocks:
+        return "\n".join(out + [f"{stage}: {sv.note or 'nothing recorded'}"]) + "\n"
+    if sv.note:
+        out += [sv.note, ""]
+    out += [block_text(b) for b in sv.blocks]
+    return "\n".join(out).rstrip() + "\n"
+
+
+CODEGEN_HELP = (
+    "one compile's kernel and extern-call tables, each code's size (--compile; --kernel NAME: its code)"
+)
+
+
+def stage_view_text(cv: CompileView, stage: str, kernel: str | None = None) -> str:
+    """A stage's view: ``codegen_text`` for codegen (``kernel``: that kernel's code), else
+    ``stage_text``."""
+    if stage == "codegen":
+        return codegen_text(cv, kernel)
+    return stage_text(cv, stage)
+
+
+def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
+    """The codegen stage: its tables, its short code blocks (a FlexAttention mod), and each
+    other code block's title and size, a line each (a GPT-2 step's kernels and wrapper modules
+    are ten thousand lines); with ``kernel``, the code
+    of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
+    title holds it ("forward wrapper"). A ValueError names what there is to print."""
+    sv = next(x for x in cv.stages if x.stage == "codegen")
+    if not sv.blocks and kernel is None:
+        return stage_text(cv, "codegen")
+    if kernel is None:
+        out = [f"{cv.label} · codegen", ""]
+        if sv.note:
+            out += [sv.note, ""]
+        tables = [b for b in sv.blocks if isinstance(b, Table)]
+        listed = {r[1] for b in tables if b.title.startswith("kernels") for r in b.rows}
+        code = [
+            b
+            for b in sv.blocks
+            if isinstance(b, (CodeBlock, LinesBlock)) and not any(_names(b, k) for k in listed)
+        ]
+        out += [block_text(b) for b in tables]
+        out += [block_text(b) for b in code if _short(b)]  # a FlexAttention mod's code
+        if listed:
+            out += ["each kernel's code: --kernel NAME (a name of the kernel table)", ""]
+        if long := [b for b in code if not _short(b)]:
+            out += ["more code (--kernel TITLE prints it):"]
+            rows = [(_code_size(b), b.title) for b in long]
+            out += [*table_lines(None, rows, keep=(0,), indent=2), ""]
+        return "\n".join(out).rstrip() + "\n"
+    chosen = [b for b in sv.blocks if isinstance(b, (CodeBlock, LinesBlock)) and _names(b, kernel)]
+    if not chosen:
+        names = [
+            r[1] for b in sv.blocks if isinstance(b, Table) and b.title.startswith("kernels") for r in b.rows
+        ]
+        some = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise ValueError(
+            f"no kernel or code block {kernel!r} in the codegen of [{cv.compile_id}]"
+            + (f" (kernels: {some})" if names else " (it has no kernels)")
+        )
+    chosen_tables = [
+        b for b in sv.blocks if isinstance(b, Table) and b.title.startswith(f"{kernel}:")
+    ]  # a Triton kernel's metadata and binaries
+    out = [f"{cv.label} · codegen · {kernel}", ""]
+    out += [block_text(b) for b in chosen + chosen_tables]
+    return "\n".join(out).rstrip() + "\n"
+
+
+SHORT = 30  # lines of a code block the codegen view prints in full (the others: their size)
+
+
+def _short(b: CodeBlock | LinesBlock) -> bool:
+    return len(b.code.rstrip("\n").splitlines()) <= SHORT
+
+
+def _code_size(b: CodeBlock | LinesBlock) -> str:
+    return f"{len(b.code.rstrip(chr(10)).splitlines()):,} lines"
+
+
+def _names(b: CodeBlock | LinesBlock, name: str) -> bool:
+    """The block is kernel ``name``'s code (its title names it as a word), or its title holds
+    ``name`` (a wrapper module, fx_graph_runnable)."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", b.title) is not None
+
+
+def compile_text(cv: CompileView) -> str:
+    """One compile's own facts: how it ended, its stage times and caches, torch's traceback
+    and metrics (its stages: ``stage_text``)."""
+    out = [cv.label, ""]
+    if cv.error:
+        out += [cv.error, ""]
+    out += [block_text(b) for b in cv.blocks]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def compile_of(view: ExplorerView, compile_id: str | None) -> CompileView:
+    """``compile_id``'s view (None: the opening compile), or a ValueError naming the ids."""
+    if compile_id is None:
+        cv = opening_compile(view)
+        if cv is None:
+            raise ValueError("no compiles recorded: no stage to show")
+        return cv
+    for cv in view.compiles:
+        if cv.compile_id == compile_id.strip("[]"):
+            return cv
+    ids = ", ".join(c.compile_id for c in view.compiles) or "none"
+    raise ValueError(f"no compile {compile_id!r} in this report (compiles: {ids})")
+
+
+def stage_html(sv: StageView, *, static: bool = False, shared: LineTable | None = None) -> str:
+    if not sv.blocks:
+        return f'<div class="note">{esc(sv.stage)}: {esc(sv.note or "nothing recorded")}</div>'
+    note = f'<div class="note">{esc(sv.note)}</div>' if sv.note else ""
+    return note + "".join(block_html(b, static=static, shared=shared) for b in sv.blocks)
+
+
+def compile_facts_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
+    """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
+    err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
+    return err + cv.repros + "".join(block_html(b, static=static, shared=shared) for b in cv.blocks)
+
+
+def compile_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
+    stages = "".join(
+        f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static, shared=shared)}</details>"
+        for sv in cv.stages
+    )
+    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static, shared=shared)}{stages}"
+
+
+def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
+    """The static page's compiles tab: a compile selector (the page's script shows the one
+    selected; ``selected``: the compile selected first, None: the first), then each compile."""
+    options = "".join(
+        f'<option value="{esc(c.compile_id)}"{" selected" if c.compile_id == selected else ""}>{esc(c.label)}</option>'
+        for c in view.compiles
+    )
+    shared = LineTable(browser_highlighting())  # the texts compiles share, each line once
+    compiles = "".join(
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True, shared=shared)}</div>'
+        for c in view.compiles
+    )
+    return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}{shared.script()}'
+
+
+def stage_widget(sv: StageView):
+    """A stage's tab: its blocks, each graph the graph component."""
+    import ipywidgets as w
+
+    if not sv.blocks:
+        return w.HTML(frag(stage_html(sv)))
+    children = [
+        graph_widget(b) if isinstance(b, GraphBlock) else w.HTML(frag(block_html(b))) for b in sv.blocks
+    ]
+    return w.VBox(children)
+
+
+def compiles_widget(app):
+    """The notebook's compiles tab, on the compile the app's subject names (None: the first)."""
+    return compiles_tab()(app, app.subject.compile)
+
+
+@functools.cache
+def compiles_tab() -> type:
+    """The class of the notebook's compiles tab (an ``ipywidgets.VBox``), made when first asked
+    for: the text and the page of this view import no ipywidgets."""
+    import ipywidgets as w
+
+    class CompilesTab(w.VBox):
+        """The compile selector, the diff controls and their diff, the compile's own facts, and
+        its stages, one tab each; ``selected``: the compile shown first (None: the first)."""
+
+        def __init__(self, app, selected: str | None = None):
+            self.app = app
+            compiles = app.view.compiles
+            self.selector = w.Dropdown(
+                options=[(c.label, i) for i, c in enumerate(compiles)],
+                description="compile",
+                layout=w.Layout(width="70%"),
+            )
+            self.facts = w.HTML("")
+            self.stage_tabs = w.Tab(children=[w.HTML("") for _ in STAGES])
+            for i, s in enumerate(STAGES):
+                self.stage_tabs.set_title(i, s)
+            self._built: dict[tuple[int, int], w.Widget] = {}
+            self.selector.observe(lambda ch: self.show(), names="value")
+            self.stage_tabs.observe(lambda ch: self.show(), names="selected_index")
+            controls = self._compare_controls()
+            if not compiles:
+                super().__init__([w.HTML(frag('<div class="note">No compiles recorded.</div>'))])
+                return
+            super().__init__([self.selector, controls, app.compile_diff, self.facts, self.stage_tabs])
+            ids = [c.compile_id for c in compiles]
+            if selected in ids:
+                self.selector.value = ids.index(selected)
+            self.show()
+
+        def _compare_controls(self) -> w.Widget:
+            app = self.app
+            self.stage_a = w.Dropdown(options=STAGE_NAMES, value="capture", layout=w.Layout(width="auto"))
+            self.stage_b = w.Dropdown(options=STAGE_NAMES, value="decompose", layout=w.Layout(width="auto"))
+            compare = w.Button(description="compare stages", icon="columns", layout=w.Layout(width="auto"))
+            compare.tooltip = "this compile's two stages side by side"
+            compare.on_click(lambda _b: app.compare_stages(self.stage_a.value, self.stage_b.value))
+            self.previous_button = w.Button(
+                description="diff with previous compile", layout=w.Layout(width="auto")
+            )
+            self.previous_button.on_click(lambda _b: self._diff_previous())
+            self.selector.observe(lambda ch: self._update_previous(), names="value")
+            self._update_previous()
+            return w.HBox(
+                [self.stage_a, w.HTML("&nbsp;vs&nbsp;"), self.stage_b, compare, self.previous_button]
+            )
+
+        def selected(self):
+            """The compile shown (its ``CompileView``)."""
+            return self.app.view.compiles[self.selector.value or 0]
+
+        def _update_previous(self) -> None:
+            prev = self.selected().previous if self.app.view.compiles else None
+            self.previous_button.disabled = prev is None
+            self.previous_button.tooltip = (
+                f"compare [{prev}] with this compile"
+                if prev
+                else "the first compile of its frame: nothing before it"
+            )
+
+        def _diff_previous(self) -> None:
+            cv = self.selected()
+            if cv.previous is not None:
+                self.app.diff_compiles(cv.previous, cv.compile_id)
+
+        def show(self) -> None:
+            """The selected compile's facts and its selected stage (each stage built once)."""
+            ci = self.selector.value or 0
+            si = self.stage_tabs.selected_index or 0
+            self.facts.value = frag(compile_facts_html(self.selected()))
+            key = (ci, si)
+            if key not in self._built:
+                self._built[key] = stage_widget(self.app.view.compiles[ci].stages[si])
+            children = list(self.stage_tabs.children)
+            children[si] = self._built[key]
+            self.stage_tabs.children = children
+
+        def select(self, compile_id: str, stage: str = "capture") -> None:
+            """Show one compile's stage (``"0/1"``, ``"codegen"``)."""
+            self.selector.value = [c.compile_id for c in self.app.view.compiles].index(compile_id)
+            self.stage_tabs.selected_index = STAGES.index(stage)
+
+    return CompilesTab
