@@ -23,13 +23,14 @@ from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
 from .parse._graphs import shape_dims, without_device_index
 from .parse._guards import parse_guards
-from .parse._names import phase_attempt, phase_pass, rank_path, resume_of, without_entry
+from .parse._names import phase_attempt, phase_hook, phase_pass, rank_path, resume_of, without_entry
 from .parse._normalize import kernel_base, normalize
 from .parse._outputcode import extern_calls, split_kernels
-from .parse._speed import cache_key_changes
+from .parse._provenance import extern_nodes, kernel_stacks
+from .parse._speed import cache_key_changes, observed_sizes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._text import one_gap
-from .parse._tritonir import ir_source_lines, occupancy
+from .parse._tritonir import debug_sections_start, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 
 if TYPE_CHECKING:
@@ -67,11 +68,15 @@ __all__ = [
     "fill_reason",
     "RUNNABLE_PREAMBLE",
     "cudagraph_reason",
+    "observed_sizes",
     # Inductor's output, Triton
     "split_kernels",
+    "kernel_stacks",
+    "extern_nodes",
     "read_triton_source",
     "ir_source_lines",
     "occupancy",
+    "debug_sections_start",
     # export, FlexAttention, bytecode
     "export_summary",
     "flex_calls",
@@ -90,6 +95,7 @@ __all__ = [
     "without_device_index",
     "phase_attempt",
     "phase_pass",
+    "phase_hook",
     "one_gap",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",

@@ -313,6 +313,9 @@ OWN_TEXT = {
     "explorer/model/_summary.py:_CONTROL": "any text we print: control characters escaped",
     "explorer/census/_files.py:_TOKEN": "our census files' JSON",
     "explorer/census/_files.py:_SURROGATE": "our census files' strings: a lone surrogate",
+    "explorer/lower/_fit.py:_FIGURE": "our own text: a figure and its unit, kept together where a line wraps",
+    "explorer/lower/_html.py:_NUMBER": "our own table cells: a figure",
+    "explorer/views/_compiles.py:_names": "our own block titles: a kernel's name in them",
 }
 # Readers of torch's text that sit below parse/ on purpose: a report's file form stores each
 # graph as the FX code torch printed and reads its nodes again from that code when a report is

@@ -219,7 +219,7 @@ def test_the_steps_table_is_capped_and_says_how_many_were_left_out(tmp_path):
     at = shown.index(f"  {head}:")
     assert shown[at + 1 : at + 202] == [
         *(f"    line 3   calls the compiled graph __compiled_fn_{i}" for i in range(200)),
-        "  guards checked before it runs (8) (first 8 of 15 lines: --view capture)",
+        "  guards checked before it runs (8 guards torch counted) (first 8 of 15 lines: --view capture)",
     ]
     explorer.save_html(report, tmp_path / "page.html")
     page = (tmp_path / "page.html").read_text(encoding="utf-8")

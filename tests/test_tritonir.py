@@ -147,7 +147,7 @@ def test_capture_wraps_the_listener_and_attaches_binaries(tmp_path):
     assert all(k.binaries == () for k in other)  # another module's kernel gets nothing
     # the codegen view: the chosen config, the binaries' table, the IR led by the kernel's lines
     r2 = dataclasses.replace(out, kernels=tuple(k for k in out.kernels if k.compile_id == "0/0"))
-    text = explorer.text(r2, "codegen", compile="0/0")
+    text = explorer.text(r2, "codegen", compile="0/0", kernel=kernel.name)
     assert "config                       XBLOCK=1024, num_warps=4, num_stages=1 (chosen of 2)" in text
     assert "▶ XBLOCK=1024, num_warps=4, num_stages=1" in text
     store = "tt.store %arg0, %x : !tt.ptr<f32> loc(#loc4)"

@@ -143,6 +143,16 @@ def phase_attempt(name: str) -> int | None:
     return int(m[1]) if m else None
 
 
+_HOOK = re.compile(r"bytecode_hooks_(\d+)")
+
+
+def phase_hook(name: str) -> int | None:
+    """``bytecode_hooks_0`` -> 0: torch.compile's bytecode hook of that index, timed on its own
+    (torch._dynamo.convert_frame.register_bytecode_hook: a tool reading Dynamo's new code)."""
+    m = _HOOK.fullmatch(name)
+    return int(m[1]) if m else None
+
+
 def phase_pass(name: str) -> tuple[str, str] | None:
     """``pass.post_grad_passes.reinplace`` -> ``("post_grad", "reinplace")``: an Inductor pass."""
     m = _PASS.fullmatch(name)

@@ -116,3 +116,29 @@ def stack_trace_nodes(text: str | None, file_base: str) -> dict[str, tuple[str, 
                     if node:
                         out.setdefault(name, {})[int(m.group("line"))] = node.group(1)
     return {name: tuple(dict(sorted(lines.items())).values()) for name, lines in out.items()}
+
+
+_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+
+
+def kernel_stacks(text: str | None) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each kernel call's name -> the user lines its nodes came from: the innermost frame of
+    each stack torch keeps for it (artifact ``inductor_provenance_tracking_kernel_stack_traces``,
+    keys like ``cpp_fused_add_0:1``). The backward's kernels have stacks there where torch's
+    node map for the backward is empty."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for doc in _docs(text or ""):
+        for key, stacks in doc.items():
+            if not isinstance(stacks, list) or not all(isinstance(x, str) for x in stacks):
+                continue
+            have = out.setdefault(str(key).rsplit(":", 1)[0], [])
+            for frames in (_FRAME.findall(st) for st in stacks):
+                if frames and (frames[-1][0], int(frames[-1][1])) not in have:
+                    have.append((frames[-1][0], int(frames[-1][1])))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def extern_nodes(text: str | None) -> dict[str, str]:
+    """Each post-grad node that runs as an extern call -> that call (``extern_kernels.addmm``:
+    a library kernel Inductor calls, not one it generated), from the provenance's node map."""
+    return {n: c.name for c in read_provenance(text).calls if c.extern for n in c.nodes}

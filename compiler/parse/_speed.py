@@ -222,3 +222,13 @@ def short_reason(reason: str) -> str:
         first = SKIP.sub("", first, count=1)
     first = first.split("Found from")[0]
     return first.strip().rstrip(".:").strip()
+
+
+_OBSERVED = re.compile(r"observed (\d+) distinct sizes")
+
+
+def observed_sizes(warning: str) -> int | None:
+    """torch's CUDA-graph warning "… We have observed 5 distinct sizes …" -> 5: the count when
+    it warned (once, at its limit), not the sizes recorded in all."""
+    m = _OBSERVED.search(warning)
+    return int(m[1]) if m else None

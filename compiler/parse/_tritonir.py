@@ -115,3 +115,12 @@ def occupancy(
     blocks = min(limits.values())
     which = min(limits, key=lambda k: (limits[k], k != "threads"))
     return blocks * num_warps / max_warps, which
+
+
+_DEBUG = re.compile(r"\s*\.section\s+\.debug_")
+
+
+def debug_sections_start(text: str) -> int | None:
+    """The index of the line where a PTX module's DWARF sections begin (``.section
+    .debug_abbrev``…), after its function; None where it has none."""
+    return next((i for i, ln in enumerate(text.splitlines()) if _DEBUG.match(ln)), None)

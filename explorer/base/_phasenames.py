@@ -5,7 +5,7 @@ view (text, page, chart)."""
 
 from __future__ import annotations
 
-from compiler.analysis import phase_attempt, phase_pass
+from compiler.analysis import phase_attempt, phase_hook, phase_pass
 
 # torch's name -> what the compiler was doing
 WORDS = {
@@ -49,6 +49,8 @@ def words(name: str) -> str | None:
         return WORDS[name]
     if (n := phase_attempt(name)) is not None:
         return "first attempt" if n == 0 else f"attempt {n + 1} (Dynamo restarted the analysis)"
+    if (hook := phase_hook(name)) is not None:
+        return f"bytecode hook {hook + 1} (a tool reading the code Dynamo made)"
     if p := phase_pass(name):
         return f"{p[0].replace('_', '-')} pass {p[1]}"
     return None
@@ -58,3 +60,18 @@ def phase_label(name: str) -> str:
     """``tracing the bytecode (bytecode_tracing)``; a phase not known: torch's name alone."""
     said = words(name)
     return f"{said} ({name})" if said else name
+
+
+MIN_SHARE = 0.01  # phases shorter than this share of their compile are left out where phases are listed
+
+
+def phase_span(c) -> float:
+    """The span of a compile's phases, first begun to last ended (the waterfall's width)."""
+    return max((p.start_s + p.duration_s for p in c.phases), default=0.0)
+
+
+def shown_phases(c) -> list:
+    """A compile's phases worth a row: at least MIN_SHARE of its span (all of them at depth 0):
+    the compile-time view's waterfall and the compile's "time per phase" tree."""
+    total = phase_span(c)
+    return [p for p in c.phases if p.depth == 0 or p.duration_s >= MIN_SHARE * total]

@@ -225,6 +225,7 @@ class GraphBlock:
     # where the view opens: the nodes of the compile's most expensive kernel, and why
     focus: tuple[str, ...] = ()
     focus_why: str = ""
+    backward: bool = False  # a backward graph: its module runs are the backward of each module
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import os
 from collections import Counter, defaultdict
 
 from ..base._types import Table
+from ..lower._fit import width
 from ..lower._html import CSS, esc
 from ..lower._text import table_text
 from ._diff import CensusDiff
@@ -62,12 +63,14 @@ def _is_type(b, wanted: str) -> bool:
     return (b.gb_id or "").lower() == w or w in b.type.lower()
 
 
-def _breaks_cell(r: CensusRow) -> str:
-    counts = Counter(f"{b.gb_id or '?'} {b.type}" for b in r.breaks)
+def _breaks_cell(r: CensusRow, named: bool = True) -> str:
+    """Each break type of the row with its count; ``named=False``: by GB id alone (the text at
+    a terminal's width, whose "by break type" lines name them)."""
+    counts = Counter(f"{b.gb_id or '?'} {b.type}" if named or not b.gb_id else b.gb_id for b in r.breaks)
     return "; ".join(f"{t}" + (f" ×{n}" if n > 1 else "") for t, n in counts.items()) or "—"
 
 
-def _cells(r: CensusRow) -> tuple[str, ...]:
+def _cells(r: CensusRow, named: bool = True) -> tuple[str, ...]:
     status = f"error: {r.error}" if r.status == "error" and r.error else r.status
     return (
         r.model,
@@ -75,7 +78,7 @@ def _cells(r: CensusRow) -> tuple[str, ...]:
         r.family or "",
         status,
         str(r.graphs),
-        _breaks_cell(r),
+        _breaks_cell(r, named),
         str(len(r.recompiles)) if r.recompiles else "0",
         f"{r.compile_time_s:.1f} s" if r.compile_time_s is not None else "—",
         str(r.kernels),
@@ -83,10 +86,11 @@ def _cells(r: CensusRow) -> tuple[str, ...]:
     )
 
 
-def census_table(census: Census, rows: list[CensusRow] | None = None) -> Table:
+def census_table(census: Census, rows: list[CensusRow] | None = None, named: bool = True) -> Table:
+    """``named=False``: breaks by GB id alone (``_breaks_cell``)."""
     rows = census.rows if rows is None else rows
     title = f"census{': ' + census.title if census.title else ''} — torch {census.torch_version or '?'}"
-    return Table(title, COLUMNS, tuple(_cells(r) for r in rows))
+    return Table(title, COLUMNS, tuple(_cells(r, named) for r in rows))
 
 
 def headline(rows) -> str:
@@ -113,7 +117,7 @@ def by_break_type(rows) -> list[tuple[str, str | None, str, list[str]]]:
 def census_text(census: Census, rows: list[CensusRow] | None = None, *, details: bool = True) -> str:
     """The table, the status counts, the rows by break type, then each recompile's guard."""
     rows = list(census.rows if rows is None else rows)
-    out = [table_text(census_table(census, rows)), headline(rows)]
+    out = [table_text(census_table(census, rows, named=width() is None)), headline(rows)]
     groups = by_break_type(rows)
     if groups:
         out += ["", "by break type:"]

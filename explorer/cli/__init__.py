@@ -16,7 +16,11 @@ pt2-explorer load TRACE --json OUT [--rank N] [--strict]
 pt2-explorer report REPORT.json [--fill]          print the summary of a saved report
 pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
-        is of --compile ID (default: the compile with the most kernels)
+        is of --compile ID (default: the compile with the most kernels); in a terminal, laid
+        out to its width (table text wrapped inside the cells)
+pt2-explorer report REPORT.json --view codegen [--kernel NAME]
+        a compile's kernel and extern-call tables and each code block's size; --kernel: one
+        kernel's code (or a wrapper module's: --kernel "forward wrapper")
 pt2-explorer report DIR --view ranks              every rank of a torchrun job, side by side
 pt2-explorer diff A.json B.json [--full]          what changed between two reports (and why a
         warm start missed its cache: the key components that differ)
@@ -119,6 +123,12 @@ def _parser() -> argparse.ArgumentParser:
         "--compile",
         metavar="ID",
         help="the compile of a compiles or stage view, e.g. 1/0 (default: most kernels)",
+    )
+    rep.add_argument(
+        "--kernel",
+        metavar="NAME",
+        help="--view codegen: print this kernel's code (a name from its kernel table), or a "
+        "wrapper module's ('forward wrapper'); default: the tables, each code block's size",
     )
     d = sub.add_parser("diff", help="what changed between two saved reports (and why a warm start missed)")
     d.add_argument("a", help="a report JSON file")
@@ -237,12 +247,16 @@ def _report(ns, compiler) -> int:
         report = fill_report(report, ns.report)
         if report is None:
             return 1
+    if ns.kernel and ns.view == "summary":  # --kernel NAME alone: that kernel's code
+        ns.view = "codegen"
+    if ns.kernel and ns.view != "codegen":
+        return error(ValueError(f"--kernel is a kernel of --view codegen, not of --view {ns.view}"))
     from explorer.views._registry import Subject, view
 
     shown = view(ns.view)
-    try:
-        shown.terminal(Subject(report, ns.report, ns.compile))
-    except ValueError as e:  # no such compile
+    try:  # a text view made at the terminal's width (View.terminal, explorer.lower._fit)
+        shown.terminal(Subject(report, ns.report, ns.compile, kernel=ns.kernel))
+    except ValueError as e:  # no such compile, no such kernel
         return error(e)
     if ns.html:
         if not saving(ns.html, lambda: save_html(report, ns.html, ns.report)):

@@ -182,7 +182,7 @@ def _run(ns) -> int:
         title=ns.title,
     )
     if not ns.quiet:
-        _echo(census_text(census))
+        _echo(lambda: census_text(census))
     if ns.html:
         save_census_html(census, ns.html)
     print(f"census: {census.path}" + (f", {ns.html}" if ns.html else ""))
@@ -197,7 +197,7 @@ def _show(ns) -> int:
     rows = select(
         census, status=ns.status, family=ns.family, mode=ns.mode, break_type=ns.break_type, sort=ns.sort
     )
-    _echo(census_text(census, rows))
+    _echo(lambda: census_text(census, rows))
     if ns.html:
         save_census_html(census, ns.html)
         print(f"census page: {ns.html}")
@@ -253,7 +253,7 @@ def _diff(ns) -> int:
 
     _refuse([("--html", ns.html)], [("census", _census_file(ns.a)), ("census", _census_file(ns.b))])
     d = diff_census(_load(ns.a), _load(ns.b), slower=ns.slower)
-    _echo(diff_text(d))
+    _echo(lambda: diff_text(d))
     if ns.html:
         write_file(ns.html, diff_page(d))
         print(f"diff page: {ns.html}")
@@ -271,7 +271,8 @@ def _load(path: str, *, warn: bool = True):
     return census
 
 
-def _echo(text: str) -> None:
-    from ..model._summary import echo
+def _echo(make) -> None:
+    """``make()``'s text, made to fit the terminal (``explorer.lower._fit``)."""
+    from ..model._summary import echo_fitting
 
-    echo(text)
+    echo_fitting(make)

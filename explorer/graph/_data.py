@@ -18,7 +18,9 @@ The payload (schema 1), every string the user's or torch's text, never HTML::
                 "b": 1 for a node of a joint graph's backward, "q": torch's seq_nr,
                 "f": the forward node index a backward node differentiates},
                ...],
-     "kernels": [kernel name, ...]}      # the fuse view's; keys left out when empty
+     "kernels": [kernel name, ...],      # the fuse view's; keys left out when empty
+     "back": 1}                          # a backward graph (AOTAutograd's, its post-grad
+                                         # and fuse graphs): every node a backward one
 
 Sources, module paths and targets repeat per layer, so they are interned: 10k nodes of a real
 model take about 1.5 MB.
@@ -80,6 +82,7 @@ def graph_payload(
     origins: dict[str, str] | None = None,
     kernels: dict[str, str] | None = None,
     focus: tuple[tuple[str, ...], str] = ((), ""),
+    backward: bool = False,
 ) -> dict:
     """The JSON-ready payload of ``graph`` (see the module's docstring)."""
     nodes = graph.nodes
@@ -132,6 +135,7 @@ def graph_payload(
         "srcs": [list(k) + ([origins[src_of[k]]] if origins.get(src_of[k]) else []) for k in srcs],
         "nodes": out,
         **({"kernels": list(knames)} if knames else {}),
+        **({"back": 1} if backward else {}),  # a backward graph: each module run is a backward
         # where the view opens (the compile's most expensive kernel's nodes) and why
         **({"focus": [index[n] for n in focus[0] if n in index], "focusWhy": focus[1]} if focus[0] else {}),
     }
@@ -147,6 +151,7 @@ def block_json(block) -> str:
             block.origins,
             block.kernels,
             (block.focus, block.focus_why),
+            block.backward,
         )
     )
 

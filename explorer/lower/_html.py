@@ -35,7 +35,9 @@ HIGHLIGHT_LIMIT = 100_000  # longer code is shown plain: highlighting it costs s
 
 CSS = """
 .pt2x .pt2x-ph{display:flex;gap:8px;font:12px monospace}
-.pt2x .pt2x-ph>span:first-child{width:34%;overflow:hidden;white-space:nowrap}
+.pt2x .pt2x-ph>span:first-child{width:34%;flex:none;overflow-wrap:anywhere}
+.pt2x td.num{white-space:nowrap;text-align:right}
+.pt2x .pt2x-verdict{margin:6px 0;padding:6px 8px;background:#fff8c5;border-left:3px solid #d4a72c}
 .pt2x .pt2x-ph-track{flex:1;background:#f6f8fa}
 .pt2x .pt2x-ph-bar{display:block;height:12px;background:#1f6feb}
 .pt2x{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328;line-height:1.4}
@@ -121,8 +123,26 @@ def table_html(t: Table) -> str:
         rows = "".join(_row_html(r, kinds) for r in t.rows)
     else:  # plain cells (most tables): as _row_html draws them, without asking each cell's kind
         n = len(kinds)
-        rows = "".join("<tr>" + "".join([f"<td>{esc(v)}</td>" for v in r[:n]]) + "</tr>" for r in t.rows)
+        num = _number_columns(t.rows, n)
+        td = ['<td class="num">' if i in num else "<td>" for i in range(n)]
+        rows = "".join(
+            "<tr>" + "".join([f"{td[i]}{esc(v)}</td>" for i, v in enumerate(r[:n])]) + "</tr>" for r in t.rows
+        )
     return f"<h3>{esc(t.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+_NUMBER = re.compile(r"[-+−×~≈]?[\d.,]+(?: ?(?:ms|µs|us|s|%|×|GB/s|GB|MB|KB|B|x))?")
+
+
+def _number_columns(rows, n: int) -> set[int]:
+    """The columns whose every filled cell is a figure ("0.063", "99%", "1.2 ms"): drawn on one
+    line, right-aligned, so that a column of long text beside them does not squeeze them."""
+    out = set()
+    for i in range(n):
+        cells = [r[i] for r in rows[:200] if i < len(r) and r[i] not in ("", "-", "—")]
+        if cells and all(_NUMBER.fullmatch(c) for c in cells):
+            out.add(i)
+    return out
 
 
 def _row_html(row: tuple[str, ...], kinds: tuple[str, ...]) -> str:

@@ -5,6 +5,7 @@ parts (tables, code and graph blocks, inline lines); each view's own text is in 
 from __future__ import annotations
 
 from ..base._types import CodeBlock, Excerpt, Fact, GraphBlock, Inline, LinesBlock, Span, Table
+from ._fit import table_lines
 
 _SPAN_TEXT = {
     "": "{}",
@@ -36,12 +37,9 @@ def fact_lines(f: Fact) -> list[str]:
 
 
 def table_text(t: Table) -> str:
-    widths = [
-        max(len(c), *(len(r[i]) for r in t.rows)) if t.rows else len(c) for i, c in enumerate(t.columns)
-    ]
-    lines = [t.title, "  ".join(c.ljust(w) for c, w in zip(t.columns, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in t.rows]
-    return "\n".join(lines) + "\n"
+    """The table under its title, fitting the text's width (``_fit``): its text wrapped
+    inside the cells, never a row across lines."""
+    return "\n".join([t.title, *table_lines(t.columns, t.rows)]) + "\n"
 
 
 def block_text(b) -> str:

@@ -97,8 +97,9 @@ def guard_tables(report: Report, c: Compile) -> list[Table]:
     more = len(sources) - TOP_SOURCES
     return [
         Table(
-            f"guards by kind ({len(guards)} checks in the guard tree"
-            + (f"; torch counts {cap.guard_count} guards)" if cap.guard_count else ")"),
+            "guards by kind ("
+            + (f"{cap.guard_count} guards torch counted, " if cap.guard_count else "")
+            + f"checked by {len(guards)} nodes of the guard tree)",
             ("kind", "checks", "what it checks on each call"),
             by_kind,
         ),

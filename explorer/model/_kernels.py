@@ -6,7 +6,7 @@ with each IR line led by the kernel line it came from."""
 
 from __future__ import annotations
 
-from compiler.analysis import ir_source_lines, occupancy, read_triton_source
+from compiler.analysis import debug_sections_start, ir_source_lines, occupancy, read_triton_source
 from compiler.types import Kernel, TritonBinary, TritonSource
 
 from ..base._types import Block, CodeBlock, Table
@@ -129,7 +129,10 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
             f"{(s - b.line_offset) if s is not None else '':>4} │ {ln}"
             for s, ln in zip(src, text.splitlines(), strict=False)
         ]
-        title = f"{k.name}: {IR_TITLES.get(level, level)}, {len(lines)} lines; left: the kernel's line"
+        debug = debug_sections_start(text)
+        cut = f" (its debug sections, {len(lines) - debug} lines, left out)" if debug else ""
+        lines = lines[:debug] if debug else lines
+        title = f"{k.name}: {IR_TITLES.get(level, level)}, {len(lines)} lines{cut}; left: the kernel's line"
         if b.line_offset:
             title += f" (Triton's line {b.line_offset} more in the kernel's file)"
         out.append(CodeBlock(title, "text", "\n".join(lines)))

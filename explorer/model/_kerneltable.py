@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compiler import Report
-from compiler.analysis import extern_calls
+from compiler.analysis import extern_calls, extern_nodes, kernel_stacks
 from compiler.types import Compile, Graph, Kernel
 
 from ..base._types import Table
@@ -76,6 +76,38 @@ def _home(c: Compile, k: Kernel) -> Graph | None:
     return None
 
 
+def stack_lines(c: Compile) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each kernel -> the user lines of torch's stacks for it (``compiler.kernel_stacks``)."""
+    return kernel_stacks(c.stages.fuse.provenance if c.stages.fuse else None)
+
+
+def extern_nodes_of(c: Compile) -> dict[str, str]:
+    """Each post-grad node that runs as an extern call -> the call (``compiler.extern_nodes``)."""
+    return extern_nodes(c.stages.fuse.provenance if c.stages.fuse else None)
+
+
+def no_nodes_why(c: Compile, k: Kernel) -> str:
+    """Why kernel ``k`` has no nodes, short (its table's title says more, ``_unmapped``)."""
+    fuse = c.stages.fuse
+    return "torch maps none" if fuse and fuse.provenance else "no provenance"
+
+
+def _unmapped(c: Compile, kernels) -> str:
+    """What the kernel table's title says of its kernels without nodes."""
+    bare = [k for k in kernels if not k.nodes]
+    if not bare:
+        return ""
+    fuse = c.stages.fuse
+    if not (fuse and fuse.provenance):
+        return f"; {len(bare)} without nodes: no provenance recorded (a cache hit skips Inductor's, torch < 2.9 logs none)"
+    if all(k.role == "backward" for k in bare):
+        return (
+            "; torch's provenance maps no backward kernel to its nodes (its node map for the backward"
+            " is empty): their lines are those of torch's stacks for each"
+        )
+    return f"; {len(bare)} without nodes: torch's provenance does not name them"
+
+
 def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = None) -> Table | None:
     """``lines``: each kernel's source lines (the user's code its fused nodes came from)."""
     kernels = report.kernels_of(c.id)
@@ -89,7 +121,7 @@ def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = Non
             k.name,
             k.language,
             str(_size(k)[0]),
-            str(_size(k)[1]) if k.nodes else "",
+            str(_size(k)[1]) if k.nodes else no_nodes_why(c, k),
             (lines or {}).get(k.name, ""),
         )
         + (
@@ -102,7 +134,7 @@ def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = Non
         ("ms per call",) if times else ()
     )
     return Table(
-        f"kernels ({len(kernels)}, the largest {by} first)",
+        f"kernels ({len(kernels)}, the largest {by} first{_unmapped(c, kernels)})",
         columns,
         rows,
         kinds=("", "kernel", "", "", "", "lines"),
@@ -122,4 +154,5 @@ def extern_table(c: Compile) -> Table | None:
         "extern calls (library kernels the wrapper calls, not generated)",
         ("role", "call", "calls"),
         tuple(rows),
+        kinds=("", "kernel", ""),  # a call selects the nodes that run as it in the fuse graph
     )

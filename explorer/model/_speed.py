@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from compiler import Report
-from compiler.analysis import cache_key_changes, cache_saving, cudagraph_reason, fill_reason
+from compiler.analysis import cache_key_changes, cache_saving, cudagraph_reason, fill_reason, observed_sizes
 from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock
@@ -29,10 +29,23 @@ def config_phrase(c: Compile) -> str | None:
     cfg = c.config
     if cfg is None:
         return None
-    parts = [f"mode {cfg.mode}" if cfg.mode else f"backend {cfg.backend or 'not Inductor'}"]
+    parts = [f"mode {cfg.mode}" if cfg.mode else f"backend {cfg.backend or _no_backend(c, short=True)}"]
     if cfg.dynamic is not None:
         parts.append(f"dynamic={cfg.dynamic}")
     return ", ".join(parts)
+
+
+def _no_backend(c: Compile, short: bool = False) -> str:
+    """What a compile whose records name no backend ran: none where no stage past capture ran
+    (Dynamo's graph had nothing to compile: the backend is never called), else not Inductor."""
+    s = c.stages
+    if all(getattr(s, x) is None for x in ("autograd", "decompose", "fuse", "codegen")):
+        return (
+            "none (no graph compiled)"
+            if short
+            else "none ran: no graph to compile (the backend is called only with one)"
+        )
+    return "not Inductor" if short else "not Inductor (its records name no backend)"
 
 
 def cudagraph_phrase(c: Compile) -> str | None:
@@ -60,6 +73,35 @@ def _short_where(where: str) -> str:
     """``/abs/path/model.py:5`` -> ``model.py:5`` (the full path is in the compile's view)."""
     file, _, line = where.rpartition(":")
     return f"{os.path.basename(file)}:{line}"
+
+
+def _sizes_said(warning: str, cg) -> str:
+    """torch's warning on CUDA graphs' sizes, with what its count counts beside the count of
+    the sizes recorded: torch warns once, when it has seen as many sizes as its limit."""
+    said = observed_sizes(warning)
+    sizes = sum(1 for r in cg.runs if r.kind == "new size")
+    if said is None or said == sizes:
+        return warning
+    return f"{warning} [torch said this at its {said}th size; {sizes} sizes were recorded in all]"
+
+
+def _hit(lookups, kind: str) -> CacheLookup | None:
+    return next((x for x in lookups if x.kind == kind and x.state == "hit" and x.time_saved_s), None)
+
+
+def saved_phrase(lk: CacheLookup, lookups) -> str:
+    """`` (saved 0.29 s)``: the compile time torch says a hit saved. AOTAutograd's entry holds
+    Inductor's output, so its saving includes the FX graph's: each says so, never two
+    savings to add up."""
+    if not lk.time_saved_s:
+        return ""
+    aot, fx = _hit(lookups, "aotautograd"), _hit(lookups, "fx_graph")
+    if aot is not None and fx is not None:
+        if lk is fx:
+            return f" (saved {secs(lk.time_saved_s)}, part of AOTAutograd's)"
+        if lk is aot:
+            return f" (saved {secs(lk.time_saved_s)}, the FX graph's included)"
+    return f" (saved {secs(lk.time_saved_s)})"
 
 
 def cache_phrase(lookups: tuple[CacheLookup, ...]) -> str | None:
@@ -130,7 +172,7 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
     cfg = c.config
     if cfg is not None:
         rows.append(("mode", (config_phrase(c) or "-").removeprefix("mode ")))
-        rows.append(("backend", cfg.backend or "not Inductor (its records name no backend)"))
+        rows.append(("backend", cfg.backend or _no_backend(c)))
         rows.append(("options", ", ".join(f"{k}={v}" for k, v in cfg.options.items()) or "torch's defaults"))
         if cfg.set_by_recording:
             rows.append(
@@ -147,11 +189,11 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
             rows.append(("torch's skip reason", cg.reason.strip()))
         for r in cg.runs:
             rows.append((f"  {r.kind}", " ".join(x for x in (r.detail, r.reason) if x) or "-"))
-        rows += [("  warning", w) for w in cg.warnings]
+        rows += [("  warning", _sizes_said(w, cg)) for w in cg.warnings]
         if cg.cudagraphify_s is not None:
             rows.append(("  wrapping time", secs(cg.cudagraphify_s)))
     for lk in c.caches:
-        state = lk.state + (f" (torch: saved {secs(lk.time_saved_s)})" if lk.time_saved_s else "")
+        state = lk.state + saved_phrase(lk, c.caches)
         rows.append((f"{lk.kind} cache", state + (f": {lk.reason}" if lk.reason else "")))
         if lk.key:
             rows.append((f"  {lk.kind} key", lk.key))

@@ -10,13 +10,13 @@ import json
 from compiler import Report
 from compiler.types import STAGES, Compile, Graph
 
-from ..base._phasenames import phase_label
+from ..base._phasenames import phase_label, shown_phases
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._export import export_run_blocks
 from ._guards import guard_tables
 from ._kernels import kernel_blocks
-from ._kerneltable import costliest, extern_table, kernels_table
+from ._kerneltable import costliest, extern_nodes_of, extern_table, kernels_table, stack_lines
 from ._pipelines import autograd_blocks, autotune_blocks, flex_blocks
 from ._speed import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
@@ -120,7 +120,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(_nodes_table("nodes", st.graph))
         if st.guards:
             grouped = guard_tables(report, c)  # their title says torch's count
-            counted = f" (torch counts {st.guard_count})" if st.guard_count and not grouped else ""
+            counted = f" ({st.guard_count} guards torch counted)" if st.guard_count and not grouped else ""
             blocks += grouped
             blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
@@ -135,7 +135,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             g = getattr(st, name)
             if g is not None:
                 blocks += [
-                    GraphBlock(f"{name} graph", g, origins=origins),
+                    GraphBlock(f"{name} graph", g, origins=origins, backward=name == "backward"),
                     CodeBlock(f"{name} graph (code)", "python", g.code),
                 ]
         if st.saved_tensors:
@@ -153,7 +153,12 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         blocks.append(_census_table(st.ops_before, st.ops_after))
         for rg in st.post_grad:
             blocks += [
-                GraphBlock(f"post-grad graph ({rg.role})", rg.graph, origins=_origins(c)),
+                GraphBlock(
+                    f"post-grad graph ({rg.role})",
+                    rg.graph,
+                    origins=_origins(c),
+                    backward=rg.role == "backward",
+                ),
                 CodeBlock(f"post-grad ({rg.role}, code)", "python", rg.graph.code),
             ]
         if st.pre_grad_before:
@@ -188,11 +193,20 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
                     kinds=("", "code", "nodes", "colour"),
                 )
             )
+        for n, call in extern_nodes_of(c).items():  # the forward's: torch maps the backward's none
+            for role in (r for r in by_role if r != "backward"):
+                kernel_of.setdefault(role, {}).setdefault(n, call)
         for role, colors in by_role.items():
             target = _fuse_graph(c, set(colors))
             if target is not None:
                 blocks.append(
-                    GraphBlock(f"{role} graph coloured by kernel", target, colors, kernels=kernel_of[role])
+                    GraphBlock(
+                        f"{role} graph coloured by kernel",
+                        target,
+                        colors,
+                        kernels=kernel_of[role],
+                        backward=role == "backward",
+                    )
                 )
         for i, ir in enumerate(st.ir_pre_fusion):
             blocks.append(CodeBlock(f"IR before fusion #{i + 1}", "text", ir))
@@ -256,7 +270,7 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     )
     rows = [
         ("compile time", secs(c.compile_time_s)),
-        ("stage times", times or "-"),
+        ("stage times", _stage_sum(c, times)),
         ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or _no_cache(c)),
         ("cache entry", "installed" if c.cache_entry else "none: later calls do not run this compile's code"),
         *compile_rows(c),
@@ -264,7 +278,15 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback))
     blocks += key_blocks(c)
-    if c.phase_times_s:
+    if c.phases:  # as a tree: each phase's children under it (--view time draws them)
+        lines = [f"{'  ' * p.depth}{phase_label(p.name)}: {secs(p.duration_s)}" for p in shown_phases(c)]
+        named = {p.name for p in c.phases}
+        other = sorted(((n, t) for n, t in c.phase_times_s.items() if n not in named), key=lambda kv: -kv[1])
+        if other:  # torch's totals of phases that have no span of their own
+            lines += ["(torch's totals of phases without a span)"]
+            lines += [f"{phase_label(n)}: {secs(t)}" for n, t in other]
+        blocks.append(CodeBlock("time per phase (each phase's parts under it)", "text", "\n".join(lines)))
+    elif c.phase_times_s:
         lines = (
             f"{phase_label(name)}: {secs(t)}"
             for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1])
@@ -276,6 +298,18 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
+def _stage_sum(c: Compile, times: str) -> str:
+    """The stages' times and what they add up to, said as a part of the compile's time (the
+    rest ran between and around the stages: guards, bytecode, Dynamo's restarts)."""
+    if not times:
+        return "-"
+    total = sum(
+        st.time_s for s in STAGES if (st := getattr(c.stages, s)) is not None and st.time_s is not None
+    )
+    whole = f" of the compile's {secs(c.compile_time_s)}" if c.compile_time_s else ""
+    return f"{times} ({secs(total)} in these stages{whole})"
+
+
 def _no_cache(c: Compile) -> str:
     if c.config is not None and "fx_graph_cache" in c.config.set_by_recording:
         return "off: the recording turned them off (--fresh / caches=False)"
@@ -283,8 +317,10 @@ def _no_cache(c: Compile) -> str:
 
 
 def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
-    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style)."""
+    """Each kernel -> the source lines of the graph nodes fused into it (``where``'s style),
+    else of torch's stacks for it (``stack_lines``)."""
     out = {}
+    stacks = stack_lines(c)
     for k in report.kernels_of(c.id):
         g = _fuse_graph(c, set(k.nodes)) if k.nodes else None
         by_name = {n.name: n for n in g.nodes} if g else {}
@@ -293,6 +329,8 @@ def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
                 where_source(by_name[n].source) for n in k.nodes if n in by_name and by_name[n].source
             )
         )
+        if not lines:  # no nodes (the backward's): the lines of torch's stacks for the kernel
+            lines = list(dict.fromkeys(where(f, n) for f, n in stacks.get(k.name, ())))
         if lines:
             out[k.name] = ", ".join(lines[:most]) + (f", … ({len(lines)} lines)" if len(lines) > most else "")
     return out

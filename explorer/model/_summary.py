@@ -9,7 +9,6 @@ import re
 import sys
 
 from rich.console import Console
-from rich.text import Text
 
 from compiler import Report
 from compiler.analysis import one_gap
@@ -18,6 +17,7 @@ from compiler.types import STAGES, Compile
 from ..base._bound import bounded, clipped
 from ..base._types import BreakLine, CompileRow, Summary
 from ..base._words import cell_label, display_name, secs, where, where_source  # noqa: F401 - where the views import them from
+from ..lower._fit import text_width, wrap_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._speed import speed_lines
@@ -209,11 +209,14 @@ def echo(text: str, file=None) -> None:
         out.write(text)
         return
     for line in text.splitlines():
-        indent = len(line) - len(line.lstrip(" "))
-        wrapped = Text(line).wrap(
-            console, console.width - indent if indent < console.width // 2 else console.width
-        )
-        for i, part in enumerate(wrapped):
-            out.write(
-                (" " * indent if i and indent < console.width // 2 else "") + part.plain.rstrip() + "\n"
-            )
+        out.write("".join(ln + "\n" for ln in wrap_line(line, console)))
+
+
+def echo_fitting(make, file=None) -> None:
+    """``make()``'s text on stdout (or ``file``), made to fit the terminal's width where it is
+    one (whole lines where piped: ``terminal``), then wrapped by ``echo``
+    where a line still runs over."""
+    room = terminal(file).width
+    with text_width(room if room < UNWRAPPED else None):
+        text = make()
+    echo(text, file)

@@ -26,7 +26,15 @@ def html(report: Report, title: str | None = None) -> str:
     return report_html(report, title)
 
 
-def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
+def text(
+    report: Report,
+    view: str = "summary",
+    title: str | None = None,
+    compile: str | None = None,
+    *,
+    kernel: str | None = None,
+    width: int | None = None,
+) -> str:
     """The explorer's views as plain text, what ``pt2-explorer report --view VIEW`` prints:
     ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
     several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
@@ -35,6 +43,10 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
     ``"time"`` (where compile time goes), ``"bytecode"`` (the code Dynamo ran in each frame's
     place), ``"raw"`` (the events no stage maps): ``VIEWS`` in explorer/views/_registry.py. ``compile="1/0"``:
     the compile of a compile's or a stage's view (default: the one with the most kernels).
+    ``kernel="NAME"`` (``"codegen"``): that kernel's code (or a wrapper module's, ``"forward
+    wrapper"``) instead of the tables and each code block's size. ``width``: tables and lines
+    laid out to fit that many columns, text wrapped inside table cells (default: whole lines;
+    the CLI's terminal width where it makes the text, ``explorer.lower._fit``).
     A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
     whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""
     if _is_modes(report):
@@ -45,10 +57,15 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         from explorer.views._advice import advice_text
 
         return advice_text(report)
+    from explorer.lower._fit import text_width
+    from explorer.lower._fit import width as fit_width
     from explorer.views._registry import Subject
     from explorer.views._registry import view as _view
 
-    return _view(view).text(Subject(report, title, compile))
+    if kernel is not None and view != "codegen":
+        raise ValueError(f"kernel={kernel!r} is a kernel of the codegen view, not of {view!r}")
+    with text_width(width if width is not None else fit_width()):
+        return _view(view).text(Subject(report, title, compile, kernel=kernel))
 
 
 def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:

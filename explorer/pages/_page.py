@@ -7,6 +7,7 @@ is shown, plotly.js are inlined once."""
 from __future__ import annotations
 
 from compiler import Report
+from compiler.analysis import verdict
 
 from ..base._types import ExplorerView, opening_compile
 from ..diffs._pagediffs import page_css
@@ -69,13 +70,25 @@ def page_html(subject: Subject | ExplorerView, *, graphs: bool = False) -> str:
         f'<section class="pt2x-tab" id="tab-{v.name}"{"" if v.name == first else " hidden"}>{v.html(s)}</section>'
         for v in shown
     )
-    head = "".join(v.html(s) for v in headers())
+    head = "".join(v.html(s) for v in headers()) + verdict_head(s.report)
     body = f'<div class="pt2x">{head}<div class="pt2x-tabs">{buttons}</div>{sections}</div>'
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {esc(view.summary.title)}</title>'
         f"<style>{stylesheet()}{_TAB_CSS}{page_css(body)}</style></head><body>{body}"
         f"{_highlight_script(body)}<script>{_PAGE_JS}</script>{graph_script(body) if graphs else ''}</body></html>"
     )
+
+
+def verdict_head(report: Report) -> str:
+    """The header's verdict: each benchmark's headline (``compiler.analysis.verdict``), the Why tab
+    saying the rest; "" without a benchmark."""
+    if not report.benchmarks:
+        return ""
+    lines = "".join(
+        f"<div><b>Why not faster</b> · {esc(b.name)}: {esc(verdict(report, b).headline)}</div>"
+        for b in report.benchmarks
+    )
+    return f'<div class="pt2x-verdict">{lines}</div>'
 
 
 def _highlight_script(body: str) -> str:

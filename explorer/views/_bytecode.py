@@ -123,7 +123,7 @@ def _steps_head(f: FrameCode) -> str:
 
 
 def _guard_head(f: FrameCode) -> str:
-    count = f" ({f.guards[1]})" if f.guards[1] else ""
+    count = f" ({f.guards[1]} guards torch counted)" if f.guards[1] else ""
     return f"guards checked before it runs{count}"
 
 

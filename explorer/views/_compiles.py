@@ -1,6 +1,8 @@
 """The compiles view and its stages: one compile's own facts (how it ended, its stage times and
 caches, torch's traceback and metrics) and each of its stages (``capture`` … ``codegen``: its
-tables, graphs and code), as text (``--view compiles``, ``--view STAGE``, ``--compile ID``),
+tables, graphs and code; codegen's: its kernel tables and each code block's size, or one
+kernel's code, ``codegen_text``), as text (``--view compiles``, ``--view STAGE``, ``--compile ID``,
+``--kernel NAME``),
 as the static page's tab (a compile selector, each compile with its stages folded) and as the
 notebook's tab (``CompilesTab``: the selector, "compare stages" and "diff with previous
 compile" with their diff right under them, the compile's facts, one tab per stage built when
@@ -9,12 +11,23 @@ first shown). Its facts are the view model's ``CompileView`` (``model/_stages.py
 from __future__ import annotations
 
 import functools
+import re
 
 from compiler.types import STAGES
 
-from ..base._types import CompileView, ExplorerView, GraphBlock, StageView, opening_compile
+from ..base._types import (
+    CodeBlock,
+    CompileView,
+    ExplorerView,
+    GraphBlock,
+    LinesBlock,
+    StageView,
+    Table,
+    opening_compile,
+)
 from ..diffs._diff import STAGE_NAMES
 from ..graph._view import graph_widget
+from ..lower._fit import table_lines
 from ..lower._html import block_html, browser_highlighting, esc, frag
 from ..lower._pagelines import LineTable
 from ..lower._text import block_text
@@ -30,6 +43,83 @@ def stage_text(cv: CompileView, stage: str) -> str:
         out += [sv.note, ""]
     out += [block_text(b) for b in sv.blocks]
     return "\n".join(out).rstrip() + "\n"
+
+
+CODEGEN_HELP = (
+    "one compile's kernel and extern-call tables, each code's size (--compile; --kernel NAME: its code)"
+)
+
+
+def stage_view_text(cv: CompileView, stage: str, kernel: str | None = None) -> str:
+    """A stage's view: ``codegen_text`` for codegen (``kernel``: that kernel's code), else
+    ``stage_text``."""
+    if stage == "codegen":
+        return codegen_text(cv, kernel)
+    return stage_text(cv, stage)
+
+
+def codegen_text(cv: CompileView, kernel: str | None = None) -> str:
+    """The codegen stage: its tables, its short code blocks (a FlexAttention mod), and each
+    other code block's title and size, a line each (a GPT-2 step's kernels and wrapper modules
+    are ten thousand lines); with ``kernel``, the code
+    of the kernel of that name (its blocks: body, metadata, IR), or of the code blocks whose
+    title holds it ("forward wrapper"). A ValueError names what there is to print."""
+    sv = next(x for x in cv.stages if x.stage == "codegen")
+    if not sv.blocks and kernel is None:
+        return stage_text(cv, "codegen")
+    if kernel is None:
+        out = [f"{cv.label} · codegen", ""]
+        if sv.note:
+            out += [sv.note, ""]
+        tables = [b for b in sv.blocks if isinstance(b, Table)]
+        listed = {r[1] for b in tables if b.title.startswith("kernels") for r in b.rows}
+        code = [
+            b
+            for b in sv.blocks
+            if isinstance(b, (CodeBlock, LinesBlock)) and not any(_names(b, k) for k in listed)
+        ]
+        out += [block_text(b) for b in tables]
+        out += [block_text(b) for b in code if _short(b)]  # a FlexAttention mod's code
+        if listed:
+            out += ["each kernel's code: --kernel NAME (a name of the kernel table)", ""]
+        if long := [b for b in code if not _short(b)]:
+            out += ["more code (--kernel TITLE prints it):"]
+            rows = [(_code_size(b), b.title) for b in long]
+            out += [*table_lines(None, rows, keep=(0,), indent=2), ""]
+        return "\n".join(out).rstrip() + "\n"
+    chosen = [b for b in sv.blocks if isinstance(b, (CodeBlock, LinesBlock)) and _names(b, kernel)]
+    if not chosen:
+        names = [
+            r[1] for b in sv.blocks if isinstance(b, Table) and b.title.startswith("kernels") for r in b.rows
+        ]
+        some = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise ValueError(
+            f"no kernel or code block {kernel!r} in the codegen of [{cv.compile_id}]"
+            + (f" (kernels: {some})" if names else " (it has no kernels)")
+        )
+    chosen_tables = [
+        b for b in sv.blocks if isinstance(b, Table) and b.title.startswith(f"{kernel}:")
+    ]  # a Triton kernel's metadata and binaries
+    out = [f"{cv.label} · codegen · {kernel}", ""]
+    out += [block_text(b) for b in chosen + chosen_tables]
+    return "\n".join(out).rstrip() + "\n"
+
+
+SHORT = 30  # lines of a code block the codegen view prints in full (the others: their size)
+
+
+def _short(b: CodeBlock | LinesBlock) -> bool:
+    return len(b.code.rstrip("\n").splitlines()) <= SHORT
+
+
+def _code_size(b: CodeBlock | LinesBlock) -> str:
+    return f"{len(b.code.rstrip(chr(10)).splitlines()):,} lines"
+
+
+def _names(b: CodeBlock | LinesBlock, name: str) -> bool:
+    """The block is kernel ``name``'s code (its title names it as a word), or its title holds
+    ``name`` (a wrapper module, fx_graph_runnable)."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", b.title) is not None
 
 
 def compile_text(cv: CompileView) -> str:

@@ -24,12 +24,12 @@ from compiler import Report
 from compiler.types import STAGES
 
 from ..base._types import ExplorerView
-from ..model._summary import echo
+from ..model._summary import echo_fitting
 from ..model._view import build_view
 from ._bench import bench_html, bench_text, bench_widget
 from ._breaks import breaks_html, breaks_text, breaks_widget
 from ._bytecode import bytecode_html, bytecode_text, has_bytecode
-from ._compiles import compile_of, compile_text, compiles_html, compiles_widget, stage_text
+from ._compiles import CODEGEN_HELP, compile_of, compile_text, compiles_html, compiles_widget, stage_view_text
 from ._ranks import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._raw import raw_html, raw_text
 from ._recompiles import recompiles_page_html, recompiles_text, recompiles_widget
@@ -40,7 +40,8 @@ from ._why import why_html, why_text
 
 class Subject:
     """What a view is built from: the report, the title asked for, the compile that a
-    compile's or a stage's view shows (None: the one with the most kernels). The explorer's
+    compile's or a stage's view shows (None: the one with the most kernels), the kernel whose
+    code the codegen view prints (None: its tables and each code block's size). The explorer's
     view model of the report (``_view.build_view``) is built once, when a view first needs it."""
 
     def __init__(
@@ -49,10 +50,12 @@ class Subject:
         title: str | None = None,
         compile: str | None = None,
         view: ExplorerView | None = None,
+        kernel: str | None = None,
     ):
         self.report = report
         self.title = title
         self.compile = compile
+        self.kernel = kernel
         self.lazy_code = False  # the static page's code, highlighted in the browser (_html.code_html)
         if view is not None:
             self.view = view
@@ -84,12 +87,13 @@ class View:
     printed: Callable[[Subject], None] | None = None  # pt2-explorer's print of it; None: its text, echoed
 
     def terminal(self, subject: Subject) -> None:
-        """The view printed by ``pt2-explorer`` (``printed``, else its text through ``echo``:
-        wrapped at the terminal's width, control characters escaped)."""
+        """The view printed by ``pt2-explorer`` (``printed``, else its text made at the
+        terminal's width, its tables fitting it, and echoed: a line still too long wrapped,
+        control characters escaped; ``model/_summary.py: echo_fitting``)."""
         if self.printed is not None:
             self.printed(subject)
         else:
-            echo(self.text(subject))
+            echo_fitting(lambda: self.text(subject))
 
 
 VIEWS: tuple[View, ...] = (
@@ -141,8 +145,8 @@ VIEWS: tuple[View, ...] = (
     *(
         View(
             stage,
-            "one compile's stage (--compile)",
-            lambda s, stage=stage: stage_text(compile_of(s.view, s.compile), stage),
+            "one compile's stage (--compile)" if stage != "codegen" else CODEGEN_HELP,
+            lambda s, stage=stage: stage_view_text(compile_of(s.view, s.compile), stage, s.kernel),
         )
         for stage in STAGES
     ),
@@ -162,6 +166,7 @@ VIEWS: tuple[View, ...] = (
         tab=lambda r: "Why not faster",
         needs=lambda r: any(b.kernel_rows or b.launch_rows for b in r.benchmarks),
         html=lambda s: why_html(s.report),
+        opens=lambda r: bool(r.benchmarks),  # a verdict: what the reader came for
     ),
     View(
         "time",
@@ -213,11 +218,15 @@ def tabs(report: Report) -> tuple[View, ...]:
     return tuple(v for v in VIEWS if v.tab is not None and v.needs(report))
 
 
+FIRST = ("ranks", "why")  # looked at before the other tabs, in this order
+
+
 def opening(report: Report) -> str:
     """The tab the explorer opens on: the first whose ``opens`` holds (the ranks of a
-    distributed job, else the graph breaks if any, else the recompiles if any, else the
-    compiles)."""
-    return next(v.name for v in tabs(report) if v.opens(report))
+    distributed job, else the verdict of a benchmark (Why not faster), else the graph breaks
+    if any, else the recompiles if any, else the compiles)."""
+    order = sorted(tabs(report), key=lambda v: FIRST.index(v.name) if v.name in FIRST else len(FIRST))
+    return next(v.name for v in order if v.opens(report))
 
 
 def help_lines() -> str:

@@ -11,12 +11,14 @@ from dataclasses import fields, is_dataclass, replace
 
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from compiler import Report
 
 from ..base._types import CompileRow, ExplorerView, Summary, hits
+from ..lower._fit import Parts
 from ..lower._html import error_html, esc
 from ..lower._plaintable import plain_cells, plain_table
 from ..model._summary import UNWRAPPED, build_summary, echo, printable, terminal
@@ -60,7 +62,7 @@ def _renderables(s: Summary) -> tuple[list, Table, list]:
     """The summary's parts before its table of compiles, the table, the parts after it."""
     parts: list = [
         Text.assemble(("PT2 Explorer", "bold"), f" — {s.title}  ({s.meta})"),
-        Text(s.headline),
+        Parts(s.headline),
     ]
     if s.error:
         parts.append(Text(f"The recorded program ended with: {s.error}", style="bold red"))
@@ -70,11 +72,10 @@ def _renderables(s: Summary) -> tuple[list, Table, list]:
         parts.append(Text("\nGraph breaks", style="bold"))
         for b in s.breaks:
             parts.append(
-                Text.assemble(
-                    ("  " + b.site, "cyan"),
-                    "  ",
-                    (b.type, "yellow"),
-                    f"  ({hits(b.count, b.compile_ids)})",
+                _hang(
+                    Text.assemble(
+                        (b.site, "cyan"), "  ", (b.type, "yellow"), f"  ({hits(b.count, b.compile_ids)})"
+                    )
                 )
             )
             if b.code:
@@ -83,16 +84,16 @@ def _renderables(s: Summary) -> tuple[list, Table, list]:
                 parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
     for name, lines in s.sections:
         parts.append(Text(f"\n{name}", style="bold"))
-        parts += [Text("  " + line) for line in lines]
+        parts += [_hang(Text(line)) for line in lines]
     if s.recompile_lines:
         parts.append(Text("\nRecompiles", style="bold"))
         parts += [
-            Text(f"  {ln}", style="bold red" if ln.endswith("run uncompiled") else "")
+            _hang(Text(ln, style="bold red" if ln.endswith("run uncompiled") else ""))
             for ln in s.recompile_lines
         ]
     if s.frame_lines:
         parts.append(Text("\nFrames", style="bold"))
-        parts += [Text(f"  {ln}") for ln in s.frame_lines]
+        parts += [_hang(Text(ln)) for ln in s.frame_lines]
     table = Table(box=None, pad_edge=False, show_edge=False)
     for col in _COLUMNS:
         table.add_column(col, no_wrap=col != "frame", min_width=_min_width(col))
@@ -106,6 +107,12 @@ def _renderables(s: Summary) -> tuple[list, Table, list]:
     if s.unknown:
         tail.append(Text(f"\n{s.unknown}", style="dim"))
     return parts, table, tail
+
+
+def _hang(text: Text) -> Padding:
+    """A line of a section, two spaces in: where the terminal wraps it, its continuation lines
+    too (a hanging indent), so that the next item still starts at the margin."""
+    return Padding(text, (0, 0, 0, 2), expand=False)
 
 
 def _min_width(col: str) -> int:

@@ -8,24 +8,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compiler import Report
-from compiler.types import Compile, PhaseSpan
+from compiler.types import Compile
 
-from ..base._phasenames import phase_label
+from ..base._phasenames import MIN_SHARE, phase_label, shown_phases
+from ..base._phasenames import phase_span as _total
+from ..lower._fit import table_lines, width
 from ..model._summary import display_name, secs, where
 
-MIN_SHARE = 0.01  # phases shorter than this share of their compile are left out of the waterfall
 BAR = 40  # characters of the widest bar in the text waterfall
-
-
-def shown_phases(c: Compile) -> list[PhaseSpan]:
-    """The phases worth a row: at least MIN_SHARE of the compile (all of them at depth 0)."""
-    total = _total(c)
-    return [p for p in c.phases if p.depth == 0 or p.duration_s >= MIN_SHARE * total]
-
-
-def _total(c: Compile) -> float:
-    """The span of the compile's phases, first begun to last ended: the waterfall's width."""
-    return max((p.start_s + p.duration_s for p in c.phases), default=0.0)
 
 
 def heading(c: Compile) -> str:
@@ -72,28 +62,38 @@ def phase_totals(c: Compile) -> dict[str, float]:
 
 
 def time_text(report: Report) -> str:
+    """Each compile's phases as a tree (a phase's children indented under it), its start and
+    length, and a bar on the compile's span; at a terminal's width (``_fit``) the bars are
+    shorter and the phase names wrap inside their column, a row never across the next."""
     lines = []
+    room = width()
+    bar_width = BAR if room is None else max(10, min(BAR, room // 3))
     for c in report.compiles:
         if not c.phases:
             continue
         total = _total(c)
         state = _cache_state(c)
         lines.append(heading(c) + f"  {where(c.filename, c.line)}" + (f"  {state}" if state else ""))
+        rows = []
         for p in shown_phases(c):
-            lead = int(round(BAR * p.start_s / total)) if total else 0
-            width = max(1, int(round(BAR * p.duration_s / total))) if total else 1
-            bar = (" " * lead + "█" * width).ljust(BAR + 1)
-            lines.append(
-                f"  {bar} {p.start_s:7.3f} +{p.duration_s:7.3f} s  {'  ' * p.depth}{phase_label(p.name)}"
+            lead = int(round(bar_width * p.start_s / total)) if total else 0
+            size = max(1, int(round(bar_width * p.duration_s / total))) if total else 1
+            bar = (" " * lead + "█" * size).ljust(bar_width)
+            rows.append(
+                (bar, f"{p.start_s:7.3f} +{p.duration_s:7.3f} s", f"{'  ' * p.depth}{phase_label(p.name)}")
             )
+        lines += table_lines(None, rows, keep=(0, 1), indent=2)
         lines.append("")
     for cold, warm in cold_warm_pairs(report):
         lines.append(f"cold [{cold.id}] vs warm [{warm.id}]: {display_name(cold.name)}")
         a, b = phase_totals(cold), phase_totals(warm)
         names = sorted(set(a) | set(b), key=lambda n: -max(a.get(n, 0.0), b.get(n, 0.0)))
-        for n in names:
-            if max(a.get(n, 0.0), b.get(n, 0.0)) >= MIN_SHARE * max(_total(cold), 1e-9):
-                lines.append(f"  {_s(a.get(n)):>9} {_s(b.get(n)):>9}  {phase_label(n)}")
+        rows = [
+            (f"{_s(a.get(n)):>9}", f"{_s(b.get(n)):>9}", phase_label(n))
+            for n in names
+            if max(a.get(n, 0.0), b.get(n, 0.0)) >= MIN_SHARE * max(_total(cold), 1e-9)
+        ]
+        lines += table_lines(None, rows, keep=(0, 1), indent=2)
         lines.append("")
     if not lines:
         return "No timed phases recorded (torch logs them from 2.5 on, in chromium_event records).\n"

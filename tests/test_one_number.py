@@ -1,0 +1,53 @@
+"""One number per fact (tests/_one_number.py) on the shipped GPU recordings
+(notebooks/data/*.json.gz): every report among them, its text views and its static page.
+The GPT-2 training step's check is in tests/test_terminal_fit.py (it records the step)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _one_number import check
+
+import compiler
+import explorer
+
+DATA = Path(__file__).resolve().parent.parent / "notebooks" / "data"
+# the recordings that are reports (the others: censuses, mode comparisons, rank sets)
+REPORTS = sorted(
+    p.name
+    for p in DATA.glob("*.json.gz")
+    if not p.name.startswith(("census", "h100-modes")) and "ranks" not in p.name
+)
+
+
+def test_the_shipped_reports_are_listed():
+    assert "h100-cudagraphs.json.gz" in REPORTS and "h100-caches.json.gz" in REPORTS and len(REPORTS) >= 12
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_one_number_per_fact(name):
+    report = compiler.load(DATA / name)
+    assert check(report, explorer.html(report)) > 0
+
+
+def test_cache_savings_nest_and_cuda_graph_sizes_say_what_they_count():
+    """The warm compile's two cache hits: AOTAutograd's saving holds the FX graph's; the
+    dynamic layer's CUDA graphs: 6 sizes recorded, torch's warning counted 5 when it warned."""
+    caches = compiler.load(DATA / "h100-caches.json.gz")
+    warm = next(c for c in caches.compiles if any(lk.state == "hit" for lk in c.caches))
+    fx = next(lk for lk in warm.caches if lk.kind == "fx_graph")
+    aot = next(lk for lk in warm.caches if lk.kind == "aotautograd")
+    assert fx.time_saved_s < aot.time_saved_s  # torch's figures: the one inside the other
+    line = next(ln for ln in explorer.text(caches, "summary").splitlines() if f"[{warm.id}] " in ln)
+    assert (
+        f"caches: FX graph hit, AOTAutograd hit · torch: saved {aot.time_saved_s:.2f} s (AOTAutograd's "
+        f"figure: the compile that wrote the entry, with its FX graphs' {fx.time_saved_s:.2f} s inside it)"
+    ) in line  # one saving: torch's figure for the compile, never the two added
+    own = explorer.text(caches, "compiles", compile=str(warm.id))
+    assert f"hit (saved {fx.time_saved_s:.2f} s, part of AOTAutograd's)" in own
+    assert f"hit (saved {aot.time_saved_s:.2f} s, the FX graph's included)" in own
+    graphs = compiler.load(DATA / "h100-cudagraphs.json.gz")
+    text = explorer.text(graphs, "compiles", compile="3/0")
+    assert "We have observed 5 distinct sizes." in text
+    assert "[torch said this at its 5th size; 6 sizes were recorded in all]" in text
