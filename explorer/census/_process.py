@@ -87,6 +87,8 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
     result = _result(p["result"])
     if result is None and error is None:
         error = _death(rc, p["log"])
+    elif result is not None and rc is None:  # it wrote its whole result, then outlived the limit exiting
+        error = None
     row = row_from_report(
         case,
         _report(p),
