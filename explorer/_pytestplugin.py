@@ -40,7 +40,7 @@ class Check:
         max_recompiles: int | None = None,
         reset: bool = True,
     ):
-        from explorer._check import Rules, resolve_package
+        from explorer.check._rules import Rules, resolve_package
 
         specs = (no_breaks_in,) if isinstance(no_breaks_in, str) else tuple(no_breaks_in)
         for name, value in (("max_breaks", max_breaks), ("max_recompiles", max_recompiles)):
@@ -73,14 +73,14 @@ class Check:
         return self
 
     def __exit__(self, typ, value, tb) -> bool:
-        from explorer._check import check_report
+        from explorer.check._rules import check_report
 
         self._rec.__exit__(typ, value, tb)
         if typ is not None:  # the test's own failure first: not hidden by the rules
             return False
         result = check_report(self._rec.report, self.rules)
         if not result.passed:
-            from explorer._summary import printable
+            from explorer.model._summary import printable
 
             pytest.fail(printable(result.text), pytrace=False)
         return False

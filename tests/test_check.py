@@ -17,7 +17,7 @@ import torch
 
 import compiler
 from explorer import cli
-from explorer._check import resolve_package
+from explorer.check._rules import resolve_package
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -313,7 +313,7 @@ def test_min_speedup_reads_the_benchmarks_and_names_the_verdict():
     """Over the H100 recording of `.item()` breaks (compiled 1.60× slower than eager, by its
     benchmark's own medians): below X it fails with the verdict's headline and its fixes;
     at or above, it passes and says each function's speedup."""
-    from explorer._check import Rules, check_report
+    from explorer.check._rules import Rules, check_report
 
     r = compiler.load(ROOT / "notebooks" / "data" / "h100-cause-item.json.gz")
     (b,) = r.benchmarks
