@@ -228,3 +228,19 @@ def test_shipped_census_reads_without_torch():
     n, width = map(int, done.stdout.splitlines()[0].split())
     assert n == len(json.load(open(SHIPPED))["rows"]) and width <= 100
     assert done.stdout.splitlines()[1] == f"  beside: {SEEDS}"
+
+
+def test_page_links_each_slower_row_to_its_line():
+    import re
+
+    from explorer.census import census_page
+
+    c = load_census(SHIPPED)
+    slower = [r.key for r in c.rows if r.slower]
+    page = census_page(c, {r.key: f"reports/{r.model}.html" for r in c.rows if r.report})
+    ids = re.findall(r'<tr id="([^"]+)">', page)
+    assert len(ids) == len(c.rows) == len(set(ids))
+    section = page[page.index("compiled slower or barely faster") : page.index("<h3>by break type")]
+    targets = re.findall(r'<a href="#(row-[^"]+)">([^<]+)</a>', section)
+    assert [key for _id, key in targets] == slower and all(i in ids for i, _k in targets)
+    assert "<th>zoo</th><th>precision</th><th>mode</th><th>models</th><th>pass</th><th>speedup</th>" in page
