@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 import compiler
 import explorer
-from explorer.diffs._normalize import kernel_base, normalize
+from compiler.analysis import kernel_base, normalize
 from explorer.diffs._view import MIME, fit_payload
 
 GPU_REPORT = Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"
@@ -274,7 +274,7 @@ def test_gpu_recompile(gpu):
     assert not same.changed and same.summary == ["no differences after normalisation"]
 
 
-def _renumbered(c: compiler.Compile) -> compiler.Compile:
+def _renumbered(c: compiler.types.Compile) -> compiler.types.Compile:
     """``c`` as another run would write it: kernel counters, buffers, cache paths, AOT ids."""
 
     def edit(code: str) -> str:

@@ -4,6 +4,7 @@ and JSON path (ReportFormatError, a ValueError). Unknown keys are ignored."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -177,11 +178,27 @@ def test_what_fits_loads(tmp_path):
     assert not hasattr(r, "future_key")
 
 
+def test_a_report_is_frozen_but_for_its_benchmarks():
+    r = compiler.Report("2.13.0", "cpu")
+    with pytest.raises(
+        dataclasses.FrozenInstanceError, match="cannot assign to field 'device': it is frozen"
+    ):
+        r.device = "cuda"
+    with pytest.raises(
+        dataclasses.FrozenInstanceError, match="cannot delete field 'benchmarks': it is frozen"
+    ):
+        del r.benchmarks
+    b = compiler.types.Benchmark("f", "cpu", "x86", "interleaved", 3)
+    r.benchmarks = (*r.benchmarks, b)  # what Report.benchmark() does
+    assert r == compiler.Report("2.13.0", "cpu", benchmarks=(b,)) and r.device == "cpu"
+    assert "OPEN" not in {f.name for f in dataclasses.fields(r)}  # not written to its file
+
+
 def test_benchmark_records_are_checked(tmp_path):
-    t = compiler.Timing(1.0, 0.9, 1.1, 0.8, 1.2, 5, (1.0, 0.9))
-    b = compiler.Benchmark(
+    t = compiler.types.Timing(1.0, 0.9, 1.1, 0.8, 1.2, 5, (1.0, 0.9))
+    b = compiler.types.Benchmark(
         "f", "cpu", "x86", "interleaved", 3, eager=t, compiled=t, stage_times_s={"capture": 0.1},
-        kernels=(compiler.KernelTime("k", "cpp", 3, 1.0, 0.5, 1.0),),
+        kernels=(compiler.types.KernelTime("k", "cpp", 3, 1.0, 0.5, 1.0),),
     )  # fmt: skip
     data = _data()
     data["benchmarks"] = [compiler.Report("x", "cpu", benchmarks=(b,)).to_dict()["benchmarks"][0]]

@@ -22,7 +22,7 @@ NAMED_FIRST = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")
 def _case(name: str):
     r = compiler.load(DATA / f"h100-cause-{name}.json.gz")
     b = r.benchmarks[-1]
-    return r, b, compiler.verdict(r, b)
+    return r, b, compiler.analysis.verdict(r, b)
 
 
 def _named(v) -> list[str]:
@@ -46,7 +46,7 @@ def test_parts_add_up_and_no_row_is_the_tools_own(name):
     assert any(k.name == "## pt2-explorer host" for k in b.kernels)
     assert not any(k.name.startswith("## ") for k in b.kernel_rows)
     assert sum(k.share for k in b.kernel_rows) == pytest.approx(1.0)
-    assert not any(c.name.startswith("## ") for c in compiler.kernel_costs(r, b))
+    assert not any(c.name.startswith("## ") for c in compiler.analysis.kernel_costs(r, b))
     bench_text = explorer.text(r, "bench")
     assert "## pt2-explorer" not in bench_text and "## pt2-explorer" not in explorer.text(r, "why")
     # the speedup in words, from the benchmark's own medians
@@ -178,10 +178,10 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
     torch 2.11, a frame Dynamo gives up on: a fallback, with the disable named."""
     for name, main in (("gemm", "library"), ("launch", "launch")):
         r = compiler.load(DATA / f"h100-why-{name}.json.gz")
-        v = compiler.verdict(r, r.benchmarks[-1])
+        v = compiler.analysis.verdict(r, r.benchmarks[-1])
         assert (v.main, _named(v)) == (main, [])
     r = compiler.load(DATA / "h100-why-break.json.gz")
-    v = compiler.verdict(r, r.benchmarks[-1])
+    v = compiler.analysis.verdict(r, r.benchmarks[-1])
     (failed,) = [c for c in r.compiles if c.status == "failed"]
     assert failed.error.startswith("Unsupported: Skip calling `torch.compiler.disable()`d function")
     assert v.main == "fallback"
@@ -201,12 +201,12 @@ def test_a_training_steps_backward_kernels_are_their_graphs():
     by_name = {k.name: k.compile_id for k in r.kernels if k.language == "triton"}
     outside = [x for x in b.launch_rows if x.compile_id is None and x.name in by_name]
     assert len(outside) >= 10 and all(x.kind == "eager" for x in outside)  # as the profiler saw them
-    costs = {c.name: c for c in compiler.kernel_costs(r, b)}
+    costs = {c.name: c for c in compiler.analysis.kernel_costs(r, b)}
     for x in outside:
         c = costs[x.name]
         assert (c.kind, c.compile_id) == ("triton", by_name[x.name]), x.name
         assert c.call is not None and c.call.rsplit(":", 1)[0] == x.name and c.lines, x.name
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     assert "fallback" not in [c.key for c in v.causes]
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
 
@@ -218,13 +218,15 @@ def test_recompiles_are_named_first_only_when_they_happened_while_timing():
     import dataclasses
 
     r, b, v = _case("item-fixed")
-    rc = compiler.Recompile("0/1", ("0/0: tensor 'x' size mismatch at index 0. expected 64, actual 32",))
+    rc = compiler.types.Recompile(
+        "0/1", ("0/0: tensor 'x' size mismatch at index 0. expected 64, actual 32",)
+    )
     with_rc = dataclasses.replace(r, recompiles=(rc,))
-    v = compiler.verdict(with_rc, b)
+    v = compiler.analysis.verdict(with_rc, b)
     assert v.main == "launch" and "recompiles" in _named(v)
     assert _cause(v, "recompiles").fix.startswith("torch.compile(..., dynamic=True)")
     timed = dataclasses.replace(b, compiles_while_timing=("[0/1] 0/0: tensor 'x' size mismatch at index 0",))
-    v = compiler.verdict(with_rc, timed)
+    v = compiler.analysis.verdict(with_rc, timed)
     assert v.main == "recompiles" and v.headline.endswith("recompiles: a shape changes from call to call")
 
 
@@ -235,7 +237,7 @@ def test_a_profile_longer_than_the_median_is_said():
 
     r, b, _v = _case("item")
     fast = dataclasses.replace(b.compiled, median_ms=0.01)
-    v = compiler.verdict(r, dataclasses.replace(b, compiled=fast))
+    v = compiler.analysis.verdict(r, dataclasses.replace(b, compiled=fast))
     (line,) = [m for m in v.missing if m.startswith("the profiled calls' kernels took")]
     assert line.startswith(
         "the profiled calls' kernels took 0.02753 ms a call, more than the timed median's 0.01 ms"

@@ -1,4 +1,4 @@
-"""Where a benchmark's kernel time went, on the user's lines (``compiler.kernel_costs``).
+"""Where a benchmark's kernel time went, on the user's lines (``compiler.analysis.kernel_costs``).
 
 Each profiled kernel is joined to the report: a Triton or C++ kernel by its name within its
 graph (the profiler's "Torch-Compiled Region: <compile id>"), an extern kernel (cuBLAS, cuDNN,
@@ -15,20 +15,18 @@ per-kernel rows instead: an extern row then stands for every extern call of its 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark, Launch
 from ..model._report import Report
 from ..model._stagetypes import Kernel, Node
+from ..parse._kernelnames import cpp_kernel_of_event, is_attention_kernel, is_library_kernel, is_reduction_op
 from ..parse._provenance import KernelCall, Provenance, op_base, read_provenance
 from ..parse._tritonsrc import read_triton_source
 
-_CPP_EVENT = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "_int_mm", "_scaled_mm"}
 _CONV = {"convolution", "_convolution", "cudnn_convolution", "conv2d", "conv1d", "conv3d"}
-_LIB_NAME = re.compile(r"gemm|gemv|cublas|cutlass|xmma|nvjet|cudnn|flash|fmha|conv|wgrad|dgrad", re.I)
 
 
 @dataclass(frozen=True)
@@ -175,8 +173,7 @@ class _Joiner:
 
     def launch(self, r: Launch, calls: int) -> KernelCost:
         kernel = None
-        m = _CPP_EVENT.match(r.name)
-        name = m.group(1) if m else r.name
+        name = cpp_kernel_of_event(r.name) or r.name
         kind = r.kind
         if kind == "eager" and name in self.generated:
             # a compiled graph's kernel launched outside its "Torch-Compiled Region": autograd's
@@ -269,7 +266,7 @@ class _Joiner:
             return None
         base = op_base(op)
         calls = [k for k in self.prov[cid].calls if k.extern and k.op == base]
-        if not calls and index is None and _LIB_NAME.search(op):
+        if not calls and index is None and is_library_kernel(op):
             # an older per-kernel row names the library kernel, not its op: every library call
             calls = [k for k in self.prov[cid].calls if k.extern and _family_of_op(k.op, "") != "pointwise"]
         if not calls:
@@ -300,7 +297,7 @@ def _unique(items) -> tuple:
 
 
 def _library(name: str, op: str | None) -> bool:
-    return bool(_LIB_NAME.search(name)) or op_base(op or "") in _MATMUL | _CONV
+    return is_library_kernel(name) or op_base(op or "") in _MATMUL | _CONV
 
 
 def _family_of_op(base: str, name: str) -> str:
@@ -308,9 +305,9 @@ def _family_of_op(base: str, name: str) -> str:
         return "matmul"
     if base in _CONV:
         return "convolution"
-    if "attention" in base or re.search(r"flash|fmha", name, re.I):
+    if "attention" in base or is_attention_kernel(name):
         return "attention"
-    if re.search(r"sum|mean|var|norm|softmax|amax|max|min|reduce", base):
+    if is_reduction_op(base):
         return "reduction"
     return "pointwise" if base else "other"
 

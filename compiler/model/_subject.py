@@ -4,6 +4,7 @@ saved (it is not a field of the report)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,14 +22,18 @@ class Subject:
     compile_kwargs: dict = field(default_factory=dict)
 
 
+# id(report) -> what it remembers, dropped with the report: the report itself, frozen, is
+# never changed
+_SUBJECTS: dict[int, Subject] = {}
+
+
 def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None) -> None:
-    """Attach the subject to the report (not serialised: not a dataclass field)."""
-    object.__setattr__(
-        report,
-        "_subject",
-        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {})),
-    )
+    """Remember the subject beside the report (not serialised: not a field of the report)."""
+    key = id(report)
+    if key not in _SUBJECTS:
+        weakref.finalize(report, _SUBJECTS.pop, key, None).atexit = False
+    _SUBJECTS[key] = Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}))
 
 
 def subject_of(report: Report) -> Subject | None:
-    return getattr(report, "_subject", None)
+    return _SUBJECTS.get(id(report))
