@@ -2,7 +2,7 @@
 ``Report.benchmark`` times them (median and spread, peak memory, compile time and break-even
 calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
 state restored around each call: ``mutates=True``), in float32 or under bf16 autocast (AMP);
-and the verdict's first cause (``compiler.verdict``) where compiled is slower or barely faster.
+and the verdict's first cause (``compiler.analysis.verdict``) where compiled is slower or barely faster.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def measure(
     report, model, compiled, args, kwargs, *, train: bool, precision: str, device: str, loss_of
 ) -> dict:
     """The case's speed fields (``CensusRow``'s), from one benchmark appended to ``report``."""
-    import compiler
+    from compiler.analysis import verdict
 
     eager_fn, compiled_fn = step_fns(model, compiled, args, kwargs, train, precision, device, loss_of)
     low = precision == "amp"
@@ -98,7 +98,7 @@ def measure(
     out = speed_fields(b)
     if b.speedup is not None and b.speedup < BARELY:
         try:
-            v = compiler.verdict(report, b)
+            v = verdict(report, b)
         except Exception as e:  # a verdict that cannot be made: said, never a lost row
             out["cause"] = f"no verdict: {type(e).__name__}: {e}"
         else:

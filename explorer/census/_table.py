@@ -78,7 +78,7 @@ class CensusRow:
     peak_mb_compiled: float | None = None
     break_even_calls: float | None = None
     bench_error: str | None = None  # the compiled arm raised while timed
-    # where compiled is slower or barely faster: the verdict's first cause (compiler.verdict)
+    # where compiled is slower or barely faster: the verdict's first cause (compiler.analysis.verdict)
     cause_key: str | None = None  # breaks | recompiles | launch | library | generated | …
     cause: str | None = None  # its title
     verdict: str | None = None  # the verdict's headline
