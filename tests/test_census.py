@@ -208,7 +208,7 @@ def test_hang_crash_and_memory_are_rows(tmp_path):
     assert rows["hang"].error == "timeout: no result after 45 s"
     assert rows["abort"].error == "crashed: killed by SIGABRT"
     assert rows["hog"].error.startswith("RuntimeError: ")
-    assert "12884901888 bytes" in rows["hog"].error  # 12 GiB refused at the address-space limit
+    assert "12884901888 bytes" in rows["hog"].error  # 12 GiB refused at the data limit (RLIMIT_DATA)
 
 
 def test_bad_input_is_one_line(tmp_path):

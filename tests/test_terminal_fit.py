@@ -81,7 +81,7 @@ def test_census_show_fits_a_terminal():
     for r in census.rows:
         assert any(r.model.startswith(s) for s in starts), r.model
     gpt2 = next(ln for ln in lines if ln.startswith("gpt2 "))
-    assert gpt2.split()[1:3] == ["eval", "decoder"] and "GB0291" in gpt2
+    assert gpt2.split()[1:5] == ["eval", "graph", "break", "2"] and "GB0291" in gpt2
     # the break types named in their own lines below the table, as torch's registry names them
     assert any(ln.startswith("  GB0291 ") and "logging.Logger" in ln for ln in lines)
 

@@ -15,10 +15,18 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-ZOOS = {"hf-small": "explorer.census.zoo_hf", "timm-small": "explorer.census.zoo_timm"}
+ZOOS = {
+    "hf-small": "explorer.census.zoo_hf",
+    "hf-base": "explorer.census.zoo_hfbase",
+    "timm-small": "explorer.census.zoo_timm",
+    "timm-base": "explorer.census.zoo_timmbase",
+    "torchvision": "explorer.census.zoo_torchvision",
+}
 # eval / train step, static (dynamic=False, called twice alike) or dynamic (dynamic=True,
 # batch 2 then 3): a recompile in either is one the model makes itself
 MODES = ("eval", "train", "eval-dynamic", "train-dynamic")
+# fp32, or amp: bf16 autocast (explorer/census/_speed.py); a row's key names amp, fp32 is the default
+PRECISIONS = ("fp32", "amp")
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,7 @@ class Settings:
     """What every case of a census shares (the census file's ``settings``)."""
 
     modes: tuple[str, ...] = ("eval",)
+    precisions: tuple[str, ...] = ("fp32",)
     backend: str = "inductor"
     compile_mode: str | None = None  # torch.compile(mode=...): default, reduce-overhead, ...
     device: str = "cpu"
@@ -40,6 +49,11 @@ class Settings:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Settings:
+        """Back from ``to_dict`` (JSON's lists as tuples)."""
+        return cls(**{**d, "modes": tuple(d["modes"]), "precisions": tuple(d.get("precisions", ("fp32",)))})
+
 
 @dataclass(frozen=True)
 class Case:
@@ -48,6 +62,8 @@ class Case:
     mode: str
     family: str | None = None
     module: str | None = None  # what the case's process imports (a file's absolute path), if not source
+    precision: str = "fp32"
+    batch: int | None = None  # the models module's batch size for it (CENSUS_BATCH); None: 2
 
     @property
     def importable(self) -> str:
@@ -56,9 +72,8 @@ class Case:
 
     @property
     def key(self) -> str:
-        """The row's name, unique in a census: ``model:mode`` (``source/model:mode`` for a
-        second source)."""
-        return f"{self.model}:{self.mode}"
+        """The row's name, unique in a census: ``model:mode``, ``model:mode:amp`` under AMP."""
+        return f"{self.model}:{self.mode}" + (f":{self.precision}" if self.precision != "fp32" else "")
 
     @property
     def slug(self) -> str:
@@ -73,6 +88,7 @@ class Source:
     name: str
     models: dict
     families: dict = field(default_factory=dict)
+    batches: dict = field(default_factory=dict)  # CENSUS_BATCH: a model's batch size
 
 
 def module_name(source: str) -> str:
@@ -102,15 +118,28 @@ def load_source(source: str) -> Source:
         raise ValueError(
             f"{source}: CENSUS_MODELS must be a non-empty dict of name -> factory (docs/census.md)"
         )
-    return Source(source, models, dict(getattr(mod, "CENSUS_FAMILIES", None) or {}))
+    return Source(
+        source,
+        models,
+        dict(getattr(mod, "CENSUS_FAMILIES", None) or {}),
+        dict(getattr(mod, "CENSUS_BATCH", None) or {}),
+    )
 
 
-def cases(sources: list[str], modes: tuple[str, ...], only: list[str] | None = None) -> list[Case]:
-    """Every model of ``sources`` in every mode (model-major, in the modules' order);
-    ``only``: these model names alone (ValueError naming one that no source has)."""
+def cases(
+    sources: list[str],
+    modes: tuple[str, ...],
+    only: list[str] | None = None,
+    precisions: tuple[str, ...] = ("fp32",),
+) -> list[Case]:
+    """Every model of ``sources`` in every mode and precision (model-major, in the modules'
+    order); ``only``: these model names alone (ValueError naming one that no source has)."""
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode {bad[0]!r}: choose from {', '.join(MODES)}")
+    bad = [p for p in precisions if p not in PRECISIONS]
+    if bad:
+        raise ValueError(f"unknown precision {bad[0]!r}: choose from {', '.join(PRECISIONS)}")
     out: list[Case] = []
     seen: set[str] = set()
     for s in sources:
@@ -120,7 +149,10 @@ def cases(sources: list[str], modes: tuple[str, ...], only: list[str] | None = N
             if only is not None and name not in only:
                 continue
             seen.add(name)
-            out += [Case(s, name, m, src.families.get(name), where) for m in modes]
+            batch = src.batches.get(name)
+            out += [
+                Case(s, name, m, src.families.get(name), where, p, batch) for m in modes for p in precisions
+            ]
     missing = [n for n in only or () if n not in seen]
     if missing:
         raise ValueError(f"no model named {missing[0]!r} in {', '.join(sources)}")

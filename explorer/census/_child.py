@@ -14,6 +14,7 @@ import os
 import resource
 import sys
 import time
+import traceback
 
 from ._cases import Case, Settings, load_source
 
@@ -63,11 +64,13 @@ def _call_args(inputs, batch: int, device: str):
     return (move(given),), {}
 
 
-def run_mode(model, inputs, mode: str, settings: Settings):
+def run_mode(model, inputs, mode: str, settings: Settings, batch: int = 2, precision: str = "fp32"):
     """Compile ``model`` as the mode says and call it twice (static: the same inputs, so a
-    recompile is one the model's own state causes; dynamic: batch 2 then 3). Returns the
-    compiled model and the last call's arguments."""
+    recompile is one the model's own state causes; dynamic: ``batch`` then ``batch + 1``).
+    Returns the compiled model and the last call's arguments."""
     import torch
+
+    from ._speed import precision_context
 
     train = mode.startswith("train")
     dynamic = mode.endswith("dynamic")
@@ -77,55 +80,85 @@ def run_mode(model, inputs, mode: str, settings: Settings):
     if settings.compile_mode:
         opts["mode"] = settings.compile_mode
     compiled = torch.compile(model, **opts)
-    for batch in (2, 3) if dynamic else (2, 2):
-        args, kwargs = _call_args(inputs, batch, settings.device)
+    for b in (batch, batch + 1) if dynamic else (batch, batch):
+        args, kwargs = _call_args(inputs, b, settings.device)
         if train:
-            loss_of(compiled(*args, **kwargs)).backward()
+            with precision_context(precision, settings.device):
+                loss = loss_of(compiled(*args, **kwargs))
+            loss.backward()
             model.zero_grad(set_to_none=True)
         else:
-            with torch.no_grad():
+            with torch.no_grad(), precision_context(precision, settings.device):
                 compiled(*args, **kwargs)
     return compiled, args, kwargs
 
 
-def _bench(report, model, compiled, args, kwargs) -> float | None:
-    import functools
+class _Ours(Exception):
+    """A step of the census itself failed (not the model's): said as the row's error."""
 
-    b = report.benchmark(
-        functools.partial(model, *args, **kwargs),
-        compiled=functools.partial(compiled, *args, **kwargs),
-        progress=False,
-    )
-    return b.speedup
+
+def _fail(result: dict, phase: str, e: BaseException, cause: BaseException | None = None) -> None:
+    """The row's error: the first one only (a later one is a consequence), said with its
+    traceback (``cause``'s where given) in the case's log."""
+    said = str(e) if isinstance(e, _Ours) else _first_line(e)
+    if result["error"] is None:
+        result.update(error=said, phase=phase)
+    print(f"census: {phase} failed: {said}", file=sys.stderr)
+    traceback.print_exception(cause or e, file=sys.stderr)
 
 
 def run_case(job: dict) -> dict:
-    """Run the job's case; returns the result (also what the report file does not hold)."""
+    """Run the job's case; returns the result (also what the report file does not hold).
+    Every failure is the row's first cause, in words, and its traceback in the log; the
+    result is written whatever fails after the model was built."""
     case = Case(**job["case"])
-    settings = Settings(**{**job["settings"], "modes": tuple(job["settings"]["modes"])})
+    settings = Settings.from_dict(job["settings"])
     t0 = time.perf_counter()
     result: dict = {"error": None, "phase": None, "speedup": None}
     try:
-        model, inputs = load_source(case.importable).models[case.model]()
+        source = load_source(case.importable)
+        model, inputs = source.models[case.model]()
     except Exception as e:  # the factory failed: nothing compiled
-        result.update(error=_first_line(e), phase="build")
+        _fail(result, "build", e)
         return _finish(result, t0)
+    batch = case.batch or 2
     import compiler
 
     rec = compiler.recording(journal=job.get("journal"), caches=not settings.fresh)
     compiled = args = kwargs = None
     try:
         with rec:
-            compiled, args, kwargs = run_mode(model, inputs, case.mode, settings)
-    except Exception as e:  # the model failed under torch.compile: a row with its first line
-        result.update(error=_first_line(e), phase="run")
+            compiled, args, kwargs = run_mode(model, inputs, case.mode, settings, batch, case.precision)
+    except Exception as e:  # the model failed under torch.compile, or the recording never started
+        if rec.report is None:  # the block never ran: the recording's own start failed
+            _fail(result, "record", _Ours(f"the recording did not start: {_first_line(e)}"), e)
+            return _finish(result, t0)
+        _fail(result, "run", e)
     report = rec.report
-    if settings.bench and result["error"] is None and not case.mode.startswith("train"):
+    if settings.bench and result["error"] is None:
         try:
-            result["speedup"] = _bench(report, model, compiled, args, kwargs)
+            from ._speed import device_turn, measure
+
+            with device_turn(settings.device):
+                result.update(
+                    measure(
+                        report,
+                        model,
+                        compiled,
+                        args,
+                        kwargs,
+                        train=case.mode.startswith("train"),
+                        precision=case.precision,
+                        device=settings.device,
+                        loss_of=loss_of,
+                    )
+                )
         except Exception as e:
-            result.update(error=_first_line(e), phase="bench")
-    report.to_json(job["report"])
+            _fail(result, "bench", e)
+    try:
+        report.to_json(job["report"])
+    except Exception as e:
+        _fail(result, "report", e)
     return _finish(result, t0)
 
 
@@ -140,13 +173,20 @@ def _finish(result: dict, t0: float) -> dict:
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     gb = job["settings"].get("memory_gb")
-    if gb and gb < 2**32:  # the address space it may map (none past 4 EiB): past it, allocations fail
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if gb and gb < 2**32:  # the memory it may write (none past 4 EiB): past it, allocations fail
+        # RLIMIT_DATA, not RLIMIT_AS: CUDA reserves a large range of address space when torch first
+        # touches it (Dynamo does, on a GPU machine, also for a CPU model), and an address-space
+        # limit refuses that reservation ("CUDA error: out of memory"); a reservation is no data
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         limit = int(gb * 2**30)
         resource.setrlimit(
-            resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard)
+            resource.RLIMIT_DATA, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard)
         )
-    result = run_case(job)
+    try:
+        result = run_case(job)
+    except BaseException as e:  # a failure of ours outside every step: still the row's first cause
+        result = {"error": f"census case failed: {_first_line(e)}", "phase": "census"}
+        traceback.print_exception(e, file=sys.stderr)
     tmp = job["result"] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)
@@ -155,4 +195,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    # the case is done and written: exit now, without the interpreter's teardown (after a 2.5B
+    # model on the H100 it took over 80 s, past the case's time limit)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

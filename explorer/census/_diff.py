@@ -1,10 +1,27 @@
 """Two censuses side by side (torch 2.13 against 2.14, settings A against B): each model and
 mode's changes, regressions first (a model that went from one graph to breaking, a new break
-site, a new recompile, a slower compile, a new error), then fixes, then what one census has
-and the other has not."""
+site, a new recompile, a slower compile or a lower speedup, a new error), then fixes, then
+what one census has and the other has not.
+
+Times move between two runs of the same census on the same machine. A compile time or a
+speedup counts as changed only beyond the spread measured:
+
+- a speedup: beyond each row's own spread (its benchmark's IQRs: eager / compiled, each
+  median ± half its IQR), by ``FASTER`` at least, an arm's median moved by ``MIN_MS`` at
+  least, and beyond the census-wide noise band below;
+- a compile time: by ``SLOWER`` and ``SLOWER_S`` at least, and beyond the census-wide noise band;
+- the floors (``SLOWER_S``, ``MIN_MS``) are what two runs of one census moved on a loaded
+  machine: a change under them is not told apart from the machine's load;
+- the census-wide noise band (``Noise``): where ``MIN_ROWS`` rows or more have the figure in
+  both, the log ratios of every row's figure (B over A) give their median, the shift of the
+  whole census (a busier machine slows every compile), and ``K_MAD`` median absolute
+  deviations around it (the row-to-row noise): a row counts where its ratio leaves that band.
+  The shift itself is said (``compile times: ×1.31 overall``), not pinned on each row.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ._table import Census, CensusRow
@@ -12,7 +29,63 @@ from ._table import Census, CensusRow
 # how bad a status is: a move up is a regression
 RANK = {"one graph": 0, "no graph": 0, "several graphs": 1, "recompiles": 2, "graph break": 3, "error": 4}
 SLOWER = 1.25  # a compile this much slower (and by SLOWER_S at least) is a regression
-SLOWER_S = 0.5
+# floors below which a move is not told apart from a loaded machine, measured: two runs of the
+# same census (tests/test_census_speed.py) on this project's shared 2-core machine moved an
+# aot_eager compile from 0.3 s to 1.5 s, and a 0.03 ms call's speedup from ×1.00 to ×0.34
+SLOWER_S = 2.0
+FASTER = 1.05  # a speedup that moves by less than this factor is unchanged
+MIN_MS = 0.2  # nor one whose arms' medians each moved by less than this
+MIN_ROWS = 5  # rows with a figure in both censuses, for a census-wide noise band
+K_MAD = 3.0  # the band's half-width, in median absolute deviations (scaled to a normal's sigma)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The census-wide band of one figure's log ratio (B over A): its centre and half-width."""
+
+    what: str
+    rows: int
+    centre: float = 0.0
+    half: float = 0.0
+
+    @classmethod
+    def of(cls, what: str, pairs: list[tuple[float, float]]) -> Noise:
+        logs = sorted(math.log(b / a) for a, b in pairs if a > 0 and b > 0)
+        if len(logs) < MIN_ROWS:
+            return cls(what, len(logs))
+        centre = _median(logs)
+        mad = _median(sorted(abs(x - centre) for x in logs))
+        return cls(what, len(logs), centre, K_MAD * 1.4826 * mad)
+
+    def outside(self, a: float, b: float, floor: float) -> int:
+        """+1 where ``b`` over ``a`` is above the band (and ``floor``, a factor, from its
+        centre), -1 below it, 0 inside."""
+        x = math.log(b / a) - self.centre
+        width = max(self.half, math.log(floor))
+        return 1 if x > width else -1 if x < -width else 0
+
+    @property
+    def line(self) -> str:
+        if self.rows < MIN_ROWS:
+            return f"{self.what}: {self.rows} rows in both, too few for a noise band (fixed thresholds only)"
+        return (
+            f"{self.what}: ×{math.exp(self.centre):.2f} overall (median of {self.rows} rows), "
+            f"row-to-row noise ×{math.exp(-self.half):.2f}–×{math.exp(self.half):.2f} around it"
+        )
+
+
+def _median(xs: list[float]) -> float:
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def _speed_interval(r: CensusRow) -> tuple[float, float] | None:
+    """The row's speedup from the ends of its arms' spreads: (lowest, highest)."""
+    e, c, s = r.eager_ms, r.compiled_ms, r.speedup
+    if not (e and c and s):
+        return None
+    de, dc = (r.eager_iqr_ms or 0.0) / 2, (r.compiled_iqr_ms or 0.0) / 2
+    return (max(e - de, 0.0) / (c + dc), (e + de) / max(c - dc, 1e-12))
 
 
 @dataclass(frozen=True)
@@ -37,6 +110,7 @@ class CensusDiff:
     unchanged: int
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
+    noise: tuple[Noise, ...] = ()  # the census-wide bands of compile time and speedup
 
 
 def _site(b) -> str:
@@ -54,7 +128,10 @@ def _types(breaks) -> str:
     return ", ".join(sorted({f"{x.gb_id or '?'} {x.type}" for x in breaks}))
 
 
-def _changes(a: CensusRow, b: CensusRow, slower: float, slower_s: float) -> tuple[list[str], list[str]]:
+def _changes(
+    a: CensusRow, b: CensusRow, slower: float, slower_s: float, noise: dict[str, Noise] | None = None
+) -> tuple[list[str], list[str]]:
+    noise = noise or {"compile": Noise("compile times", 0), "speedup": Noise("speedups", 0)}
     worse: list[str] = []
     better: list[str] = []
     ra, rb = RANK.get(a.status, 0), RANK.get(b.status, 0)
@@ -76,18 +153,28 @@ def _changes(a: CensusRow, b: CensusRow, slower: float, slower_s: float) -> tupl
         if na != nb and not (a.error or b.error):
             (worse if nb > na else better).append(f"{what} {na} → {nb}")
     ta, tb = a.compile_time_s, b.compile_time_s
-    if ta and tb and not (a.error or b.error):
-        if tb > ta * slower and tb - ta >= slower_s:
+    if ta and tb and not (a.error or b.error) and abs(tb - ta) >= slower_s:
+        side = noise["compile"].outside(ta, tb, slower)
+        if side > 0:
             worse.append(f"compile {ta:.1f} s → {tb:.1f} s (+{(tb / ta - 1) * 100:.0f}%)")
-        elif ta > tb * slower and ta - tb >= slower_s:
+        elif side < 0:
             better.append(f"compile {ta:.1f} s → {tb:.1f} s (−{(1 - tb / ta) * 100:.0f}%)")
+    ia, ib = _speed_interval(a), _speed_interval(b)
+    moved = max(abs((b.eager_ms or 0) - (a.eager_ms or 0)), abs((b.compiled_ms or 0) - (a.compiled_ms or 0)))
+    if ia and ib and (ib[1] < ia[0] or ib[0] > ia[1]) and moved >= MIN_MS:  # beyond both spreads
+        side = noise["speedup"].outside(a.speedup, b.speedup, FASTER)
+        words = f"speedup ×{a.speedup:.2f} → ×{b.speedup:.2f}"
+        if side < 0:
+            worse.append(words + f" (spreads ×{ia[0]:.2f}–{ia[1]:.2f}, ×{ib[0]:.2f}–{ib[1]:.2f})")
+        elif side > 0:
+            better.append(words)
     return worse, better
 
 
 def _weight(changes: tuple[str, ...]) -> int:
-    """A row's changes beyond its compile time (breaks, recompiles, graphs, errors): these
-    come before a compile that only got slower or faster."""
-    return sum(1 for x in changes if not x.startswith("compile "))
+    """A row's changes beyond its times (breaks, recompiles, graphs, errors): these come
+    before a compile or a speedup that only moved."""
+    return sum(1 for x in changes if not x.startswith(("compile ", "speedup ")))
 
 
 def _name(c: Census, other: Census) -> str:
@@ -104,6 +191,14 @@ def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float
     with the most changes beyond their compile time."""
     rows_a = {r.key: r for r in a.rows}
     rows_b = {r.key: r for r in b.rows}
+    both = [(ra, rows_b[k]) for k, ra in rows_a.items() if k in rows_b and not (ra.error or rows_b[k].error)]
+    noise = {
+        "compile": Noise.of(
+            "compile times",
+            [(x.compile_time_s, y.compile_time_s) for x, y in both if x.compile_time_s and y.compile_time_s],
+        ),
+        "speedup": Noise.of("speedups", [(x.speedup, y.speedup) for x, y in both if x.speedup and y.speedup]),
+    }
     regressions: list[RowChange] = []
     fixes: list[RowChange] = []
     unchanged = 0
@@ -111,7 +206,7 @@ def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float
         rb = rows_b.get(key)
         if rb is None:
             continue
-        worse, better = _changes(ra, rb, slower, slower_s)
+        worse, better = _changes(ra, rb, slower, slower_s, noise)
         change = RowChange(key, ra, rb, tuple(worse), tuple(better))
         if worse:
             regressions.append(change)
@@ -129,4 +224,5 @@ def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float
         unchanged,
         tuple(k for k in rows_a if k not in rows_b),
         tuple(k for k in rows_b if k not in rows_a),
+        tuple(noise.values()),
     )

@@ -164,6 +164,7 @@ def _shown(v: float | int) -> str:
 # settings.json and a census file's "settings": Settings' fields (explorer/census/_cases.py)
 _SETTINGS = {
     "modes": "a list of strings",
+    "precisions": "a list of strings",
     "backend": "a string",
     "compile_mode": "a string or null",
     "device": "a string",
@@ -177,7 +178,7 @@ _SETTINGS = {
 
 def _setting_ok(key: str, v) -> bool:
     number = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    if key == "modes":
+    if key in ("modes", "precisions"):
         return isinstance(v, list) and all(isinstance(m, str) for m in v)
     if key in ("backend", "device"):
         return isinstance(v, str)

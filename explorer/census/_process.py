@@ -33,7 +33,7 @@ def _paths(out: str, case: Case) -> dict[str, str]:
 
 def _threads(jobs: int) -> str:
     """Each case's share of the cores (OMP_NUM_THREADS), so that jobs do not oversubscribe."""
-    return str(max(1, (os.cpu_count() or 1) // max(1, jobs)))
+    return str(max(1, len(os.sched_getaffinity(0)) // max(1, jobs)))
 
 
 def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str | None = None) -> CensusRow:
@@ -90,6 +90,8 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
     result = _result(p["result"])
     if result is None and error is None:
         error = _death(rc, p["log"])
+    elif result is not None and rc is None:  # it wrote its whole result, then outlived the limit exiting
+        error = None
     row = row_from_report(
         case,
         _report(p),

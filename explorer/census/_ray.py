@@ -22,7 +22,7 @@ def case_files(case: dict, settings: dict) -> dict[str, bytes]:
 
     out = tempfile.mkdtemp(prefix="pt2x-census-ray-")
     try:
-        run_one(Case(**case), Settings(**{**settings, "modes": tuple(settings["modes"])}), out)
+        run_one(Case(**case), Settings.from_dict(settings), out)
         files = {}
         for root, _dirs, names in os.walk(out):
             for name in names:

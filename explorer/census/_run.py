@@ -45,12 +45,14 @@ def write_census(out: str, cases: list[Case], settings: Settings, title: str | N
 
 
 def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
-    """A census directory holds rows of one set of settings (the modes aside: they pick
-    cases): resuming with others would mix them. ValueError saying so, also where its
+    """A census directory holds rows of one set of settings (the modes and precisions aside:
+    they pick cases): resuming with others would mix them. ValueError saying so, also where its
     ``settings.json`` is damaged, or missing beside finished rows (their settings are then
     unknown); ``rerun`` starts over."""
     path = os.path.join(out, "settings.json")
-    mine = as_text({k: v for k, v in settings.to_dict().items() if k != "modes"})  # as the file holds it
+    mine = as_text(
+        {k: v for k, v in settings.to_dict().items() if k not in ("modes", "precisions")}
+    )  # as the file holds it
     how = "use --rerun to run its cases again, or another --out"
     try:
         theirs = check_settings(read_json(path), path)
@@ -156,3 +158,31 @@ class _Progress:
     def done(self, case: Case, row: CensusRow | None = None) -> None:
         status = f"{case.key}: {row.status}" if row is not None else case.key
         self.bar.update(self.task, advance=1, description=status)
+
+
+CASE_GB = 4.0  # what one case of a census may take, for --jobs' default (a real-size model's compile)
+
+
+def default_jobs(settings: Settings) -> int:
+    """Cases at a time on this machine, where ``--jobs`` is not given: one per two cores
+    this process may use (a case compiles in its own threads and workers), and no more than
+    its available memory holds at ``CASE_GB`` each (or the case's own ``--memory`` limit,
+    where lower). One where the cases are timed (``--bench``: side by side, they would time
+    each other) or run on a GPU (one device for them all)."""
+    if settings.bench or not settings.device.startswith("cpu"):
+        return 1
+    by_cores = max(1, len(os.sched_getaffinity(0)) // 2)
+    per_case = min(CASE_GB, settings.memory_gb or CASE_GB)
+    return max(1, min(by_cores, int(available_gb() // per_case)))
+
+
+def available_gb() -> float:
+    """Memory available to new processes (/proc/meminfo's MemAvailable; all of it elsewhere)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30

@@ -20,6 +20,7 @@ from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read
 from ._paths import resolve, unsafe
 
 FORMAT = "pt2-explorer-census"
+BARELY = 1.05  # a speedup under this is "barely faster" (explorer/census/_speed.py)
 VERSION = 1
 STATUSES = ("one graph", "graph break", "recompiles", "error", "no graph", "several graphs")
 GB_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
@@ -64,7 +65,23 @@ class CensusRow:
     recompiles: tuple[RecompileFact, ...] = ()
     compile_time_s: float | None = None
     kernels: int = 0
-    speedup: float | None = None  # eager / compiled, with --bench
+    speedup: float | None = None  # eager / compiled medians, with --bench
+    precision: str = "fp32"  # or amp (bf16 autocast)
+    batch: int | None = None  # the batch size the case ran with (its models module's CENSUS_BATCH)
+    # --bench: Report.benchmark's medians and their spread (IQR), ms per call (eval call or
+    # training step), peak memory (GPU, MiB), and the calls after which the compile pays off
+    eager_ms: float | None = None
+    eager_iqr_ms: float | None = None
+    compiled_ms: float | None = None
+    compiled_iqr_ms: float | None = None
+    peak_mb_eager: float | None = None
+    peak_mb_compiled: float | None = None
+    break_even_calls: float | None = None
+    bench_error: str | None = None  # the compiled arm raised while timed
+    # where compiled is slower or barely faster: the verdict's first cause (compiler.analysis.verdict)
+    cause_key: str | None = None  # breaks | recompiles | launch | library | generated | …
+    cause: str | None = None  # its title
+    verdict: str | None = None  # the verdict's headline
     wall_s: float | None = None
     peak_rss_mb: float | None = None
     torch_version: str | None = None
@@ -73,7 +90,12 @@ class CensusRow:
 
     @property
     def key(self) -> str:
-        return f"{self.model}:{self.mode}"
+        return f"{self.model}:{self.mode}" + (f":{self.precision}" if self.precision != "fp32" else "")
+
+    @property
+    def slower(self) -> bool:
+        """Compiled ran slower than eager, or barely faster (under ``BARELY``)."""
+        return self.speedup is not None and self.speedup < BARELY
 
     @property
     def break_types(self) -> tuple[str, ...]:
@@ -122,11 +144,30 @@ def row_from_report(case, rep, result: dict | None, error: str | None = None, **
         compile_time_s=_number(round(sum(times), 3)) if times else None,
         kernels=len(rep.kernels) if rep else 0,
         speedup=_number(result.get("speedup")),
+        precision=case.precision,
+        batch=case.batch,
+        **{k: _number(result.get(k)) for k in _SPEED},
+        **{k: _text(result.get(k)) for k in ("bench_error", "cause_key", "cause", "verdict")},
         wall_s=_number(result.get("wall_s")),
         peak_rss_mb=_number(result.get("peak_rss_mb")),
         torch_version=rep.torch_version if rep else None,
         **paths,
     )
+
+
+_SPEED = (
+    "eager_ms",
+    "eager_iqr_ms",
+    "compiled_ms",
+    "compiled_iqr_ms",
+    "peak_mb_eager",
+    "peak_mb_compiled",
+    "break_even_calls",
+)
+
+
+def _text(v) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def _number(v) -> float | None:
@@ -180,7 +221,8 @@ def _plain(row: CensusRow) -> dict:
     """The row's file form: its fields that are not their defaults, as text a file can hold
     (an error message or a path given as bytes that are not UTF-8 holds lone surrogates)."""
     d = as_text(dataclasses.asdict(row))
-    return {k: v for k, v in d.items() if v not in (None, (), [], 0) or k in ("model", "mode", "status")}
+    keep = ("model", "mode", "status", "precision")
+    return {k: v for k, v in d.items() if v not in (None, (), [], 0) or k in keep}
 
 
 def load_census(path: str | os.PathLike[str]) -> Census:

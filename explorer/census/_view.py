@@ -13,11 +13,13 @@ from ..lower._fit import width
 from ..lower._html import CSS, esc
 from ..lower._text import table_text
 from ._diff import CensusDiff
+from ._speedview import clip, fmt_speedup, row_id, speed_html, speed_text
 from ._table import STATUSES, Census, CensusRow
 
 COLUMNS = (
     "model",
     "mode",
+    "precision",
     "family",
     "status",
     "graphs",
@@ -26,7 +28,13 @@ COLUMNS = (
     "compile",
     "kernels",
     "speedup",
+    "eager",
+    "compiled",
+    "cause",
 )
+# the terminal's table, narrower (the break types and errors follow it in full): 100 columns
+TEXT_COLUMNS = ("model", "mode", "status", "graphs", "breaks", "recomp", "compile", "speedup", "cause")
+WIDTH = 100
 SORTS = {
     "model": lambda r: (r.model, r.mode),
     "status": lambda r: (r.status, r.model),
@@ -70,11 +78,18 @@ def _breaks_cell(r: CensusRow, named: bool = True) -> str:
     return "; ".join(f"{t}" + (f" ×{n}" if n > 1 else "") for t, n in counts.items()) or "—"
 
 
+def _ms(median: float | None, iqr: float | None) -> str:
+    if median is None:
+        return "—"
+    return f"{median:.3g} ms" + (f" ±{iqr / 2:.2g}" if iqr else "")
+
+
 def _cells(r: CensusRow, named: bool = True) -> tuple[str, ...]:
     status = f"error: {r.error}" if r.status == "error" and r.error else r.status
     return (
         r.model,
         r.mode,
+        r.precision,
         r.family or "",
         status,
         str(r.graphs),
@@ -82,15 +97,49 @@ def _cells(r: CensusRow, named: bool = True) -> tuple[str, ...]:
         str(len(r.recompiles)) if r.recompiles else "0",
         f"{r.compile_time_s:.1f} s" if r.compile_time_s is not None else "—",
         str(r.kernels),
-        f"×{r.speedup:.2f}" if r.speedup else "—",
+        fmt_speedup(r.speedup),
+        _ms(r.eager_ms, r.eager_iqr_ms),
+        _ms(r.compiled_ms, r.compiled_iqr_ms),
+        (r.cause or "") if r.slower else "",
     )
 
 
 def census_table(census: Census, rows: list[CensusRow] | None = None, named: bool = True) -> Table:
     """``named=False``: breaks by GB id alone (``_breaks_cell``)."""
     rows = census.rows if rows is None else rows
-    title = f"census{': ' + census.title if census.title else ''} — torch {census.torch_version or '?'}"
-    return Table(title, COLUMNS, tuple(_cells(r, named) for r in rows))
+    return Table(_title(census), COLUMNS, tuple(_cells(r, named) for r in rows))
+
+
+def _text_cells(r: CensusRow) -> tuple[str, ...]:
+    ids = list(dict.fromkeys(b.gb_id or "?" for b in r.breaks))
+    breaks = f"{ids[0]}" + (f" +{len(ids) - 1}" if len(ids) > 1 else "") if ids else "—"
+    return (
+        r.model,
+        r.mode + (f" {r.precision}" if r.precision != "fp32" else ""),
+        r.status,
+        str(r.graphs),
+        breaks,
+        str(len(r.recompiles)),
+        f"{r.compile_time_s:.1f} s" if r.compile_time_s is not None else "—",
+        fmt_speedup(r.speedup),
+        (r.cause_key or "") if r.slower else "",
+    )
+
+
+def _title(census: Census) -> str:
+    return f"census{': ' + census.title if census.title else ''} — torch {census.torch_version or '?'}"
+
+
+def text_table(census: Census, rows: list[CensusRow], width: int = WIDTH) -> Table:
+    """The terminal's table: ``TEXT_COLUMNS``, the model's name cut (…) so that a line fits
+    ``width``."""
+    cells = [_text_cells(r) for r in rows]
+    rest = (
+        sum(max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(TEXT_COLUMNS) if i) if cells else 0
+    )
+    room = max(12, width - rest - 2 * (len(TEXT_COLUMNS) - 1))
+    cells = [(clip(c[0], room), *c[1:]) for c in cells]
+    return Table(clip(_title(census), width), TEXT_COLUMNS, tuple(cells))
 
 
 def headline(rows) -> str:
@@ -117,16 +166,17 @@ def by_break_type(rows) -> list[tuple[str, str | None, str, list[str]]]:
 def census_text(census: Census, rows: list[CensusRow] | None = None, *, details: bool = True) -> str:
     """The table, the status counts, the rows by break type, then each recompile's guard."""
     rows = list(census.rows if rows is None else rows)
-    out = [table_text(census_table(census, rows, named=width() is None)), headline(rows)]
+    out = [table_text(text_table(census, rows, width() or WIDTH)), headline(rows)]
+    out += speed_text(rows, width() or WIDTH)
     groups = by_break_type(rows)
     if groups:
         out += ["", "by break type:"]
-        out += [f"  {gb} {t}: {len(keys)} — {', '.join(keys)}" for gb, _link, t, keys in groups]
+        out += [clip(f"  {gb} {t}: {len(keys)} — {', '.join(keys)}", WIDTH) for gb, _link, t, keys in groups]
     if details:
         rec = [(r.key, x) for r in rows for x in r.recompiles]
         if rec:
             out += ["", "recompiles (the guard that failed):"]
-            out += [f"  {k} [{x.compile_id}] {short_reason(x.reason)}" for k, x in rec]
+            out += [clip(f"  {k} [{x.compile_id}] {short_reason(x.reason)}", WIDTH) for k, x in rec]
     if census.problems:
         out += ["", "left out (the census names these paths; they were not read):"]
         out += [f"  {p}" for p in census.problems]
@@ -167,14 +217,20 @@ def _row_html(r: CensusRow, link: str | None) -> str:
         f'{_link_cell(b.gb_id or "?", b.link)} {esc(b.type)} <span class="where">{esc(b.where)}</span>'
         for b in r.breaks
     )
-    sortv = {7: r.compile_time_s or 0, 9: r.speedup or 0}
+    sortv = {8: r.compile_time_s or 0, 10: r.speedup or 0, 11: r.eager_ms or 0, 12: r.compiled_ms or 0}
     tds = [f"<td>{_link_cell(cells[0], link)}</td>"]
     for i, c in enumerate(cells[1:], start=1):
-        body = breaks if i == 5 and r.breaks else esc(c)
+        body = breaks if i == 6 and r.breaks else esc(c)
         v = f' data-v="{sortv[i]}"' if i in sortv else ""
-        cls = f' class="st-{r.status.replace(" ", "-")}"' if i == 3 else ""
+        cls = (
+            f' class="st-{r.status.replace(" ", "-")} wrap"'
+            if i == 4
+            else ' class="wrap"'
+            if i in (6, 13)
+            else ""
+        )
         tds.append(f"<td{v}{cls}>{body}</td>")
-    return f"<tr>{''.join(tds)}</tr>"
+    return f'<tr id="{row_id(r)}">{"".join(tds)}</tr>'
 
 
 def census_page(census: Census, links: dict[str, str] | None = None, notes: list[str] | None = None) -> str:
@@ -192,11 +248,16 @@ def census_page(census: Census, links: dict[str, str] | None = None, notes: list
     head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
     body = "".join(_row_html(r, links.get(r.key)) for r in rows)
     title = esc(census_table(census).title)
-    css = ".st-error{color:#b00}.st-graph-break{color:#a60}.st-recompiles{color:#06c}.where{color:#666}th{cursor:pointer}"
+    css = (
+        ".st-error{color:#b00}.st-graph-break{color:#a60}.st-recompiles{color:#06c}.where{color:#666}"
+        "th{cursor:pointer}#census td,#census th,.headline td{white-space:nowrap}"
+        "#census td.wrap{white-space:normal;min-width:16em}"
+    )
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {title}</title>'
         f'<style>{CSS}{css}</style></head><body><div class="pt2x"><h2>{title}</h2>'
         f"<p>{esc(headline(rows))}</p>"
+        + speed_html(list(rows), esc)
         + (f"<h3>by break type</h3><ul>{groups}</ul>" if groups else "")
         + f'<input id="filter" placeholder="filter rows" size="40"><table id="census"><thead><tr>{head}</tr>'
         f"</thead><tbody>{body}</tbody></table>"
@@ -277,7 +338,8 @@ def census_widget(census: Census):
             btn.on_click(lambda _b, r=r: open_report(r))
             cells += [btn] + [w.HTML(f'<span style="{cell}">{esc(v)}</span>') for v in _cells(r)[1:]]
         layout = w.Layout(grid_template_columns=f"repeat({len(COLUMNS)}, auto)")
-        grid.children = (w.HTML(frag(f"<p>{esc(headline(rows))}</p>")), w.GridBox(cells, layout=layout))
+        summary = frag(f"<p>{esc(headline(rows))}</p>" + speed_html(rows, esc))
+        grid.children = (w.HTML(summary), w.GridBox(cells, layout=layout))
 
     for d in (status, family, btype):
         d.observe(redraw, names="value")
@@ -305,6 +367,7 @@ def diff_text(d: CensusDiff) -> str:
     out.append(f"fixes ({len(d.fixes)}):")
     out += [ln for c in d.fixes for ln in _change_lines(c)] or ["  none"]
     out.append(f"unchanged: {d.unchanged}")
+    out += [f"noise: {n.line}" for n in d.noise]
     if d.only_a:
         out.append(f"only in {d.a}: {', '.join(d.only_a)}")
     if d.only_b:
@@ -334,5 +397,7 @@ def diff_page(d: CensusDiff) -> str:
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {title}</title>'
         f'<style>{CSS}.worse{{color:#b00}}.fix{{color:#070}}</style></head><body><div class="pt2x"><h2>{title}</h2>'
         f"{section('regressions', d.regressions, 'worse')}{section('fixes', d.fixes, 'fix')}"
-        f"<p>unchanged: {d.unchanged}</p>{only}</div></body></html>"
+        f"<p>unchanged: {d.unchanged}</p>{only}"
+        + "".join(f'<p class="noise">noise: {esc(n.line)}</p>' for n in d.noise)
+        + "</div></body></html>"
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+from ._images import image_batch
+
 # name -> family
 ARCHS = {
     "resnet18": "vision",
@@ -25,19 +27,14 @@ _SIZE = {"vit_tiny_patch16_224": 224, "deit_tiny_patch16_224": 224, "swin_tiny_p
          "mixer_b16_224": 224, "levit_128s": 224}  # fmt: skip
 
 
-def _inputs(size: int, batch: int):
-    import torch
-
-    return (torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(batch)),)
-
-
 def build(name: str):
     import timm
     import torch
 
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False, num_classes=10)
-    return model, functools.partial(_inputs, _SIZE.get(name, 64))
+    size = _SIZE.get(name, 64)
+    return model, functools.partial(image_batch, (3, size, size))
 
 
 try:  # the zoo exists where timm does

@@ -1,7 +1,7 @@
 """``pt2-explorer census``: run a census, show one, merge shards, compare two.
 
 pt2-explorer census [--zoo NAME | --models FILE_OR_MODULE]... [--modes eval,train,...]
-        [--backend B] [--compile-mode M] [--device D] [--timeout S] [--memory GB] [--bench]
+        [--precision fp32,amp] [--backend B] [--compile-mode M] [--device D] [--timeout S] [--memory GB] [--bench]
         [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun] [--html OUT]
 pt2-explorer census show CENSUS [--status S] [--family F] [--break-type T] [--sort COL] [--html OUT]
 pt2-explorer census merge SHARD_DIR... --out DIR [--html OUT]
@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-from ..census._cases import MODES, ZOOS
+from ..census._cases import MODES, PRECISIONS, ZOOS
 from ..census._files import MAX_NUMBER
 
 
@@ -32,6 +32,11 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--only", metavar="NAMES", help="these models alone (comma-separated)")
     p.add_argument("--modes", default="eval", help=f"comma-separated, of {', '.join(MODES)} (default: eval)")
+    p.add_argument(
+        "--precision",
+        default="fp32",
+        help=f"comma-separated, of {', '.join(PRECISIONS)} (amp: bf16 autocast; default: fp32)",
+    )
     p.add_argument("--backend", default="inductor", help="torch.compile's backend (default: inductor)")
     p.add_argument("--compile-mode", help="torch.compile's mode: reduce-overhead, max-autotune, ...")
     p.add_argument("--device", default="cpu", help="where the models run (default: cpu)")
@@ -43,14 +48,21 @@ def _run_parser() -> argparse.ArgumentParser:
         metavar="GB",
         help="address space per case (default: 16; 0: no limit)",
     )
-    p.add_argument("--bench", action="store_true", help="time eager against compiled (eval modes)")
+    p.add_argument(
+        "--bench", action="store_true", help="time eager against compiled (eval calls and training steps)"
+    )
     p.add_argument("--keep-trace", action="store_true", help="also keep torch's TORCH_TRACE log of each case")
     p.add_argument(
         "--fresh",
         action="store_true",
         help="each case cold: an empty compile cache, the caches off (by default the cases keep yours)",
     )
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="cases at a time on this machine")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="cases at a time on this machine (default: what its cores and memory allow; 1 with --bench or a GPU)",
+    )
     p.add_argument(
         "--ray", metavar="ADDRESS", help="run the cases as Ray tasks (`local`: a local Ray instance)"
     )
@@ -145,7 +157,7 @@ def _census_file(path: str) -> str:
 
 def _run(ns) -> int:
     from ..census import _cases
-    from ..census._run import run_census
+    from ..census._run import default_jobs, run_census
     from ..census._view import census_text, save_census_html
 
     models = [("models file", m) for m in ns.models if os.path.isfile(m)]
@@ -153,15 +165,19 @@ def _run(ns) -> int:
     sources = ns.zoo + ns.models
     if not sources:
         raise ValueError("name the models: --zoo hf-small, or --models FILE_OR_MODULE")
-    if ns.ray and ns.jobs != 1:
+    if ns.ray and ns.jobs is not None:
         raise ValueError("--jobs is for this machine; with --ray the cluster places the tasks")
+    if ns.jobs is not None and ns.jobs < 1:
+        raise ValueError(f"--jobs {ns.jobs}: expected a number of cases at a time >= 1")
     modes = tuple(m.strip() for m in ns.modes.split(",") if m.strip())
+    precisions = tuple(p.strip() for p in ns.precision.split(",") if p.strip())
     only = [m.strip() for m in ns.only.split(",")] if ns.only else None
-    todo = _cases.cases(sources, modes, only)
+    todo = _cases.cases(sources, modes, only, precisions)
     if ns.shard:
         todo = _cases.shard(todo, *_cases.parse_shard(ns.shard))
     settings = _cases.Settings(
         modes=modes,
+        precisions=precisions,
         backend=ns.backend,
         compile_mode=ns.compile_mode,
         device=ns.device,
@@ -175,7 +191,7 @@ def _run(ns) -> int:
         todo,
         settings,
         ns.out,
-        jobs=ns.jobs,
+        jobs=ns.jobs or default_jobs(settings),
         ray_address=ns.ray,
         rerun=ns.rerun,
         progress=not ns.quiet,

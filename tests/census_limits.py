@@ -1,0 +1,35 @@
+"""Models for tests/test_census_speed.py. ``limits`` writes the memory limits its case's
+process runs under (``limits.json`` in the census directory, the process's working directory)
+before the recording starts; ``nojournal`` puts a directory where the recording's journal
+goes, so the recording cannot start (its case must say why)."""
+
+import json
+import os
+import resource
+
+import torch
+from torch import nn
+
+
+def _inputs(batch):
+    return (torch.ones(batch, 4),)
+
+
+def limits():
+    with open("limits.json", "w") as f:
+        json.dump(
+            {
+                "data": resource.getrlimit(resource.RLIMIT_DATA)[0],
+                "as": resource.getrlimit(resource.RLIMIT_AS)[0],
+            },
+            f,
+        )
+    return nn.Linear(4, 4), _inputs
+
+
+def nojournal():
+    os.makedirs(os.path.join("logs", "nojournal.eval.journal"), exist_ok=True)
+    return nn.Linear(4, 4), _inputs
+
+
+CENSUS_MODELS = {"limits": limits, "nojournal": nojournal}

@@ -1,0 +1,246 @@
+"""The census at scale: a recording that cannot start says why (in the row and the case's
+log), the memory limit leaves address space alone (CUDA reserves it), a census started
+through an interpreter wrapper is the census started directly, ``--jobs`` defaults to what
+the machine allows, ``--bench`` rows (eval calls and training steps, fp32 and AMP) with their
+spread and cause, and ``census diff`` of two runs of one census reports no change."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import resource
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from explorer.census import Settings, diff_census, diff_text, load_census
+from explorer.census._run import default_jobs
+from explorer.census._speedview import SEEDS, geomean, slower_groups, speed_groups
+from explorer.census._table import Census, CensusRow
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples", "census_models.py")
+LIMITS = os.path.join(ROOT, "tests", "census_limits.py")
+SHIPPED = os.path.join(ROOT, "notebooks", "data", "census-h100-speed.json")
+census = pytest.mark.census
+slow = pytest.mark.slow
+
+
+def _cli(*args, env=None, python=sys.executable):
+    cmd = [python, "-m", "explorer", "census", *args]
+    return subprocess.run(
+        cmd, env={**os.environ, "PYTHONPATH": ROOT, **(env or {})}, capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@slow
+@census
+def test_a_recording_that_cannot_start_says_why(tmp_path):
+    out = tmp_path / "c"
+    done = _cli("--models", LIMITS, "--only", "nojournal", "--backend", "eager", "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    (row,) = load_census(out).rows
+    journal = out / "logs" / "nojournal.eval.journal"
+    assert (row.status, row.error) == (
+        "error",
+        f"the recording did not start: IsADirectoryError: [Errno 21] Is a directory: '{journal}'",
+    )
+    log = (out / "logs" / "nojournal.eval.log").read_text()
+    assert "census: record failed: the recording did not start: IsADirectoryError" in log
+    assert "Traceback (most recent call last)" in log and "AttributeError" not in log
+
+
+@slow
+@census
+def test_the_memory_limit_is_data_not_address_space(tmp_path):
+    """--memory limits what a case may write (RLIMIT_DATA); the address space stays
+    unlimited, which CUDA reserves in bulk when torch first touches it (an address-space
+    limit made every case of a GPU machine fail with "CUDA error: out of memory")."""
+    out = tmp_path / "c"
+    done = _cli(
+        "--models", LIMITS, "--only", "limits", "--backend", "eager", "--memory", "3", "--out", str(out), "-q"
+    )
+    assert done.returncode == 0, done.stderr
+    assert load_census(out).rows[0].status == "one graph"
+    assert json.loads((out / "limits.json").read_text()) == {
+        "data": 3 * 2**30,
+        "as": resource.getrlimit(resource.RLIMIT_AS)[0],  # as this process has it: not ours to set
+    }
+
+
+@slow
+@census
+def test_a_census_started_through_a_wrapper_is_the_same(tmp_path):
+    """python started through a shell script that execs it (as pyenv's shims do), first in PATH."""
+    shim = tmp_path / "bin" / "python"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    path = f"{shim.parent}{os.pathsep}{os.environ['PATH']}"
+    common = ["--models", EXAMPLES, "--only", "mlp,branchy", "--backend", "aot_eager", "--jobs", "2", "-q"]
+    wrapped = _cli(*common, "--out", str(tmp_path / "w"), env={"PATH": path}, python="python")
+    assert wrapped.returncode == 0, wrapped.stderr
+    rows = load_census(tmp_path / "w").rows
+    assert [(r.key, r.status, r.error, r.graphs) for r in rows] == [
+        ("mlp:eval", "one graph", None, 1),
+        ("branchy:eval", "graph break", None, 2),
+    ]
+
+
+def test_jobs_default_to_what_cores_and_memory_allow(monkeypatch):
+    from explorer.census import _run
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)))
+    monkeypatch.setattr(_run, "available_gb", lambda: 120.0)
+    assert default_jobs(Settings()) == 8  # a case per two cores
+    monkeypatch.setattr(_run, "available_gb", lambda: 10.0)
+    assert default_jobs(Settings()) == 2  # 4 GB a case
+    assert default_jobs(Settings(memory_gb=2.0)) == 5  # a case limited to 2 GB takes no more
+    assert default_jobs(Settings(bench=True)) == 1  # timed cases side by side would time each other
+    assert default_jobs(Settings(device="cuda")) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0})
+    assert default_jobs(Settings()) == 1
+
+
+def _row(key: str, **kw) -> CensusRow:
+    model, mode, *prec = key.split(":")
+    return CensusRow(
+        model, mode, kw.pop("status", "one graph"), source="z", precision=(prec or ["fp32"])[0], **kw
+    )
+
+
+def test_diff_counts_a_time_beyond_its_spread_only():
+    def timed(key, speedup, iqr=0.02, compile_s=10.0):
+        return _row(key, speedup=speedup, eager_ms=speedup, compiled_ms=1.0, eager_iqr_ms=iqr,
+                    compiled_iqr_ms=iqr, compile_time_s=compile_s, graphs=1)  # fmt: skip
+
+    a = Census(tuple(timed(f"m{i}:eval", 1.5) for i in range(10)), path="a")
+    same = Census(tuple(timed(f"m{i}:eval", 1.5 * (1.01 if i % 2 else 0.99)) for i in range(10)), path="b")
+    d = diff_census(a, same)
+    assert (d.regressions, d.fixes, d.unchanged) == ((), (), 10)
+    # m0 slower beyond both spreads, m1 faster, m2 moved within its own wide spread
+    rows = list(same.rows)
+    rows[0] = timed("m0:eval", 1.2)
+    rows[1] = timed("m1:eval", 1.9)
+    rows[2] = timed("m2:eval", 1.3, iqr=0.8)
+    d = diff_census(a, Census(tuple(rows), path="b"))
+    assert [(c.key, c.worse) for c in d.regressions] == [
+        ("m0:eval", ("speedup ×1.50 → ×1.20 (spreads ×1.48–1.53, ×1.18–1.22)",))
+    ]
+    assert [(c.key, c.better) for c in d.fixes] == [("m1:eval", ("speedup ×1.50 → ×1.90",))]
+    # every compile 30% slower (a busier machine): said once, pinned on no row
+    slower = Census(
+        tuple(timed(f"m{i}:eval", 1.5, compile_s=13.0 + 0.1 * (i % 3)) for i in range(10)), path="b"
+    )
+    d = diff_census(a, slower)
+    assert (d.regressions, d.fixes) == ((), ())
+    assert d.noise[0].line == (
+        "compile times: ×1.31 overall (median of 10 rows), row-to-row noise ×0.97–×1.03 around it"
+    )
+    assert "noise: compile times: ×1.31 overall" in diff_text(d)
+
+
+def test_headline_and_slower_rows_by_cause():
+    rows = [
+        _row("a:eval", speedup=1.2),
+        _row("a:eval:amp", speedup=2.0),
+        _row("b:eval", speedup=0.8, cause_key="launch", cause="launch-bound"),
+        _row("b:eval:amp", speedup=1.02, cause_key="library", cause="library kernels"),
+        _row("c:eval", status="error", error="RuntimeError: boom"),
+        _row("c:eval:amp", speedup=1.01, cause_key="library", cause="library kernels"),
+    ]
+    g = {(x.precision, x.mode): x for x in speed_groups(rows)}
+    assert (g["fp32", "eval"].rows, g["fp32", "eval"].passed, g["fp32", "eval"].timed) == (3, 2, 2)
+    assert math.isclose(g["fp32", "eval"].geomean, math.sqrt(1.2 * 0.8))
+    assert math.isclose(g["amp", "eval"].geomean, geomean([2.0, 1.02, 1.01]))
+    assert [(k, [r.key for r in rs]) for k, _w, rs in slower_groups(rows)] == [
+        ("library", ["b:eval:amp", "c:eval:amp"]),
+        ("launch", ["b:eval"]),
+    ]
+    from explorer.census import census_text
+
+    text = census_text(Census(tuple(rows), path="x"))
+    assert "compiled slower or barely faster (under ×1.05) on 3: 2 library, 1 launch" in text
+    assert f"  beside: {SEEDS}" in text
+    assert "errors (1), by their first cause:\n  RuntimeError: boom\n    c:eval" in text
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """The same small census, --bench, eval and a training step in fp32 and AMP, run twice."""
+    base = tmp_path_factory.mktemp("speed")
+    args = ["--models", EXAMPLES, "--only", "mlp,branchy", "--modes", "eval,train", "--precision", "fp32,amp",
+            "--backend", "aot_eager", "--bench", "-q"]  # fmt: skip
+    for name in ("a", "b"):
+        done = _cli(*args, "--out", str(base / name), "--title", name.upper())
+        assert done.returncode == 0, done.stderr
+    return base, load_census(base / "a"), load_census(base / "b")
+
+
+@slow
+@census
+def test_bench_rows_time_eval_and_training_steps(two_runs):
+    base, a, _b = two_runs
+    assert [r.key for r in a.rows] == [
+        "mlp:eval", "mlp:eval:amp", "mlp:train", "mlp:train:amp",
+        "branchy:eval", "branchy:eval:amp", "branchy:train", "branchy:train:amp",
+    ]  # fmt: skip
+    for r in a.rows:
+        assert r.status in ("one graph", "graph break") and r.error is None, r
+        assert r.speedup and r.eager_ms and r.compiled_ms and r.eager_iqr_ms is not None, r
+        assert r.batch is None and r.report == f"reports/{r.key.replace(':', '.')}.json.gz"
+        assert (r.cause_key is not None) == (r.speedup < 1.05), r
+        with gzip.open(base / "a" / r.report, "rt") as f:
+            (bench,) = json.load(f)["benchmarks"]
+        # a training step changes the weights: snapshotted, restored after each call
+        assert (bench.get("state", "unchanged"), bench["name"]) == (
+            ("restored", f"train step {r.precision}")
+            if r.mode == "train"
+            else ("unchanged", f"eval {r.precision}")
+        )
+
+
+@slow
+@census
+def test_diff_of_two_runs_of_one_census_reports_no_change(two_runs):
+    _base, a, b = two_runs
+    d = diff_census(a, b)
+    assert (d.regressions, d.fixes, d.unchanged) == ((), (), 8), diff_text(d)
+
+
+def test_shipped_census_reads_without_torch():
+    """The shipped H100 census: read, shown at 100 columns and summed up with torch unimportable."""
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from explorer.census import load_census, census_text\n"
+        f"c = load_census({SHIPPED!r}); text = census_text(c)\n"
+        "print(len(c.rows), max(len(x) for x in text.splitlines()))\n"
+        "print([x for x in text.splitlines() if x.startswith('  beside:')][0])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}
+    )
+    assert done.returncode == 0, done.stderr
+    n, width = map(int, done.stdout.splitlines()[0].split())
+    assert n == len(json.load(open(SHIPPED))["rows"]) and width <= 100
+    assert done.stdout.splitlines()[1] == f"  beside: {SEEDS}"
+
+
+def test_page_links_each_slower_row_to_its_line():
+    import re
+
+    from explorer.census import census_page
+
+    c = load_census(SHIPPED)
+    slower = [r.key for r in c.rows if r.slower]
+    page = census_page(c, {r.key: f"reports/{r.model}.html" for r in c.rows if r.report})
+    ids = re.findall(r'<tr id="([^"]+)">', page)
+    assert len(ids) == len(c.rows) == len(set(ids))
+    section = page[page.index("compiled slower or barely faster") : page.index("<h3>by break type")]
+    targets = re.findall(r'<a href="#(row-[^"]+)">([^<]+)</a>', section)
+    assert [key for _id, key in targets] == slower and all(i in ids for i, _k in targets)
+    assert "<th>zoo</th><th>precision</th><th>mode</th><th>models</th><th>pass</th><th>speedup</th>" in page
