@@ -158,7 +158,11 @@ def test_a_cuda_graph_skip_is_named_with_torchs_reason():
     assert v.headline.endswith(
         f"CUDA graphs skipped: mutated inputs (1 instances): {cg.share:.0%} of the compiled call"
     )
-    assert cg.fix.startswith("# return the new value instead of changing an input in place")
+    # a change to the program, not a setting: advice in words, never a comment dressed as code
+    assert cg.fix is None and cg.advice == (
+        "return the new value instead of changing an input in place (CUDA graphs skip a graph that "
+        "mutates its inputs)"
+    )
     assert all("mode=" not in (x.fix or "") for x in v.causes)  # reduce-overhead is what it asked for
 
 
@@ -185,9 +189,42 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
     (failed,) = [c for c in r.compiles if c.status == "failed"]
     assert failed.error.startswith("Unsupported: Skip calling `torch.compiler.disable()`d function")
     assert v.main == "fallback"
-    assert _cause(v, "fallback").fix == (
+    fb = _cause(v, "fallback")
+    assert fb.fix is None and fb.advice == (
         "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace"
     )
+    assert explorer_line(r) == f"why Routed: {v.headline}; advice: {fb.advice}"
+
+
+def explorer_line(r) -> str:
+    from explorer._whyview import verdict_lines
+
+    (line,) = verdict_lines(r)
+    return line
+
+
+def test_a_fix_is_code_and_advice_is_words():
+    """Across every recording shipped: a cause's fix is code to paste (it compiles as Python),
+    never a comment; what is not code is the cause's advice. The registry's hint for a break
+    with no known fix (here the training step's logging break) is advice, in torch's words."""
+    seen = 0
+    for path in sorted(DATA.glob("h100-*.json.gz")):
+        if "modes" in path.name:  # a table of modes, not a report
+            continue
+        r = compiler.load(path)
+        for b in r.benchmarks:
+            for c in compiler.verdict(r, b).causes:
+                if c.fix:
+                    seen += 1
+                    assert not c.fix.lstrip().startswith("#"), (path.name, c.fix)
+                    compile(c.fix.replace("...", "None"), path.name, "exec")
+                assert not (c.fix and c.advice)
+    assert seen >= 5
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    v = compiler.verdict(r, r.benchmarks[0])
+    brk = _cause(v, "breaks")
+    (hint,) = {b.hints[0] for b in r.graph_breaks if b.gb_id == "GB0291"}
+    assert brk.fix is None and brk.advice == hint
 
 
 def test_a_training_steps_backward_kernels_are_their_graphs():
