@@ -190,6 +190,7 @@ def leave_report(
     ``check`` it where given; False where a write failed (one error line each) or ``check``
     said no. ``written`` gets each output written, as it is."""
     from explorer._summary import print_summary
+    from explorer._whyview import verdict_lines
 
     report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:
@@ -199,6 +200,8 @@ def leave_report(
     written, ok = write_all(ns, report, title, written)
     if not ns.quiet:
         print_summary(report, title=title)
+        for line in verdict_lines(report):
+            print(line)
         for out in written:
             print(f"report: {out}")
     elif written:  # -q: the program's own output, then one line on stderr of what we wrote

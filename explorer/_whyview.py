@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from compiler import (
     Benchmark,
+    Cause,
     Launch,
     Report,
     Timeline,
+    Verdict,
     cost_groups,
     kernel_costs,
     no_roofline,
@@ -18,7 +20,7 @@ from compiler import (
 )
 
 from ._html import esc, table_html
-from ._summary import where_source
+from ._summary import printable, where_source
 from ._textview import table_text
 from ._viewtypes import Table
 
@@ -31,6 +33,42 @@ def _pct(x: float | None) -> str:
 
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{x:.4g}"
+
+
+def _ranked(v: Verdict) -> list[Cause]:
+    """The causes as ``Verdict.fixes`` orders them: the headline's first, then by share."""
+    return sorted(v.causes, key=lambda c: (c.key != v.main, -(c.share or 0.0)))
+
+
+def change_lines(v: Verdict) -> list[str]:
+    """Each cause's change to make, the headline's first: ``fix`` where it is code to paste,
+    ``advice`` where it is a change in words."""
+    out = []
+    for c in _ranked(v):
+        if c.fix:
+            out.append(f"fix ({c.title}): {c.fix}")
+        elif c.advice:
+            out.append(f"advice ({c.title}): {c.advice}")
+    return out
+
+
+def verdict_line(v: Verdict) -> str:
+    """The verdict in one line: the speedup in words, the first cause, and its change (the
+    headline's cause's own, else the first cause's that has one, named)."""
+    main = next((c for c in v.causes if c.key == v.main), None)
+    line = f"{v.name}: {v.headline}"
+    if main is not None and (main.fix or main.advice):
+        return line + (f"; fix: {main.fix}" if main.fix else f"; advice: {main.advice}")
+    other = next((c for c in _ranked(v) if c.fix or c.advice), None)
+    if other is not None:
+        word = "fix" if other.fix else "advice"
+        line += f"; {word} for {other.title}: {other.fix or other.advice}"
+    return line
+
+
+def verdict_lines(report: Report) -> list[str]:
+    """``why NAME: …``: each benchmark's verdict in one line (``verdict_line``), escaped."""
+    return [printable(f"why {verdict_line(verdict(report, b))}") for b in report.benchmarks]
 
 
 def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
@@ -46,6 +84,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
         ("cause", "ms a call", "of the call", "evidence"),
         tuple((c.title, _ms(c.ms), _pct(c.share), "; ".join(c.evidence)) for c in v.causes),
     )
+    lines += change_lines(v)
     lines += [f"not recorded: {m}" for m in v.missing]
     costs = kernel_costs(report, b)
     tables = [causes]

@@ -211,6 +211,10 @@ class _Run:
     def _compile_fields(self) -> None:
         source = self.compile_report or self.report
         ok = [c for c in source.compiles if c.status == "ok"]
+        subject = subject_of(self.report)
+        if self.compile_report is None and subject is not None and subject.compile_ids is not None:
+            if self.compiled is subject.compiled:  # the program's compiles of this callable only
+                ok = [c for c in ok if c.id in subject.compile_ids]
         if not ok:
             return
         stages: dict[str, float] = {}

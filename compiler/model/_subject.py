@@ -19,14 +19,20 @@ class Subject:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     compile_kwargs: dict = field(default_factory=dict)
+    # the report's compiles that are this callable's own (record --bench: those that began
+    # during its calls); None: all of the report's
+    compile_ids: frozenset[str] | None = None
 
 
-def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None) -> None:
+def remember(
+    report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None, compile_ids=None
+) -> None:
     """Attach the subject to the report (not serialised: not a dataclass field)."""
+    ids = frozenset(compile_ids) if compile_ids is not None else None
     object.__setattr__(
         report,
         "_subject",
-        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {})),
+        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids),
     )
 
 
