@@ -143,10 +143,11 @@ def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: s
         notes = "no fix called for: no verdict names a fix advise knows (--try NAME forces one)"
         advice = _with_note(advice, notes)
     from explorer._adviceview import advice_text
-    from explorer._summary import echo
+    from explorer._summary import UNWRAPPED, echo, terminal
 
     text = advice_text(advice)
-    echo(text)
+    width = terminal().width
+    echo(advice_text(advice, width) if width < UNWRAPPED else text)  # a terminal: the table fits it
     with open(os.path.join(out, "advice.txt"), "w", encoding="utf-8") as f:
         f.write(text)
     print(f"advice: {os.path.join(out, 'advice.txt')}")

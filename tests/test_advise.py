@@ -294,3 +294,62 @@ def test_compiler_advise_recompiles_the_function_under_each_fix(tmp_path):
     text = explorer.text(advice)
     assert text.startswith("advise: Sequential (cpu): each fix measured, best first\n")
     assert "Each row is the function compiled again in this process" in text
+
+
+# ---- the table at a terminal's width (torch-free) -----------------------------------------------
+
+
+def _advice_of_two_rows():
+    from compiler.model._advicetypes import Advice, AdviceRow
+    from compiler.model._benchtypes import Timing
+
+    def t(ms):
+        return Timing(ms, ms * 0.9, ms * 1.1, ms * 0.8, ms * 1.2, 20)
+
+    fixed = AdviceRow(
+        "capture_dynamic_output_shape_ops", "x", "Scaled", graphs=1, breaks=0, recompiles=0, eager=t(1.234),
+        compiled=t(0.5), speedup=2.468, compile_s=1.5, agree=True, cautions=("noisy: a", "bimodal: b"),
+    )  # fmt: skip
+    base = AdviceRow(
+        "baseline", None, "Scaled", graphs=3, breaks=2, recompiles=0, eager=t(1.2), compiled=t(1.9),
+        speedup=0.63, compile_s=2.25,
+    )  # fmt: skip
+    return Advice("scaled.py", "cpu", (fixed, base))
+
+
+def test_the_table_fits_the_terminal_cells_wrapping_in_their_columns():
+    """At 100 columns the table's cells wrap inside their columns (between words first, a
+    fix's long name folded), each row's cells side by side; piped (no width), whole lines. The
+    compile-time column is each run's own Benchmark.compile_time_s."""
+    from explorer._adviceview import advice_text
+
+    advice = _advice_of_two_rows()
+    table = advice_text(advice, 100).split("\n\n")[0].splitlines()
+    assert table == [
+        "advise: scaled.py (cpu): each fix measured, best first",
+        "fix              graphs  breaks  recompiles  eager  compiled  speedup  outputs      compile  caution",
+        "                                             ms     ms                 agree        s",
+        "capture_dynamic  1       0       0           1.234  0.5       2.47×    yes          1.5      noisy;",
+        "_output_shape_o                                               faster                         bimodal",
+        "ps",
+        "baseline         3       2       0           1.2    1.9       1.59×    (reference)  2.25",
+        "                                                              slower",
+    ]
+    whole = advice_text(advice).splitlines()
+    assert re.split(r"  +", whole[1])[-3:] == ["outputs agree", "compile s", "caution"]
+    assert re.split(r"  +", whole[2]) == [
+        "capture_dynamic_output_shape_ops", "1", "0", "0", "1.234", "0.5", "2.47× faster", "yes", "1.5",
+        "noisy; bimodal",
+    ]  # fmt: skip
+    for width in (60, 80, 120):
+        lines = advice_text(advice, width).split("\n\n")[0].splitlines()[1:]
+        assert max(len(x) for x in lines) <= width
+
+
+def test_an_advice_rows_compile_time_is_its_benchmarks():
+    r = compiler.load(DATA / "h100-cause-item.json.gz")
+    b = r.benchmarks[-1]
+    from compiler.assemble._advice import advice_row
+
+    assert b.compile_time_s is not None
+    assert advice_row(None, r, b).compile_s == b.compile_time_s
