@@ -487,3 +487,26 @@ def test_compile_magic_bench_and_explorer_button():
     assert bare.bench_button.disabled and "report.benchmark(fn, *args)" in bare.bench_button.tooltip
     for n in ("x", "y"):
         ip.user_ns.pop(n, None)
+
+
+def test_timing_notes_say_two_speeds_and_stalls_with_the_remedy_on_cpu():
+    """A CPU arm whose calls ran at two speeds (threads taking turns on a shared machine), and
+    one with a few calls stalled: each said, with the remedy (fewer threads, or pinned) on CPU
+    only; ten samples or fewer, or one steady speed, say nothing of the kind."""
+    steady = timing([1.0 + 0.001 * i for i in range(40)])
+    two = timing([1.0 + 0.01 * (i % 3) for i in range(30)] + [2.0 + 0.01 * (i % 3) for i in range(20)])
+    assert timing_notes(two, steady, cpu=True)[0] == (
+        "eager bimodal: its calls ran at two speeds, 30 of 50 near 1.01 ms and 20 near 2.01 ms: the "
+        "median falls between them or on one side by chance; on a shared CPU, fewer threads than free "
+        "cores (OMP_NUM_THREADS=N, or torch.set_num_threads(N)) or the process pinned to cores "
+        "(taskset -c 0-3 python …) steadies it"
+    )
+    stalled = timing([2.0 + 0.002 * i for i in range(47)] + [7.0, 10.0, 12.0])
+    assert timing_notes(steady, stalled, cpu=False) == (
+        "compiled stalled: 3 of 50 calls took over 3× the median (up to 12 ms against 2.049 ms): threads "
+        "that waited for a core",
+    )
+    assert timing_notes(steady, timing([1.0 + 0.001 * i for i in range(40)]), cpu=True) == (
+        "no clear winner: the medians differ by 0 ms, within the wider IQR (0.0195 ms)",
+    )
+    assert timing_notes(timing([1.0, 1.0, 3.0, 3.0, 1.0]), None, cpu=True)[0].startswith("eager unstable")
