@@ -19,6 +19,7 @@ from compiler import (
     verdict,
 )
 
+from ._benchview import accuracy_line
 from ._html import esc, table_html
 from ._summary import printable, where_source
 from ._textview import table_text
@@ -67,8 +68,14 @@ def verdict_line(v: Verdict) -> str:
 
 
 def verdict_lines(report: Report) -> list[str]:
-    """``why NAME: …``: each benchmark's verdict in one line (``verdict_line``), escaped."""
-    return [printable(f"why {verdict_line(verdict(report, b))}") for b in report.benchmarks]
+    """``why NAME: …``: each benchmark's verdict in one line (``verdict_line``), and where its
+    outputs differ from eager's, why (``accuracy_line``); escaped."""
+    out = []
+    for b in report.benchmarks:
+        out.append(printable(f"why {verdict_line(verdict(report, b))}"))
+        if b.accuracy is not None and not b.accuracy.ok:
+            out.append(printable(f"why {b.name}: {accuracy_line(b.accuracy)}"))
+    return out
 
 
 def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
@@ -85,6 +92,8 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
         tuple((c.title, _ms(c.ms), _pct(c.share), "; ".join(c.evidence)) for c in v.causes),
     )
     lines += change_lines(v)
+    if b.accuracy is not None and not b.accuracy.ok:
+        lines.append(accuracy_line(b.accuracy))
     lines += [f"not recorded: {m}" for m in v.missing]
     costs = kernel_costs(report, b)
     tables = [causes]

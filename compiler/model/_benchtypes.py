@@ -92,7 +92,24 @@ class Accuracy:
     atol: float
     rtol: float
     tensors: int  # how many output tensors were compared
-    note: str | None = None  # e.g. a structure mismatch, random numbers drawn
+    note: str | None = None  # e.g. a structure mismatch, the state left behind
+    # the function drew random numbers (dropout): compiled code draws them otherwise than
+    # eager unless torch._inductor.config.fallback_random (``random_words``)
+    random: bool = False
+
+    @property
+    def random_words(self) -> str | None:
+        """Why random numbers make the outputs differ, with the setting that draws them as
+        eager does; None where the function drew none."""
+        return RANDOM if self.random else None
+
+
+FALLBACK_RANDOM = "torch._inductor.config.fallback_random = True"
+RANDOM = (
+    "the function draws random numbers (dropout, a random init): compiled code draws them otherwise "
+    f"than eager (Inductor's own random kernels), so its outputs differ by design; {FALLBACK_RANDOM} "
+    "draws them as eager does, to compare"
+)
 
 
 @dataclass(frozen=True)
