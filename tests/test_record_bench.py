@@ -108,6 +108,8 @@ def test_record_bench_times_a_training_step_and_a_module(tmp_path):
     forward = [c for c in r.compiles if c.name in ("forward", "Sequential.forward")]
     rest = [c for c in r.compiles if c not in forward]
     assert len(forward) == 1 and len(rest) >= 2
+    assert infer.compile_ids == (forward[0].id,)
+    assert step.compile_ids == tuple(c.id for c in rest if c.status == "ok")
     assert infer.compile_time_s == pytest.approx(forward[0].compile_time_s)
     assert step.compile_time_s == pytest.approx(sum(c.compile_time_s for c in rest if c.status == "ok"))
     assert forward[0].compile_time_s == forward[0].metrics["entire_frame_compile_time_s"]

@@ -278,3 +278,25 @@ def test_a_profile_longer_than_the_median_is_said():
         "the profiled calls' kernels took 0.02753 ms a call, more than the timed median's 0.01 ms"
     )
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
+
+
+def test_guard_evaluation_says_the_cpp_tree_against_python_lambda_guards():
+    """The guards a call checks, by kind, from torch's guard trees (dynamo_cpp_guards_str) of
+    each frame's entry: the C++ tree's leaf guards against the Python lambda guards it calls
+    back into (pytorch/pytorch#185886). Counted here from the trees' lines as torch printed them."""
+    r, b, v = _case("item")
+    trees = {c.id: c.stages.capture.guards for c in r.compiles}
+    assert sorted(trees) == ["0/0", "1/0", "2/0"] and b.compile_ids == ()  # recorded before compile_ids
+    leaves = [ln for t in trees.values() for ln in t.splitlines() if "+- " in ln and "Manager" not in ln]
+    lambdas = [ln for ln in leaves if "+- LAMBDA_GUARD: " in ln]
+    assert (len(leaves) - len(lambdas), len(lambdas)) == (86, 6)
+    g = _cause(v, "guards")
+    assert g.evidence[1] == (
+        "guards checked a call ([0/0], [1/0], [2/0]): 86 in torch's C++ guard tree (TYPE_MATCH 36, "
+        "ID_MATCH 21, TENSOR_MATCH 9, DICT_CONTAINS 6), 6 Python lambda guards (each a call into Python on "
+        "every call: torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None)"
+    )
+    assert (
+        g.evidence[0]
+        == f"guard evaluation {g.ms:.4g} ms a call ({b.timeline.guard_ms:.4g} ms in the profiled call)"
+    )

@@ -31,6 +31,7 @@ from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
+from ._guardkinds import guard_evidence
 from ._kernelcauses import compile_cause, generated, library
 from ._speed import cudagraph_share
 from ._text import first_line, where
@@ -290,7 +291,8 @@ class _Judge:
         ms = self.guard_ms
         t = self.bench.timeline
         ev = (f"guard evaluation {ms:.4g} ms a call ({t.guard_ms:.4g} ms in the profiled call)",)
-        return Cause("guards", "guard evaluation", ms, self.share(ms), ev)
+        kinds = guard_evidence(self.report, self.bench.compile_ids)
+        return Cause("guards", "guard evaluation", ms, self.share(ms), ev + ((kinds,) if kinds else ()))
 
     def launch(self) -> Cause | None:
         """The rest of the host's time: the graphs' wrappers and launches, and Python outside

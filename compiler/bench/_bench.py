@@ -219,6 +219,7 @@ class _Run:
         times = [c.compile_time_s for c in ok if c.compile_time_s is not None]
         self.fields["compile_time_s"] = sum(times) if times else None
         self.fields["stage_times_s"] = stages
+        self.fields["compile_ids"] = tuple(c.id for c in ok)
 
     def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
         """Warm up and time both arms; False when the compiled arm raised (a finding). A

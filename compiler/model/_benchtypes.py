@@ -156,6 +156,9 @@ class Benchmark:
     eager_timeline: Timeline | None = None
     matmul_precision: str | None = None  # torch.get_float32_matmul_precision() while timing
     allow_tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing (GPU)
+    # the compiles counted as the function's own (compile_time_s, its guards): of a program's
+    # several compiled functions (record --bench), those that began during its calls
+    compile_ids: tuple[str, ...] = ()
 
     @property
     def launch_rows(self) -> tuple[Launch, ...]:
