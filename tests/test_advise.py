@@ -353,3 +353,26 @@ def test_an_advice_rows_compile_time_is_its_benchmarks():
 
     assert b.compile_time_s is not None
     assert advice_row(None, r, b).compile_s == b.compile_time_s
+
+
+def test_the_h100_advise_run_of_notebook_16s_model():
+    """`advise` on notebook 16's model on the H100 (notebooks/data/make_advise_data.py): each
+    row's counts are its own run's report (read here), capture_scalar_outputs removes both
+    `.item()` breaks and the recompiles, its outputs agree, and the row's compile time is its
+    benchmark's."""
+    import gzip
+
+    text = gzip.open(DATA / "h100-advise-item.txt.gz", "rt", encoding="utf-8").read()
+    rows = _table(text)
+    assert list(rows)[0] == "capture_scalar_outputs" and set(rows) == {
+        "capture_scalar_outputs", "baseline", "reduce-overhead",
+    }  # fmt: skip
+    for fix, cells in rows.items():
+        r = compiler.load(DATA / f"h100-advise-item-{fix}.json.gz")
+        (b,) = r.benchmarks
+        graphs = f"{b.timeline.graphs:g}"
+        assert cells[:4] == [fix, graphs, str(len(r.graph_breaks)), str(len(r.recompiles))]
+        assert cells[8] == f"{b.compile_time_s:.3g}" and b.device == "cuda"
+    assert _facts(rows["capture_scalar_outputs"]) == ("capture_scalar_outputs", "1", "0", "0", "yes")
+    base = compiler.load(DATA / "h100-advise-item-baseline.json.gz")
+    assert {b.gb_id for b in base.graph_breaks} == {"GB0124"} and len(base.graph_breaks) == 2
