@@ -71,7 +71,10 @@ def main() -> int:
     print(done.stdout)
     if done.returncode != 0:
         return done.returncode
-    with open(work / "runs" / "advice.txt", "rb") as f, gzip.open(out / "h100-advise-item.txt.gz", "wb", 9) as g:
+    with (
+        open(work / "runs" / "advice.txt", "rb") as f,
+        gzip.open(out / "h100-advise-item.txt.gz", "wb", 9) as g,
+    ):
         shutil.copyfileobj(f, g)
     for run in sorted((work / "runs").iterdir()):
         report = run / "report.json"
