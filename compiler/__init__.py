@@ -12,7 +12,8 @@ first used.
 """
 
 from .assemble._advice import FIXES, fix_named, fixes_for
-from .assemble._gputime import CostGroup, KernelCost, cost_groups, kernel_costs
+from .assemble._costgroups import CostGroup, cost_groups
+from .assemble._gputime import KernelCost, kernel_costs
 from .assemble._roofline import Placement, no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._verdict import Cause, Verdict, verdict

@@ -300,3 +300,33 @@ def test_guard_evaluation_says_the_cpp_tree_against_python_lambda_guards():
         g.evidence[0]
         == f"guard evaluation {g.ms:.4g} ms a call ({b.timeline.guard_ms:.4g} ms in the profiled call)"
     )
+
+
+def test_attention_and_decomposed_matmuls_are_placed_and_the_rest_say_why():
+    """The GPT-2 training step on the H100: the SDPA kernel (the profiler names the op it runs,
+    aten::_efficient_attention_forward) is the graph's _scaled_dot_product_efficient_attention
+    call, on that node's line (with its inputs' views); a matmul is its forward node's line,
+    though the backward graph has an input (a saved activation) of the same name; a kernel
+    still without a line says why, never "an input or a copy" where it is not."""
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    (b,) = r.benchmarks
+    c = next(c for c in r.compiles if c.id == "2/0")
+    post = {n.name: n for n in c.stages.decompose.post_grad[0].graph.nodes}  # the forward's
+    costs = compiler.kernel_costs(r, b)
+    sdpa = [x for x in costs if x.name.startswith("fmha_cutlassF")]
+    assert len(sdpa) == 2
+    for x in sdpa:
+        (node,) = [n for n in x.nodes if n.startswith("_scaled_dot_product_efficient_attention")]
+        assert post[node].source in x.lines and "sdpa_attention.py" in post[node].source
+    backward = {n.name: n for n in c.stages.decompose.post_grad[1].graph.nodes}
+    assert (backward["addmm_6"].op, backward["addmm_6"].source) == ("placeholder", None)
+    (mm,) = [x for x in costs if x.nodes == ("addmm_6",)]
+    assert mm.lines == (post["addmm_6"].source,) and mm.modules == ("transformer.h.1.mlp.c_fc",)
+    unplaced = {g.key for g in compiler.cost_groups(costs, "line") if g.key.startswith("(no line")}
+    assert unplaced == {
+        "(no line: outside the compiled graphs (eager code, or autograd's engine running a backward))",
+        "(no line: a kernel whose nodes torch's provenance did not log)",
+        "(no line: run inside [6/0], a graph with no kernels of its own: a backward that autograd's "
+        "engine ran there, which torch's provenance does not place)",
+    }
+    assert not r.kernels_of("6/0")
