@@ -129,9 +129,12 @@ def test_mutating_function_refused_and_state_untouched():
     _, report = _aot(step, torch.randn(2, 4))
     with torch.no_grad():
         lin.weight.copy_(before)
+    said = []
     with pytest.raises(compiler.StateMutationError, match=r"lin\.weight.*mutates=True"):
-        report.benchmark(progress=False, profile=False)
+        report.benchmark(progress=lambda text, final=False: said.append((text, final)), profile=False)
     assert torch.equal(lin.weight, before) and report.benchmarks == ()
+    # its last progress line says why nothing was benchmarked, not "done"
+    assert said[-1] == ("benchmark step: it changes state in place", True)
 
 
 def test_optimizer_step_with_opt_in_is_restored_with_rng():

@@ -134,6 +134,7 @@ class _Run:
             matmul_precision=torch.get_float32_matmul_precision(),
             allow_tf32=torch.backends.cuda.matmul.allow_tf32 if self.cuda else None,
         )
+        done = "done"
         try:
             self.show(f"benchmark {label}: eager call (state check)")
             eager_out = self.eager_call()  # an exception here is the user's: it propagates
@@ -187,9 +188,12 @@ class _Run:
             self.fields["interrupted"] = True
             self._finish()
             raise
+        except StateMutationError:  # nothing benchmarked: the caller may go on with mutates=True
+            done = "it changes state in place"
+            raise
         finally:
             snap.restore()
-            self.show(f"benchmark {label}: done", final=True)
+            self.show(f"benchmark {label}: {done}", final=True)
         return self._finish()
 
     def _first_compiled_call(self):
