@@ -7,7 +7,7 @@
 (a) Graphs. Hugging Face models built from configs (no weights), one training step recorded on
 the CPU with ``backend="aot_eager"`` (the AOT joint / forward / backward graphs are the same as
 with Inductor): GPT-2 with 2, 8 and 40 layers gives joint graphs of about 500, 2k and 10k
-nodes. Per graph: the payload (explorer/_graphdata.py) in bytes and the seconds Python takes to
+nodes. Per graph: the payload (explorer/graph/_data.py) in bytes and the seconds Python takes to
 build it; then in headless Chromium (/usr/bin/chromium, Playwright) the time from setting the
 page's content to the first painted graph (two animation frames after the component drew its
 SVG), measured for
@@ -101,9 +101,9 @@ new MutationObserver((_, obs) => { if (document.querySelector('.pt2x-gv-nodes'))
 def measure_graphs(sizes: list[int]) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
-    from explorer._graphdata import BUNDLE, graph_payload, payload_json
-    from explorer._graphview import graph_static_html, with_graph_script
-    from explorer._view import GraphBlock
+    from explorer.graph._data import BUNDLE, graph_payload, payload_json
+    from explorer.graph._view import graph_static_html, with_graph_script
+    from explorer.model._view import GraphBlock
 
     bundle = BUNDLE.read_text(encoding="utf-8")
     rows = []

@@ -21,7 +21,8 @@ if not getattr(_compiler, "__pt2_explorer__", False):  # a user's compiler.py, a
     )
 
 from compiler import Report, export_summary, flex_calls, flex_summary  # noqa: E402
-from explorer._summary import print_summary, summary_text  # noqa: E402
+from explorer.model._summary import print_summary, summary_text  # noqa: E402
+from explorer.pages._faces import html, save_html, text  # noqa: E402
 
 
 def show(report: Report, title: str | None = None) -> None:
@@ -29,49 +30,9 @@ def show(report: Report, title: str | None = None) -> None:
     ending with it shows the explorer once; ``explorer.Explorer(report)`` is the widget.)"""
     from IPython.display import display
 
-    from explorer._widgets import Explorer
+    from explorer.pages._widgets import Explorer
 
     display(Explorer(report, title=title))
-
-
-def _is_modes(obj) -> bool:
-    return isinstance(obj, _compiler.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
-
-
-def html(report: Report, title: str | None = None) -> str:
-    """The self-contained static HTML report (opens offline). A ``compiler.compare_modes``
-    result gives its modes page: the chart, the table, each configuration's benchmark."""
-    if _is_modes(report):
-        from explorer._modesview import modes_page
-
-        return modes_page(report)
-    from explorer._page import report_html
-
-    return report_html(report, title)
-
-
-def text(report: Report, view: str = "summary", title: str | None = None, compile: str | None = None) -> str:
-    """The explorer's views as plain text, what ``pt2-explorer report --view VIEW`` prints:
-    ``"summary"`` (of a multi-rank report, ``compiler.load_trace`` of a TORCH_TRACE directory of
-    several ranks, it starts with where the ranks diverge), ``"ranks"``, ``"breaks"``,
-    ``"recompiles"``, ``"compiles"`` (one compile's own facts), a stage of one compile
-    (``"capture"`` … ``"codegen"``), ``"bench"``, ``"time"`` (where compile time goes),
-    ``"raw"`` (the events no stage maps): explorer/_registry.py lists them. ``compile="1/0"``:
-    the compile of a compile's or a stage's view (default: the one with the most kernels).
-    A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
-    whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""
-    if _is_modes(report):
-        from explorer._modesview import modes_text
-
-        return modes_text(report)
-    if isinstance(report, _compiler.Advice):  # torch-free (compiler/model/_advicetypes.py)
-        from explorer._adviceview import advice_text
-
-        return advice_text(report)
-    from explorer._registry import Subject
-    from explorer._registry import view as _view
-
-    return _view(view).text(Subject(report, title, compile))
 
 
 def repro(report: Report, compile_id: str, *, backward: bool = False) -> str:
@@ -79,7 +40,7 @@ def repro(report: Report, compile_id: str, *, backward: bool = False) -> str:
     torch's ``fx_graph_runnable`` (the graph Inductor got, the non-default config, inputs of
     the recorded shapes, strides and dtypes) with a header; what ``pt2-explorer repro REPORT
     --compile ID`` saves. A ValueError says why a compile has none."""
-    from explorer._repro import repro_script
+    from explorer.repros._compile import repro_script
 
     return repro_script(report, compile_id, backward=backward)
 
@@ -88,20 +49,9 @@ def break_repro(report: Report, site: str) -> str:
     """A starting point for reproducing the graph break at ``site`` ("model.py:12"): its
     function compiled with ``fullgraph=True`` and called with tensors shaped as recorded;
     a ValueError where the report does not allow one. Not a promise that it reproduces."""
-    from explorer._breakrepro import break_program
+    from explorer.repros._break import break_program
 
     return break_program(report, site)
-
-
-def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
-    """Write the static page; returns ``path``. For a ``compiler.compare_modes`` result it also
-    writes each configuration's recording beside it (``<name>.<i>-<label>.html``), linked from
-    the table and the chart's bars."""
-    if _is_modes(report):
-        from explorer._modesview import save_modes_html
-
-        return save_modes_html(report, path)[0]
-    return _compiler.write_file(path, html(report, title))  # whole or not at all
 
 
 def check_recompile(fn, *args, run: bool = False, **kwargs):
@@ -135,7 +85,7 @@ def _register_display(ip) -> None:
 
 def load_ipython_extension(ip) -> None:
     """``%load_ext explorer``: the %%compile magic, and reports that display themselves."""
-    from explorer._magic import load_ipython_extension as _load_magic
+    from explorer.notebook._magic import load_ipython_extension as _load_magic
 
     _load_magic(ip)
     _register_display(ip)
@@ -143,23 +93,23 @@ def load_ipython_extension(ip) -> None:
 
 def __getattr__(name: str):
     if name == "reports":  # reports kept by %%compile --name NAME
-        from explorer._magic import reports
+        from explorer.notebook._magic import reports
 
         return reports
     if name in ("show_modes", "modes_widget"):  # compiler.compare_modes results (docs/benchmark.md)
-        from explorer import _modesview
+        from explorer.pages import _modes
 
-        return getattr(_modesview, name)
+        return getattr(_modes, name)
     if name == "time_figure":  # where compile time goes, as a plotly waterfall
-        from explorer._timeview import time_figure
+        from explorer.views._time import time_figure
 
         return time_figure
     if name == "Explorer":
-        from explorer._widgets import Explorer
+        from explorer.pages._widgets import Explorer
 
         return Explorer
     if name in ("diff", "diff_compiles", "compare_stages"):  # side-by-side diffs (docs/diff.md)
-        from explorer import _diff
+        from explorer.diffs import _diff
 
         return getattr(_diff, name)
     raise AttributeError(name)

@@ -73,7 +73,7 @@ class Check:
         min_speedup: float | None = None,
         reset: bool = True,
     ):
-        from explorer._check import Rules, resolve_package
+        from explorer.check._rules import Rules, resolve_package
 
         specs = (no_breaks_in,) if isinstance(no_breaks_in, str) else tuple(no_breaks_in)
         for name, value in (("max_breaks", max_breaks), ("max_recompiles", max_recompiles)):
@@ -114,7 +114,7 @@ class Check:
 
     def __exit__(self, typ, value, tb) -> bool:
         import compiler
-        from explorer._check import check_report
+        from explorer.check._rules import check_report
 
         if self._calls is not None:
             self._calls.__exit__(typ, value, tb)
@@ -127,7 +127,7 @@ class Check:
             notes = compiler.benchmark_calls(self._rec.report, self._calls.called, progress=False)
         result = check_report(self._rec.report, self.rules)
         if not result.passed:
-            from explorer._summary import printable
+            from explorer.model._summary import printable
 
             text = "\n".join((result.text, *(f"check: {n}" for n in notes)))
             pytest.fail(printable(text), pytrace=False)

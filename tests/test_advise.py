@@ -321,7 +321,7 @@ def test_the_table_fits_the_terminal_cells_wrapping_in_their_columns():
     """At 100 columns the table's cells wrap inside their columns (between words first, a
     fix's long name folded), each row's cells side by side; piped (no width), whole lines. The
     compile-time column is each run's own Benchmark.compile_time_s."""
-    from explorer._adviceview import advice_text
+    from explorer.views._advice import advice_text
 
     advice = _advice_of_two_rows()
     table = advice_text(advice, 100).split("\n\n")[0].splitlines()

@@ -1,5 +1,6 @@
-"""The shape of the code (docs/architecture.md): compiler/'s layers import only downwards
-(import-linter's contracts in pyproject.toml, no exception listed), no import circle anywhere in
+"""The shape of the code (docs/architecture.md): compiler/'s and explorer/'s layers import only
+downwards (import-linter's contracts in pyproject.toml, no exception listed), explorer/ in folders
+by role with a small top, no import circle anywhere in
 compiler/ or explorer/ (grimp's import graph, imports inside functions and TYPE_CHECKING
 blocks included), explorer uses compiler's public names only, and compiler's public surface
 is what its docs name."""
@@ -27,8 +28,38 @@ def test_the_layer_contracts_hold():
     lint = Path(sys.executable).parent / "lint-imports"
     out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "BROKEN" not in out.stdout and out.stdout.count("KEPT") >= 2
+    assert "BROKEN" not in out.stdout and out.stdout.count("KEPT") >= 3
     assert "ignore_imports" not in (ROOT / "pyproject.toml").read_text()  # no exception listed
+
+
+def test_both_packages_have_a_layer_contract_over_every_folder():
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    for package in ("compiler", "explorer"):
+        (layers,) = [c["layers"] for c in contracts if c["type"] == "layers" and c["containers"] == [package]]
+        named = {name.strip() for layer in layers for name in layer.replace(":", "|").split("|")}
+        folders = {d.name for d in (ROOT / package).iterdir() if (d / "__init__.py").exists()}
+        assert folders <= named, f"{package}: folders in no layer: {sorted(folders - named)}"
+
+
+def test_explorer_keeps_a_small_top():
+    # explorer/ is in folders by role (docs/architecture.md); its top holds the package's face
+    top = sorted(p.name for p in (ROOT / "explorer").glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "_pytestplugin.py"]  # the last: the pytest11 entry point
+
+
+def test_no_explorer_folder_takes_a_public_name():
+    # importing explorer/diffs/ binds the attribute `explorer.diffs`: a folder named `diff` would
+    # replace the function `explorer.diff` once anything imported it
+    import explorer
+
+    folders = {d.name for d in (ROOT / "explorer").iterdir() if (d / "__init__.py").exists()}
+    assert folders & set(explorer.__all__) == set()
+    import explorer.diffs._diff
+    import explorer.repros._compile  # noqa: F401
+
+    assert callable(explorer.diff) and callable(explorer.repro)
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -118,9 +149,9 @@ def _compiler_imports(path: Path) -> list[str]:
 
 
 def test_explorer_uses_compilers_public_names_only():
-    bad = [b for p in sorted((ROOT / "explorer").glob("*.py")) for b in _compiler_imports(p)]
+    bad = [b for p in sorted((ROOT / "explorer").rglob("*.py")) for b in _compiler_imports(p)]
     assert bad == []
-    for p in sorted((ROOT / "explorer").glob("*.py")):
+    for p in sorted((ROOT / "explorer").rglob("*.py")):
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "compiler":
                 missing = [a.name for a in node.names if a.name not in compiler.__all__]

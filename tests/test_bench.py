@@ -73,7 +73,7 @@ def test_timing_notes_flag_an_unstable_arm_and_no_clear_winner():
 
 
 def test_benchmark_views_say_the_cautions():
-    from explorer._benchview import summary_lines
+    from explorer.views._bench import summary_lines
 
     b = compiler.Benchmark(
         name="f",
@@ -168,7 +168,7 @@ def test_random_numbers_explain_outputs_that_differ_and_fallback_random_matches_
     """Dropout compiled by Inductor draws its random numbers with its own kernels: the outputs
     differ from eager's, and the benchmark says why, with the setting; under that setting
     (measured here) they match."""
-    from explorer._benchview import summary_lines
+    from explorer.views._bench import summary_lines
 
     def f(x):
         return torch.nn.functional.dropout(x, 0.5, training=True) * 2
@@ -429,7 +429,8 @@ def test_keyboard_interrupt_keeps_partial_result_and_restores_state():
 
 def test_chart_and_table_data_equal_the_benchmark():
     pytest.importorskip("plotly")
-    from explorer import _benchview, _charts
+    from explorer.lower import _charts
+    from explorer.views import _bench as _benchview
 
     _, report = _aot(_f, torch.randn(8, 8))
     b = report.benchmark(reps=3, warmup=0, profile=False, progress=False)
@@ -449,7 +450,7 @@ def test_chart_and_table_data_equal_the_benchmark():
 
 def test_modes_on_cpu_skip_cuda_graphs_and_chart_names_each_bar():
     pytest.importorskip("plotly")
-    from explorer import _charts
+    from explorer.lower import _charts
 
     cmp = compiler.compare_modes(
         _f, torch.randn(4), backend="aot_eager", reps=2, warmup=0, profile=False, progress=False
@@ -508,7 +509,7 @@ def test_compile_magic_bench_and_explorer_button():
     report = ip.user_ns.pop("_pt2_report")
     (b,) = report.benchmarks
     assert (b.name, b.compiled.reps, b.accuracy.ok) == ("cell", 3, True)
-    from explorer._widgets import Explorer
+    from explorer.pages._widgets import Explorer
 
     app = Explorer(report)
     assert not app.bench_button.disabled

@@ -80,7 +80,7 @@ def test_modes_views_text_page_cli_and_widget(tmp_path):
     assert "<script>alert" not in explorer.html(hostile)
 
     # the widget: a button in each row opens that configuration's recording
-    from explorer._modesview import modes_widget
+    from explorer.pages._modes import modes_widget
 
     w = modes_widget(m)
     chart, title, grid, opened = w.children

@@ -37,8 +37,8 @@ from _torch_trace import read_log
 
 import compiler
 import explorer
-from explorer._summary import where_source
-from explorer._view import build_view
+from explorer.model._summary import where_source
+from explorer.model._view import build_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.corpus]  # GPT-2 from tests/hf_corpus.py
 
@@ -523,7 +523,7 @@ def test_static_page_has_the_benchmark_kernel_times_the_recompiles_diffs_and_the
                 explorer.diff_compiles(recompiled, r.failed_entry, r.compile_id).title
             )
         page.screenshot(path=str(ARTIFACTS / "test_report_page-diffs.png"))
-        if explorer._html.browser_highlighting():
+        if explorer.lower._html.browser_highlighting():
             _code_highlighted_when_shown(page)
         page.goto((tmp_path / "keys.html").as_uri())
         _shared_texts_shown_as_the_report_holds_them(page, keyed)

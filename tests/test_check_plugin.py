@@ -139,7 +139,7 @@ def test_the_entry_point_loads_the_plugin_without_torch(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert (
-        "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, reset=True):"
-        in out.stdout
+        "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, "
+        "reset=True):" in out.stdout
     )
     assert out.stdout.splitlines()[-1] == "torch imported: False plugin: True"

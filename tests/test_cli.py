@@ -320,7 +320,7 @@ def breaks_json(tmp_path_factory):
 
 def test_report_view_stage_and_compile(breaks_json, capsys):
     import explorer
-    from explorer._registry import NAMES
+    from explorer.views._registry import NAMES
 
     with pytest.raises(SystemExit):
         cli.main(["report", "-h"])

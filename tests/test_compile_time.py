@@ -16,7 +16,7 @@ from _torch_trace import RawTrace
 import compiler
 import explorer
 from explorer import cli
-from explorer._timeview import cold_warm_pairs, shown_phases
+from explorer.views._time import cold_warm_pairs, shown_phases
 
 # a constant baked into the graph: this run's FX-graph cache key is new, so the first
 # compile is cold even where an earlier run left its cache behind

@@ -12,8 +12,8 @@ from _e2e import marker_line
 from _torch_trace import RawTrace
 
 import compiler
-from explorer._summary import summary_text
-from explorer._view import build_view
+from explorer.model._summary import summary_text
+from explorer.model._view import build_view
 
 HERE = __file__
 _NODE_CALL = re.compile(r"\(NodeCall (\d+)\)")

@@ -1,6 +1,6 @@
 """`pt2-explorer record` leaves a report when the program dies (a signal, `os._exit`): the
 program runs in a child, its recording journaled (compiler/listen/_journal.py), and the report is
-rebuilt from the journal (explorer/_supervise.py). Checked against torch's own structured
+rebuilt from the journal (explorer/run/_supervise.py). Checked against torch's own structured
 trace of the same program, read directly (tests/_torch_trace.py)."""
 
 from __future__ import annotations

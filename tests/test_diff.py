@@ -15,8 +15,8 @@ import torch.nn.functional as F
 
 import compiler
 import explorer
-from explorer._diffview import MIME, fit_payload
-from explorer._normalize import kernel_base, normalize
+from explorer.diffs._normalize import kernel_base, normalize
+from explorer.diffs._view import MIME, fit_payload
 
 GPU_REPORT = Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"
 
@@ -588,7 +588,7 @@ def test_bytes_and_nul_input():
 
 
 def test_exported():
-    from explorer import _diff
+    from explorer.diffs import _diff
 
     assert {"diff", "diff_compiles", "compare_stages"} <= set(explorer.__all__)
     assert explorer.diff is _diff.diff

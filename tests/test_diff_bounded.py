@@ -16,7 +16,7 @@ import pytest
 import compiler
 import explorer
 from explorer import cli
-from explorer._linediff import EDIT_SCRIPT, SIMPLIFIED, Matcher
+from explorer.diffs._linediff import EDIT_SCRIPT, SIMPLIFIED, Matcher
 
 GPU_REPORT = Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"
 BOUND = 10.0  # seconds: generous on a shared machine; difflib took 90 s on the 32k pair

@@ -16,7 +16,7 @@ import compiler
 from compiler import load_ranks
 from compiler.read._ranks import combine
 from explorer import cli
-from explorer._ranksview import build_ranks_view, diff_ranks, ranks_page, ranks_text
+from explorer.views._ranks import build_ranks_view, diff_ranks, ranks_page, ranks_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests/fixtures/traces/cpu-torch213-ddp-2rank"
@@ -103,7 +103,7 @@ def test_ranks_html_and_diff_between_two_ranks():
 def test_explorer_of_a_multi_rank_report_opens_on_its_ranks_tab():
     """The notebook explorer, as the static page: the ranks first (and open), with the diff of
     the first and the last rank under their dropdowns."""
-    from explorer._widgets import Explorer
+    from explorer.pages._widgets import Explorer
 
     report = load_ranks(GPU_DDP)
     app = Explorer(report, title="ddp")

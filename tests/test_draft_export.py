@@ -15,8 +15,8 @@ from _torch_trace import RawTrace, read_log
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 import compiler
-from explorer._stageview import stage_view
-from explorer._summary import summary_text
+from explorer.model._stages import stage_view
+from explorer.model._summary import summary_text
 
 HERE = os.path.basename(__file__)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import compiler
-from explorer._widgets import Explorer
+from explorer.pages._widgets import Explorer
 
 
 def _f(x):

@@ -13,7 +13,7 @@ import torch
 from _torch_trace import RawTrace
 
 import compiler
-from explorer._summary import summary_text
+from explorer.model._summary import summary_text
 
 
 class Net(torch.nn.Module):

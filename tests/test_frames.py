@@ -25,7 +25,7 @@ def test_compiled_torch_module_frame_names_the_users_call_site():
     line = start + next(i for i, ln in enumerate(lines) if "# CALL-SITE" in ln)
     assert frame.called_from == f"{__file__}:{line}"
     # the summary's frame line says it too
-    from explorer._summary import where
+    from explorer.model._summary import where
 
     (shown,) = [
         ln for ln in explorer.text(rec.report).splitlines() if ln.startswith("  0: Sequential.forward")

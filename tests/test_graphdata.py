@@ -1,4 +1,4 @@
-"""The graph view's data (explorer/_graphdata.py, explorer/_graphview.py): the exact payload
+"""The graph view's data (explorer/graph/_data.py, explorer/graph/_view.py): the exact payload
 the browser component reads, the module each node is collapsed under, source lines in the
 project's one style, escaping on the static page, the component inlined once per page.
 No compiles: graphs are built here or read from recorded fixtures. The collapsing itself runs
@@ -15,11 +15,11 @@ import pytest
 
 import compiler
 import explorer
-import explorer._summary
+import explorer.base._words
 from compiler import Graph, Node
-from explorer._graphdata import BUNDLE, graph_payload, group_paths, payload_json
-from explorer._graphview import graph_static_html, with_graph_script
-from explorer._viewtypes import GraphBlock
+from explorer.base._types import GraphBlock
+from explorer.graph._data import BUNDLE, graph_payload, group_paths, payload_json
+from explorer.graph._view import graph_static_html, with_graph_script
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVIL = '</script><b x="1">&amp;\u2028'
@@ -77,7 +77,7 @@ def test_payload_of_three_nodes_exactly():
 
 def test_source_of_a_notebook_cell_is_named_as_ipython_names_it(monkeypatch):
     cell = "/tmp/ipykernel_4242/1234.py"
-    monkeypatch.setattr(explorer._summary, "cell_label", lambda f: "Cell In[7]" if f == cell else None)
+    monkeypatch.setattr(explorer.base._words, "cell_label", lambda f: "Cell In[7]" if f == cell else None)
     g = Graph(
         "", (node("x", "placeholder"), node("sin", args=("x",), source=f"{cell}:8", code="y = x.sin()"))
     )
@@ -179,7 +179,7 @@ def test_static_page_inlines_the_component_once():
     kinds = [a.get("class") or a.get("id") or a.get("type", "") for a, _t in parser.scripts]
     graphs = sum(
         isinstance(b, GraphBlock)
-        for c in explorer._view.build_view(report).compiles
+        for c in explorer.model._view.build_view(report).compiles
         for s in c.stages
         for b in s.blocks
     )

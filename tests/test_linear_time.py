@@ -34,11 +34,11 @@ import compiler.parse._modules
 import compiler.parse._outputcode
 import compiler.parse._text
 import explorer
-import explorer._guardview
-import explorer._normalize
-import explorer._summary
+import explorer.diffs._normalize
+import explorer.model._guards
+import explorer.model._summary
 from compiler.parse._tritonir import LEVELS
-from explorer._registry import NAMES
+from explorer.views._registry import NAMES
 from tests._torch_trace import read_log
 
 BOUND = 10.0  # seconds one call may take at SIZE characters a line
@@ -210,10 +210,13 @@ CRAFTED = {
         compiler.parse._graphs.graph_nodes,
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
-    "notebook cell paths (N letters)": (explorer._normalize.normalize, lambda n: "ipykernel_ " + "a" * n),
-    "a recompile reason's padding (N blanks)": (explorer._summary._squeeze, lambda n: " " * n + "x"),
+    "notebook cell paths (N letters)": (
+        explorer.diffs._normalize.normalize,
+        lambda n: "ipykernel_ " + "a" * n,
+    ),
+    "a recompile reason's padding (N blanks)": (explorer.model._summary._squeeze, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        explorer._guardview.parse_guards,
+        explorer.model._guards.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import explorer
-from explorer._magic import assigned_names
+from explorer.notebook._magic import assigned_names
 
 CELL = """\
 y = x.sin()
@@ -91,7 +91,7 @@ def test_record_mode_runs_the_cell_as_written(ip):
 
 
 def test_progress_shows_stage_and_elapsed(ip, monkeypatch):
-    import explorer._magic as m
+    import explorer.notebook._magic as m
 
     shown = []
 
@@ -169,7 +169,7 @@ def test_diff_with_a_kept_report(ip, monkeypatch):
 def run(ip, capsys, monkeypatch):
     """Runs a cell as IPython does (run_cell), returning its result and what it printed, with
     cell numbers and file hashes normalised; the magic's progress line and explorer not shown."""
-    import explorer._magic as m
+    import explorer.notebook._magic as m
 
     class Handle:
         def update(self, obj):

@@ -18,7 +18,7 @@ import pytest
 
 import compiler
 from explorer import cli
-from explorer._ranksview import build_ranks_view, ranks_page, ranks_text
+from explorer.views._ranks import build_ranks_view, ranks_page, ranks_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DDP4 = ROOT / "tests/fixtures/traces/cpu-torch271-ddp-4rank"

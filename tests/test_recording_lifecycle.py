@@ -11,7 +11,7 @@ from _e2e import logger_state, marker_line
 
 import compiler
 from compiler.listen._torch import FUSION_LOGGERS, FUSION_PASS
-from explorer._stageview import NO_FUSION_IR, NO_FUSION_LOG, stage_view
+from explorer.model._stages import NO_FUSION_IR, NO_FUSION_LOG, stage_view
 
 HERE = __file__
 

@@ -1,6 +1,6 @@
 """A small report never takes the machine: one budget per file (compiler/model/_limits.py),
 gzip data and references spending it together, each use of a shared string counted; and
-views that show each field within a length, saying how much they left out (explorer/_bound.py).
+views that show each field within a length, saying how much they left out (explorer/base/_bound.py).
 The files are crafted here: 2,000 graph breaks sharing one 1 MiB string in a few kilobytes of
 gzip, and a gzip whose text reference joins gigabytes once unzipped."""
 
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import compiler
 from benchmarks.fuzz_reports import gzip_bomb
-from explorer import _bound, cli, text
-from explorer._summary import summary_text
-from explorer._view import build_view
+from explorer import cli, text
+from explorer.base import _bound
+from explorer.model._summary import summary_text
+from explorer.model._view import build_view
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = 16 * 2**20

@@ -106,8 +106,8 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
     assert script.endswith(c.stages.codegen.fx_graph_runnable.lstrip("\n"))  # torch's artifact, whole
 
     # the page's and the widget's button saves the same file
-    from explorer._html import compile_facts_html
-    from explorer._view import build_view
+    from explorer.lower._html import compile_facts_html
+    from explorer.model._view import build_view
 
     button = re.search(
         r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',
@@ -133,7 +133,7 @@ def test_repro_of_a_failed_compile_fails_the_same_way(tmp_path):
     )
     (c,) = rec.report.compiles
     assert c.status == "failed"
-    from explorer._repro import repro_script
+    from explorer.repros._compile import repro_script
 
     script = repro_script(rec.report, c.id)
     assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'" in script

@@ -16,7 +16,7 @@ import pytest
 import compiler
 import explorer
 from explorer import cli
-from explorer._summary import summary_text
+from explorer.model._summary import summary_text
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_REPORT = ROOT / "tests" / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"

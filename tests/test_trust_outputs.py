@@ -15,7 +15,7 @@ import pytest
 
 import compiler
 from compiler.model._atomic import write_file
-from explorer.census import _cli as census_cli
+from explorer.cli import _census as census_cli
 from tests.test_safe_write import _cli  # the CLI in a fresh process, this checkout's
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +134,7 @@ def test_a_census_page_named_as_the_census_it_runs_into_is_refused(censuses, mon
 # delivers SIGINT to this thread before it returns, as a Ctrl-C there would arrive
 INTERRUPT_IN_HTML = """
 import signal
-import explorer._cliout as out
+import explorer.cli._out as out
 
 build = out.save_html
 def save_html(*args):  # the HTML build: where a Ctrl-C right after the program ends lands

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 import compiler
-from explorer._page import page_html
-from explorer._registry import VIEWS, Subject
+from explorer.pages._page import page_html
+from explorer.views._registry import VIEWS, Subject
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

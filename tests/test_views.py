@@ -17,12 +17,12 @@ import compiler
 import explorer
 from compiler import CacheLookup
 from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
-from explorer._guardview import KINDS, guard_tables
-from explorer._html import breaks_html
-from explorer._page import page_html
-from explorer._textview import breaks_text, recompiles_text
-from explorer._view import build_view
-from explorer._widgets import Explorer
+from explorer.lower._html import breaks_html
+from explorer.lower._text import breaks_text, recompiles_text
+from explorer.model._guards import KINDS, guard_tables
+from explorer.model._view import build_view
+from explorer.pages._page import page_html
+from explorer.pages._widgets import Explorer
 
 HERE = __file__
 
@@ -53,7 +53,7 @@ def _src(line: int) -> str:
 def test_breaks_view_text(recorded):
     line = marker_line(HERE, "VIEW-BREAK")
     b = recorded.graph_breaks[0]
-    rel = explorer._summary.where(HERE, line)
+    rel = explorer.model._summary.where(HERE, line)
     # pytest's and the interpreter's frames are left out: only this file's
     user_frames = [f for f in b.user_stack if f.filename == HERE]
     assert [f.name for f in user_frames] == ["recorded", "branchy"]
@@ -66,7 +66,7 @@ def test_breaks_view_text(recorded):
         f"{context}\n"
         f"  why: {' '.join(b.explanation.split())}\n"
         + "".join(f"  hint: {h}\n" for h in b.hints)
-        + f"  stack: {' -> '.join(f'{explorer._summary.where(f.filename, f.line)} in {f.name}' for f in user_frames)}\n"
+        + f"  stack: {' -> '.join(f'{explorer.model._summary.where(f.filename, f.line)} in {f.name}' for f in user_frames)}\n"
         "  graph before: [0/0], graph after: [1/0]\n"
     )
     assert breaks_text(build_view(recorded)) == expected
@@ -75,8 +75,8 @@ def test_breaks_view_text(recorded):
 
 def test_recompiles_view_text(recorded):
     first = branchy.__code__.co_firstlineno
-    rel = explorer._summary.where(HERE, first)
-    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    rel = explorer.model._summary.where(HERE, first)
+    brk = explorer.model._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
     r0, r1 = recorded.recompiles
     guard0, guard1 = r0.failing_guard, r1.failing_guard
     assert guard0.startswith("TENSOR_MATCH: check_tensor(L['x'], Tensor")
@@ -98,13 +98,13 @@ def test_recompiles_view_text(recorded):
         "[0/1] branchy: guards of [0/0] failed\n"
         "  reason: 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6\n"
         f"  failing guard: {guard0}\n"
-        f"  guard from: {explorer._summary.where(from0.filename, from0.line)} in branchy\n"
+        f"  guard from: {explorer.model._summary.where(from0.filename, from0.line)} in branchy\n"
         f"  compiled with dynamic x.size()[0] ({s0}); later calls reuse it\n"
         "\n"
         f"[1/1] branchy (resumed after line {brk.rsplit(':', 1)[1]}): guards of [1/0] failed\n"
         "  reason: 1/0: tensor 'y' size mismatch at index 0. expected 4, actual 6\n"
         f"  failing guard: {guard1}\n"
-        f"  guard from: {explorer._summary.where(from1.filename, from1.line)} in {from1.name}\n"
+        f"  guard from: {explorer.model._summary.where(from1.filename, from1.line)} in {from1.name}\n"
         f"  compiled with dynamic y.size()[0] ({s1}); later calls reuse it\n"
         "\n"
         "Dynamic dimensions:\n"
@@ -116,8 +116,8 @@ def test_recompiles_view_text(recorded):
 def test_summary_text_is_one_wording_in_every_lowering(recorded):
     """The summary's exact text, and the same break / recompile lines in the widget header and
     the static page (one view model, three lowerings)."""
-    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
-    first = explorer._summary.where(HERE, branchy.__code__.co_firstlineno)
+    brk = explorer.model._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    first = explorer.model._summary.where(HERE, branchy.__code__.co_firstlineno)
     b = recorded.graph_breaks[0]
     head = explorer.text(recorded, "summary", title="t").split("\nFrames\n")[0]
     hint = f"      hint: {b.hints[0]}"  # one line, whole: the text form does not wrap
@@ -149,9 +149,9 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
     ``:name:``, a markup tag) or a table too wide for the width goes to rich."""
     from rich.console import Console
 
-    from explorer._plaintable import plain_cells, plain_table
-    from explorer._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, renderable
-    from explorer._viewtypes import CompileRow, Summary
+    from explorer.base._types import CompileRow, Summary
+    from explorer.lower._plaintable import plain_cells, plain_table
+    from explorer.model._summary import _COLUMNS, UNWRAPPED, _min_width, _plain, renderable
 
     rows = (
         CompileRow(
@@ -180,7 +180,7 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
 def recorded_headline(r: Report) -> str:
     return (
         f"2 frames · 4 compiles · 1 graph-break site (2 hits) · 2 recompiles · 0 kernels · "
-        f"compile time {explorer._summary.secs(r.compile_time_s)}"
+        f"compile time {explorer.model._summary.secs(r.compile_time_s)}"
     )
 
 
@@ -196,14 +196,14 @@ def test_failing_guard_is_highlighted_in_the_guard_list(recorded):
 def test_static_html_is_self_contained_and_shows_the_same_facts(recorded, tmp_path):
     path = explorer.save_html(recorded, tmp_path / "r.html", title="views test")
     text = open(path, encoding="utf-8").read()
-    brk = explorer._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
+    brk = explorer.model._summary.where(HERE, marker_line(HERE, "VIEW-BREAK"))
     assert brk in text and "Data-dependent branching" in text
     assert "0/0: tensor &#x27;x&#x27; size mismatch at index 0. expected 4, actual 6" in text
     # offline: no external resources
     assert not re.search(r'(src|href)="(https?:)?//', text)
     # ours, for tabs; highlight.js, which highlights each code block when first shown (the
     # page ships code as text, marked with its language)
-    lazy = explorer._html.browser_highlighting()
+    lazy = explorer.lower._html.browser_highlighting()
     assert text.count("<script>") == 1 + lazy
     assert ('<pre data-lang="python">' in text) == lazy and ("<pre><span></span>" in text) != lazy
 
@@ -299,7 +299,7 @@ def test_widget_app_structure(recorded):
     assert (app.tabs.selected_index, app.selector.value, app.stage_tabs.selected_index) == (2, 1, 0)
     app.select("0/1", "capture")
     shown = app.stage_tabs.children[0]
-    # HTML widgets' markup, and the graph view's data (explorer/_graphwidget.py)
+    # HTML widgets' markup, and the graph view's data (explorer/graph/_widget.py)
     html = "".join(c.data if type(c).__name__ == "GraphWidget" else c.value for c in _leaves(shown))
     assert "GraphWidget" in [type(c).__name__ for c in _leaves(shown)]
     assert "Dynamo graph" in html and "l_x_" in html.lower()
@@ -391,7 +391,7 @@ def test_static_page_of_a_big_graph_carries_its_nodes_for_the_browser():
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/h100-torch211-gpt2.log.gz")
     text = explorer.html(r)
     # GPT-2's graphs are laid out, collapsed and expanded in the browser: the page carries each
-    # graph's nodes with their module paths (explorer/_graphdata.py), and the component once
+    # graph's nodes with their module paths (explorer/graph/_data.py), and the component once
     post = r.compiles[0].stages.decompose.post_grad[0].graph
     assert text.count('<script type="application/json" class="pt2x-graph-data">') == 4
     assert text.count('<script type="module">') == 1
@@ -422,7 +422,7 @@ def test_recompile_names_every_failed_entry_and_when_its_dynamic_compile_failed(
         (line, "scaled"),
     ]
     ((sx,), (sx2, sk)) = r1.dynamic, r2.dynamic
-    frame = explorer._summary.where
+    frame = explorer.model._summary.where
 
     def origin(failure) -> str:
         return frame(failure.user_stack[-1].filename, line)
@@ -481,7 +481,7 @@ def test_dynamic_dimensions_without_recompiles():
         torch.compile(marked, backend="eager")(x)
     r = rec.report
     (s0, s1), (s2,) = (tuple(s.symbol for s in c.stages.capture.symbols) for c in r.compiles)
-    where = explorer._summary.where
+    where = explorer.model._summary.where
     text = recompiles_text(build_view(r))
     assert text.endswith(
         "No recompiles.\n"
@@ -535,7 +535,7 @@ def test_break_in_a_library_names_your_line_and_marks_library_frames(fake_lib):
     r = rec.report
     (b,) = r.graph_breaks
     assert b.user_frame.line == marker_line(HERE, "VIEW-LIB-CALL")
-    where = explorer._summary.where
+    where = explorer.model._summary.where
     me = where(HERE, marker_line(HERE, "VIEW-RAISE") - 1)
     call = where(HERE, marker_line(HERE, "VIEW-LIB-CALL"))
     lib_lines = _FAKE_LIB.splitlines()
@@ -690,7 +690,9 @@ def test_stage_views_as_text_against_torchs_trace():
         logged["dynamo_cpp_guards_str"],
         logged["aot_inference_graph"],
     )
-    relu, mul = (explorer._summary.where(HERE, marker_line(HERE, m)) for m in ("STAGE-RELU", "STAGE-MUL"))
+    relu, mul = (
+        explorer.model._summary.where(HERE, marker_line(HERE, m)) for m in ("STAGE-RELU", "STAGE-MUL")
+    )
     # torch's graph names its nodes and where each came from
     assert f"# File: {HERE}:{marker_line(HERE, 'STAGE-RELU')} in _stage_model" in graph
     assert 'y: "f32[4][1]cpu" = torch.relu(l_x_)' in graph and 'mul: "f32[4][1]cpu" = y * 2' in graph
@@ -747,7 +749,7 @@ def test_bandwidth_labels_stay_clear_of_the_peak_line():
     pytest.importorskip("plotly")
     from pathlib import Path
 
-    from explorer import _charts
+    from explorer.lower import _charts
 
     r = compiler.load(Path(__file__).parent.parent / "notebooks/data/h100-bench-mlp.json.gz")
     (b,) = r.benchmarks
@@ -933,8 +935,8 @@ def test_page_and_widget_tabs_come_from_one_registry():
     "Unmapped events" in both, each tab the same HTML in both."""
     from pathlib import Path
 
-    from explorer._html import frag
-    from explorer._registry import NAMES
+    from explorer.lower._html import frag
+    from explorer.views._registry import NAMES
 
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
     names = ["breaks", "recompiles", "compiles", "time", "bytecode", "raw"]
@@ -960,7 +962,7 @@ def test_page_and_widget_tabs_come_from_one_registry():
             continue
         # the page's code is highlighted in the browser, the widget's by pygments: the same text
         assert _visible_text(widget) == _visible_text(shown) and "RESUME" in _visible_text(shown)
-        lazy = explorer._html.browser_highlighting()
+        lazy = explorer.lower._html.browser_highlighting()
         assert "<pre><span></span>" in widget and ("<pre><span></span>" in shown) != lazy
     assert app.tabs.children[5].value.count("<h3>artifact:torch_version</h3>") == 1
     assert explorer.text(r, "raw") == (
@@ -1002,8 +1004,8 @@ def test_a_failed_compile_shows_torchs_traceback():
     page = page_html(build_view(r))
     # collapsed: <details> without "open"; text, not highlighted (by pygments where the page
     # cannot highlight in the browser)
-    pre = "<pre>" if explorer._html.browser_highlighting() else "<pre><span></span>"
-    end = "</pre></div>" if explorer._html.browser_highlighting() else "\n</pre></div>\n"
+    pre = "<pre>" if explorer.lower._html.browser_highlighting() else "<pre><span></span>"
+    end = "</pre></div>" if explorer.lower._html.browser_highlighting() else "\n</pre></div>\n"
     assert (
         '<details><summary>torch&#x27;s traceback <span class="meta">(3 lines)</span></summary>'
         f'<div class="highlight">{pre}Traceback (most recent call last):\n'

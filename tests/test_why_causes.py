@@ -197,7 +197,7 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
 
 
 def explorer_line(r) -> str:
-    from explorer._whyview import verdict_lines
+    from explorer.views._why import verdict_lines
 
     (line,) = verdict_lines(r)
     return line

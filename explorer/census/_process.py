@@ -104,9 +104,7 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
 def _child_path() -> str:
     """The child's PYTHONPATH: this explorer's root first, the caller's directory (where
     ``--models`` modules are found, as in this process), then the caller's own."""
-    import explorer
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(explorer.__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     rest = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join(p for p in (root, os.getcwd(), rest) if p)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 
-from .._html import CSS, esc
-from .._textview import table_text
-from .._viewtypes import Table
+from ..base._types import Table
+from ..lower._html import CSS, esc
+from ..lower._text import table_text
 from ._diff import CensusDiff
 from ._table import STATUSES, Census, CensusRow
 
@@ -210,7 +210,7 @@ def save_census_html(census: Census, path: str, *, reports: bool = True) -> list
     page (``<path stem>.reports/<case>.html``), which the row links to. Returns the paths."""
     from compiler import load, write_file
 
-    from .._page import report_html
+    from ..pages._page import report_html
 
     links: dict[str, str] = {}
     written: list[str] = []
@@ -246,8 +246,8 @@ def census_widget(census: Census):
 
     from compiler import load
 
-    from .._html import frag, fragment_css
-    from .._widgets import Explorer
+    from ..lower._html import frag, fragment_css
+    from ..pages._widgets import Explorer
 
     def opts(values):
         return [("all", None)] + [(v, v) for v in sorted({v for v in values if v})]

@@ -5,7 +5,7 @@
  * payload validation, the caps that keep the browser responsive, which sections start
  * open, the label texts and the lines to mark.
  *
- * The payload is written by the Python side (explorer/_diff.py); docs/extension.md
+ * The payload is written by the Python side (explorer/diffs/_diff.py); docs/extension.md
  * documents it.
  */
 

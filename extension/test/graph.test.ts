@@ -11,7 +11,7 @@ import {
   validate
 } from '../src/graph/model';
 
-/** A payload as explorer/_graphdata.py writes it, from (name, module path, args, extra). */
+/** A payload as explorer/graph/_data.py writes it, from (name, module path, args, extra). */
 function payload(rows: [string, string | null, string[], Partial<RawNode>?][]): Payload {
   const mods: string[] = [];
   const index = new Map(rows.map(([n], i) => [n, i]));

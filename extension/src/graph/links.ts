@@ -1,7 +1,7 @@
 /**
  * Links between a graph's nodes, the kernels they were fused into and the tables that list
  * them, on the static page and in JupyterLab alike (the tables are HTML the explorer writes,
- * explorer/_html.py; scripts do not run inside them, so one listener on the document serves
+ * explorer/lower/_html.py; scripts do not run inside them, so one listener on the document serves
  * every link):
  * - ``a.pt2x-node-link[data-node][data-kernel]``: select that node in the graph that fused it;
  * - ``a.pt2x-kernel-link[data-kernel]``: select the kernel's nodes in the fuse graph;

@@ -1,5 +1,5 @@
 /**
- * The graph view's model: the payload explorer/_graphdata.py writes, the nodes grouped by
+ * The graph view's model: the payload explorer/graph/_data.py writes, the nodes grouped by
  * nn.Module in execution order, which groups are expanded, what is visible and the edges
  * between what is visible, search. No DOM: unit-tested (test/graph.test.ts).
  *

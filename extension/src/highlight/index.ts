@@ -1,4 +1,4 @@
-// The static page's code highlighting (explorer/_page.py): the page ships each code block as
+// The static page's code highlighting (explorer/pages/_page.py): the page ships each code block as
 // plain text, marked with its language (<pre data-lang="python">), and highlights a block
 // when it is first shown. highlight.js with the two languages the explorer shows, bundled by
 // `npm run build:highlight` into explorer/static/highlight.js, inlined once per page.

@@ -1,0 +1,1 @@
+"""The graph view: an FX graph as compact JSON for the bundled component, in the notebook and on the page."""

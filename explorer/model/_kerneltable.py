@@ -1,0 +1,148 @@
+"""A compile's kernels in one table, the most expensive first: by measured time where a
+benchmark profiled them (``Benchmark.kernels``), else by size (lines of source, graph nodes
+fused); and the extern calls its wrapper makes (``extern_kernels.addmm``: library kernels such
+as cuBLAS / MKL matmuls, which Inductor calls instead of generating)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from compiler import Compile, Graph, Kernel, Report
+
+from ..base._types import Table
+
+# a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks;
+# found where their literal prefix is (a search the regex engine makes fast), then matched
+_PREFIX = re.compile(r"(?:extern_kernels|torch\.ops\.aten)\.")
+_EXTERN = re.compile(r"(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
+_WORD = re.compile(r"\w")
+
+
+def extern_calls(code: str) -> list[str]:
+    """The extern calls of wrapper code: the first of each line that is not a comment (found
+    by one search for the calls, not a match tried at every line: a big log's wrappers are
+    megabytes)."""
+    calls, line = [], -1
+    for p in _PREFIX.finditer(code):
+        at = p.start()
+        m = _EXTERN.match(code, at) if not (at and _WORD.match(code, at - 1)) else None  # at a word's start
+        if m is None:
+            continue
+        start = code.rfind("\n", 0, at) + 1
+        if start != line:
+            line = start
+            if not code[start : m.start()].lstrip().startswith("#"):
+                calls.append(m[1])
+    return calls
+
+
+def kernel_times(report: Report, compile_id: str) -> dict[str, float]:
+    """Milliseconds per call of each of the compile's kernels, from its latest benchmark's profile."""
+    out: dict[str, float] = {}
+    for b in report.benchmarks:
+        for kt in b.kernel_rows:
+            if kt.kernel and kt.compile_id in (None, compile_id):
+                out[kt.kernel] = kt.per_call_ms
+    return out
+
+
+def _size(k: Kernel) -> tuple[int, int]:
+    return len(k.source.splitlines()), len(k.nodes)
+
+
+def expensive_first(kernels, times: dict[str, float]) -> list[Kernel]:
+    """The kernels, the slowest first where measured (``times``), else the largest (lines of
+    source, then nodes fused)."""
+    return sorted(kernels, key=lambda k: (-times.get(k.name, -1.0), [-n for n in _size(k)], k.name))
+
+
+def costliest(report: Report, c: Compile, graph: Graph, role: str | None) -> tuple[tuple[str, ...], str]:
+    """The nodes of ``graph`` (of ``role``; None: both, the joint graph) where the compile's
+    most expensive kernel of that role is: the kernel's own nodes in the graph it names
+    (post-grad on CPU, Dynamo's on GPU), else the nodes of its nodes' source lines; and why
+    (``cpp_fused_…_0: the largest kernel shown here (181 lines)``). Empty without such a kernel."""
+    times = kernel_times(report, c.id)
+    for k in expensive_first(report.kernels_of(c.id), times):
+        if role is not None and k.role != role:
+            continue
+        home = _home(c, k)
+        if home is None:
+            continue
+        names = {n.name for n in graph.nodes}
+        if home.code == graph.code or 2 * len(names & set(k.nodes)) >= len(k.nodes):
+            # the graph it names, or one its nodes kept their names through (joint, forward)
+            mine = tuple(n for n in k.nodes if n in names)
+        else:
+            lines = {n.source for n in home.nodes if n.name in k.nodes and n.source}
+            mine = tuple(n.name for n in graph.nodes if n.source in lines and n.op != "placeholder")
+        if mine:
+            cost = f"{times[k.name]:.4g} ms per call" if k.name in times else f"{_size(k)[0]} lines"
+            return (
+                mine,
+                f"{k.name}: the {'slowest' if k.name in times else 'largest'} kernel shown here ({cost})",
+            )
+    return (), ""
+
+
+def _home(c: Compile, k: Kernel) -> Graph | None:
+    """The graph whose nodes ``k`` names: its role's post-grad graph, else Dynamo's."""
+    names = set(k.nodes)
+    graphs = (
+        [rg.graph for rg in c.stages.decompose.post_grad if rg.role == k.role] if c.stages.decompose else []
+    )
+    if c.stages.capture and c.stages.capture.graph:
+        graphs.append(c.stages.capture.graph)
+    for g in graphs:
+        if names and names <= {n.name for n in g.nodes}:
+            return g
+    return None
+
+
+def kernels_table(report: Report, c: Compile, lines: dict[str, str] | None = None) -> Table | None:
+    """``lines``: each kernel's source lines (the user's code its fused nodes came from)."""
+    kernels = report.kernels_of(c.id)
+    if not kernels:
+        return None
+    times = kernel_times(report, c.id)
+    ordered = expensive_first(kernels, times)
+    rows = tuple(
+        (
+            k.role,
+            k.name,
+            k.language,
+            str(_size(k)[0]),
+            str(_size(k)[1]) if k.nodes else "",
+            (lines or {}).get(k.name, ""),
+        )
+        + (
+            (f"{times[k.name]:.4g}" if k.name in times else "",) if times else ()
+        )  # as the Benchmark tab says it
+        for k in ordered
+    )
+    by = "time per call (the benchmark's profile)" if times else "size"
+    columns = ("role", "kernel", "language", "lines", "nodes fused", "from") + (
+        ("ms per call",) if times else ()
+    )
+    return Table(
+        f"kernels ({len(kernels)}, the largest {by} first)",
+        columns,
+        rows,
+        kinds=("", "kernel", "", "", "", "lines"),
+    )
+
+
+def extern_table(c: Compile) -> Table | None:
+    """The extern calls in the compile's wrapper modules, per role, with how many calls each."""
+    cg = c.stages.codegen
+    rows = []
+    for oc in cg.output_code if cg else ():
+        for call, n in Counter(extern_calls(oc.code)).most_common():
+            rows.append((oc.role, call, str(n)))
+    if not rows:
+        return None
+    return Table(
+        "extern calls (library kernels the wrapper calls, not generated)",
+        ("role", "call", "calls"),
+        tuple(rows),
+    )

@@ -1,0 +1,355 @@
+"""The summary view of a report — frames, compiles, breaks, recompiles, kernels — built once
+(``build_summary``, part of the view model; its types are in ``base._types``) and lowered here to
+rich: the terminal at its width (``print_summary``), plain text (``summary_text``);
+``_html.summary_html`` lowers the same ``Summary``."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from dataclasses import fields, is_dataclass, replace
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from compiler import STAGES, Compile, Report
+
+from ..base._bound import bounded, clipped
+from ..base._types import BreakLine, CompileRow, Summary, hits
+from ..base._words import cell_label, display_name, secs, where, where_source  # noqa: F401 - where the views import them from
+from ..lower._plaintable import plain_cells, plain_table
+from ._export import export_run_lines
+from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
+from ._speed import speed_lines
+
+_LETTER = dict(zip(STAGES, "CADFG"))
+
+
+# the function %%compile makes of a cell (explorer/notebook/_cell.py, which imports IPython)
+CELL_FUNCTION = "__pt2_cell__"
+
+
+# a frame whose code was made at run time (exec of a string): no source file to show
+_GENERATED = "  (code generated at run time, e.g. a dataclass's __init__: no source file)"
+
+
+def _shown_caller(called_from: str | None) -> bool:
+    """A frame's call site worth showing: not this package's, IPython's or the launcher's."""
+    from ..run._program import machinery
+
+    return bool(called_from) and not machinery(called_from.rpartition(":")[0])
+
+
+def reasons_line(reasons) -> str:
+    """A recompile's reasons on one line: the first line of each (torch appends a "User stack
+    trace:" block to some), joined by "; "."""
+    return "; ".join(_squeeze(r.strip().splitlines()[0]) for r in reasons if r.strip())
+
+
+def _squeeze(reason: str) -> str:
+    """torch pads a guard's code to a column before its ``# source`` comment: one gap. (The gap
+    starts a run of blanks: from every blank of a long run, the run was scanned again.)"""
+    return re.sub(r"(?<! ) {3,}#", "  #", reason)
+
+
+def headline(report: Report) -> str:
+    n = len
+    breaks = sum(b.count for b in report.graph_breaks)
+    return (
+        f"{n(report.frames)} frame{'s' * (n(report.frames) != 1)} · "
+        f"{n(report.compiles)} compile{'s' * (n(report.compiles) != 1)} · "
+        f"{n(report.graph_breaks)} graph-break site{'s' * (n(report.graph_breaks) != 1)} ({breaks} hit{'s' * (breaks != 1)}) · "
+        f"{n(report.recompiles)} recompile{'s' * (n(report.recompiles) != 1)} · "
+        f"{n(report.kernels)} kernel{'s' * (n(report.kernels) != 1)} · "
+        f"compile time {secs(report.compile_time_s)}"
+    )
+
+
+def no_kernels_note(c: Compile) -> str | None:
+    """Why an Inductor compile generated no kernel: its graph is only calls of ATen ops that
+    Inductor runs as they are (extern kernels and fallbacks: a fused fast path such as
+    nn.TransformerEncoderLayer's in eval, a GEMM library call)."""
+    d = c.stages.decompose
+    if c.status != "ok" or c.stages.codegen is None or d is None:
+        return None
+    ops = sorted({n.target for rg in d.post_grad for n in rg.graph.nodes if n.op == "call_function"})
+    if not ops:
+        return "no kernel generated: the graph computes nothing (its outputs are its inputs or constants)"
+    short = ", ".join(o.removeprefix("torch.ops.").removesuffix(".default") for o in ops)
+    return f"no kernel generated: the graph runs only ATen ops that Inductor calls as they are ({short})"
+
+
+def build_summary(report: Report, title: str | None = None) -> Summary:
+    names = {c.id: display_name(c.name) for c in report.compiles}
+    breaks = tuple(
+        BreakLine(
+            where(b.filename, b.line),
+            b.type,
+            b.count,
+            b.compile_ids or (b.compile_id,),
+            b.user_stack[-1].code if b.user_stack and b.user_stack[-1].code else None,
+            b.hints[0] if b.hints else None,
+        )
+        for b in report.graph_breaks
+    )
+    recompiles = tuple(
+        f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r.reasons) or '(reason not recorded)'}"
+        for r in report.recompiles
+    ) + tuple(
+        f"{display_name(f.name)} ({where(f.filename, f.line)}) hit the recompile limit: later calls run uncompiled"
+        for f in report.frames
+        if f.recompile_limit_hit
+    )
+    frames = tuple(
+        f"{f.id}: {display_name(f.name)}  {where(f.filename, f.line)}  "
+        f"{f.compiles} compile{'s' * (f.compiles != 1)}"
+        + (f"  called from {where_source(f.called_from)}" if _shown_caller(f.called_from) else "")
+        + ("  RECOMPILE LIMIT HIT" if f.recompile_limit_hit else "")
+        + (_GENERATED if f.filename == "<string>" else "")
+        for f in report.frames
+    )
+    rows = []
+    for c in report.compiles:
+        ks = report.kernels_of(c.id)
+        rows.append(
+            CompileRow(
+                c.id,
+                display_name(c.name),
+                "ok" if c.status == "ok" else f"FAILED in {c.failed_stage}",
+                "".join(_LETTER[s] if getattr(c.stages, s) else "·" for s in STAGES),
+                f"{len(ks)} {'/'.join(sorted({k.language for k in ks}))}".strip(),
+                secs(c.compile_time_s),
+                "/".join(f"{c.stage_times_s[s]:.2f}" if s in c.stage_times_s else "-" for s in STAGES),
+                c.error if c.status != "ok" else None,
+                None if ks else no_kernels_note(c),
+            )
+        )
+    unknown = None
+    if report.unknown_events:
+        kinds = sorted({e.name for e in report.unknown_events})
+        unknown = (
+            f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}"
+            + (" …" if len(kinds) > 8 else "")
+            + " — torch logged them, no view of this explorer reads them; the Unmapped events tab shows them as written"
+        )
+    damaged = None
+    if report.damaged:
+        n = len(report.damaged)
+        damaged = (
+            f"{n} event{'s' if n > 1 else ''} of the log not as torch wrote {'them' if n > 1 else 'it'} (kept as read): "
+            + "; ".join(report.damaged[:3])
+            + (" …" if n > 3 else "")
+        )
+    # Compiled Autograd, AOTInductor, FlexAttention
+    sections = tuple(
+        (name, lines)
+        for name, lines in (
+            ("Compiled Autograd", autograd_lines(report)),
+            ("export → AOTInductor", export_lines(report) + export_run_lines(report)),
+            ("FlexAttention", flex_lines(report)),
+            ("Max-autotune", autotune_lines(report)),
+            ("Mode, CUDA graphs and caches", speed_lines(report)),
+        )
+        if lines
+    )
+    summary = Summary(
+        title=title or report.source,
+        meta=f"torch {report.torch_version} · {report.device}",
+        headline=headline(report),
+        error=report.error,
+        breaks=breaks,
+        recompile_lines=recompiles,
+        frame_lines=frames,
+        compiles=tuple(rows),
+        unknown=unknown,
+        damaged=damaged,
+        sections=sections,
+    )
+    return clipped(summary)  # each line within _bound.LINE: a crafted report's string may be a megabyte
+
+
+def renderable(s: Summary):
+    """The summary lowered to rich (the terminal and the text form)."""
+    head, table, tail = _renderables(s)
+    return Group(*head, table, *tail)
+
+
+_COLUMNS = ("compile", "frame", "status", "stages", "kernels", "time", "C/A/D/F/G s")
+
+
+def _cells(c: CompileRow) -> tuple[str, ...]:
+    """A compile's row of the summary's table, as rich markup."""
+    status = c.status if c.status == "ok" else f"[red]{escape(c.status)}[/red]"
+    return (escape(f"[{c.compile_id}]"), escape(c.frame), status, c.stages, c.kernels, c.time, c.stage_times)
+
+
+def _renderables(s: Summary) -> tuple[list, Table, list]:
+    """The summary's parts before its table of compiles, the table, the parts after it."""
+    parts: list = [
+        Text.assemble(("PT2 Explorer", "bold"), f" — {s.title}  ({s.meta})"),
+        Text(s.headline),
+    ]
+    if s.error:
+        parts.append(Text(f"The recorded program ended with: {s.error}", style="bold red"))
+    if s.damaged:
+        parts.append(Text(s.damaged, style="yellow"))
+    if s.breaks:
+        parts.append(Text("\nGraph breaks", style="bold"))
+        for b in s.breaks:
+            parts.append(
+                Text.assemble(
+                    ("  " + b.site, "cyan"),
+                    "  ",
+                    (b.type, "yellow"),
+                    f"  ({hits(b.count, b.compile_ids)})",
+                )
+            )
+            if b.code:
+                parts.append(Text(f"      {b.code}", style="dim", no_wrap=True, overflow="ellipsis"))
+            if b.hint:
+                parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
+    for name, lines in s.sections:
+        parts.append(Text(f"\n{name}", style="bold"))
+        parts += [Text("  " + line) for line in lines]
+    if s.recompile_lines:
+        parts.append(Text("\nRecompiles", style="bold"))
+        parts += [
+            Text(f"  {ln}", style="bold red" if ln.endswith("run uncompiled") else "")
+            for ln in s.recompile_lines
+        ]
+    if s.frame_lines:
+        parts.append(Text("\nFrames", style="bold"))
+        parts += [Text(f"  {ln}") for ln in s.frame_lines]
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for col in _COLUMNS:
+        table.add_column(col, no_wrap=col != "frame", min_width=_min_width(col))
+    for c in s.compiles:
+        table.add_row(*_cells(c))
+    parts.append(
+        Text("\nCompiles  (stages: C capture, A autograd, D decompose, F fuse, G codegen)", style="bold")
+    )
+    tail = [Text(f"  [{c.compile_id}] {c.error}", style="red") for c in s.compiles if c.error]
+    tail += [Text(f"  [{c.compile_id}] {c.note}", style="dim") for c in s.compiles if c.note]
+    if s.unknown:
+        tail.append(Text(f"\n{s.unknown}", style="dim"))
+    return parts, table, tail
+
+
+def _min_width(col: str) -> int:
+    return len(col) if col != "frame" else 8
+
+
+def terminal(file=None) -> Console:
+    """A console at the terminal's width (rich reads it, or COLUMNS when set); piped or
+    redirected: no wrapping at all, whatever COLUMNS says (a log or ``grep`` gets whole lines;
+    GNU readline exports COLUMNS to every child of a process that used it, a Python shell's)."""
+    out = file or sys.stdout
+    if out.isatty():
+        return Console(file=out)
+    return Console(file=out, width=UNWRAPPED, soft_wrap=True, color_system=None)
+
+
+UNWRAPPED = 10_000  # a pipe's "width": the table's columns take what their cells need
+
+
+# C0 but newline and tab, DEL, C1: what moves the cursor, clears the screen, sets the title or
+# writes the clipboard (ESC ] 52) when printed raw; and Unicode's invisible format controls:
+# the bidi marks, embeddings, overrides and isolates (U+202E shows what follows backwards, so
+# a line reads otherwise than it is), zero-width characters, line and paragraph separators
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+)
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: each control character as its escape (``\\x1b``,
+    ``\\x07``, ``\\u202e``), so an ESC sequence in a report shows as text and does nothing, and
+    a bidi override does not turn the line around. What PT2 Explorer prints from a report or a
+    trace passes here: ``echo``, ``print_summary`` and the CLI's error lines."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _printable(obj):
+    """The summary's strings through ``printable``, before rich lays them out (so the
+    table's widths are those of what is shown)."""
+    if isinstance(obj, str):
+        return printable(obj)
+    if isinstance(obj, tuple):
+        return tuple(_printable(x) for x in obj)
+    if is_dataclass(obj):
+        return replace(obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj)})
+    return obj
+
+
+def echo(text: str, file=None) -> None:
+    """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
+    indented line's continuation keeps the indent), whole lines when piped; control characters
+    escaped (``printable``); at most ``_bound.OUTPUT`` characters, then a line that says where it
+    stopped."""
+    out = file or sys.stdout
+    text = printable(bounded(text))
+    console = terminal(out)
+    if console.width >= UNWRAPPED or console.soft_wrap:
+        out.write(text)
+        return
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        wrapped = Text(line).wrap(
+            console, console.width - indent if indent < console.width // 2 else console.width
+        )
+        for i, part in enumerate(wrapped):
+            out.write(
+                (" " * indent if i and indent < console.width // 2 else "") + part.plain.rstrip() + "\n"
+            )
+
+
+def print_summary(report: Report, title: str | None = None, console: Console | None = None) -> None:
+    """The summary on the terminal (or ``console``), control characters escaped."""
+    console = console or terminal()
+    summary = _printable(build_summary(report, title))
+    if console.is_terminal:
+        console.print(renderable(summary))
+    else:  # piped: whole lines, without the table's padding
+        console.file.write(_plain(console, summary))
+
+
+def summary_text(report: Report, title: str | None = None, width: int | None = None) -> str:
+    """The summary as plain text: whole lines (as piped), or wrapped at ``width``."""
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        width=width or UNWRAPPED,
+        soft_wrap=width is None,
+        no_color=True,
+        color_system=None,
+        highlight=False,
+        force_jupyter=False,
+    )
+    return _plain(console, build_summary(report, title))
+
+
+def _plain(console: Console, summary: Summary) -> str:
+    """The summary as rich prints it without colours, each line without its trailing spaces;
+    the table of compiles laid out here where it fits the width as it is (rich's layout of
+    it, cell by cell, took seconds for a log of a thousand compiles)."""
+    head, table, tail = _renderables(summary)
+    rows = [plain_cells(c) for c in summary.compiles]
+    lines = plain_table(_COLUMNS, rows, [_min_width(c) for c in _COLUMNS], console.width)
+    with console.capture() as cap:
+        console.print(Group(*head) if lines is not None else Group(*head, table, *tail))
+    text = cap.get()
+    if lines is not None:
+        text += "".join(ln + "\n" for ln in lines)
+        if tail:
+            with console.capture() as cap:
+                console.print(Group(*tail))
+            text += cap.get()
+    return "".join(ln.rstrip() + "\n" for ln in text.splitlines())

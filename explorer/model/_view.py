@@ -1,0 +1,169 @@
+"""One view model of a report (its types: ``base/_types.py``), built here from the Report
+alone (plus the user's source files for context lines, through ``compiler.read_source``: a
+notebook cell's from linecache, a file only where it is a regular one of a bounded size).
+Lowered to rich text, static HTML and widgets elsewhere (``lower/_text.py``, ``lower/_html.py``,
+``pages/_widgets.py``); tests assert its text.
+"""
+
+from __future__ import annotations
+
+from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
+
+from ..base._bound import TEXT, clip, clipped
+from ..base._types import BreakView, CompileView, ExplorerView, SourceLine, StackLine
+from ..repros._compile import repro_links_html
+from ..run._program import machinery
+from ._recompiles import dynamic_dims, previous_compiles, recompile_view, timelines
+from ._stages import compile_blocks, stage_view
+from ._summary import CELL_FUNCTION, build_summary, cell_label, display_name, where
+
+
+def build_view(report: Report, title: str | None = None) -> ExplorerView:
+    names = {c.id: display_name(c.name) for c in report.compiles}
+    previous = previous_compiles(report)
+    summary = build_summary(report, title)
+    return ExplorerView(
+        summary=summary,
+        breaks=tuple(_break_view(report, b) for b in report.graph_breaks),
+        timelines=timelines(report),
+        recompiles=tuple(recompile_view(report, r, names) for r in report.recompiles),
+        compiles=tuple(_compile_view(report, c, previous) for c in report.compiles),
+        benchmarks=report.benchmarks,
+        dynamic_dims=dynamic_dims(report),
+        report=report,
+    )
+
+
+def source_context(
+    filename: str | None, line: int | None, radius: int = 3
+) -> tuple[tuple[SourceLine, ...], str | None]:
+    """The lines around ``line`` of ``filename``, and why the file was not read where it was
+    not (a report may name a FIFO or /dev/zero: only a regular file of a bounded size is)."""
+    if not filename or not line:
+        return (), None
+    lines, why = read_source(filename)
+    if why is not None:
+        return (), f"{filename} not read: {why}"
+    if not lines or line > len(lines):
+        return (), None
+    lo, hi = max(1, line - radius), min(len(lines), line + radius)
+    return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1)), None
+
+
+def _before(report: Report, b):
+    """The compile whose graph ends at the break: of the compiles that hit it, the one whose
+    frame is the function holding the break line (the innermost: a break inside a call that
+    Dynamo inlined also ends the caller's graph at the call, compile ``b.compile_id``)."""
+    hit = [c for c in report.compiles if c.id in (b.compile_ids or (b.compile_id,))]
+    own = [c for c in hit if c.filename == b.filename and c.line is not None and c.line <= b.line]
+    if own:
+        c = max(own, key=lambda c: c.line)
+        if _has_graph(c):
+            return c
+        # the function holding the break captured nothing before it (the break is its first
+        # operation, e.g. a library's logger call): the graph that ends there is its caller's,
+        # the innermost compile that hit the site and has a graph (Dynamo compiles callers first)
+        order = {cid: i for i, cid in enumerate(b.compile_ids)}
+        with_graph = sorted((x for x in hit if _has_graph(x)), key=lambda x: order.get(x.id, -1))
+        return with_graph[-1] if with_graph else c
+    return next((c for c in report.compiles if c.id == b.compile_id), None)
+
+
+def _has_graph(c: Compile) -> bool:
+    return bool(c.stages.capture and c.stages.capture.graph)
+
+
+def _break_view(report: Report, b) -> BreakView:
+    after = None
+    c = _before(report, b)
+    if c is not None:
+        # torch names the code after a break torch_dynamo_resume_in_<fn>_at_<line>
+        for other in report.compiles:
+            resumed = resume_of(other.name)
+            if resumed is not None and resumed[1] == b.line:
+                after = other.id
+                break
+    stack, mine = _stack(b)
+    # the program's own line that led to a site in a library
+    your_code = None
+    if mine is not None and (mine.filename, mine.line) != (b.filename, b.line):
+        your_code = f"{where(mine.filename, mine.line)} in {mine.name}"
+    context, unread = source_context(b.filename, b.line)
+    # each field within its length (base/_bound.py): a crafted report's string may be a megabyte
+    return BreakView(
+        site=clip(where(b.filename, b.line)),
+        type=clip(b.type),
+        reason=clip(b.reason, TEXT),
+        explanation=None if b.explanation is None else clip(b.explanation, TEXT),
+        hints=clipped(b.hints),
+        count=b.count,
+        compile_ids=clipped(b.compile_ids),
+        user_stack=clipped(stack),
+        context=clipped(context),
+        source_unread=clipped(unread),
+        graph_before=c.id if c is not None and c.stages.capture and c.stages.capture.graph else None,
+        graph_after=after,
+        gb_id=None if b.gb_id is None else clip(b.gb_id),
+        your_code=None if your_code is None else clip(your_code),
+    )
+
+
+def _stack(b) -> tuple[tuple[StackLine, ...], StackFrame | None]:
+    """The stack shown under a break: ``GraphBreak.shown_stack`` (the program's frames and the
+    library frames between them and the break) less this package's own frames (the CLI or
+    ``compiler.record`` that called the program), from the program's outermost own frame on;
+    and the innermost frame of the program's own code."""
+    frames = [f for f in b.shown_stack if not machinery(f.filename)]
+    # a %%compile cell: the cell's own line that only called the magic, then the cell compiled
+    frames = [
+        f
+        for i, f in enumerate(frames)
+        if not (f.name == "<module>" and i + 1 < len(frames) and _cell_code(frames[i + 1], f.filename))
+    ]
+    first = next((i for i, f in enumerate(frames) if f.kind == "user"), None)
+    if first is None:  # no frame of the program's own: what torch gave, libraries included
+        return tuple(StackLine(_frame_text(f), True) for f in frames), None
+    frames = frames[first:]
+    mine = max((i for i, f in enumerate(frames) if f.kind == "user"), default=None)
+    lines = tuple(StackLine(_frame_text(f), f.kind != "user", i == mine) for i, f in enumerate(frames))
+    return lines, frames[mine]
+
+
+def _cell_code(f: StackFrame, filename: str | None = None) -> bool:
+    """A notebook cell's own code (its top level, or the function ``%%compile`` makes of it)."""
+    name = resume_of(f.name)[0] if resume_of(f.name) else f.name
+    cell = cell_label(f.filename)
+    same = filename is None or cell == cell_label(filename)  # %%compile files the cell anew
+    return cell is not None and same and name in ("<module>", CELL_FUNCTION)
+
+
+def _frame_text(f: StackFrame) -> str:
+    """``file.py:12 in fn``; a cell's own code as IPython names it: ``Cell In[3], line 2``."""
+    return where(f.filename, f.line) if _cell_code(f) else f"{where(f.filename, f.line)} in {f.name}"
+
+
+def _compile_view(report: Report, c: Compile, previous: dict[str, str | None]) -> CompileView:
+    label = f"[{c.id}] {display_name(c.name)} — " + (
+        "ok" if c.status == "ok" else f"failed in {c.failed_stage}"
+    )
+    return CompileView(
+        compile_id=c.id,
+        label=label,
+        status=c.status,
+        error=c.error,
+        stages=tuple(stage_view(report, c, s) for s in STAGES),
+        blocks=compile_blocks(c),
+        kernels=len(report.kernels_of(c.id)),
+        nodes=_nodes(c),
+        previous=previous[c.id],
+        repros=repro_links_html(report, c),
+    )
+
+
+def _nodes(c: Compile) -> int:
+    """The nodes of the compile's biggest graph: Dynamo's, or AOTAutograd's joint graph."""
+    graphs = [c.stages.capture and c.stages.capture.graph, c.stages.autograd and c.stages.autograd.joint]
+    return max((len(g.nodes) for g in graphs if g), default=0)
+
+
+# END

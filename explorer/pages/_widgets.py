@@ -1,0 +1,207 @@
+"""The view model lowered to ipywidgets: the notebook explorer.
+
+A summary header (the same HTML fragment as the static page's, ``lower/_html.py``), then one tab
+per view of the registry (``views/_registry.py``) whose facts the report holds, in its order: the
+page's tabs. A view's tab is its own widget where it has one (``views/_widgettabs.py``: buttons that
+open graphs and diffs, the compile selector and stage tabs), else its HTML fragment. Diff
+buttons ("diff with the compile it replaced" on every recompile, "compare stages" and "diff
+with previous compile" on every compile) show ``explorer.diff`` results right under the row of
+buttons that made them. The explorer opens on the most informative tab (``_registry.opening``);
+the stylesheet comes once, in the header, the fragments carry none.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as w
+
+from compiler import Report
+
+from ..base._types import ExplorerView, opening_compile
+from ..lower import _html
+from ..lower._html import esc, frag
+from ..views._registry import Subject, opening, tabs
+from ..views._widgettabs import CompilesTab
+
+
+class Explorer(w.VBox):
+    """The explorer app for one report. ``Explorer(report)``; ``explorer.show(report)``."""
+
+    def __init__(self, report: Report, title: str | None = None, view: ExplorerView | None = None):
+        self.report = report
+        self.subject = Subject(report, title, view=view)
+        self.view = self.subject.view
+        self.header = w.HTML(_html.fragment_css() + frag(_html.summary_html(self.view)))
+        self.recompile_diff = w.Output()  # a recompile's diff, under its buttons
+        self.compile_diff = w.Output()  # "compare stages" / "diff with previous", under them
+        first = opening(report)
+        if self.subject.compile is None:  # the compiles tab on the compile with the most work
+            cv = opening_compile(self.view)
+            self.subject.compile = cv.compile_id if cv else None
+        self.tabs = w.Tab()
+        self._names: list[str] = []
+        self._bodies: dict[str, w.Widget] = {}
+        self._update_tabs()
+        bench_row = self._bench_controls()
+        super().__init__([self.header, bench_row, self.tabs])
+        self.tabs.selected_index = self._names.index(first)
+
+    # ---- tabs ------------------------------------------------------------------------------
+
+    def _update_tabs(self) -> None:
+        """One tab per view whose facts the report holds now (a benchmark adds its tab), each
+        body built once, the selected tab kept."""
+        i = self.tabs.selected_index
+        shown = self._names[i] if i is not None and i < len(self._names) else None
+        views = tabs(self.report)
+        for v in views:
+            if v.name not in self._bodies:
+                self._bodies[v.name] = v.widget(self) if v.widget else w.HTML(frag(v.html(self.subject)))
+        self._names = [v.name for v in views]
+        self.tabs.children = [self._bodies[n] for n in self._names]
+        for i, v in enumerate(views):
+            self.tabs.set_title(i, v.tab(self.report))
+        if shown in self._names:
+            self.tabs.selected_index = self._names.index(shown)
+
+    @property
+    def breaks(self) -> w.Widget:
+        return self._bodies["breaks"]
+
+    @property
+    def recompiles(self) -> w.Widget:
+        return self._bodies["recompiles"]
+
+    @property
+    def compiles(self) -> CompilesTab:
+        return self._bodies["compiles"]
+
+    @property
+    def selector(self) -> w.Dropdown:
+        return self.compiles.selector
+
+    @property
+    def stage_tabs(self) -> w.Tab:
+        return self.compiles.stage_tabs
+
+    @property
+    def stage_a(self) -> w.Dropdown:
+        return self.compiles.stage_a
+
+    @property
+    def stage_b(self) -> w.Dropdown:
+        return self.compiles.stage_b
+
+    @property
+    def previous_button(self) -> w.Button:
+        return self.compiles.previous_button
+
+    @property
+    def _bench_tab(self) -> int | None:
+        """The Benchmark tab's index, once there is one."""
+        return self._names.index("bench") if "bench" in self._names else None
+
+    def select(self, compile_id: str, stage: str = "capture") -> None:
+        """Show one compile's stage (``"0/1"``, ``"codegen"``)."""
+        self.tabs.selected_index = self._names.index("compiles")
+        self.compiles.select(compile_id, stage)
+
+    # ---- benchmark -------------------------------------------------------------------------
+
+    def _bench_controls(self) -> w.Widget:
+        """The Benchmark button (report.benchmark() on what the report remembers) and its
+        progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
+        from compiler import benchmark_subject
+
+        self.bench_status = w.HTML("")
+        self.bench_button = w.Button(
+            description="Benchmark", icon="tachometer", layout=w.Layout(width="auto")
+        )
+        if benchmark_subject(self.report) is None:
+            self.bench_button.disabled = True
+            self.bench_button.tooltip = (
+                "nothing to time: this report remembers no function; call report.benchmark(fn, *args), "
+                "or record with compiler.record(fn, *args) or %%compile"
+            )
+        else:
+            self.bench_button.tooltip = "time eager vs compiled on the same inputs, profile the kernels"
+            self.bench_button.on_click(lambda _b: self.run_benchmark())
+        self.bench_row = w.HBox([self.bench_button, self.bench_status])
+        return self.bench_row
+
+    def run_benchmark(self, **kwargs) -> None:
+        def progress(text: str, final: bool = False) -> None:
+            if final:  # "done" only once the result is on screen (below)
+                text = text.replace(": done", ": showing the result")
+            self.bench_status.value = f"<i>{esc(text)}</i>"
+
+        from compiler import StateMutationError
+
+        self.bench_button.disabled = True
+        self.bench_row.children = (self.bench_button, self.bench_status)
+        try:
+            self.report.benchmark(progress=progress, **kwargs)
+        except KeyboardInterrupt:  # the kernel's interrupt: keep what was measured, say so
+            self.bench_status.value = "<i>interrupted: the calls timed so far are in the Benchmark tab</i>"
+        except Exception as e:  # shown, not lost in the widget's callback
+            self.bench_status.value = (
+                f'<span style="color:#cf222e">{esc(type(e).__name__)}: {esc(str(e))}</span>'
+            )
+            if isinstance(e, StateMutationError):  # the opt-in, one click away
+                anyway = w.Button(
+                    description="Benchmark anyway (state restored)",
+                    button_style="warning",
+                    layout=w.Layout(width="auto"),
+                    tooltip="report.benchmark(mutates=True): the state is snapshotted and restored afterwards",
+                )
+                anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))
+                self.bench_row.children = (self.bench_button, anyway, self.bench_status)
+        else:
+            if self.report.benchmarks:
+                self._show_benchmarks(select=True)
+            self.bench_status.value = "<i>benchmark done: the result is in the Benchmark tab (open)</i>"
+            return
+        finally:
+            self.bench_button.disabled = False
+        if self.report.benchmarks:
+            self._show_benchmarks()
+
+    def _show_benchmarks(self, select: bool = False) -> None:
+        """The Benchmark tab, (re)built for the report's benchmarks; ``select``: open it."""
+        self._bodies.pop("bench", None)
+        self._update_tabs()
+        if select and self._bench_tab is not None:
+            self.tabs.selected_index = self._bench_tab
+
+    # ---- diffs -----------------------------------------------------------------------------
+
+    def show_diff(self, make, out: w.Output, what: str) -> None:
+        """Show ``make()``'s diff in ``out`` (right under the buttons that asked for it),
+        headed by what was asked; an error (stage missing…) is shown instead."""
+        from IPython.display import HTML, display
+
+        out.clear_output()
+        with out:
+            display(HTML(f'<div class="pt2x"><b>{esc(what)}</b> (here, under the buttons)</div>'))
+            try:
+                display(make())
+            except (ValueError, TypeError, KeyError) as e:
+                display(HTML(f'<div style="color:#cf222e">cannot diff: {esc(str(e))}</div>'))
+
+    def diff_compiles(self, id_a: str, id_b: str, out: w.Output | None = None) -> None:
+        from ..diffs._diff import diff_compiles
+
+        self.show_diff(
+            lambda: diff_compiles(self.report, id_a, id_b),
+            out or self.compile_diff,
+            f"diff [{id_a}] → [{id_b}]",
+        )
+
+    def compare_stages(self, stage_a: str, stage_b: str, compile_id: str | None = None) -> None:
+        from ..diffs._diff import compare_stages
+
+        cid = compile_id or self.compiles.selected().compile_id
+        self.show_diff(
+            lambda: compare_stages(self.report, cid, stage_a, stage_b),
+            self.compile_diff,
+            f"[{cid}] {stage_a} vs {stage_b}",
+        )

@@ -1,0 +1,1 @@
+"""Runnable repros: a compile's graph as torch's ``fx_graph_runnable``, a graph break's starting point."""

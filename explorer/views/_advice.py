@@ -1,0 +1,123 @@
+"""``advise``'s result as text (``explorer.text(advice)``, what ``pt2-explorer advise``
+prints): one table of the measured fixes, best first, then each row's change as code, its
+timings with their spread and cautions, how its outputs compare, and its report."""
+
+from __future__ import annotations
+
+from ..base._types import Table
+from ..lower._plaintable import fitted_table
+from ..lower._text import table_text
+from ._bench import _ms
+
+COLUMNS = (
+    "fix",
+    "graphs",
+    "breaks",
+    "recompiles",
+    "eager ms",
+    "compiled ms",
+    "speedup",
+    "outputs agree",
+    "compile s",
+    "caution",
+)
+BASELINE = "baseline"
+
+
+def _num(x) -> str:
+    return "—" if x is None else f"{x:g}"
+
+
+def _median(t) -> str:
+    return "—" if t is None else f"{t.median_ms:.4g}"
+
+
+def _agree(r) -> str:
+    if r.fix == BASELINE:
+        return "(reference)"
+    return {True: "yes", False: "NO"}.get(r.agree, "—")
+
+
+def advice_table(advice) -> Table:
+    several = len({r.function for r in advice.rows if r.function}) > 1
+    columns = (COLUMNS[0], "function", *COLUMNS[1:]) if several else COLUMNS
+    rows = []
+    for r in advice.rows:
+        cells = (
+            r.fix,
+            _num(r.graphs),
+            _num(r.breaks),
+            _num(r.recompiles),
+            _median(r.eager),
+            _median(r.compiled),
+            r.speedup_words,
+            _agree(r),
+            "—" if r.compile_s is None else f"{r.compile_s:.3g}",
+            # labels: the lines below say why
+            _failed(r.error) if r.error else "; ".join(n.split(":", 1)[0] for n in r.cautions),
+        )
+        rows.append((cells[0], r.function or "—", *cells[1:]) if several else cells)
+    title = f"advise: {advice.name} ({advice.device}): each fix measured, best first"
+    return Table(title, columns, tuple(rows))
+
+
+def _failed(error: str) -> str:
+    return "skipped (below)" if error.startswith("skipped") else "failed (below)"
+
+
+def _spread(t) -> str:
+    return f"{_ms(t.median_ms)} (middle half {t.p25_ms:.4g}–{t.p75_ms:.4g} ms, {t.reps} timed calls)"
+
+
+def _how(advice) -> str:
+    counts = "graphs: compiled graphs a call of the function runs; breaks (sites) and recompiles: in the " + (
+        "whole program's report of that run." if advice.separate else "report of that row's calls."
+    )
+    if advice.separate:
+        return (
+            "Each row is its own process running the whole program (`record --bench`, the fix set at "
+            "start-up): its speedup is its compiled against its own eager, timed interleaved in that "
+            "process after warm-up. Compare the speedups; compare ms across rows only where their "
+            "eager ms agree (separate processes, timed at different moments). " + counts
+        )
+    return (
+        "Each row is the function compiled again in this process (Dynamo reset, the fix's settings "
+        "patched around the compile, the calls and the benchmark): its speedup is its compiled "
+        "against its own eager, timed interleaved after warm-up. " + counts
+    )
+
+
+def advice_text(advice, width: int | None = None) -> str:
+    """The table, how to read it, then each row: its change, timings, outputs, report. At
+    ``width`` (a terminal's) the table's cells wrap inside their columns; None: whole lines."""
+    t = advice_table(advice)
+    table = (
+        table_text(t)
+        if width is None
+        else "\n".join([t.title, *fitted_table(t.columns, t.rows, width)]) + "\n"
+    )
+    out = [table, _how(advice), ""]
+    for r in advice.rows:
+        head = r.fix + (f" · {r.function}" if r.function else "")
+        out.append(
+            head + (f" — {r.why}" if r.why else " — the program as it is" if r.fix == BASELINE else "")
+        )
+        if r.code:
+            out.append(f"  change:    {r.code}")
+        if r.lines and tuple(r.lines) != (r.code,):
+            out.append(f"  measured:  {'; '.join(r.lines)} (set before anything compiled)")
+        if r.error and r.error.startswith("skipped: "):
+            out.append(f"  skipped:   {r.error.removeprefix('skipped: ')}")
+        elif r.error:
+            out.append(f"  failed:    {r.error}")
+        if r.eager is not None and r.compiled is not None:
+            out.append(f"  eager:     {_spread(r.eager)}")
+            out.append(f"  compiled:  {_spread(r.compiled)}: {r.speedup_words}")
+        if r.agreement and r.fix != BASELINE:
+            out.append(f"  outputs:   {r.agreement}")
+        out += [f"  caution:   {n}" for n in r.cautions]
+        out += [f"  note:      {n}" for n in r.notes]
+        if r.path:
+            out.append(f"  report:    {r.path}")
+    out += [f"note: {n}" for n in advice.notes]
+    return "\n".join(out).rstrip() + "\n"
