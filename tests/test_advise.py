@@ -254,7 +254,7 @@ def test_advise_measures_dynamic_shapes_and_a_fix_that_crashes_is_a_row(tmp_path
     assert _facts(rows["baseline"]) == ("baseline", "1", "0", "3", "(reference)")
     assert _facts(rows["dynamic"]) == ("dynamic", "1", "0", "0", "yes")
     crashed = rows["capture_dynamic_output_shape_ops"]
-    assert crashed == ["capture_dynamic_output_shape_ops", *["—"] * 7, "failed (below)"]
+    assert crashed == ["capture_dynamic_output_shape_ops", *["—"] * 8, "failed (below)"]  # compile s too
     assert list(rows)[-1] == "capture_dynamic_output_shape_ops"  # crashes last
     assert len(compiler.load(tmp_path / "runs" / "dynamic" / "report.json").recompiles) == 0
     assert len(compiler.load(tmp_path / "runs" / "baseline" / "report.json").recompiles) == 3
@@ -283,7 +283,12 @@ def test_compiler_advise_recompiles_the_function_under_each_fix(tmp_path):
         advice = compiler.advise(lin, calls=calls, reps=5, progress=False, tries=("reduce-overhead",))
     assert torch._dynamo.config.automatic_dynamic_shapes  # the patch above, put back: nothing of ours left
     by = {r.fix: r for r in advice.rows}
-    assert list(by) in (
+    # max-autotune is tried where the baseline's verdict says the call is its kernels (library
+    # or generated kernels first): on a busy CPU it may be, on an idle one the host's overhead
+    base = by["baseline"].report
+    main = compiler.verdict(base, base.benchmarks[-1]).main
+    assert ("max_autotune" in by) == (main in ("library", "generated")), main
+    assert [f for f in by if f != "max_autotune"] in (
         ["baseline", "dynamic", "reduce-overhead"],
         ["dynamic", "baseline", "reduce-overhead"],
     )
