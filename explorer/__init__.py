@@ -20,7 +20,8 @@ if not getattr(_compiler, "__pt2_explorer__", False):  # a user's compiler.py, a
         "another directory"
     )
 
-from compiler import Report, export_summary, flex_calls, flex_summary  # noqa: E402
+from compiler import Report  # noqa: E402
+from compiler.analysis import export_summary, flex_calls, flex_summary  # noqa: E402
 from explorer.model._summary import print_summary, summary_text  # noqa: E402
 from explorer.pages._faces import html, save_html, text  # noqa: E402
 

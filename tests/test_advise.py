@@ -74,7 +74,7 @@ print("out", tuple(out.shape))
 
 def _fixes(name: str, tries=()):
     r = compiler.load(DATA / f"h100-{name}.json.gz")
-    return [(f.name, f.why) for f in compiler.fixes_for(r, tries)]
+    return [(f.name, f.why) for f in compiler.analysis.fixes_for(r, tries)]
 
 
 def test_the_fixes_are_the_ones_the_verdict_calls_for():
@@ -96,11 +96,11 @@ def test_the_fixes_are_the_ones_the_verdict_calls_for():
     # --try adds one not called for
     assert _fixes("cause-cudagraph-skip", ("recompile_limit",)) == [("recompile_limit", "asked for (--try)")]
     with pytest.raises(ValueError, match="no fix named 'fast': the fixes are capture_scalar_outputs, "):
-        compiler.fix_named("fast")
+        compiler.analysis.fix_named("fast")
 
 
 def test_each_fix_is_a_setting_of_torchs_said_as_code():
-    fx = compiler.FIXES
+    fx = compiler.analysis.FIXES
     assert fx["capture_scalar_outputs"].lines == ("torch._dynamo.config.capture_scalar_outputs = True",)
     assert fx["dynamic"].lines == ("torch._dynamo.config.assume_static_by_default = False",)
     assert fx["reduce-overhead"].lines == ("torch._inductor.config.triton.cudagraphs = True",)
@@ -113,18 +113,18 @@ def test_each_fix_is_a_setting_of_torchs_said_as_code():
 def test_settings_are_torchs_config_patched_and_put_back():
     from compiler.bench._settings import patched
 
-    fix = compiler.FIXES["recompile_limit"]
+    fix = compiler.analysis.FIXES["recompile_limit"]
     before = torch._dynamo.config.recompile_limit
     with patched(fix):
         assert torch._dynamo.config.recompile_limit == 64
-        assert compiler.settings_overridden(fix) == []
+        assert compiler.analysis.settings_overridden(fix) == []
         torch._dynamo.config.recompile_limit = 3  # as a program setting it itself would
-        assert compiler.settings_overridden(fix) == [
+        assert compiler.analysis.settings_overridden(fix) == [
             "torch._dynamo.config.recompile_limit is 3, not 64: the program set it itself"
         ]
     assert torch._dynamo.config.recompile_limit == before
     precision = torch.get_float32_matmul_precision()
-    with patched(compiler.FIXES["float32_matmul_precision"]):
+    with patched(compiler.analysis.FIXES["float32_matmul_precision"]):
         assert torch.get_float32_matmul_precision() == "high"
     assert torch.get_float32_matmul_precision() == precision
 
@@ -286,7 +286,7 @@ def test_compiler_advise_recompiles_the_function_under_each_fix(tmp_path):
     # max-autotune is tried where the baseline's verdict says the call is its kernels (library
     # or generated kernels first): on a busy CPU it may be, on an idle one the host's overhead
     base = by["baseline"].report
-    main = compiler.verdict(base, base.benchmarks[-1]).main
+    main = compiler.analysis.verdict(base, base.benchmarks[-1]).main
     assert ("max_autotune" in by) == (main in ("library", "generated")), main
     assert [f for f in by if f != "max_autotune"] in (
         ["baseline", "dynamic", "reduce-overhead"],

@@ -2,8 +2,8 @@
 downwards (import-linter's contracts in pyproject.toml, no exception listed), explorer/ in folders
 by role with a small top, no import circle anywhere in
 compiler/ or explorer/ (grimp's import graph, imports inside functions and TYPE_CHECKING
-blocks included), explorer uses compiler's public names only, and compiler's public surface
-is what its docs name."""
+blocks included), explorer uses compiler's public names only (``compiler``, ``compiler.types``,
+``compiler.analysis``), the face stays small, and each public name is where its docs name it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ import grimp
 import pytest
 
 import compiler
+import compiler.analysis
+import compiler.types
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +30,8 @@ def test_the_layer_contracts_hold():
     lint = Path(sys.executable).parent / "lint-imports"
     out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "BROKEN" not in out.stdout and out.stdout.count("KEPT") >= 3
+    assert "BROKEN" not in out.stdout and out.stdout.count("KEPT") >= 4
+    assert "compiler's layers are its own" in out.stdout  # explorer imports compiler's three modules only
     assert "ignore_imports" not in (ROOT / "pyproject.toml").read_text()  # no exception listed
 
 
@@ -120,42 +123,74 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
     assert _cycles(grimp.build_graph("circled", cache_dir=None)) == [["circled.a", "circled.b"]]
 
 
+# compiler's three public modules (docs/architecture.md: the public surface): everything else
+# in compiler/ is its own (import-linter's protected contract in pyproject.toml)
+PUBLIC = {"compiler": compiler, "compiler.types": compiler.types, "compiler.analysis": compiler.analysis}
+
+
+def _public_module(dotted: str) -> str | None:
+    """The public module a dotted name begins with (``compiler.types.Graph`` -> compiler.types)."""
+    for module in sorted(PUBLIC, key=len, reverse=True):
+        if dotted == module or dotted.startswith(module + "."):
+            return module
+    return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
 def _compiler_imports(path: Path) -> list[str]:
-    """Every import of a compiler module by ``path`` other than ``from compiler import NAME``."""
+    """Every use of compiler by ``path`` other than its three public modules' ``__all__``: an
+    import of another compiler module, a name a public module does not export (imported, or
+    read as ``compiler.NAME`` / ``compiler.types.NAME``), a module named in a string."""
     bad = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
         if (
             isinstance(node, ast.ImportFrom)
             and node.level == 0
-            and (node.module or "").startswith("compiler.")
+            and (node.module or "").split(".")[0] == "compiler"
         ):
-            bad.append(f"{path.name}:{node.lineno}: from {node.module} import …")
+            if node.module not in PUBLIC:
+                bad.append(f"{where}: from {node.module} import …")
+                continue
+            public = PUBLIC[node.module].__all__
+            names = [a.name for a in node.names]
+            bad += [
+                f"{where}: {node.module}.{n}"
+                for n in names
+                if n not in public and f"{node.module}.{n}" not in PUBLIC
+            ]
         elif isinstance(node, ast.Import):
             bad += [
-                f"{path.name}:{node.lineno}: import {a.name}"
+                f"{where}: import {a.name}"
                 for a in node.names
-                if a.name.startswith("compiler.")
+                if a.name.startswith("compiler.") and a.name not in PUBLIC
             ]
-        elif isinstance(node, ast.ImportFrom) and node.module == "compiler":
-            bad += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            private = node.attr.startswith("_") and not node.attr.startswith("__")
-            if node.value.id in ("compiler", "_compiler") and private:
-                bad.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Attribute) and not node.attr.startswith("__"):
+            dotted = _dotted(node)
+            if dotted is None or dotted.split(".")[0] not in ("compiler", "_compiler"):
+                continue
+            dotted = dotted.removeprefix("_")
+            module, _, name = dotted.rpartition(".")
+            if module in PUBLIC and dotted not in PUBLIC and name not in PUBLIC[module].__all__:
+                bad.append(f"{where}: {dotted}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if re.fullmatch(r"compiler(\.\w+)+", node.value):  # importlib, sys.modules
-                bad.append(f"{path.name}:{node.lineno}: {node.value!r}")
-    return bad
+            if re.fullmatch(r"compiler(\.\w+)+", node.value) and _public_module(node.value) == "compiler":
+                bad.append(f"{where}: {node.value!r}")  # importlib, sys.modules
+    return sorted(bad, key=lambda b: int(b.split(":")[1]))  # in line order
 
 
 def test_explorer_uses_compilers_public_names_only():
     bad = [b for p in sorted((ROOT / "explorer").rglob("*.py")) for b in _compiler_imports(p)]
     assert bad == []
-    for p in sorted((ROOT / "explorer").rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "compiler":
-                missing = [a.name for a in node.names if a.name not in compiler.__all__]
-                assert missing == [], f"{p.name}:{node.lineno}: not public: {missing}"
 
 
 def test_the_public_check_sees_a_private_import(tmp_path):
@@ -163,12 +198,33 @@ def test_the_public_check_sees_a_private_import(tmp_path):
     bad.write_text(
         "from compiler.model._report import Report\nimport compiler\ncompiler._x\n"
         "import sys\nsys.modules.get('compiler.bench._modes')\n"
+        "from compiler import verdict, Report\nfrom compiler.types import Graph, load\n"
+        "compiler.Graph\ncompiler.types.Graph\ncompiler.analysis.Graph\ncompiler.model._report\n"
+        "import compiler.analysis\nfrom compiler import types\n"
     )
     assert _compiler_imports(bad) == [
         "bad.py:1: from compiler.model._report import …",
         "bad.py:3: compiler._x",
         "bad.py:5: 'compiler.bench._modes'",
+        "bad.py:6: compiler.verdict",
+        "bad.py:7: compiler.types.load",
+        "bad.py:8: compiler.Graph",
+        "bad.py:10: compiler.analysis.Graph",
+        "bad.py:11: compiler.model",
     ]
+
+
+def test_the_public_face_is_small_and_each_name_has_one_home():
+    names = [name for module in PUBLIC.values() for name in module.__all__]
+    assert len(compiler.__all__) <= 40
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+    # compiler gives its own names only: a record or an analysis is not also compiler.NAME
+    given = {
+        n for n, v in vars(compiler).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
+    }
+    assert given - set(compiler.__all__) == set()
+    for name in compiler.types.__all__ + compiler.analysis.__all__:
+        assert not hasattr(compiler, name), name
 
 
 def test_every_public_name_resolves_and_is_documented():
@@ -176,15 +232,30 @@ def test_every_public_name_resolves_and_is_documented():
         importlib.import_module(f"compiler.{layer}")
     docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     undocumented = []
-    for name in compiler.__all__:
-        if name in ("Recording", "ModeComparison", "ModeRow", "StateMutationError"):
-            assert name in docs, name
-        value = getattr(compiler, name)  # torch is installed here: the lazy names import
-        # a layer's folder must not take a public name (compiler.record is a function)
-        assert not isinstance(value, types.ModuleType), name
-        if f"`{name}" not in docs and f"{name}(" not in docs and f"compiler.{name}" not in docs:
-            undocumented.append(name)
+    for module_name, module in PUBLIC.items():
+        for name in module.__all__:
+            if name in ("Recording", "ModeComparison", "ModeRow", "StateMutationError"):
+                assert name in docs, name
+            value = getattr(module, name)  # torch is installed here: the lazy names import
+            # a layer's folder must not take a public name (compiler.record is a function)
+            assert not isinstance(value, types.ModuleType), name
+            if f"`{name}" not in docs and f"{name}(" not in docs and f"{module_name}.{name}" not in docs:
+                undocumented.append(name)
     assert undocumented == []
+
+
+def test_the_public_modules_are_listed_in_the_architecture_doc():
+    # docs/architecture.md's public surface has a section for each of compiler's three modules
+    # and one for explorer's own face, each naming every name of the module's __all__
+    import explorer
+
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    surface = doc[doc.index("## The public surface") :].split("\n## ")[0]
+    sections = {part.split("`")[1]: part for part in surface.split("\n### ")[1:]}
+    assert sorted(sections) == ["compiler", "compiler.analysis", "compiler.types", "explorer"]
+    for module_name, module in {**PUBLIC, "explorer": explorer}.items():
+        missing = [n for n in module.__all__ if f"`{n}" not in sections[module_name]]
+        assert missing == [], (module_name, missing)
 
 
 @pytest.mark.parametrize("layer", ["model", "parse", "read"])

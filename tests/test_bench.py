@@ -75,7 +75,7 @@ def test_timing_notes_flag_an_unstable_arm_and_no_clear_winner():
 def test_benchmark_views_say_the_cautions():
     from explorer.views._bench import summary_lines
 
-    b = compiler.Benchmark(
+    b = compiler.types.Benchmark(
         name="f",
         device="cuda",
         device_name="GPU",

@@ -76,7 +76,7 @@ def test_modes_views_text_page_cli_and_widget(tmp_path):
     assert cli.main(["report", str(DATA / "h100-modes-mlp.json.gz")]) == 0
 
     # user text in a configuration's name stays text
-    hostile = compiler.ModeComparison(m.rows[:1], name="<script>alert(1)</script>")
+    hostile = compiler.types.ModeComparison(m.rows[:1], name="<script>alert(1)</script>")
     assert "<script>alert" not in explorer.html(hostile)
 
     # the widget: a button in each row opens that configuration's recording

@@ -16,7 +16,7 @@ import torch
 
 import compiler
 import explorer
-from compiler import bytecode_steps
+from compiler.analysis import bytecode_steps
 from compiler.listen import _capture
 from explorer import text
 from tests._torch_trace import read_log

@@ -317,7 +317,7 @@ def test_min_speedup_reads_the_benchmarks_and_names_the_verdict():
 
     r = compiler.load(ROOT / "notebooks" / "data" / "h100-cause-item.json.gz")
     (b,) = r.benchmarks
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     slow = check_report(r, Rules(min_speedup=1.0))
     assert slow.broken == ("--min-speedup 1: 1 benchmark below it",)
     assert slow.lines == (

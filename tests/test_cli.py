@@ -325,7 +325,7 @@ def test_report_view_stage_and_compile(breaks_json, capsys):
     with pytest.raises(SystemExit):
         cli.main(["report", "-h"])
     assert "--view {" + ",".join(NAMES) + "}" in capsys.readouterr().out  # the views of one registry
-    assert set(compiler.STAGES) <= set(NAMES)
+    assert set(compiler.types.STAGES) <= set(NAMES)
     assert cli.main(["report", str(breaks_json), "--view", "capture", "--compile", "1/0"]) == 0
     out = capsys.readouterr().out
     r = compiler.load(breaks_json)

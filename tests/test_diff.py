@@ -274,7 +274,7 @@ def test_gpu_recompile(gpu):
     assert not same.changed and same.summary == ["no differences after normalisation"]
 
 
-def _renumbered(c: compiler.Compile) -> compiler.Compile:
+def _renumbered(c: compiler.types.Compile) -> compiler.types.Compile:
     """``c`` as another run would write it: kernel counters, buffers, cache paths, AOT ids."""
 
     def edit(code: str) -> str:

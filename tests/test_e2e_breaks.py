@@ -86,7 +86,7 @@ def _record(fn, *inputs, **compile_kwargs):
     return rec.report
 
 
-def _innermost(b: compiler.GraphBreak):
+def _innermost(b: compiler.types.GraphBreak):
     f = b.user_stack[-1]
     return f.filename, f.line, f.name, f.code
 

@@ -43,7 +43,7 @@ def test_export_then_aoti_is_its_own_pipeline(tmp_path):
     report = rec.report
     (c,) = report.compiles
     assert (c.id, c.name, c.status) == ("aoti/0", "export → AOTInductor", "ok")
-    assert [s for s in compiler.STAGES if getattr(c.stages, s) is None] == []
+    assert [s for s in compiler.types.STAGES if getattr(c.stages, s) is None] == []
     (dim,) = c.stages.capture.symbols
     assert (
         (dim.symbol, dim.source, dim.vr)

@@ -48,6 +48,6 @@ def test_input_specs_and_range_constraints():
     assert s.outputs == (("USER_OUTPUT", "add"),)
     assert s.text().splitlines()[-1] == f"range constraints: {sym} in [2, 64]"
     assert f"  USER_INPUT x: float32 [{sym}, 8]" in s.text().splitlines()
-    assert compiler.export_summary is explorer.export_summary
+    assert compiler.analysis.export_summary is explorer.export_summary
     with pytest.raises(TypeError, match="expects an ExportedProgram, got Net"):
         explorer.export_summary(Net())

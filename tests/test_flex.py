@@ -13,7 +13,7 @@ from _torch_trace import read_log
 from torch.nn.attention.flex_attention import create_block_mask
 
 import compiler
-from compiler import flex_calls, flex_summary
+from compiler.analysis import flex_calls, flex_summary
 
 HERE = Path(__file__).parent
 REPORT = HERE / "fixtures" / "reports" / "h100-torch211-flex-sliding-window.json.gz"

@@ -44,7 +44,7 @@ def test_flex_attention_live():
     (info,) = [
         json.loads(p) for m, p in raw.records if m.get("artifact", {}).get("name") == "triton_kernel_info"
     ]
-    (call,) = compiler.flex_calls(rec.report)
+    (call,) = compiler.analysis.flex_calls(rec.report)
     assert call.kernels == tuple(sorted(info)) and call.kernels[0].startswith(
         "triton_tem_fused_flex_attention"
     )
@@ -53,5 +53,5 @@ def test_flex_attention_live():
         lines, start = inspect.getsourcelines(fn)
         assert (mod.function, mod.filename, mod.line) == (fn.__name__, __file__, start + 1)
         assert mod.source == "".join(lines).rstrip()
-    s = compiler.flex_summary(bm)
+    s = compiler.analysis.flex_summary(bm)
     assert s.sparsity == bm.sparsity() and s.partial_blocks == tuple(bm.kv_num_blocks[0, 0].tolist())

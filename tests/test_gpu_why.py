@@ -56,7 +56,9 @@ def test_join_against_the_profiler_and_provenance(launch):
         events = _profile.profile_calls(_launches.marked(lambda: subject.compiled(x), True), 3, True)
     triton_names = {k.name for k in report.kernels if k.language == "triton"}
     launches, timeline = _launches.take_apart(events, True, triton_names)
-    costs = compiler.kernel_costs(report, dataclasses.replace(b, launches=launches, profiled_calls=3))
+    costs = compiler.analysis.kernel_costs(
+        report, dataclasses.replace(b, launches=launches, profiled_calls=3)
+    )
     # the profiler's own list: every CUDA kernel it saw, with its time
     # (record_function ranges appear on the device's timeline too, as user annotations: not kernels)
     device = [
@@ -122,28 +124,30 @@ def test_ir_and_registers_against_triton():
         assert (b.num_warps, b.num_stages) == (launcher.config.num_warps, launcher.config.num_stages)
         # Triton's locations, shifted to the report's source: a tt.store sits on a tl.store line
         src = k.source.splitlines()
-        pairs = zip(b.ir["ttir"].splitlines(), compiler.ir_source_lines("ttir", b.ir["ttir"]), strict=True)
+        pairs = zip(
+            b.ir["ttir"].splitlines(), compiler.analysis.ir_source_lines("ttir", b.ir["ttir"]), strict=True
+        )
         stores = [s for ln, s in pairs if "tt.store" in ln and s is not None]
         assert stores and all("tl.store" in src[s - b.line_offset - 1] for s in stores), k.name
 
 
 def test_verdicts_known_by_construction(cases, launch):
     gemm = cases.gemm_case(reps=5, triton_ir=False)
-    v = compiler.verdict(gemm, gemm.benchmarks[-1])
+    v = compiler.analysis.verdict(gemm, gemm.benchmarks[-1])
     assert v.main == "library" and v.headline.endswith("the matmul is fp32 without TF32")
     lib = next(c for c in v.causes if c.key == "library")
     assert lib.share > 0.8 and "float32_matmul_precision='highest', allow_tf32=False" in lib.evidence[-1]
-    v = compiler.verdict(launch, launch.benchmarks[-1])
+    v = compiler.analysis.verdict(launch, launch.benchmarks[-1])
     assert v.main == "launch" and "CUDA graphs are off" in v.headline
     brk = cases.break_case(reps=5)
     b = brk.benchmarks[-1]
-    v = compiler.verdict(brk, b)
+    v = compiler.analysis.verdict(brk, b)
     # a disabled call inside the loop: Dynamo gives up on the loop's frame (a fallback) and
     # compiles each layer on its own
     assert v.main == "fallback" and b.timeline.graphs >= 4
     for r in (gemm, launch, brk):  # parts add up to the compiled median
         bb = r.benchmarks[-1]
-        parts = [c.ms for c in compiler.verdict(r, bb).causes if c.ms is not None]
+        parts = [c.ms for c in compiler.analysis.verdict(r, bb).causes if c.ms is not None]
         assert sum(parts) == pytest.approx(bb.compiled.median_ms)
 
 
@@ -167,7 +171,7 @@ def test_each_cause_named_first_live(name, main):
     torch._dynamo.reset()
     r = make.CASES[name]()
     b = r.benchmarks[-1]
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     assert v.main == main, v.headline
     assert not any(k.name.startswith("## ") for k in b.kernels)
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)

@@ -16,7 +16,7 @@ import pytest
 import compiler
 import explorer
 import explorer.base._words
-from compiler import Graph, Node
+from compiler.types import Graph, Node
 from explorer.base._types import GraphBlock
 from explorer.graph._data import BUNDLE, graph_payload, group_paths, payload_json
 from explorer.graph._view import graph_static_html, with_graph_script

@@ -188,7 +188,7 @@ def test_loading_and_every_view_are_linear(cls, tmp_path, plain):
 # inputs that took seconds to minutes before (a quadratic regex each), made of the text its
 # regex repeats: quadratic no more
 CRAFTED = {
-    "bytecode row (N blanks then x)": (compiler.bytecode_steps, lambda n: " " * n + "x"),
+    "bytecode row (N blanks then x)": (compiler.analysis.bytecode_steps, lambda n: " " * n + "x"),
     "module path (N [)": (compiler.parse._modules.module_path, lambda n: "[" * n),
     "provenance of a CPU kernel (N blank lines)": (
         compiler.parse._outputcode.split_kernels,

@@ -126,7 +126,7 @@ def test_record_bench_times_a_training_step_and_a_module(tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert 'data-tab="tab-bench"' in page and 'data-tab="tab-why"' in page
     for b in (step, infer):
-        v = compiler.verdict(r, b)
+        v = compiler.analysis.verdict(r, b)
         assert v.headline.startswith(b.speedup_words + ": ")
         assert b.speedup_words in explorer.text(r, "bench") and v.headline in explorer.text(r, "why")
 
@@ -144,7 +144,7 @@ def test_record_bench_names_an_eager_fallback_first_on_cpu(tmp_path):
     assert (frame.name, frame.compiles, failed.failed_stage) == ("forward", 0, "capture")
     assert (os.path.basename(brk.filename), brk.line, brk.gb_id) == ("checked.py", line, "GB0124")
     (b,) = r.benchmarks
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     assert v.main == "fallback"
     fb = next(c for c in v.causes if c.key == "fallback")
     assert fb.title == "eager fallback: no compiled code ran for forward"

@@ -178,10 +178,10 @@ def test_what_fits_loads(tmp_path):
 
 
 def test_benchmark_records_are_checked(tmp_path):
-    t = compiler.Timing(1.0, 0.9, 1.1, 0.8, 1.2, 5, (1.0, 0.9))
-    b = compiler.Benchmark(
+    t = compiler.types.Timing(1.0, 0.9, 1.1, 0.8, 1.2, 5, (1.0, 0.9))
+    b = compiler.types.Benchmark(
         "f", "cpu", "x86", "interleaved", 3, eager=t, compiled=t, stage_times_s={"capture": 0.1},
-        kernels=(compiler.KernelTime("k", "cpp", 3, 1.0, 0.5, 1.0),),
+        kernels=(compiler.types.KernelTime("k", "cpp", 3, 1.0, 0.5, 1.0),),
     )  # fmt: skip
     data = _data()
     data["benchmarks"] = [compiler.Report("x", "cpu", benchmarks=(b,)).to_dict()["benchmarks"][0]]

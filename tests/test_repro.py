@@ -44,7 +44,7 @@ def kernel_code(records) -> list[str]:
     out = []
     for meta, payload in records:
         if "inductor_output_code" in meta and payload:
-            for k in compiler.split_kernels(payload):
+            for k in compiler.analysis.split_kernels(payload):
                 source = k.source
                 if "@triton.jit" in source:
                     source = source[source.index("@triton.jit") :]

@@ -204,17 +204,17 @@ def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_sk
     compile's CUDA-graph facts set as torch would report them."""
     r = compiler.load(str(ROOT / "notebooks" / "data" / "h100-why-launch.json.gz"))
     b = r.benchmarks[-1]
-    assert compiler.cudagraph_share(r, b) is None  # mode default: no CUDA-graph facts
+    assert compiler.analysis.cudagraph_share(r, b) is None  # mode default: no CUDA-graph facts
     (c,) = r.compiles
-    used = compiler.CudaGraphs(state="used", runs=(compiler.CudaGraphRun("record"),))
+    used = compiler.types.CudaGraphs(state="used", runs=(compiler.types.CudaGraphRun("record"),))
     reason = 'skipping cudagraphs due to mutated inputs (1 instances). Found from : \n  File "m.py", line 5'
-    skipped = compiler.CudaGraphs(state="skipped", reason=reason, when="compile", where="m.py:5")
+    skipped = compiler.types.CudaGraphs(state="skipped", reason=reason, when="compile", where="m.py:5")
     ro = dataclasses.replace(b, config=dataclasses.replace(b.config, mode="reduce-overhead"))
     with_used = dataclasses.replace(r, compiles=(dataclasses.replace(c, cudagraphs=used),))
     with_skip = dataclasses.replace(r, compiles=(dataclasses.replace(c, cudagraphs=skipped),))
-    assert compiler.cudagraph_share(with_used, ro) == 1.0
-    assert compiler.cudagraph_share(with_skip, ro) == 0.0
-    v = compiler.verdict(with_skip, ro)
+    assert compiler.analysis.cudagraph_share(with_used, ro) == 1.0
+    assert compiler.analysis.cudagraph_share(with_skip, ro) == 0.0
+    v = compiler.analysis.verdict(with_skip, ro)
     # compiled for CUDA graphs, and torch skipped them: that is named before the host's time
     assert v.main == "cudagraphs"
     skip = next(x for x in v.causes if x.key == "cudagraphs")

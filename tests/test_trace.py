@@ -62,7 +62,7 @@ def test_every_fixture_loads_and_round_trips(path, tmp_path):
         report = compiler.load_trace(path)
     assert report.error is None
     assert report.source == f"torch-trace:{path}"
-    assert report.schema_version == compiler.SCHEMA_VERSION
+    assert report.schema_version == compiler.types.SCHEMA_VERSION
     assert all(c.status == "ok" for c in report.compiles)
     assert all(e.name and e.metadata for e in report.unknown_events)
     out = tmp_path / "report.json"

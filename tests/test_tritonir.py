@@ -63,27 +63,41 @@ SASS = f"""	.text.k:
 
 
 def test_ir_lines_tied_to_kernel_lines():
-    ttir = dict(zip(TTIR.splitlines(), compiler.ir_source_lines("ttir", TTIR), strict=True))
+    ttir = dict(zip(TTIR.splitlines(), compiler.analysis.ir_source_lines("ttir", TTIR), strict=True))
     assert ttir["    %c1024_i32 = arith.constant 1024 : i32 loc(#loc1)"] is None  # loc(unknown)
     assert ttir["    %0 = tt.get_program_id x : i32 loc(#loc2)"] == 21
     assert ttir["    %1 = arith.muli %0, %c1024_i32 : i32 loc(#loc20)"] == 21  # a name around #loc3
     assert ttir["    tt.store %arg0, %x : !tt.ptr<f32> loc(#loc4)"] == 30
     assert ttir["    tt.return loc(#loc5)"] == 30
     assert all(s is None for ln, s in ttir.items() if ln.startswith("#loc"))
-    assert compiler.ir_source_lines("llir", LLIR) == (None, 21, 21, 30, None, None, None, None, None)
-    assert compiler.ir_source_lines("ptx", PTX) == (None, None, None, None, None, 21, None, None, 30, 30)
-    assert compiler.ir_source_lines("sass", SASS) == (None, None, 21, None, 30)
+    assert compiler.analysis.ir_source_lines("llir", LLIR) == (None, 21, 21, 30, None, None, None, None, None)
+    assert compiler.analysis.ir_source_lines("ptx", PTX) == (
+        None,
+        None,
+        None,
+        None,
+        None,
+        21,
+        None,
+        None,
+        30,
+        30,
+    )
+    assert compiler.analysis.ir_source_lines("sass", SASS) == (None, None, 21, None, 30)
 
 
 def test_occupancy():
     # 32 regs, 4 warps: 4 warps x 32 threads x 32 regs = 4096 regs a block; 16 blocks by
     # registers, 16 by threads (64 warps / 4): full occupancy, threads the limit
-    assert compiler.occupancy(32, 4, 0) == (1.0, "threads")
+    assert compiler.analysis.occupancy(32, 4, 0) == (1.0, "threads")
     # 128 regs x 32 threads = 4096 a warp; 8 warps a block = 32768: 2 blocks, 16 of 64 warps
-    assert compiler.occupancy(128, 8, 0) == (0.25, "registers")
+    assert compiler.analysis.occupancy(128, 8, 0) == (0.25, "registers")
     # 100 KiB of shared memory a block on a 228 KiB SM: 2 blocks of 4 warps, 8 of 64 warps
-    assert compiler.occupancy(32, 4, 100 * 1024, shared_per_sm=228 * 1024) == (0.125, "shared memory")
-    assert compiler.occupancy(None, 4, 0) is None
+    assert compiler.analysis.occupancy(32, 4, 100 * 1024, shared_per_sm=228 * 1024) == (
+        0.125,
+        "shared memory",
+    )
+    assert compiler.analysis.occupancy(None, 4, 0) is None
 
 
 def _module_text(kernel) -> str:

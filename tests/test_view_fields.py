@@ -204,7 +204,7 @@ def _marked(report: compiler.Report) -> tuple[compiler.Report, Marker]:
         compiles=(dataclasses.replace(first, status="failed"), *report.compiles[1:]),
         recompiles=tuple(
             dataclasses.replace(
-                r, failures=(*r.failures, m.make(_record_type(_hints(compiler.Recompile)["failures"])))
+                r, failures=(*r.failures, m.make(_record_type(_hints(compiler.types.Recompile)["failures"])))
             )
             for r in report.recompiles
         ),

@@ -15,8 +15,8 @@ from _e2e import marker_line
 
 import compiler
 import explorer
-from compiler import CacheLookup
 from compiler.model._report import Compile, GraphBreak, Recompile, Report, StackFrame
+from compiler.types import CacheLookup
 from explorer.lower._html import breaks_html
 from explorer.lower._text import breaks_text, recompiles_text
 from explorer.model._guards import KINDS, guard_tables
@@ -878,7 +878,7 @@ def test_inductor_stage_views_as_text_gpu_recording():
         "forward kernel triton_per_fused_native_layer_norm_0 (triton) from aten.native_layer_norm, lines "
     )
     # each kernel's @triton.jit body in full, then its metadata table (not Inductor's one-line dicts)
-    body = compiler.read_triton_source(kernels[0].source).body.splitlines()
+    body = compiler.analysis.read_triton_source(kernels[0].source).body.splitlines()
     assert "".join(f"    {ln}".rstrip() + "\n" for ln in body) in codegen
     assert [h for h in headings(codegen) if h.endswith(": metadata")] == [
         f"{k.name}: metadata" for k in kernels

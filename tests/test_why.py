@@ -27,7 +27,7 @@ def mlp():
 def test_triton_kernel_read_for_people():
     r = compiler.load(FIXTURES / "h100-torch211-gpu-block.json.gz")
     k = next(k for k in r.kernels if k.name == "triton_poi_fused_gelu_1")
-    t = compiler.read_triton_source(k.source)
+    t = compiler.analysis.read_triton_source(k.source)
     # the decorator's facts, as the source writes them
     assert (t.name, t.heuristic, t.size_hints) == ("triton_poi_fused_gelu_1", "pointwise", {"x": 32768})
     assert t.signature == {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "XBLOCK": "constexpr"}
@@ -49,13 +49,13 @@ def test_triton_kernel_read_for_people():
     )  # this module ends there
     # read from its decorators and signature alone (the function ends the module), it is what
     # the whole module parsed gives (a statement after the function: the module is parsed)
-    assert compiler.read_triton_source(k.source + "\n\ndef get_args():\n    return []\n") == t
+    assert compiler.analysis.read_triton_source(k.source + "\n\ndef get_args():\n    return []\n") == t
     mlp = compiler.load(DATA / "h100-bench-mlp.json.gz").kernels[1]  # one with Inductor's harness after it
     m_lines = mlp.source.splitlines()
-    body = compiler.read_triton_source(mlp.source).body.splitlines()
+    body = compiler.analysis.read_triton_source(mlp.source).body.splitlines()
     rest = [ln for ln in m_lines[m_lines.index("@triton.jit") + len(body) :] if ln.strip()]
     assert rest[0] == "def get_args():" and body[-1].startswith("    tl.store(")
-    assert compiler.read_triton_source("void kernel() {}") is None
+    assert compiler.analysis.read_triton_source("void kernel() {}") is None
 
 
 def test_codegen_view_shows_the_body_first_and_the_metadata_as_a_table():
@@ -85,7 +85,7 @@ def _provenance(r, cid="0/0") -> dict:
 
 def test_kernel_time_on_the_model_lines(mlp):
     r, b = mlp
-    costs = compiler.kernel_costs(r, b)
+    costs = compiler.analysis.kernel_costs(r, b)
     # every profiled row is there, with its own time per call
     assert sorted((c.name, round(c.ms, 9)) for c in costs) == sorted(
         (k.name, round(k.per_call_ms, 9)) for k in b.kernels
@@ -104,16 +104,16 @@ def test_kernel_time_on_the_model_lines(mlp):
     assert norm.modules == ("norm",) and norm.family == "reduction"
     # every line is the model's forward (make_gpu_data.py line 34), as the graph's nodes say
     assert {line for c in costs for line in c.lines} == {"/work/main/notebooks/data/make_gpu_data.py:34"}
-    (line,) = compiler.cost_groups(costs, "line")
+    (line,) = compiler.analysis.cost_groups(costs, "line")
     assert (line.kernels, line.share) == (4, pytest.approx(1.0))
-    fams = {g.key: g.kernels for g in compiler.cost_groups(costs, "family")}
+    fams = {g.key: g.kernels for g in compiler.analysis.cost_groups(costs, "family")}
     assert fams == {"matmul": 1, "pointwise": 2, "reduction": 1}
 
 
 def test_roofline_of_the_recorded_kernels(mlp):
     r, b = mlp
-    costs = compiler.kernel_costs(r, b)
-    places = {p.name: p for p in compiler.roofline(costs, b)}
+    costs = compiler.analysis.kernel_costs(r, b)
+    places = {p.name: p for p in compiler.analysis.roofline(costs, b)}
     for k in b.kernels:
         if k.kind == "triton":  # bandwidth: the benchmark's own figure, against the H100's 3,350 GB/s
             p = places[k.name]
@@ -126,21 +126,23 @@ def test_roofline_of_the_recorded_kernels(mlp):
     assert p.tflops == pytest.approx(flops / (gemm.total_ms / gemm.calls / 1e3) / 1e12)
     assert (p.precision, p.bound) == ("fp32", "compute")  # ffma: no tensor cores
     assert p.of_bound == pytest.approx(p.tflops / 67.0)
-    assert compiler.device_peak("NVIDIA H100 80GB HBM3").gb_per_s == 3350.0
-    assert compiler.device_peak("NVIDIA H100 PCIe").gb_per_s == 2000.0
+    assert compiler.analysis.device_peak("NVIDIA H100 80GB HBM3").gb_per_s == 3350.0
+    assert compiler.analysis.device_peak("NVIDIA H100 PCIe").gb_per_s == 2000.0
     import dataclasses
 
     unknown = dataclasses.replace(b, device_name="NVIDIA Imaginary 1")
-    assert compiler.roofline(costs, unknown) == ()
-    assert compiler.no_roofline(unknown) == (
+    assert compiler.analysis.roofline(costs, unknown) == ()
+    assert compiler.analysis.no_roofline(unknown) == (
         "NVIDIA Imaginary 1: not in the table of device peaks, so no roofline (no guess)"
     )
-    assert compiler.no_roofline(dataclasses.replace(b, device="cpu")).startswith("CPU run: no roofline")
+    assert compiler.analysis.no_roofline(dataclasses.replace(b, device="cpu")).startswith(
+        "CPU run: no roofline"
+    )
 
 
 def test_verdict_gemm_bound_block(mlp):
     r, b = mlp
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     assert v.main == "library"
     assert v.headline == (
         "compiled is as fast as eager (×1.00): compile has little left to win here: 95% of the compiled "
@@ -158,7 +160,7 @@ def test_verdict_gemm_bound_block(mlp):
 
 def test_verdict_launch_bound_modes():
     m = compiler.load_modes(DATA / "h100-modes-mlp.json.gz")
-    rows = {row.label: compiler.verdict(row.report, row.benchmark) for row in m.rows}
+    rows = {row.label: compiler.analysis.verdict(row.report, row.benchmark) for row in m.rows}
     default = m.rows[0].benchmark
     v = rows["default"]
     idle = default.compiled.median_ms - sum(k.per_call_ms for k in default.kernels)
@@ -189,14 +191,16 @@ def test_verdict_names_generated_kernels_slower_than_eager(mlp):
     r, b = mlp
     gen_ms = sum(k.per_call_ms for k in b.kernels if k.kind == "triton")
     eager = (  # over 3 profiled calls: a GEMM (library), GELU and LayerNorm kernels (0.03 ms a call)
-        compiler.Launch("sm80_xmma_gemm_f32f32", "eager", 6, 16.3, op="aten::addmm", module="up"),
-        compiler.Launch(
+        compiler.types.Launch("sm80_xmma_gemm_f32f32", "eager", 6, 16.3, op="aten::addmm", module="up"),
+        compiler.types.Launch(
             "vectorized_elementwise_kernel", "eager", 3, gen_ms * 3 / 2, op="aten::gelu", module=""
         ),
-        compiler.Launch("layer_norm_kernel", "eager", 3, 0.09, op="aten::native_layer_norm", module="norm"),
+        compiler.types.Launch(
+            "layer_norm_kernel", "eager", 3, 0.09, op="aten::native_layer_norm", module="norm"
+        ),
     )
     with_eager = dataclasses.replace(b, eager_launches=eager)
-    v = compiler.verdict(r, with_eager)
+    v = compiler.analysis.verdict(r, with_eager)
     slow = next(c for c in v.causes if c.key == "generated")
     assert slow.title == "generated kernels slower than eager's"
     eager_ms = gen_ms / 2 + 0.03
@@ -206,7 +210,8 @@ def test_verdict_names_generated_kernels_slower_than_eager(mlp):
     )
     assert "eager's kernels were not profiled" not in " ".join(v.missing)
     modules = {
-        g.key: g.eager_ms for g in compiler.cost_groups(compiler.kernel_costs(r, b), "module", with_eager)
+        g.key: g.eager_ms
+        for g in compiler.analysis.cost_groups(compiler.analysis.kernel_costs(r, b), "module", with_eager)
     }
     # a kernel of one module beside eager's for it; one fused across modules has no single peer
     assert modules["norm"] == pytest.approx(0.03) and modules["(model), up"] is None

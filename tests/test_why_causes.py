@@ -22,7 +22,7 @@ NAMED_FIRST = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")
 def _case(name: str):
     r = compiler.load(DATA / f"h100-cause-{name}.json.gz")
     b = r.benchmarks[-1]
-    return r, b, compiler.verdict(r, b)
+    return r, b, compiler.analysis.verdict(r, b)
 
 
 def _named(v) -> list[str]:
@@ -46,7 +46,7 @@ def test_parts_add_up_and_no_row_is_the_tools_own(name):
     assert any(k.name == "## pt2-explorer host" for k in b.kernels)
     assert not any(k.name.startswith("## ") for k in b.kernel_rows)
     assert sum(k.share for k in b.kernel_rows) == pytest.approx(1.0)
-    assert not any(c.name.startswith("## ") for c in compiler.kernel_costs(r, b))
+    assert not any(c.name.startswith("## ") for c in compiler.analysis.kernel_costs(r, b))
     bench_text = explorer.text(r, "bench")
     assert "## pt2-explorer" not in bench_text and "## pt2-explorer" not in explorer.text(r, "why")
     # the speedup in words, from the benchmark's own medians
@@ -182,10 +182,10 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
     torch 2.11, a frame Dynamo gives up on: a fallback, with the disable named."""
     for name, main in (("gemm", "library"), ("launch", "launch")):
         r = compiler.load(DATA / f"h100-why-{name}.json.gz")
-        v = compiler.verdict(r, r.benchmarks[-1])
+        v = compiler.analysis.verdict(r, r.benchmarks[-1])
         assert (v.main, _named(v)) == (main, [])
     r = compiler.load(DATA / "h100-why-break.json.gz")
-    v = compiler.verdict(r, r.benchmarks[-1])
+    v = compiler.analysis.verdict(r, r.benchmarks[-1])
     (failed,) = [c for c in r.compiles if c.status == "failed"]
     assert failed.error.startswith("Unsupported: Skip calling `torch.compiler.disable()`d function")
     assert v.main == "fallback"
@@ -213,7 +213,7 @@ def test_a_fix_is_code_and_advice_is_words():
             continue
         r = compiler.load(path)
         for b in r.benchmarks:
-            for c in compiler.verdict(r, b).causes:
+            for c in compiler.analysis.verdict(r, b).causes:
                 if c.fix:
                     seen += 1
                     assert not c.fix.lstrip().startswith("#"), (path.name, c.fix)
@@ -221,7 +221,7 @@ def test_a_fix_is_code_and_advice_is_words():
                 assert not (c.fix and c.advice)
     assert seen >= 5
     r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
-    v = compiler.verdict(r, r.benchmarks[0])
+    v = compiler.analysis.verdict(r, r.benchmarks[0])
     brk = _cause(v, "breaks")
     (hint,) = {b.hints[0] for b in r.graph_breaks if b.gb_id == "GB0291"}
     assert brk.fix is None and brk.advice == hint
@@ -238,12 +238,12 @@ def test_a_training_steps_backward_kernels_are_their_graphs():
     by_name = {k.name: k.compile_id for k in r.kernels if k.language == "triton"}
     outside = [x for x in b.launch_rows if x.compile_id is None and x.name in by_name]
     assert len(outside) >= 10 and all(x.kind == "eager" for x in outside)  # as the profiler saw them
-    costs = {c.name: c for c in compiler.kernel_costs(r, b)}
+    costs = {c.name: c for c in compiler.analysis.kernel_costs(r, b)}
     for x in outside:
         c = costs[x.name]
         assert (c.kind, c.compile_id) == ("triton", by_name[x.name]), x.name
         assert c.call is not None and c.call.rsplit(":", 1)[0] == x.name and c.lines, x.name
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     assert "fallback" not in [c.key for c in v.causes]
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
 
@@ -255,13 +255,15 @@ def test_recompiles_are_named_first_only_when_they_happened_while_timing():
     import dataclasses
 
     r, b, v = _case("item-fixed")
-    rc = compiler.Recompile("0/1", ("0/0: tensor 'x' size mismatch at index 0. expected 64, actual 32",))
+    rc = compiler.types.Recompile(
+        "0/1", ("0/0: tensor 'x' size mismatch at index 0. expected 64, actual 32",)
+    )
     with_rc = dataclasses.replace(r, recompiles=(rc,))
-    v = compiler.verdict(with_rc, b)
+    v = compiler.analysis.verdict(with_rc, b)
     assert v.main == "launch" and "recompiles" in _named(v)
     assert _cause(v, "recompiles").fix.startswith("torch.compile(..., dynamic=True)")
     timed = dataclasses.replace(b, compiles_while_timing=("[0/1] 0/0: tensor 'x' size mismatch at index 0",))
-    v = compiler.verdict(with_rc, timed)
+    v = compiler.analysis.verdict(with_rc, timed)
     assert v.main == "recompiles" and v.headline.endswith("recompiles: a shape changes from call to call")
 
 
@@ -272,7 +274,7 @@ def test_a_profile_longer_than_the_median_is_said():
 
     r, b, _v = _case("item")
     fast = dataclasses.replace(b.compiled, median_ms=0.01)
-    v = compiler.verdict(r, dataclasses.replace(b, compiled=fast))
+    v = compiler.analysis.verdict(r, dataclasses.replace(b, compiled=fast))
     (line,) = [m for m in v.missing if m.startswith("the profiled calls' kernels took")]
     assert line.startswith(
         "the profiled calls' kernels took 0.02753 ms a call, more than the timed median's 0.01 ms"
@@ -312,7 +314,7 @@ def test_attention_and_decomposed_matmuls_are_placed_and_the_rest_say_why():
     (b,) = r.benchmarks
     c = next(c for c in r.compiles if c.id == "2/0")
     post = {n.name: n for n in c.stages.decompose.post_grad[0].graph.nodes}  # the forward's
-    costs = compiler.kernel_costs(r, b)
+    costs = compiler.analysis.kernel_costs(r, b)
     sdpa = [x for x in costs if x.name.startswith("fmha_cutlassF")]
     assert len(sdpa) == 2
     for x in sdpa:
@@ -322,7 +324,7 @@ def test_attention_and_decomposed_matmuls_are_placed_and_the_rest_say_why():
     assert (backward["addmm_6"].op, backward["addmm_6"].source) == ("placeholder", None)
     (mm,) = [x for x in costs if x.nodes == ("addmm_6",)]
     assert mm.lines == (post["addmm_6"].source,) and mm.modules == ("transformer.h.1.mlp.c_fc",)
-    unplaced = {g.key for g in compiler.cost_groups(costs, "line") if g.key.startswith("(no line")}
+    unplaced = {g.key for g in compiler.analysis.cost_groups(costs, "line") if g.key.startswith("(no line")}
     assert unplaced == {
         "(no line: outside the compiled graphs (eager code, or autograd's engine running a backward))",
         "(no line: a kernel whose nodes torch's provenance did not log)",

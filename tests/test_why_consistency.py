@@ -40,7 +40,7 @@ def test_the_recordings_are_there():
 @pytest.mark.parametrize("name, r, b", CASES, ids=[c[0] for c in CASES])
 def test_why_and_benchmark_agree(name, r, b):
     why, bench = explorer.text(r, "why"), explorer.text(r, "bench")
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     # the speedup, in the same words, from the same medians
     assert v.headline.startswith(b.speedup_words + ": ")
     assert b.speedup_words in bench and f"{b.name} ({b.device_name}, mode={v.mode}): {v.headline}" in why
@@ -55,7 +55,7 @@ def test_why_and_benchmark_agree(name, r, b):
             assert f"pays off after {b.break_even_text}" in bench
             assert f"paid off after {b.break_even_text}" in why
     # each kernel's time a call: the Benchmark row, and the Why rows of that kernel summed
-    costs = compiler.kernel_costs(r, b)
+    costs = compiler.analysis.kernel_costs(r, b)
     for k in b.kernel_rows:
         mine = [c.ms for c in costs if c.name == k.name]
         assert sum(mine) == pytest.approx(k.per_call_ms, rel=1e-6), k.name

@@ -73,7 +73,7 @@ def test_graph_break_in_the_hot_loop_joined_to_lines():
     assert [c.id for c in r.compiles] == ["0/0", "1/0"]
     t = b.timeline
     assert (t.graphs, t.launches) == (2.0, 2.0)  # two graphs a call, one addmm in each
-    costs = compiler.kernel_costs(r, b)
+    costs = compiler.analysis.kernel_costs(r, b)
     # each graph's addmm: its provenance call, its node's line and module
     assert sorted((c.compile_id, c.name, c.call, c.lines, c.modules, c.library) for c in costs) == [
         ("0/0", "aten::addmm", "extern_kernels.addmm:1", (_line("LINE_A"),), ("a",), True),
@@ -84,7 +84,7 @@ def test_graph_break_in_the_hot_loop_joined_to_lines():
     # eager, profiled by module: each Linear's ATen call under its own path
     eager = {(r_.module, r_.op) for r_ in b.eager_launches}
     assert {("a", "aten::linear"), ("b", "aten::linear")} <= eager
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     breaks = next(c for c in v.causes if c.key == "breaks")
     assert v.main == "breaks" and breaks.title == "graph breaks: 1 site"
     assert breaks.evidence[0].startswith("2 graphs a call: Python runs between them (")
@@ -104,8 +104,8 @@ def _tiny(x):
 def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     torch.manual_seed(0)
     r, b = _bench(_gemm, torch.randn(768, 768), torch.randn(768, 768))
-    v = compiler.verdict(r, b)
-    (mm,) = compiler.kernel_costs(r, b)
+    v = compiler.analysis.verdict(r, b)
+    (mm,) = compiler.analysis.kernel_costs(r, b)
     assert (mm.name, mm.kind, mm.library, mm.family, mm.call) == (
         "aten::mm",
         "extern",
@@ -115,15 +115,15 @@ def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     )
     assert v.main == "library" and "library kernels it does not change" in v.headline
     assert not any("TF32" in e for c in v.causes for e in c.evidence)  # a CPU run has no TF32
-    assert compiler.roofline(compiler.kernel_costs(r, b), b) == ()
+    assert compiler.analysis.roofline(compiler.analysis.kernel_costs(r, b), b) == ()
     r, b = _bench(_tiny, torch.randn(8))
     (k,) = r.kernels
-    (cost,) = compiler.kernel_costs(r, b)  # the C++ kernel, timed by the profiler, on its line
+    (cost,) = compiler.analysis.kernel_costs(r, b)  # the C++ kernel, timed by the profiler, on its line
     assert (cost.kind, cost.kernel, cost.lines) == ("cpp", k.name, (_line("TINY"),))
     assert cost.nodes and set(cost.nodes) <= {
         n.name for rg in r.compiles[0].stages.decompose.post_grad for n in rg.graph.nodes
     }
-    v = compiler.verdict(r, b)
+    v = compiler.analysis.verdict(r, b)
     launch = next(c for c in v.causes if c.key == "launch")
     assert v.main == "launch" and launch.title == "host overhead around the kernels"
     assert v.headline.split(": ", 1)[1].startswith("host overhead: ")

@@ -1,4 +1,4 @@
-"""Where a benchmark's kernel time went, on the user's lines (``compiler.kernel_costs``).
+"""Where a benchmark's kernel time went, on the user's lines (``compiler.analysis.kernel_costs``).
 
 Each profiled kernel is joined to the report: a Triton or C++ kernel by its name within its
 graph (the profiler's "Torch-Compiled Region: <compile id>"), an extern kernel (cuBLAS, cuDNN,

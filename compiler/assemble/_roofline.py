@@ -1,4 +1,4 @@
-"""Each kernel against the machine (``compiler.roofline``): achieved bytes/s and FLOP/s against
+"""Each kernel against the machine (``compiler.analysis.roofline``): achieved bytes/s and FLOP/s against
 the device's peaks, memory- or compute-bound, and how close to that bound it ran.
 
 The peaks come from the datasheet table (compiler/model/_devices.py) keyed by the benchmark's

@@ -1,4 +1,4 @@
-"""Why isn't compiled faster? One verdict per benchmark (``compiler.verdict``), from measured facts.
+"""Why isn't compiled faster? One verdict per benchmark (``compiler.analysis.verdict``), from measured facts.
 
 The compiled call's median time is split into parts that add up to it (each a cause with its
 share of the call):

@@ -32,3 +32,21 @@ def check(version: str | None = None) -> tuple[int, int]:
     if v < MIN_SUPPORTED:
         raise UnsupportedTorchVersion(f"PT2 Explorer needs {SUPPORTED}; this is torch {version}")
     return v
+
+
+def torch_name(package: str, names: dict[str, str], name: str):
+    """A package's ``__getattr__`` (PEP 562) for its public names that import torch: ``names``
+    maps each to the compiler module that defines it ("module:attribute" where the name
+    differs). The first use checks torch's version, imports the module and keeps the value
+    in the package, so that ``import compiler`` and reading a report import no torch."""
+    import importlib
+    import sys
+
+    module, _, attribute = names.get(name, "").partition(":")
+    if not module:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    if module != "listen._version":
+        check()
+    value = getattr(importlib.import_module(f"compiler.{module}"), attribute or name)
+    setattr(sys.modules[package], name, value)
+    return value

@@ -92,7 +92,8 @@ class Advice:
 @dataclass(frozen=True)
 class AdviceRun:
     """What one run of ``pt2-explorer advise`` left: its report and its last calls' outputs
-    (``compiler.save_outputs``), or how it failed; ``compiler.advice_from_runs`` reads them."""
+    (``compiler.analysis.save_outputs``), or how it failed; ``compiler.analysis.advice_from_runs``
+    reads them."""
 
     fix: Fix | None  # None: the baseline, the program as it is
     report: str | None  # the report file the run wrote (None: none)

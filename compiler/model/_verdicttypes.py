@@ -1,4 +1,4 @@
-"""The verdict's records (``compiler.verdict``): each cause of a compiled call's time, with its
+"""The verdict's records (``compiler.analysis.verdict``): each cause of a compiled call's time, with its
 share, evidence and fix, and the verdict that orders them. Frozen dataclasses, torch-free."""
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler import Benchmark, Graph, Report
+from compiler import Report
+from compiler.types import Benchmark, Graph
 
 
 @dataclass(frozen=True)

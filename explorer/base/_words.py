@@ -8,7 +8,7 @@ import os
 import re
 import sys
 
-from compiler import resume_of
+from compiler.analysis import resume_of
 
 
 def display_name(name: str | None) -> str:

@@ -16,7 +16,9 @@ import os
 import sys
 from dataclasses import dataclass
 
-from compiler import GraphBreak, Report, StackFrame, verdict
+from compiler import Report
+from compiler.analysis import verdict
+from compiler.types import GraphBreak, StackFrame
 
 from ..base._words import display_name
 from ..model._summary import reasons_line, where

@@ -1,7 +1,7 @@
 """``pt2-explorer advise``: the program run once as it is under ``record --bench``, then once
 per fix its verdict calls for (and per ``--try``), each a fresh process with the fix set at
 start-up (explorer/cli/_adviserun.py), each leaving its own report; then one table of the
-measured fixes, best first (``compiler.advice_from_runs``, explorer/views/_advice.py)."""
+measured fixes, best first (``compiler.analysis.advice_from_runs``, explorer/views/_advice.py)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def advise_options(p: argparse.ArgumentParser) -> None:
 def _names() -> list[str]:
     import compiler  # torch-free
 
-    return list(compiler.FIXES)
+    return list(compiler.analysis.FIXES)
 
 
 def _fix_names(text: str) -> tuple[str, ...]:
@@ -67,7 +67,7 @@ def _fix_names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
         try:
-            compiler.fix_named(n)
+            compiler.analysis.fix_named(n)
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
     return names
@@ -121,11 +121,11 @@ def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: s
             f"(its report: {base.report})"
         )
         return 1
-    fixes = compiler.fixes_for(report, tries)
+    fixes = compiler.analysis.fixes_for(report, tries)
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     todo = [f for f in fixes if cuda or not f.cuda_only]
     skipped = [
-        compiler.AdviceRun(f, None, error="skipped: it needs a CUDA device; the program ran on CPU")
+        compiler.types.AdviceRun(f, None, error="skipped: it needs a CUDA device; the program ran on CPU")
         for f in fixes
         if f not in todo
     ]
@@ -138,7 +138,7 @@ def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: s
     if not runner.tty:
         say(f"pt2-explorer: advise: fixes to try: {', '.join(f.name for f in todo) or 'none'}")
     runs = runner.run_all(todo)
-    advice = compiler.advice_from_runs(name, [base, *runs, *skipped], out=out)
+    advice = compiler.analysis.advice_from_runs(name, [base, *runs, *skipped], out=out)
     if not fixes:
         notes = "no fix called for: no verdict names a fix advise knows (--try NAME forces one)"
         advice = _with_note(advice, notes)
@@ -230,7 +230,7 @@ class _Runner:
         if os.path.isfile(notes_file):
             with open(notes_file, encoding="utf-8") as f:
                 notes = tuple(x for x in f.read().splitlines() if x)
-        return compiler.AdviceRun(
+        return compiler.types.AdviceRun(
             fix,
             report if os.path.isfile(report) else None,
             outputs if os.path.isfile(outputs) else None,

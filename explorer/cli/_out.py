@@ -93,7 +93,7 @@ def output_is_input(ns) -> str | None:
     for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
-            out = compiler.rank_path(out, rank)
+            out = compiler.analysis.rank_path(out, rank)
         if out:
             outputs.append((f"--{opt}", out))
     return refused_output(outputs, inputs)

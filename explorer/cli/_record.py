@@ -97,8 +97,8 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
     rank, world_size = _program.torchrun_rank()
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
         title = f"{title} (rank {rank} of {world_size})"
-        ns.json = ns.json and compiler.rank_path(ns.json, rank)
-        ns.html = ns.html and compiler.rank_path(ns.html, rank)
+        ns.json = ns.json and compiler.analysis.rank_path(ns.json, rank)
+        ns.html = ns.html and compiler.analysis.rank_path(ns.html, rank)
 
     written: list[str] = []  # the outputs written so far: a Ctrl-C says which were not
 

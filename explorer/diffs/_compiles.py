@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from compiler import Compile, Graph, Report, RoleGraph
+from compiler import Report
+from compiler.types import Compile, Graph, RoleGraph
 
 from ._parts import (
     ROLES,

@@ -17,7 +17,8 @@ Noise (kernel counters, cache paths, object ids, …) is normalised on both side
 
 from __future__ import annotations
 
-from compiler import (
+from compiler import Report
+from compiler.types import (
     Autograd,
     Capture,
     Codegen,
@@ -27,7 +28,6 @@ from compiler import (
     Graph,
     Kernel,
     OutputCode,
-    Report,
     RoleGraph,
 )
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
-from compiler import Codegen, Compile, Graph, Kernel, Report, RoleGraph, split_kernels
+from compiler import Report
+from compiler.analysis import split_kernels
+from compiler.types import Codegen, Compile, Graph, Kernel, RoleGraph
 
 from ._normalize import kernel_base, normalize, to_text
 from ._view import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes, line_counts

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from compiler import Compile, Frame, Report, resume_of, without_entry
+from compiler import Report
+from compiler.analysis import resume_of, without_entry
+from compiler.types import Compile, Frame
 
 from ..model._speed import key_change_lines
 from ..model._summary import display_name, where

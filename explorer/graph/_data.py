@@ -31,7 +31,7 @@ import os
 import re
 from pathlib import Path
 
-from compiler import Graph
+from compiler.types import Graph
 
 from ..base._words import where
 

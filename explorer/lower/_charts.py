@@ -10,7 +10,7 @@ import html
 
 import plotly.graph_objects as go
 
-from compiler import Benchmark
+from compiler.types import Benchmark
 
 TOP_KERNELS = 12
 MIME = "application/vnd.plotly.v1+json"  # rendered by plotly's JupyterLab extension

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
-from compiler import Compile, Node
+from compiler.types import Compile, Node
 
 from ..base._types import Table
 

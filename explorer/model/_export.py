@@ -5,7 +5,8 @@ HTML and the widget all show these through the view model."""
 
 from __future__ import annotations
 
-from compiler import Compile, ExportFact, ExportRun, Report
+from compiler import Report
+from compiler.types import Compile, ExportFact, ExportRun
 
 from ..base._types import Block, Table
 

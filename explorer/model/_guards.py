@@ -10,7 +10,8 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from compiler import Compile, Report
+from compiler import Report
+from compiler.types import Compile
 
 from ..base._types import Table
 

@@ -6,7 +6,8 @@ with each IR line led by the kernel line it came from."""
 
 from __future__ import annotations
 
-from compiler import Kernel, TritonBinary, TritonSource, ir_source_lines, occupancy, read_triton_source
+from compiler.analysis import ir_source_lines, occupancy, read_triton_source
+from compiler.types import Kernel, TritonBinary, TritonSource
 
 from ..base._types import Block, CodeBlock, Table
 

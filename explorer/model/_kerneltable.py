@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from compiler import Compile, Graph, Kernel, Report
+from compiler import Report
+from compiler.types import Compile, Graph, Kernel
 
 from ..base._types import Table
 

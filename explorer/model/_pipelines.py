@@ -5,7 +5,9 @@ capture stage; the summary, the stage view, widgets and HTML all show these."""
 
 from __future__ import annotations
 
-from compiler import Compile, Report, flex_calls
+from compiler import Report
+from compiler.analysis import flex_calls
+from compiler.types import Compile
 
 from ..base._types import Block, CodeBlock, GraphBlock, Table
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from compiler import Recompile, Report, without_entry
+from compiler import Report
+from compiler.analysis import without_entry
+from compiler.types import Recompile
 
 from ..base._types import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
 from ._summary import display_name, reasons_line, where

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 
-from compiler import CacheLookup, Compile, Report, cache_key_changes, cudagraph_reason
+from compiler import Report
+from compiler.analysis import cache_key_changes, cudagraph_reason
+from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock
 from ..base._words import display_name, secs

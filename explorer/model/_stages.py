@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from compiler import STAGES, Compile, Graph, Report
+from compiler import Report
+from compiler.types import STAGES, Compile, Graph
 
 from ..base._phasenames import phase_label
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table

@@ -15,7 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from compiler import STAGES, Compile, Report
+from compiler import Report
+from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped
 from ..base._types import BreakLine, CompileRow, Summary, hits

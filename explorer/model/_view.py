@@ -7,7 +7,9 @@ Lowered to rich text, static HTML and widgets elsewhere (``lower/_text.py``, ``l
 
 from __future__ import annotations
 
-from compiler import STAGES, Compile, Report, StackFrame, read_source, resume_of
+from compiler import Report, read_source
+from compiler.analysis import resume_of
+from compiler.types import STAGES, Compile, StackFrame
 
 from ..base._bound import TEXT, clip, clipped
 from ..base._types import BreakView, CompileView, ExplorerView, SourceLine, StackLine

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 import compiler
 
 
-def check_cell(shell, cell: str, run: bool = False) -> compiler.RecompileCheck | None:
+def check_cell(shell, cell: str, run: bool = False) -> compiler.types.RecompileCheck | None:
     try:
         tree = ast.parse(cell)
     except SyntaxError as e:

@@ -11,7 +11,7 @@ from compiler import Report
 
 
 def _is_modes(obj) -> bool:
-    return isinstance(obj, _compiler.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
+    return isinstance(obj, _compiler.types.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
 
 
 def html(report: Report, title: str | None = None) -> str:
@@ -40,7 +40,7 @@ def text(report: Report, view: str = "summary", title: str | None = None, compil
         from explorer.pages._modes import modes_text
 
         return modes_text(report)
-    if isinstance(report, _compiler.Advice):  # torch-free (compiler/model/_advicetypes.py)
+    if isinstance(report, _compiler.types.Advice):  # torch-free (compiler/model/_advicetypes.py)
         from explorer.views._advice import advice_text
 
         return advice_text(report)

@@ -11,7 +11,8 @@ import builtins
 import re
 import textwrap
 
-from compiler import Compile, GraphBreak, Report, read_source
+from compiler import Report, read_source
+from compiler.types import Compile, GraphBreak
 
 from ._compile import provenance_lines, token
 

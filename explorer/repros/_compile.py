@@ -8,7 +8,8 @@ from __future__ import annotations
 import base64
 import re
 
-from compiler import Compile, Report
+from compiler import Report
+from compiler.types import Compile
 
 from ..lower._html import esc
 

@@ -154,7 +154,7 @@ def without_launcher(report):
     breaks, guards, symbols, ...): each starts at the program, as under plain ``python``. The
     launcher's frames are the outermost run of our own and runpy's (``cli.py``, this file),
     with whatever called them (the ``pt2-explorer`` console script, ``python -m explorer``)."""
-    from compiler import StackFrame
+    from compiler.types import StackFrame
 
     def strip(obj):
         if isinstance(obj, tuple) and obj and all(isinstance(f, StackFrame) for f in obj):

@@ -3,7 +3,9 @@ and the notebook widget (tables + interactive charts). ``compare_modes`` results
 
 from __future__ import annotations
 
-from compiler import Accuracy, Benchmark, Report, benchmark_mode
+from compiler import Report
+from compiler.analysis import benchmark_mode
+from compiler.types import Accuracy, Benchmark
 
 from ..base._types import Table
 from ..lower._html import esc, frag, table_html
@@ -65,7 +67,7 @@ def accuracy_line(a: Accuracy) -> str:
 
 def setup_line(b: Benchmark, mode: str) -> str:
     """How the benchmark was set up: torch.compile's settings (``mode``: as the function was
-    compiled, ``compiler.benchmark_mode``), autocast, the warm-up calls, the state, the torch
+    compiled, ``compiler.analysis.benchmark_mode``), autocast, the warm-up calls, the state, the torch
     version, the output tensors compared."""
     c = b.config
     line = (

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler import BytecodeStep, Compile, Report, bytecode_steps, resume_of
+from compiler import Report
+from compiler.analysis import bytecode_steps, resume_of
+from compiler.types import BytecodeStep, Compile
 
 from ..lower._html import code_html, esc
 from ..model._summary import where

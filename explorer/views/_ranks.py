@@ -9,7 +9,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from compiler import CompileId, Report
+from compiler import Report
+from compiler.types import CompileId
 
 from ..base._types import Table
 

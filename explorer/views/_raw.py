@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from compiler import RawEvent, Report
+from compiler import Report
+from compiler.types import RawEvent
 
 from ..lower._html import esc
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import STAGES, Report
+from compiler import Report
+from compiler.types import STAGES
 
 from ..base._types import ExplorerView
 from ..diffs._pagediffs import recompile_diffs_html

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from compiler import Compile, PhaseSpan, Report
+from compiler import Report
+from compiler.types import Compile, PhaseSpan
 
 from ..base._phasenames import phase_label
 from ..model._summary import display_name, secs, where

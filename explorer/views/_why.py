@@ -1,23 +1,13 @@
 """Why isn't compiled faster? One verdict per benchmark, then where its kernel time went: on the
 model's lines, its modules (beside eager's), its op families, and each kernel against the
-device's roofline. Built from ``compiler.verdict``, ``compiler.kernel_costs`` and
-``compiler.roofline``: facts the benchmark measured, nothing guessed."""
+device's roofline. Built from ``compiler.analysis.verdict``, ``compiler.analysis.kernel_costs`` and
+``compiler.analysis.roofline``: facts the benchmark measured, nothing guessed."""
 
 from __future__ import annotations
 
-from compiler import (
-    Benchmark,
-    Cause,
-    Launch,
-    Report,
-    Timeline,
-    Verdict,
-    cost_groups,
-    kernel_costs,
-    no_roofline,
-    roofline,
-    verdict,
-)
+from compiler import Report
+from compiler.analysis import cost_groups, kernel_costs, no_roofline, roofline, verdict
+from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
 from ..lower._html import esc, table_html

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from compiler import STAGES
+from compiler.types import STAGES
 
 from ..base._types import GraphBlock, StageView
 from ..diffs._diff import STAGE_NAMES

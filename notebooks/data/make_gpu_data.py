@@ -67,7 +67,7 @@ def main() -> int:
                 reps=100,
                 progress=False,
             )
-            cmp = compiler.ModeComparison(fp32.rows + extra.rows, "MLPBlock, 8×32×1024")
+            cmp = compiler.types.ModeComparison(fp32.rows + extra.rows, "MLPBlock, 8×32×1024")
         for r in cmp.rows:
             bb = r.benchmark
             print(

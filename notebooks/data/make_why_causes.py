@@ -167,7 +167,7 @@ CASES = {
 
 def show(name: str, report) -> None:
     b = report.benchmarks[-1]
-    v = compiler.verdict(report, b)
+    v = compiler.analysis.verdict(report, b)
     e = b.eager.median_ms if b.eager else float("nan")
     c = b.compiled.median_ms if b.compiled else float("nan")
     print(f"== {name}: eager {e:.4f} ms, compiled {c:.4f} ms, mode {b.config.mode!r}")

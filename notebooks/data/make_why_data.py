@@ -95,13 +95,13 @@ def break_case(reps: int = 20):
 
 def show(report) -> None:
     b = report.benchmarks[-1]
-    v = compiler.verdict(report, b)
+    v = compiler.analysis.verdict(report, b)
     print(f"{b.name}: eager {b.eager.median_ms:.4f} ms, compiled {b.compiled.median_ms:.4f} ms")
     print(f"  verdict [{v.main}]: {v.headline}")
     for c in v.causes:
         share = "" if c.share is None else f"{c.share:6.1%}"
         print(f"  {share:>7} {c.title}: {'; '.join(c.evidence)[:160]}")
-    costs = compiler.kernel_costs(report, b)
+    costs = compiler.analysis.kernel_costs(report, b)
     print(
         f"  kernels joined: {sum(1 for c in costs if c.nodes)}/{len(costs)} with nodes, {len(b.launches)} launch rows"
     )

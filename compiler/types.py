@@ -1,0 +1,133 @@
+"""The records a report is made of: frozen dataclasses, read from a report
+(``report.compiles[0].capture.graph``) or returned by ``compiler`` and ``compiler.analysis``,
+imported from here to name them (``isinstance``, annotations). ``compiler.Report`` is the
+report itself. ``RecompileCheck`` imports torch (first use checks its version); the others
+import no torch."""
+
+from typing import TYPE_CHECKING
+
+from .assemble._costgroups import CostGroup
+from .assemble._gputime import KernelCost
+from .assemble._roofline import Placement
+from .listen._version import torch_name as _torch_name
+from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
+from .model._benchtypes import Launch, Timeline
+from .model._devices import DevicePeak
+from .model._modetypes import ModeComparison, ModeRow
+from .model._names import CompileId
+from .model._report import (
+    SCHEMA_VERSION,
+    STAGES,
+    Accuracy,
+    Autograd,
+    Autotune,
+    AutotuneChoice,
+    BenchConfig,
+    Benchmark,
+    Capture,
+    Codegen,
+    Compile,
+    CompiledAutograd,
+    Decompose,
+    ExportFact,
+    ExportRun,
+    Frame,
+    Fuse,
+    Graph,
+    GraphBreak,
+    Kernel,
+    KernelTime,
+    Node,
+    OutputCode,
+    PhaseSpan,
+    RawEvent,
+    Recompile,
+    RoleGraph,
+    StackFrame,
+    Timing,
+)
+from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
+from .model._tritontypes import TritonBinary
+from .model._verdicttypes import Cause, Verdict
+from .parse._bytecode import BytecodeStep
+from .parse._exportinfo import ExportSummary, InputSpec
+from .parse._flex import FlexCall, FlexMask, ModSource
+from .parse._tritonsrc import TritonSource
+
+if TYPE_CHECKING:
+    from .bench._recheck import RecompileCheck
+
+# these import torch (the first use checks its version): name -> the module that defines it
+_NEEDS_TORCH = {"RecompileCheck": "bench._recheck"}
+
+
+def __getattr__(name: str):
+    return _torch_name(__name__, _NEEDS_TORCH, name)
+
+
+__all__ = [
+    # a report's parts
+    "Frame",
+    "Compile",
+    "CompileId",
+    "GraphBreak",
+    "Recompile",
+    "Kernel",
+    "StackFrame",
+    "RawEvent",
+    "STAGES",
+    "SCHEMA_VERSION",
+    # a compile's stages
+    "Capture",
+    "Autograd",
+    "Decompose",
+    "Fuse",
+    "Codegen",
+    "Graph",
+    "Node",
+    "RoleGraph",
+    "OutputCode",
+    "Autotune",
+    "AutotuneChoice",
+    "PhaseSpan",
+    "TritonBinary",
+    # pipelines
+    "CompiledAutograd",
+    "ExportRun",
+    "ExportFact",
+    # speed: configs, caches, CUDA graphs
+    "CompileConfig",
+    "CacheLookup",
+    "CudaGraphs",
+    "CudaGraphRun",
+    # benchmarks, mode comparisons, recompile checks
+    "Benchmark",
+    "BenchConfig",
+    "Timing",
+    "Accuracy",
+    "KernelTime",
+    "Launch",
+    "Timeline",
+    "ModeComparison",
+    "ModeRow",
+    "RecompileCheck",
+    # what compiler.analysis returns
+    "Verdict",
+    "Cause",
+    "KernelCost",
+    "CostGroup",
+    "Placement",
+    "DevicePeak",
+    "ExportSummary",
+    "InputSpec",
+    "FlexCall",
+    "FlexMask",
+    "ModSource",
+    "TritonSource",
+    "BytecodeStep",
+    # advise
+    "Advice",
+    "AdviceRow",
+    "AdviceRun",
+    "Fix",
+]
