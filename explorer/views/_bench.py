@@ -37,7 +37,8 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         pays = f"pays off after {b.break_even_text}" if b.break_even_calls is not None else "never pays off"
         if b.break_even_calls is None and b.speedup is not None:
             pays += " (compiled is not faster)"
-        out.append(f"compile {b.compile_time_s:.2f} s ({stages}); {pays}")
+        own = f" of {', '.join(f'[{i}]' for i in b.compile_ids)}" if b.compile_ids else ""
+        out.append(f"compile {b.compile_time_s:.2f} s{own} ({stages}); {pays}")
     if b.accuracy:
         out.append(accuracy_line(b.accuracy))
     if b.peak_memory_eager is not None:
