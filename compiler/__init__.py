@@ -18,14 +18,13 @@ from . import analysis as analysis
 from . import types as types
 from .listen._version import torch_name as _torch_name
 from .model._atomic import write_file
-from .model._compact import use_graph_nodes as _use_graph_nodes
 from .model._modetypes import load_modes
+from .model._options import BenchOptions, RecordOptions
 from .model._report import Report, ReportFormatError, load
 from .model._report import use_benchmark as _use_benchmark
 from .model._sourcefile import read_source
 from .model._subject import remember as remember_benchmark_subject
 from .model._subject import subject_of as benchmark_subject
-from .parse._graphs import graph_nodes as _graph_nodes
 from .read._files import TraceFormatError
 from .read._journal import report_from_journal as load_journal
 from .read._trace import load_ranks, load_trace
@@ -39,7 +38,6 @@ def _benchmark(*args, **kwargs):
 
 
 _use_benchmark(_benchmark)
-_use_graph_nodes(_graph_nodes)  # the file form stores a graph's nodes as what its code does not hold
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
@@ -71,6 +69,7 @@ __all__ = [
     "Recording",
     "SUPPORTED",
     "UnsupportedTorchVersion",
+    "RecordOptions",
     # read
     "Report",
     "load",
@@ -87,6 +86,7 @@ __all__ = [
     "benchmark_calls",
     "benchmark_subject",
     "remember_benchmark_subject",
+    "BenchOptions",
     # recompiles
     "check_recompile",
     "NotCompiledError",

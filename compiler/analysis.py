@@ -17,13 +17,17 @@ from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
-from .model._names import rank_path, resume_of, without_entry
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
-from .parse._outputcode import split_kernels
+from .parse._graphs import shape_dims, without_device_index
+from .parse._guards import parse_guards
+from .parse._names import phase_attempt, phase_pass, rank_path, resume_of, without_entry
+from .parse._normalize import kernel_base, normalize
+from .parse._outputcode import extern_calls, split_kernels
 from .parse._speed import cache_key_changes
 from .parse._speed import short_reason as cudagraph_reason
+from .parse._text import one_gap
 from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 
@@ -73,6 +77,16 @@ __all__ = [
     "resume_of",
     "without_entry",
     "rank_path",
+    # torch's text, read: guards, kernel and graph names, compile phases
+    "parse_guards",
+    "extern_calls",
+    "kernel_base",
+    "normalize",
+    "shape_dims",
+    "without_device_index",
+    "phase_attempt",
+    "phase_pass",
+    "one_gap",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",
     "fix_named",

@@ -14,7 +14,6 @@ from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
 from .model._modetypes import ModeComparison, ModeRow
-from .model._names import CompileId
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -52,6 +51,8 @@ from .model._verdicttypes import Cause, Verdict
 from .parse._bytecode import BytecodeStep
 from .parse._exportinfo import ExportSummary, InputSpec
 from .parse._flex import FlexCall, FlexMask, ModSource
+from .parse._guards import Guard
+from .parse._names import CompileId
 from .parse._tritonsrc import TritonSource
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ __all__ = [
     "Frame",
     "Compile",
     "CompileId",
+    "Guard",
     "GraphBreak",
     "Recompile",
     "Kernel",

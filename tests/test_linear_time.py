@@ -28,8 +28,8 @@ import warnings
 import pytest
 
 import compiler
+import compiler.model._fxcode
 import compiler.parse
-import compiler.parse._graphs
 import compiler.parse._modules
 import compiler.parse._outputcode
 import compiler.parse._text
@@ -199,24 +199,21 @@ CRAFTED = {
         lambda n: "GuardManager: source=L['fn'], " * (n // 30),
     ),
     "graph source comment (N ':1 in ')": (
-        compiler.parse._graphs.graph_nodes,
+        compiler.model._fxcode.graph_nodes,
         lambda n: "    # File: " + ":1 in " * (n // 6) + ",x, code: y",
     ),
     "graph annotation (N letters)": (
-        compiler.parse._graphs.graph_nodes,
+        compiler.model._fxcode.graph_nodes,
         lambda n: '    x: "' + "a" * n + '" = y()',
     ),
     "graph parameter (N letters)": (
-        compiler.parse._graphs.graph_nodes,
+        compiler.model._fxcode.graph_nodes,
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
-    "notebook cell paths (N letters)": (
-        explorer.diffs._normalize.normalize,
-        lambda n: "ipykernel_ " + "a" * n,
-    ),
-    "a recompile reason's padding (N blanks)": (explorer.model._summary._squeeze, lambda n: " " * n + "x"),
+    "notebook cell paths (N letters)": (compiler.analysis.normalize, lambda n: "ipykernel_ " + "a" * n),
+    "a recompile reason's padding (N blanks)": (compiler.analysis.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        explorer.model._guards.parse_guards,
+        compiler.analysis.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

@@ -4,6 +4,7 @@ and JSON path (ReportFormatError, a ValueError). Unknown keys are ignored."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -175,6 +176,22 @@ def test_what_fits_loads(tmp_path):
     r = compiler.load(_save(tmp_path, data))
     assert r.compiles[0].compile_time_s == 3 and r.compiles[0].metrics["anything"][1] == {"goes": None}
     assert not hasattr(r, "future_key")
+
+
+def test_a_report_is_frozen_but_for_its_benchmarks():
+    r = compiler.Report("2.13.0", "cpu")
+    with pytest.raises(
+        dataclasses.FrozenInstanceError, match="cannot assign to field 'device': it is frozen"
+    ):
+        r.device = "cuda"
+    with pytest.raises(
+        dataclasses.FrozenInstanceError, match="cannot delete field 'benchmarks': it is frozen"
+    ):
+        del r.benchmarks
+    b = compiler.types.Benchmark("f", "cpu", "x86", "interleaved", 3)
+    r.benchmarks = (*r.benchmarks, b)  # what Report.benchmark() does
+    assert r == compiler.Report("2.13.0", "cpu", benchmarks=(b,)) and r.device == "cpu"
+    assert "OPEN" not in {f.name for f in dataclasses.fields(r)}  # not written to its file
 
 
 def test_benchmark_records_are_checked(tmp_path):

@@ -5,13 +5,44 @@ pipelines beside it) fill them, compiler/assemble/_build.py turns them into the 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..model._names import CompileId
 from ..model._report import Kernel, RawEvent
 from ..parse import _text
+from ..parse._names import CompileId
 from ._events import Event
+
+
+@dataclass
+class Kept:
+    """The texts a compile's events keep whole, each the last one logged (None: never logged),
+    each field named by the rows that fill it: ``keep("graph")`` in compiler/assemble/_stages.py
+    (EVENTS), or a handler of compiler/assemble/_collect.py. compiler/assemble/_build.py reads
+    every one (tests/test_event_table.py fails on a field nothing reads)."""
+
+    graph: str | None = None  # dynamo_output_graph: Dynamo's FX graph, printed
+    guards: str | None = None  # dynamo_cpp_guards_str: the guard tree
+    module_stacks: str | None = None  # nn_module_stack: each node's module stack (JSON)
+    bytecode_original: str | None = None  # the frame's code (``dis`` listing)
+    bytecode_modified: str | None = None  # the code Dynamo runs in its place
+    bytecode_original_source: str | None = None  # each as Python, where depyf decompiled it
+    bytecode_modified_source: str | None = None
+    bytecode_source_note: str | None = None  # why there is no Python
+    joint: str | None = None  # aot_joint_graph
+    forward: str | None = None  # aot_forward_graph
+    backward: str | None = None  # aot_backward_graph
+    inference: str | None = None  # aot_inference_graph
+    fw_metadata: str | None = None  # artifact:aot_forward_graph_fw_metadata
+    seq_nr: str | None = None  # log:seq_nr: the joint graph's nodes' seq_nr lines
+    pre_grad_before: str | None = None  # the graph before the pre-grad passes
+    pre_grad_after: str | None = None  # and after them
+    fx_graph_runnable: str | None = None  # torch's runnable repro of the forward (or inference) graph
+    fx_graph_runnable_backward: str | None = None  # and of the backward graph
+    error_traceback: str | None = None  # artifact:dynamo_error
+
+
+KEPT = frozenset(f.name for f in fields(Kept))
 
 
 @dataclass
@@ -26,7 +57,7 @@ class _Acc:
     generation: int = 0  # how many torch._dynamo.reset()s came before it in the recording
     started: bool = False  # dynamo_start seen
     start_stack: list[dict] | None = None
-    slots: dict[str, Any] = field(default_factory=dict)  # last value per slot
+    kept: Kept = field(default_factory=Kept)  # the payloads kept whole
     post_grad_before: list[tuple[str | None, str]] = field(default_factory=list)
     post_grad: list[tuple[str | None, str]] = field(default_factory=list)
     ir_pre: list[str] = field(default_factory=list)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from typing import TYPE_CHECKING
 
-from ..model._names import CompileId
 from ..model._pipelinetypes import CompiledAutograd
 from ..parse import _graphs
+from ..parse._autograd import autograd_hooks, autograd_nodes
+from ..parse._names import CompileId
 from ._events import Event
 
 if TYPE_CHECKING:
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from ._acc import Context, _Acc
 
 # "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
-_NODE_CALL = re.compile(r"code: (?P<node>\S+) \(NodeCall (?P<n>\d+)\)")
-_HOOK = re.compile(r"call_hook\(.*hook_type = '(?P<type>\w+)'")
 
 
 def is_capture_event(ev: Event) -> bool:
@@ -102,9 +100,11 @@ def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
             number=cap["number"],
             graph=graph,
             graph_pre_reordering=_graphs.parse_graph(cap.get("pre")),
-            autograd_nodes=_nodes(code),
-            hooks=tuple(m["type"] for m in _HOOK.finditer(code)),
-            compiled_backwards=sum(1 for n in _nodes(code) if n.startswith("CompiledFunctionBackward")),
+            autograd_nodes=autograd_nodes(code),
+            hooks=autograd_hooks(code),
+            compiled_backwards=sum(
+                1 for n in autograd_nodes(code) if n.startswith("CompiledFunctionBackward")
+            ),
             called_from=site,
             recaptured_from=last_at.get(site) if a.frame_compile_id == 0 else None,
             reasons=cap.get("reasons", ()),
@@ -119,11 +119,3 @@ def _of_captured_graph(a: _Acc, cap: dict) -> bool:
     starts after the capture, on the graph module Compiled Autograd made (``<eval_with_key>.N``)."""
     filename = (a.metrics or {}).get("co_filename")
     return a.order >= cap["after"] and isinstance(filename, str) and filename.startswith("<eval_with_key>")
-
-
-def _nodes(code: str) -> tuple[str, ...]:
-    """Autograd's nodes in the order they run (NodeCall number), each once."""
-    seen: dict[int, str] = {}
-    for m in _NODE_CALL.finditer(code):
-        seen.setdefault(int(m["n"]), m["node"])
-    return tuple(seen[n] for n in sorted(seen))

@@ -142,7 +142,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str], ctx: Context) 
         stage_times_s=stage_t,
         compile_time_s=_total_s(a),
         cache=dict(a.cache),
-        traceback=a.slots.get("error_traceback"),
+        traceback=a.kept.error_traceback,
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
         phases=waterfall(a.spans),
         config=config,
@@ -153,49 +153,49 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str], ctx: Context) 
 
 def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stages:
     """The five stages' records from what the compile's events kept (parsed here, once)."""
-    s = a.slots
+    kept = a.kept
     m = a.metrics or {}
-    dyn = _modules.with_module_stacks(_graphs.parse_graph(s.get("graph")), s.get("module_stacks"))
-    pre_before = _graphs.parse_graph(s.get("pre_grad_before"))
-    fwd = _graphs.parse_graph_from(s.get("forward"), dyn)
-    joint = _graphs.parse_graph_from(s.get("joint"), dyn)
-    joint = with_seq_nrs(joint, parse_seq_nrs(s.get("seq_nr")))
-    bwd = _graphs.parse_graph_from(s.get("backward"), dyn, forward=fwd or joint)
+    dyn = _modules.with_module_stacks(_graphs.parse_graph(kept.graph), kept.module_stacks)
+    pre_before = _graphs.parse_graph(kept.pre_grad_before)
+    fwd = _graphs.parse_graph_from(kept.forward, dyn)
+    joint = _graphs.parse_graph_from(kept.joint, dyn)
+    joint = with_seq_nrs(joint, parse_seq_nrs(kept.seq_nr))
+    bwd = _graphs.parse_graph_from(kept.backward, dyn, forward=fwd or joint)
     post = tuple(RoleGraph(r or guess_role(a), _graphs.parse_graph_from(g, dyn)) for r, g in a.post_grad if g)
 
     capture = None
-    if dyn or s.get("guards") or a.start_stack is not None or a.symbols:
+    if dyn or kept.guards or a.start_stack is not None or a.symbols:
         capture = Capture(
             graph=dyn,
-            guards=s.get("guards"),
+            guards=kept.guards,
             guard_count=m.get("guard_count"),
             symbols=tuple(_symbol(b, strings) for b in a.symbols if b.get("symbol")),
             specializations=tuple(_specialization(b, strings) for b in a.specializations),
             shape_guards=tuple(a.shape_guards),
             restarts=tuple(str(r) for r in (m.get("restart_reasons") or ())),
-            bytecode_original=s.get("bytecode_original"),
-            bytecode_modified=s.get("bytecode_modified"),
-            bytecode_original_source=s.get("bytecode_original_source"),
-            bytecode_modified_source=s.get("bytecode_modified_source"),
-            bytecode_source_note=s.get("bytecode_source_note"),
+            bytecode_original=kept.bytecode_original,
+            bytecode_modified=kept.bytecode_modified,
+            bytecode_original_source=kept.bytecode_original_source,
+            bytecode_modified_source=kept.bytecode_modified_source,
+            bytecode_source_note=kept.bytecode_source_note,
             time_s=stage_t.get("capture"),
         )
     autograd = None
-    if any(k in s for k in ("joint", "forward", "backward", "inference")):
+    if any(g is not None for g in (kept.joint, kept.forward, kept.backward, kept.inference)):
         autograd = Autograd(
             joint=joint,
             forward=fwd,
             backward=bwd,
-            inference=_graphs.parse_graph_from(s.get("inference"), dyn),
+            inference=_graphs.parse_graph_from(kept.inference, dyn),
             saved_tensors=_graphs.saved_tensors(bwd),
-            fw_metadata=s.get("fw_metadata"),
+            fw_metadata=kept.fw_metadata,
             time_s=stage_t.get("autograd"),
         )
     decompose = None
     if pre_before or post or a.post_grad_before:
         decompose = Decompose(
             pre_grad_before=pre_before,
-            pre_grad_after=_graphs.parse_graph(s.get("pre_grad_after")),
+            pre_grad_after=_graphs.parse_graph(kept.pre_grad_after),
             post_grad_before=tuple(
                 RoleGraph(r or guess_role(a), _graphs.parse_graph(g)) for r, g in a.post_grad_before if g
             ),
@@ -218,12 +218,12 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             autotune=tuple(_autotune(d) for d in a.autotune),
         )
     codegen = None
-    if a.outputs or s.get("fx_graph_runnable"):
+    if a.outputs or kept.fx_graph_runnable:
         codegen = Codegen(
             output_code=tuple(OutputCode(r, p, c) for r, p, c in a.outputs),
             kernel_names=tuple(k.name for k in kernels),
-            fx_graph_runnable=s.get("fx_graph_runnable"),
-            fx_graph_runnable_backward=s.get("fx_graph_runnable_backward"),
+            fx_graph_runnable=kept.fx_graph_runnable,
+            fx_graph_runnable_backward=kept.fx_graph_runnable_backward,
             time_s=stage_t.get("codegen"),
         )
     return Stages(capture, autograd, decompose, fuse, codegen)
@@ -343,10 +343,10 @@ def _failed_stage(a: _Acc, err: str) -> str:
     if a.last_phase:
         return FAILURE_PHASE_STAGE[a.last_phase]
     # no timing events: the first stage with nothing recorded
-    s = a.slots
-    if "graph" not in s:
+    kept = a.kept
+    if kept.graph is None:
         return "capture"
-    if not any(k in s for k in ("forward", "inference", "joint")):
+    if kept.forward is None and kept.inference is None and kept.joint is None:
         return "autograd"
     if not a.post_grad:
         return "decompose"

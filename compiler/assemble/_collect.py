@@ -4,12 +4,11 @@ table from event names to stages and these handlers is ``_stages.EVENTS``."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..model._report import RawEvent
 from ..parse import _outputcode, _text
-from ._acc import Context, _Acc
+from ._acc import KEPT, Context, _Acc
 from ._events import Event
 from ._phases import _timing
 
@@ -95,19 +94,21 @@ def on_bytecode(a: _Acc, ev: Event, ctx: Context) -> None:
     if not isinstance(facts, dict):
         return
     body = ev.body if isinstance(ev.body, dict) else {}
-    for key in ("original", "modified"):
-        if isinstance(facts.get(key), str):
-            a.slots[f"bytecode_{key}"] = facts[key]
-        if isinstance(facts.get(f"{key}_source"), str):
-            a.slots[f"bytecode_{key}_source"] = facts[f"{key}_source"]
+    k = a.kept
+    if isinstance(facts.get("original"), str):
+        k.bytecode_original = facts["original"]
+    if isinstance(facts.get("modified"), str):
+        k.bytecode_modified = facts["modified"]
+    if isinstance(facts.get("original_source"), str):
+        k.bytecode_original_source = facts["original_source"]
+    if isinstance(facts.get("modified_source"), str):
+        k.bytecode_modified_source = facts["modified_source"]
     errors = [f"{what}: {facts[f'{key}_error']}" for key, what in _CODES if facts.get(f"{key}_error")]
     decompiler = body.get("decompiler")
     if decompiler is None:
-        a.slots["bytecode_source_note"] = (
-            "depyf is not installed: no Python (pip install 'pt2-explorer[bytecode]')"
-        )
+        k.bytecode_source_note = "depyf is not installed: no Python (pip install 'pt2-explorer[bytecode]')"
     elif errors:
-        a.slots["bytecode_source_note"] = f"{decompiler} could not decompile " + "; ".join(errors)
+        k.bytecode_source_note = f"{decompiler} could not decompile " + "; ".join(errors)
 
 
 def on_fusion_log(a: _Acc, ev: Event, ctx: Context) -> None:
@@ -121,8 +122,10 @@ def on_provenance(a: _Acc, ev: Event, ctx: Context) -> None:
 def on_runnable(a: _Acc, ev: Event, ctx: Context) -> None:
     """torch's runnable repro of a graph Inductor got, logged before Inductor compiles it: the
     first of a compile is its forward (or inference) graph's, a second its backward's."""
-    slot = "fx_graph_runnable" if "fx_graph_runnable" not in a.slots else "fx_graph_runnable_backward"
-    a.slots[slot] = ev.payload
+    if a.kept.fx_graph_runnable is None:
+        a.kept.fx_graph_runnable = ev.payload
+    else:
+        a.kept.fx_graph_runnable_backward = ev.payload
 
 
 def on_output_code(a: _Acc, ev: Event, ctx: Context) -> None:
@@ -169,25 +172,25 @@ def on_distributed(a: _Acc, ev: Event, ctx: Context) -> None:
     ctx.distributed.append(RawEvent(a.key, ev.name, json.loads(json.dumps(meta, default=str)), ev.payload))
 
 
-def keep_payload(slot: str):
-    """A handler that keeps the event's payload (the last one) under ``slot``."""
+def keep(name: str):
+    """A handler that keeps the event's payload (the last one) whole, as ``Kept.<name>``
+    (compiler/assemble/_acc.py); a name that is not a field of ``Kept`` fails here, when the
+    table is made."""
+    if name not in KEPT:
+        raise ValueError(f"keep({name!r}): Kept has no field {name!r} (compiler/assemble/_acc.py)")
 
     def handler(a: _Acc, ev: Event, ctx: Context) -> None:
-        a.slots[slot] = ev.payload
+        setattr(a.kept, name, ev.payload)
 
-    handler.__name__ = f"keep_{slot}"
+    handler.__name__ = f"keep_{name}"
+    handler.kept = name  # type: ignore[attr-defined]  # the field it fills (tests/test_event_table.py)
     return handler
 
 
 def guess_role(a: _Acc) -> str:
-    if "inference" in a.slots:
+    if a.kept.inference is not None:
         return "inference"
     return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"
-
-
-_LIMIT_HIT = re.compile(
-    r"(recompile|cache)[ _]?(size )?limit (exceeded|hit)|Limit type: \w*recompile_limit", re.I
-)
 
 
 def limit_hit(metrics: Any) -> bool:
@@ -198,4 +201,4 @@ def limit_hit(metrics: Any) -> bool:
         return False
     if metrics["fail_type"] in ("RecompileLimitExceeded", "CacheLimitExceeded", "FailOnRecompileLimitHit"):
         return True
-    return bool(_LIMIT_HIT.search(str(metrics.get("fail_reason") or "")))
+    return _text.says_limit_hit(str(metrics.get("fail_reason") or ""))

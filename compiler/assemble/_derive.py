@@ -7,9 +7,9 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
-from ..model._names import resume_of
 from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
 from ..parse import _text
+from ..parse._names import resume_of
 
 if TYPE_CHECKING:
     from ._acc import _Acc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model._names import CompileId
+from ..parse._names import CompileId
 
 
 def event_name(metadata: dict) -> str | None:
@@ -50,7 +50,7 @@ class Event:
     @property
     def compile_id(self) -> str | None:
         """torch's CompileId as it prints it: "0/1", or "!0/3/0" for Dynamo compiling
-        compiled autograd's graph 0 (compiler/model/_names.py)."""
+        compiled autograd's graph 0 (compiler/parse/_names.py)."""
         cid = CompileId.of_event(self.metadata)
         return cid.torch if cid is not None else None
 

@@ -11,9 +11,9 @@ functions of the kernel file."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING
 
+from ..parse._outputcode import extern_c_functions
 from ._events import Event
 
 if TYPE_CHECKING:
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from ._acc import Context, _Acc
 
 NAME = "export → AOTInductor"
-# extern "C"  void  cpp_fused_0(float* out_ptr0)\n{ ... \n}
-_EXTERN = re.compile(r'^extern "C"\s+\w[\w\s\*]*?\b(?P<name>\w+)\s*\(', re.M)
 
 
 def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | None:
@@ -77,12 +75,7 @@ def cpp_kernels(compile_id: str, code: str, role: str) -> list[Kernel]:
     """The ``extern "C"`` functions of a C++ kernel file, each with its body."""
     from ..model._report import Kernel
 
-    starts = list(_EXTERN.finditer(code))
-    out = []
-    for i, m in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else len(code)
-        out.append(Kernel(compile_id, m["name"], "cpp", code[m.start() : end].rstrip(), role=role))
-    return out
+    return [Kernel(compile_id, name, "cpp", body, role=role) for name, body in extern_c_functions(code)]
 
 
 def attach(compiles: list[Compile]) -> list[Compile]:

@@ -15,12 +15,12 @@ per-kernel rows instead: an extern row then stands for every extern call of its 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark, Launch
 from ..model._report import Report
 from ..model._stagetypes import Kernel, Node
+from ..parse._kernelnames import cpp_kernel_of_event, is_attention_kernel, is_library_kernel, is_reduction_op
 from ..parse._provenance import KernelCall, Provenance, op_base, read_provenance
 from ..parse._tritonsrc import read_triton_source
 
@@ -33,11 +33,8 @@ _INNER_OPS = {
     "_efficient_attention_backward": "_scaled_dot_product_efficient_attention_backward",
     "_flash_attention_backward": "_scaled_dot_product_flash_attention_backward",
 }
-
-_CPP_EVENT = re.compile(r"^graph_\d+_(cpp_\w+)$")
 _MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "_int_mm", "_scaled_mm"}
 _CONV = {"convolution", "_convolution", "cudnn_convolution", "conv2d", "conv1d", "conv3d"}
-_LIB_NAME = re.compile(r"gemm|gemv|cublas|cutlass|xmma|nvjet|cudnn|flash|fmha|conv|wgrad|dgrad", re.I)
 
 
 @dataclass(frozen=True)
@@ -128,8 +125,7 @@ class _Joiner:
 
     def launch(self, r: Launch, calls: int) -> KernelCost:
         kernel = None
-        m = _CPP_EVENT.match(r.name)
-        name = m.group(1) if m else r.name
+        name = cpp_kernel_of_event(r.name) or r.name
         kind = r.kind
         if kind == "eager" and name in self.generated:
             # a compiled graph's kernel launched outside its "Torch-Compiled Region": autograd's
@@ -246,7 +242,7 @@ class _Joiner:
         calls = [k for k in self.prov[cid].calls if k.extern and k.op == base]
         if not calls and base in _INNER_OPS:  # SDPA's kernel, under the op the graph calls
             calls = [k for k in self.prov[cid].calls if k.extern and k.op == _INNER_OPS[base]]
-        if not calls and index is None and _LIB_NAME.search(op):
+        if not calls and index is None and is_library_kernel(op):
             # an older per-kernel row names the library kernel, not its op: every library call
             calls = [k for k in self.prov[cid].calls if k.extern and _family_of_op(k.op, "") != "pointwise"]
         if not calls:
@@ -277,7 +273,7 @@ def _unique(items) -> tuple:
 
 
 def _library(name: str, op: str | None) -> bool:
-    return bool(_LIB_NAME.search(name)) or op_base(op or "") in _MATMUL | _CONV
+    return is_library_kernel(name) or op_base(op or "") in _MATMUL | _CONV
 
 
 def _family_of_op(base: str, name: str) -> str:
@@ -285,9 +281,9 @@ def _family_of_op(base: str, name: str) -> str:
         return "matmul"
     if base in _CONV:
         return "convolution"
-    if "attention" in base or re.search(r"flash|fmha", name, re.I):
+    if "attention" in base or is_attention_kernel(name):
         return "attention"
-    if re.search(r"sum|mean|var|norm|softmax|amax|max|min|reduce", base):
+    if is_reduction_op(base):
         return "reduction"
     return "pointwise" if base else "other"
 

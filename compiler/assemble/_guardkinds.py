@@ -6,29 +6,21 @@ pytorch/pytorch#185886). Torch-free."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from ..model._report import Compile, Report
+from ..parse._guards import parse_guards
 
 PYTHON_KINDS = ("LAMBDA_GUARD",)  # evaluated by calling back into Python
-_LEAF = re.compile(r"^[| ]*\+- (?P<kind>[A-Z][A-Z0-9_]*)(?::\s?(?P<code>.*))?$")
 
 
 def guard_kinds(tree: str | None) -> tuple[Counter, list[str]]:
     """The leaf guards of one guard tree by kind, and the code of its Python lambda guards
     (without torch's ``# file:line`` comment). The managers (``GuardManager: source=…``) are
     not guards: they name what the guards under them read."""
-    kinds: Counter = Counter()
-    python: list[str] = []
-    for line in (tree or "").splitlines():
-        m = _LEAF.match(line)
-        if m is None:
-            continue
-        kinds[m["kind"]] += 1
-        if m["kind"] in PYTHON_KINDS:
-            python.append((m["code"] or "").split("  #", 1)[0].strip())
-    return kinds, python
+    guards = parse_guards(tree)
+    python = [g.line.split(":", 1)[-1].split("  #", 1)[0].strip() for g in guards if g.kind in PYTHON_KINDS]
+    return Counter(g.kind for g in guards), python
 
 
 def checked_entries(report: Report, ids: tuple[str, ...] = ()) -> list[Compile]:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 
 from ..model import _fastjson
-from ..model._names import TORCH_ID
+from ..parse._names import is_torch_id
 from ._events import Event
 
 # torch's timed phases (chromium_event names) that belong to one stage and do not nest
@@ -46,9 +45,6 @@ FAILURE_PHASE_STAGE = {
 }
 
 
-_ID = re.compile(TORCH_ID)
-
-
 def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     payload = ev.payload
     if not payload:
@@ -62,7 +58,7 @@ def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     if type(data) is not dict:
         return
     cid = (data.get("args") or {}).get("compile_id") or ev.compile_id
-    if type(cid) is not str or not _ID.fullmatch(cid):
+    if type(cid) is not str or not is_torch_id(cid):
         return
     a = acc_for(cid, ev.metadata)
     name, ph, ts = data.get("name"), data.get("ph"), data.get("ts")

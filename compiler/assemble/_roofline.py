@@ -9,11 +9,11 @@ own name (cuBLAS names its kernels ``…f32f32_tf32f32…`` when it runs TF32, `
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark
 from ..model._devices import DevicePeak, device_peak
+from ..parse._kernelnames import matmul_math
 from ._gputime import KernelCost
 
 
@@ -62,9 +62,10 @@ def precision(c: KernelCost, bench: Benchmark) -> tuple[str | None, str]:
         return "bf16", f"{c.dtype} operands"
     if c.dtype != "f32":
         return None, "dtype unknown"
-    if re.search(r"tf32", name):
+    math = matmul_math(name)
+    if math == "tf32":
         return "tf32", "cuBLAS ran TF32 (its kernel name says tf32)"
-    if re.search(r"ffma|sgemm|f32f32_f32f32", name):
+    if math == "fp32":
         return "fp32", "fp32 on the CUDA cores, no TF32 (its kernel name says so)"
     if bench.allow_tf32 or bench.matmul_precision in ("high", "medium"):
         return "tf32", f"TF32 allowed (float32_matmul_precision={bench.matmul_precision!r})"

@@ -4,15 +4,12 @@ build kept (compiler/parse/_speed.py reads torch's texts)."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from ..parse import _speed as p
 from ._acc import Context, _Acc
 from ._events import Event
-
-_KEY_CONFIG = re.compile(r"^inductor_config\[(.+)\]$")
 
 
 def on_cudagraph_log(ctx: Context, ev: Event) -> None:
@@ -74,7 +71,7 @@ def config_of(a: _Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> Compile
     m = a.metrics or {}
     fx = next((c for c in caches if c.kind == "fx_graph" and c.component_lines), None)
     comps = p.components(fx.component_lines) if fx else {}
-    options = p.runnable_options(a.slots.get("fx_graph_runnable"))
+    options = p.runnable_options(a.kept.fx_graph_runnable)
     source = "runnable repro"
     if options is None and comps:
         options, source = _patched(comps, m.get("inductor_config")), "cache key"
@@ -104,9 +101,9 @@ def _patched(comps: dict[str, tuple[str, str]], logged: Any) -> dict[str, str]:
         base = {}
     out = {}
     for name, (_h, value) in comps.items():
-        m = _KEY_CONFIG.match(name)
-        if m and isinstance(base, dict) and m.group(1) in base and str(base[m.group(1)]) != value:
-            out[m.group(1)] = value
+        option = p.inductor_option_of(name)
+        if option and isinstance(base, dict) and option in base and str(base[option]) != value:
+            out[option] = value
     return out
 
 

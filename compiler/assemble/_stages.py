@@ -2,8 +2,9 @@
 
 Keys are structured-trace event names; artifacts are ``artifact:<name>``; records from
 Inductor's artifact loggers (not in the structured trace) are ``log:<artifact>``.
-Value: the stage and the handler that turns the event into facts (compiler/assemble/_collect.py):
-adding an event is one line here, plus a handler where none of the existing ones fits.
+Value: the stage and the handler that turns the event into facts (compiler/assemble/_collect.py);
+a payload kept whole is ``keep("<field>")``, a typed field of ``Kept`` (compiler/assemble/_acc.py).
+Adding an event: docs/architecture.md, "Recipe: add an event" (tests/test_event_table.py checks it).
 Names differ between torch versions: anything not here is kept raw in
 ``Report.unknown_events`` (see IGNORED for what we drop on purpose).
 """
@@ -32,28 +33,27 @@ def _report_wide(handler: Callable) -> Spec:
 EVENTS: dict[str, Spec] = {
     # capture: TorchDynamo
     "dynamo_start": Spec("capture", c.on_start),
-    "dynamo_output_graph": Spec("capture", c.keep_payload("graph")),
-    "dynamo_cpp_guards_str": Spec("capture", c.keep_payload("guards")),
-    "dynamo_guards": Spec("capture", c.keep_payload("guards_json")),
+    "dynamo_output_graph": Spec("capture", c.keep("graph")),
+    "dynamo_cpp_guards_str": Spec("capture", c.keep("guards")),
     "artifact:dynamo_graph_break_reason": Spec("capture", c.on_graph_break),
     "artifact:recompile_reasons": Spec("capture", c.on_recompile_reasons, compiled=False),
     "bytecode": Spec("capture", c.on_bytecode),  # the recording's bytecode hook (every frame)
-    "nn_module_stack": Spec("capture", c.keep_payload("module_stacks")),  # the recording's graph_code handler
+    "nn_module_stack": Spec("capture", c.keep("module_stacks")),  # the recording's graph_code handler
     "create_symbol": Spec("capture", c.on_symbol),
     "symbolic_shape_specialization": Spec("capture", c.on_specialization),
     "guard_added_fast": Spec("capture", c.on_shape_guard),
     "guard_added": Spec("capture", c.on_shape_guard),
     # autograd: AOTAutograd
-    "aot_joint_graph": Spec("autograd", c.keep_payload("joint")),
-    "aot_forward_graph": Spec("autograd", c.keep_payload("forward")),
-    "aot_backward_graph": Spec("autograd", c.keep_payload("backward")),
-    "aot_inference_graph": Spec("autograd", c.keep_payload("inference")),
-    "artifact:aot_forward_graph_fw_metadata": Spec("autograd", c.keep_payload("fw_metadata")),
-    "log:seq_nr": Spec("autograd", c.keep_payload("seq_nr")),  # the joint graph's seq_nr (listen/_seqnr.py)
+    "aot_joint_graph": Spec("autograd", c.keep("joint")),
+    "aot_forward_graph": Spec("autograd", c.keep("forward")),
+    "aot_backward_graph": Spec("autograd", c.keep("backward")),
+    "aot_inference_graph": Spec("autograd", c.keep("inference")),
+    "artifact:aot_forward_graph_fw_metadata": Spec("autograd", c.keep("fw_metadata")),
+    "log:seq_nr": Spec("autograd", c.keep("seq_nr")),  # the joint graph's seq_nr (listen/_seqnr.py)
     # decompose: pre-/post-grad FX passes over the decomposed graph
-    "artifact:before_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),
-    "inductor_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_before")),  # torch < 2.8's name
-    "artifact:after_pre_grad_graph": Spec("decompose", c.keep_payload("pre_grad_after")),
+    "artifact:before_pre_grad_graph": Spec("decompose", c.keep("pre_grad_before")),
+    "inductor_pre_grad_graph": Spec("decompose", c.keep("pre_grad_before")),  # torch < 2.8's name
+    "artifact:after_pre_grad_graph": Spec("decompose", c.keep("pre_grad_after")),
     "artifact:before_post_grad_graph": Spec("decompose", c.on_post_grad_before),
     "artifact:inductor_post_grad_graph": Spec("decompose", c.on_post_grad),
     "inductor_post_grad_graph": Spec("decompose", c.on_post_grad),  # top-level on FX-cache hit
@@ -75,7 +75,7 @@ EVENTS: dict[str, Spec] = {
         for kind in ("fx_graph", "aotautograd")
         for state in ("hit", "miss", "bypass")
     },
-    "artifact:dynamo_error": Spec(None, c.keep_payload("error_traceback")),
+    "artifact:dynamo_error": Spec(None, c.keep("error_traceback")),
     # CUDA graphs: Inductor's cudagraphs logger (in-process), and what the recording set
     "log:cudagraphs": _report_wide(_speed.on_cudagraph_log),
     "recording_config": _report_wide(_speed.on_recording_config),
@@ -97,8 +97,8 @@ EVENTS: dict[str, Spec] = {
 
 # Names with a variable part: (regex over the event name, spec).
 PATTERNS: tuple[tuple[str, Spec], ...] = (
-    (r"^artifact:.+_ORIGINAL_BYTECODE$", Spec("capture", c.keep_payload("bytecode_original"))),
-    (r"^artifact:.+_MODIFIED_BYTECODE$", Spec("capture", c.keep_payload("bytecode_modified"))),
+    (r"^artifact:.+_ORIGINAL_BYTECODE$", Spec("capture", c.keep("bytecode_original"))),
+    (r"^artifact:.+_MODIFIED_BYTECODE$", Spec("capture", c.keep("bytecode_modified"))),
 )
 
 
@@ -117,6 +117,7 @@ IGNORED = frozenset(
         "describe_storage",
         "describe_tensor",
         "describe_source",
+        "dynamo_guards",  # each guard as JSON (torch logs it with guard logging on): the report keeps the guard tree (dynamo_cpp_guards_str)
         "artifact:torch._functorch.config",
         "artifact:before_joint_graph",
         "artifact:after_joint_graph",

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-import re
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ..model._benchtypes import BenchConfig, Benchmark
+from ..model._options import BenchOptions
 from ..model._report import Kernel, Report
 from ..model._subject import subject_of
+from ..parse._kernelnames import cpp_events_in
 from . import _launches, _profile
 from ._accuracy import compare, frozen, tensors, with_state
 from ._state import Snapshot, StateMutationError, roots
@@ -57,24 +57,12 @@ def _sync(cuda: bool) -> None:
 
 
 def benchmark_report(
-    report: Report,
-    fn,
-    args: tuple,
-    kwargs: dict,
-    *,
-    reps: int | None = None,
-    warmup: int | None = None,
-    profile: bool = True,
-    mutates: bool = False,
-    compiled=None,
-    name: str | None = None,
-    progress=True,
-    atol: float | None = None,
-    rtol: float | None = None,
-    config: BenchConfig | None = None,
-    eager_call: Callable | None = None,
+    report: Report, fn, args: tuple, kwargs: dict, *, config: BenchConfig | None = None, **options: Any
 ) -> Benchmark:
-    """Implements ``Report.benchmark`` (see there and docs/benchmark.md)."""
+    """Implements ``Report.benchmark`` (see there and docs/benchmark.md); ``options`` are
+    ``BenchOptions``' (compiler/model/_options.py)."""
+    o = BenchOptions.of(options, "compiler.Report.benchmark")
+    compiled = o.compiled
     subject = subject_of(report)
     compile_kwargs: dict = {}
     if fn is None:
@@ -89,13 +77,12 @@ def benchmark_report(
         compile_kwargs = subject.compile_kwargs
     elif compiled is None and subject is not None and subject.eager is fn:
         compiled, compile_kwargs = subject.compiled, subject.compile_kwargs
-    show = progress_line(progress)
-    run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, atol, rtol)
+    show = progress_line(o.progress)
+    run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, o.atol, o.rtol)
     # the compile options of the compiled callable are known: it is the one the report
     # remembers with them, or the benchmark compiles fn itself
     run.known_options = compiled is None or (subject is not None and compiled is subject.compiled)
-    bench = run.go(reps=reps, warmup=warmup, profile=profile, mutates=mutates, name=name, config=config)
-    return bench
+    return run.go(o.reps, o.warmup, o.profile, o.mutates, o.name, config)
 
 
 class _Run:
@@ -113,7 +100,7 @@ class _Run:
     def compiled_call(self):
         return self.compiled(*self.args, **self.kwargs)
 
-    def go(self, *, reps, warmup, profile, mutates, name, config) -> Benchmark:
+    def go(self, reps, warmup, profile, mutates, name, config) -> Benchmark:
         if reps is not None and reps < 1:
             raise ValueError(f"reps must be at least 1 (timed calls per arm), not {reps}")
         snap = Snapshot(roots(self.fn, self.args, self.kwargs))  # SnapshotError: nothing run
@@ -355,7 +342,7 @@ class _Run:
         for k in prof.kernels:
             mine = theirs.get((frame_of(prof, k.compile_id), k.name))
             matched = matched and mine is not None
-            for event in set(re.findall(rf"\bgraph_\d+_{re.escape(k.name)}\b", k.source or "")):
+            for event in cpp_events_in(k.name, k.source):
                 by_event[event] = mine or k
         return (lambda: compiled(*self.args, **self.kwargs)), by_event, matched
 
@@ -370,7 +357,7 @@ class _Run:
                 f.get("compile_time_s"), f["eager"].median_ms, f["compiled"].median_ms
             )
         bench = Benchmark(**f)
-        object.__setattr__(self.report, "benchmarks", (*self.report.benchmarks, bench))
+        self.report.benchmarks = (*self.report.benchmarks, bench)  # the one field a report lets change
         return bench
 
 

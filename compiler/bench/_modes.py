@@ -9,6 +9,7 @@ another's compile: compiled functions of yours recompile at their next call), th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import torch
@@ -16,6 +17,7 @@ import torch
 from ..listen._capture import recording
 from ..model._benchtypes import BenchConfig
 from ..model._modetypes import ModeComparison, ModeRow, load_modes  # noqa: F401 - read without torch there
+from ..model._options import BenchOptions
 from ..model._subject import remember
 from ._bench import benchmark_report
 
@@ -44,12 +46,6 @@ def compare_modes(
     autocast: Iterable[torch.dtype | None] = (None,),
     max_autotune: bool = False,
     backend: str = "inductor",
-    reps: int | None = None,
-    warmup: int | None = None,
-    profile: bool = True,
-    mutates: bool = False,
-    progress=True,
-    name: str | None = None,
     **kwargs,
 ) -> ModeComparison:
     """Record and benchmark ``fn(*args, **kwargs)`` under every combination of ``modes`` ×
@@ -57,7 +53,12 @@ def compare_modes(
     against eager under the same autocast. ``max_autotune=True`` adds ``"max-autotune"``
     (slow: it benchmarks kernel configurations while compiling). ``reduce-overhead`` (CUDA
     graphs) is skipped with the reason on CPU. Eager itself is the baseline of every row
-    (speedup 1 by definition), so it is no row of its own."""
+    (speedup 1 by definition), so it is no row of its own. Keywords named in ``BenchOptions``
+    (``reps``, ``warmup``, ``profile``, ``mutates``, ``progress``, ``atol``, ``rtol``) are each
+    benchmark's, ``name`` the comparison's (compiler/model/_options.py); others go to ``fn``."""
+    options, kwargs = BenchOptions.split(kwargs)
+    if options.compiled is not None:
+        raise TypeError("compare_modes() compiles fn under each mode itself: it takes no compiled=")
     modes = [m for m in modes if m != "eager"]
     if max_autotune and "max-autotune" not in modes:
         modes.append("max-autotune")
@@ -89,19 +90,13 @@ def compare_modes(
                         ac,
                         device_type,
                         backend,
-                        reps,
-                        warmup,
-                        profile,
-                        mutates,
-                        progress,
+                        dataclasses.replace(options, name=label),
                     )
                 )
-    return ModeComparison(tuple(rows), name or getattr(fn, "__name__", type(fn).__name__))
+    return ModeComparison(tuple(rows), options.name or getattr(fn, "__name__", type(fn).__name__))
 
 
-def _one(
-    fn, args, kwargs, cfg, label, ac, device_type, backend, reps, warmup, profile, mutates, progress
-) -> ModeRow:
+def _one(fn, args, kwargs, cfg, label, ac, device_type, backend, options: BenchOptions) -> ModeRow:
     compile_kwargs: dict = {"backend": backend, "dynamic": cfg.dynamic}
     if cfg.mode != "default":
         compile_kwargs["mode"] = cfg.mode
@@ -128,19 +123,7 @@ def _one(
     assert report is not None
     remember(report, eager, run, args, kwargs, compile_kwargs)
     try:
-        benchmark_report(
-            report,
-            None,
-            (),
-            {},
-            reps=reps,
-            warmup=warmup,
-            profile=profile,
-            mutates=mutates,
-            name=label,
-            progress=progress,
-            config=cfg,
-        )
+        benchmark_report(report, None, (), {}, config=cfg, **options.keywords())
     except Exception as e:
         return ModeRow(label, cfg, report=report, error=f"{type(e).__name__}: {e}")
     return ModeRow(label, cfg, report=report)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,10 +22,10 @@ import torch
 from ..model._benchtypes import KernelTime
 from ..model._devices import device_peak
 from ..model._report import Kernel
+from ..parse._kernelnames import cpp_kernel_of_event
+from ..parse._kernelnames import kernel_num_gb as num_gb_in
 from ._launches import is_range
 
-_CPP_PROFILED = re.compile(r"^graph_\d+_(cpp_\w+)$")
-_NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
 _COMPILED_REGION = ("## Call CompiledFxGraph", "Torch-Compiled Region", "CompiledFunction")
 
 
@@ -37,8 +36,7 @@ def peak_gb_per_s(device_name: str) -> float | None:
 
 
 def kernel_num_gb(k: Kernel) -> float | None:
-    m = _NUM_GB.search(k.source or "")
-    return float(m.group(1)) if m else None
+    return num_gb_in(k.source)
 
 
 def profile_calls(call: Callable[[], Any], calls: int, cuda: bool) -> list[Any]:
@@ -109,9 +107,9 @@ def kernel_rows(
             k = by_name.get(name)
             kind = k.language if k is not None else "extern"
         else:
-            m = _CPP_PROFILED.match(name)
-            if m:
-                k = (by_event or {}).get(name) or (None if by_event else by_name.get(m.group(1)))
+            cpp = cpp_kernel_of_event(name)
+            if cpp:
+                k = (by_event or {}).get(name) or (None if by_event else by_name.get(cpp))
                 kind = "cpp"
             elif (
                 name.startswith("aten::")

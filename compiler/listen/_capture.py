@@ -13,14 +13,14 @@ Hooks torch offers for it:
     off the graph module it logs (the printed graph does not carry it);
   * Dynamo's bytecode hook: each frame's code and the code Dynamo runs in its place (and, with
     depyf installed, both as Python).
-Nothing is patched; everything is detached on exit, whatever ends the block.
+Nothing is patched; everything is detached on exit, whatever ends the block. The listeners
+are rows of one table (compiler/listen/_table.py: ``LISTENERS``); the fusion hook is config.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -30,23 +30,15 @@ import torch
 from ..assemble import _build, _draft
 from ..assemble._events import Event
 from ..model._gcpause import gc_paused
+from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
 from . import _torch
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
-from ._listeners import (
-    ArtifactHandler,
-    AutotuneFeedback,
-    BytecodeHook,
-    FusionIR,
-    ModuleStackHandler,
-    Scope,
-    TraceHandler,
-    decompiler,
-)
-from ._loggers import _listen, _listening, _unlisten  # noqa: F401 - _listening: the tests read it
-from ._seqnr import SeqNrHandler
+from ._listeners import FusionIR, Scope, decompiler
+from ._loggers import _listening  # noqa: F401 - the tests read it
+from ._table import Ears, attach
 from ._tritonir import TritonCapture, with_binaries
 
 
@@ -64,33 +56,21 @@ class Recording:
     ``recording``).
     """
 
-    def __init__(
-        self,
-        *,
-        fusion_logs: bool = False,
-        provenance: bool = True,
-        caches: bool = False,
-        on_stage: Callable[[str, str], None] | None = None,
-        journal: str | os.PathLike[str] | None = None,
-        triton_ir: bool = False,
-        fusion_ir: bool = False,
-    ):
-        self.journal = journal
-        self.fusion_ir = fusion_ir
-        self.triton_ir = triton_ir
+    def __init__(self, **options: Any):
+        o = RecordOptions.of(options, "compiler.Recording")  # the keywords: compiler/model/_options.py
+        self.journal = o.journal
+        self.fusion_ir = o.fusion_ir
+        self.triton_ir = o.triton_ir
         self._triton: TritonCapture | None = None
-        self.fusion_logs = fusion_logs
-        self.provenance = provenance
-        self.on_stage = on_stage
-        self.caches = caches
+        self.fusion_logs = o.fusion_logs
+        self.provenance = o.provenance
+        self.on_stage = o.on_stage
+        self.caches = o.caches
         self.events: list[Event] = []
         self._report: Report | None = None
         self._ended: tuple[str | None, dict[int, str]] | None = None  # (error, interned strings) at exit
         self._report_lock = threading.Lock()
-        self._trace_handler: TraceHandler | None = None
-        self._artifact: list[tuple[logging.Logger, logging.Handler]] = []
-        self._feedback: AutotuneFeedback | None = None
-        self._bytecode: Any = None  # the bytecode hook's removable handle
+        self._undo: list[Callable[[], Any]] = []  # what undoes each listener attached (_table.py)
         self._fusion: FusionIR | None = None
         self._config: list[tuple[Any, str, Any, Any]] = []  # (patch, dotted name, our value, module)
         self._journal: Journal | None = None
@@ -103,9 +83,6 @@ class Recording:
         wanted = _wanted_config(caches=self.caches, provenance=self.provenance)
         if self.triton_ir:  # Triton's listener hears only in-process compiles (_tritonir.py)
             wanted.append((_torch.inductor_config(), _torch.INDUCTOR_COMPILE_THREADS, 1))
-        names = (_torch.FUSION_LOGGERS if self.fusion_logs else ()) + _torch.CUDAGRAPH_LOGGERS
-        loggers = [(a, _torch.artifact_logger(m, a)) for m, a in names]
-        seq_loggers = [_torch.artifact_logger(m, a) for m, a in _torch.SEQ_NR_LOGGERS]
         decompile = decompiler()
         self.events = []
         self._export_error = None  # a data-dependent error that ended a torch.export call
@@ -128,30 +105,11 @@ class Recording:
                 patch.__enter__()
                 self._config.append((patch, name, value, module))
             self.events.append(_recording_config(self._config, before))
-            self._trace_handler = TraceHandler(self.events, scope, self.on_stage)
-            _torch.trace_logger().addHandler(self._trace_handler)
-            for artifact, log in loggers:
-                if log is None:  # artifact not registered in this torch version
-                    continue
-                h = ArtifactHandler(self.events, scope, artifact)
-                _listen(log, h)
-                self._artifact.append((log, h))
-            seq = SeqNrHandler(self.events, scope)
-            for log in filter(None, seq_loggers):
-                _listen(log, seq)
-                self._artifact.append((log, seq))
-            graph_code = _torch.artifact_logger(*_torch.GRAPH_CODE_LOGGER)
-            if graph_code is not None:  # each Dynamo graph's module stacks
-                h = ModuleStackHandler(self.events, scope)
-                _listen(graph_code, h)
-                self._artifact.append((graph_code, h))
-            if self.triton_ir:
+            ears = Ears(self.events, scope, self.on_stage, decompile, self._undo)
+            attach(ears, lambda option: bool(getattr(self, option)))
+            if self.triton_ir:  # no events: Kernel.binaries, joined to the report once built
                 self._triton = TritonCapture()
                 self._triton.attach()
-            feedback = AutotuneFeedback(self.events, scope)
-            if _torch.add_autotune_feedback(feedback):
-                self._feedback = feedback
-            self._bytecode = _torch.add_bytecode_hook(BytecodeHook(self.events, scope, decompile))
         except BaseException:
             self._detach()
             self._active = False
@@ -190,18 +148,8 @@ class Recording:
         """Undo what __enter__ did, whatever part of it ran; safe to call twice."""
         if self._triton is not None:
             self._triton.detach()
-        if self._trace_handler is not None:
-            _torch.trace_logger().removeHandler(self._trace_handler)
-            self._trace_handler = None
-        while self._artifact:
-            log, h = self._artifact.pop()
-            _unlisten(log, h)
-        if self._feedback is not None:
-            _torch.remove_autotune_feedback(self._feedback)
-            self._feedback = None
-        if self._bytecode is not None:
-            self._bytecode.remove()
-            self._bytecode = None
+        while self._undo:
+            self._undo.pop()()
         if self._fusion is not None:
             self._fusion.stop()
         if self._journal is not None:
@@ -313,16 +261,7 @@ def _get(module: Any, dotted: str) -> Any:
     return obj
 
 
-def recording(
-    *,
-    fusion_logs: bool = False,
-    provenance: bool = True,
-    caches: bool = False,
-    on_stage: Callable[[str, str], None] | None = None,
-    journal: str | os.PathLike[str] | None = None,
-    triton_ir: bool = False,
-    fusion_ir: bool = False,
-) -> Recording:
+def recording(**options: Any) -> Recording:
     """Record every torch.compile that happens inside a ``with`` block.
 
     ``caches=False`` (default) turns Inductor's and AOTAutograd's compile caches off inside
@@ -363,15 +302,17 @@ def recording(
     ...     torch.compile(fn)(x)
     >>> rec.report.graph_breaks
     """
-    return Recording(
-        fusion_logs=fusion_logs,
-        provenance=provenance,
-        caches=caches,
-        on_stage=on_stage,
-        journal=journal,
-        triton_ir=triton_ir,
-        fusion_ir=fusion_ir,
-    )
+    RecordOptions.of(options, "compiler.recording")
+    return Recording(**options)
+
+
+# help() and editors show the options (declared once, in compiler/model/_options.py)
+Recording.__init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *RecordOptions.parameters()]
+)
+recording.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    RecordOptions.parameters(), return_annotation=Recording
+)
 
 
 def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) -> tuple[Any, Report]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from ..parse._names import major_minor
 
 # Tested on 2.11 (GPU machine) and 2.13 (CPU). 2.8 is the oldest whose graph-break
 # text ("Graph Break Reason: ...") and structured-trace events we parse.
@@ -16,10 +16,10 @@ class UnsupportedTorchVersion(RuntimeError):
 
 
 def parse(version: str) -> tuple[int, int]:
-    m = re.match(r"(\d+)\.(\d+)", version)
-    if not m:
+    got = major_minor(version)
+    if got is None:
         raise UnsupportedTorchVersion(f"cannot read torch version {version!r}; need {SUPPORTED}")
-    return int(m.group(1)), int(m.group(2))
+    return got
 
 
 def check(version: str | None = None) -> tuple[int, int]:

@@ -19,8 +19,8 @@ form"):
 * ``"graphs"``: a graph that appears twice in the report (torch logs the same graph before
   and after a pass that changed nothing) is kept once; where it was stands ``{"$g": i}``.
 * ``{"$c": {"fields": [...], "rows": [...]}}``: a graph's nodes as what its code does not
-  hold. ``compiler.load`` parses the code again (compiler/parse/_graphs.py: ``graph_nodes``,
-  given by compiler/__init__.py through ``use_graph_nodes``) and gives node i the values of
+  hold. ``compiler.load`` parses the code again (compiler/model/_fxcode.py: ``graph_nodes``)
+  and gives node i the values of
   ``fields`` from row i: the fields where some node differs from its parsed self (its
   nn.Module, torch's seq_nr, the side of a joint graph it is on...); a value or a row left out at
   the end is the field's default. A training step's parsed nodes were a third of its file.
@@ -41,10 +41,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import operator
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ._fxcode import graph_nodes
 from ._pieces import Table, pieces
 from ._speedtypes import CacheLookup
 from ._stagetypes import Graph, Node
@@ -333,7 +335,7 @@ class _Encoder:
 
 def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tuple[str, Any]] | None:
     """The node fields (with their defaults) where some node of ``g`` differs from the node
-    its code holds (the parser ``use_graph_nodes`` gave: module, seq_nr, side ...), written as
+    its code holds (``graph_nodes``: module, seq_nr, side ...), written as
     ``{"$c": {"fields": [...], "rows": [...]}}``: node i takes row i's values of them; a value
     or row left out at the end is the field's default. None where the nodes are not the
     code's (another count or other names): they are written whole. Worked out once per graph:
@@ -341,7 +343,7 @@ def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tup
     ``changed``: the only fields in which ``g``'s nodes may differ from the parse (None: any)."""
     if _graph_nodes is None or not g.code:  # no parser (or nothing to parse): nodes written whole
         return None
-    got = g.__dict__.get(_KEPT, _UNSEEN)
+    got = _KEPT.get(id(g), _UNSEEN)
     if got is not _UNSEEN:
         return got
     base = _graph_nodes(g.code)
@@ -360,40 +362,38 @@ def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tup
     return [f for f, a, b in zip(fields, columns, parsed) if a != b]
 
 
-_KEPT = "_file_fields"  # where keep_file_fields puts a graph's (not a field: eq, repr, replace skip it)
+# id(graph) -> its file form's node fields (keep_file_fields), dropped with the graph
+_KEPT: dict[int, list[tuple[str, Any]] | None] = {}
 
 
 def keep_file_fields(
     g: Graph | None, changed: frozenset[str] | None = None, made_from: Graph | None = None
 ) -> Graph | None:
-    """``g``, its file form's node fields (``_derived_fields``) worked out now and kept on it,
+    """``g``, its file form's node fields (``_derived_fields``) worked out now and kept (``_KEPT``),
     for a graph made from code just parsed (the parser's cache still holds the parse): writing
     the report then parses no graph's code again (a big log's report holds thousands of
     graphs). Its code and nodes never change (frozen), so what is kept stays true.
     ``changed``: the only fields its maker may have set on the parsed nodes, or on those of
     ``made_from`` (then also the fields that graph's kept: where none are, every field is
     compared); the other fields are the parse's own values, and only these are compared."""
-    if g is None or _graph_nodes is None or _KEPT in g.__dict__:
+    if g is None or _graph_nodes is None or id(g) in _KEPT:
         return g
     if made_from is not None:
-        before = made_from.__dict__.get(_KEPT)
+        before = _KEPT.get(id(made_from))
         changed = None if before is None or changed is None else changed | {name for name, _d in before}
-    object.__setattr__(g, _KEPT, _derived_fields(g, changed))
+    _KEPT[id(g)] = _derived_fields(g, changed)
+    weakref.finalize(g, _KEPT.pop, id(g), None).atexit = False
     return g
+
+
+def kept_file_fields(g: Graph) -> list[tuple[str, Any]] | None:
+    return _KEPT[id(g)]  # what keep_file_fields worked out for g (KeyError: nothing)
 
 
 _UNSEEN = object()
 
-# the graph-code parser (compiler/parse/_graphs.py: graph_nodes), a layer above: given by
-# compiler/__init__.py, which is imported before any report is written or read
-_graph_nodes: Callable[[str], tuple[Node, ...]] | None = None
-
-
-def use_graph_nodes(parse: Callable[[str], tuple[Node, ...]]) -> None:
-    """Give the file form the parser of graph code: a graph's nodes are stored as what differs
-    from what its code holds, and made whole again from the code when read."""
-    global _graph_nodes
-    _graph_nodes = parse
+# the graph-code parser (None: every node written whole, as schema 3 wrote them; the tests)
+_graph_nodes: Callable[[str], tuple[Node, ...]] | None = graph_nodes
 
 
 def _is_default(v: Any, default: Any) -> bool:

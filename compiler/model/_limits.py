@@ -35,7 +35,7 @@ DEFAULT = 64.0
 FLOOR = 16 * 2**20  # every file may expand this far, whatever its size
 _HINT = f"max_expansion= or {ENV} raises it"
 
-# the ratio load_trace was given, for the TORCH_TRACE reader's _open (set while it reads)
+# the ratio load_trace was given, for the TORCH_TRACE reader's open_log (set while it reads)
 reading: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "pt2_explorer_max_expansion", default=None
 )

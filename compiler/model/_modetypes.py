@@ -14,7 +14,7 @@ from typing import Any
 from . import _limits, _schema
 from ._atomic import write_file
 from ._benchtypes import BenchConfig, Benchmark
-from ._report import Report, ReportFormatError, _from_json, _read_json
+from ._report import Report, ReportFormatError, from_json, read_json
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def load_modes(path: str | os.PathLike[str], *, max_expansion: float | None = No
     of the first bad value; reading is bounded as ``compiler.load``'s is (``max_expansion``)."""
     ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    data, budget = _read_json(name, ratio)
+    data, budget = read_json(name, ratio)
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise ReportFormatError(f"{name}: not a saved modes comparison (no rows)")
     try:
@@ -97,7 +97,7 @@ def _row(r: Any, i: int, budget: _limits.Budget, ratio: float) -> ModeRow:
     if not r.get("report"):
         return row
     try:
-        report = _from_json(r["report"], budget, ratio)
+        report = from_json(r["report"], budget, ratio)
     except ReportFormatError as e:
         msg = str(e)
         raise ReportFormatError(

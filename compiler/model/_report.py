@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gzip
+import inspect
 import json
 import os
 import stat
@@ -24,10 +25,12 @@ from typing import Any
 from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._frozen import FrozenBut
+from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, with_component_lines  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
-    _LOCAL_SCOPE,
+    LOCAL_SCOPE,
     Autograd,
     Autotune,
     AutotuneChoice,
@@ -48,8 +51,7 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Symbol,
 )
 
-# Report.benchmark runs in compiler.bench (torch), a layer above this one: the package wires
-# it in (compiler/__init__.py, imported before any report exists) instead of an import here.
+# Report.benchmark runs in compiler.bench (torch), a layer above: compiler/__init__.py wires it in
 _BENCHMARK: Callable[..., Benchmark] | None = None
 
 
@@ -165,8 +167,9 @@ class RawEvent:
     payload: str | None = None
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(eq=True)
+class Report(FrozenBut):
+    OPEN = frozenset({"benchmarks"})  # frozen but for it: Report.benchmark() adds to it
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()
@@ -178,7 +181,7 @@ class Report:
     error: str | None = None  # exception that ended the recorded block, if any
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
-    benchmarks: tuple[Benchmark, ...] = ()  # appended by Report.benchmark() (see there)
+    benchmarks: tuple[Benchmark, ...] = ()  # the one field that changes: Report.benchmark() adds to it
     # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
     rank: int | None = None
     world_size: int | None = None
@@ -213,21 +216,7 @@ class Report:
             by.setdefault(k.compile_id, []).append(k)
         return {cid: tuple(ks) for cid, ks in by.items()}
 
-    def benchmark(
-        self,
-        fn=None,
-        *args,
-        reps: int | None = None,
-        warmup: int | None = None,
-        profile: bool = True,
-        mutates: bool = False,
-        compiled=None,
-        name: str | None = None,
-        progress=True,
-        atol: float | None = None,
-        rtol: float | None = None,
-        **kwargs,
-    ) -> Benchmark:
+    def benchmark(self, fn=None, *args, **kwargs) -> Benchmark:
         """Time eager against compiled on the same inputs, check their outputs agree,
         profile the compiled kernels; append the result to ``self.benchmarks`` and return it.
 
@@ -235,28 +224,17 @@ class Report:
         ``%%compile`` remember their function, compiled callable and arguments); the
         compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
         that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
-        restored. The report is frozen; the one field this changes is ``benchmarks``,
-        replaced by a longer tuple (``object.__setattr__``). Other keyword arguments go to
-        ``fn``; one named like a parameter here (``name``, ``reps``, …) must be bound with
-        ``functools.partial``. Methodology: docs/benchmark.md.
+        restored. It replaces ``benchmarks`` by a longer tuple (the one field a report lets
+        change). The keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``,
+        ``mutates``, ``compiled``, ``name``, ``progress``, ``atol``, ``rtol``:
+        compiler/model/_options.py) are the benchmark's; other keyword arguments go to ``fn``,
+        and one named like an option must be bound with ``functools.partial``. Methodology:
+        docs/benchmark.md.
         """
         if _BENCHMARK is None:  # compiler/__init__.py sets it: the package is imported first
             raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")
-        return _BENCHMARK(
-            self,
-            fn,
-            args,
-            kwargs,
-            reps=reps,
-            warmup=warmup,
-            profile=profile,
-            mutates=mutates,
-            compiled=compiled,
-            name=name,
-            progress=progress,
-            atol=atol,
-            rtol=rtol,
-        )
+        options, fn_kwargs = BenchOptions.split(kwargs)
+        return _BENCHMARK(self, fn, args, fn_kwargs, **options.keywords())
 
     @property
     def compile_time_s(self) -> float:
@@ -296,10 +274,10 @@ class Report:
         than 100 levels, and the file form's references expand at most ``max_expansion`` ×
         the size of its ``strings`` and ``texts`` tables + 16 MiB (``compiler.load``: ×
         the size of the file's JSON; docs/report-schema.md, "Limits")."""
-        return _from_json(data, None, _limits.ratio(max_expansion), cls)
+        return from_json(data, None, _limits.ratio(max_expansion), cls)
 
 
-def _from_json(
+def from_json(
     data: Any, budget: _limits.Budget | None, ratio: float, cls: type[Report] | None = None
 ) -> Report:
     """``Report.from_dict``, its references built within what is left of the file's
@@ -331,6 +309,19 @@ def _tables_size(data: dict) -> int:
     return n + (sum(len(t) for t in texts if isinstance(t, list)) if isinstance(texts, list) else 0)
 
 
+# help() and editors show the benchmark's options (declared once, in compiler/model/_options.py)
+Report.benchmark.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        *BenchOptions.parameters(),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+    ],
+    return_annotation=Benchmark,
+)
+
+
 class ReportFormatError(ValueError):
     """A report JSON file (or dict) that does not fit the report schema. The message names
     the file and the JSON path of the first problem:
@@ -350,16 +341,16 @@ def load(path: str | os.PathLike[str], *, max_expansion: float | None = None) ->
     64 (``inf``: no cap); ValueError for a value that is not a number >= 0."""
     ratio = _limits.ratio(max_expansion)
     name = os.fspath(path)
-    data, budget = _read_json(name, ratio)
+    data, budget = read_json(name, ratio)
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ReportFormatError(f"{name}: not a PT2 Explorer report (no schema_version)")
     try:
-        return _from_json(data, budget, ratio)
+        return from_json(data, budget, ratio)
     except ReportFormatError as e:
         raise ReportFormatError(f"{name}: {e}") from None
 
 
-def _read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
+def read_json(name: str, ratio: float) -> tuple[Any, _limits.Budget]:
     """The file's JSON value (gunzipped within the cap) and its budget (``_limits.Budget``:
     on its size on disk, what the gzip data expanded to spent)."""
     if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):  # a directory: open says so

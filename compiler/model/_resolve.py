@@ -20,7 +20,7 @@ from itertools import compress
 from typing import Any
 
 from . import _compact, _limits
-from ._schema import _key, shown
+from ._schema import json_path_key, shown
 
 
 def decode(data: dict[str, Any], budget: _limits.Budget | None = None) -> dict[str, Any]:
@@ -78,11 +78,11 @@ def _path(label: str, stack: list, key: Any = None) -> str:
     parts = [label]
     for depth, frame in enumerate(stack[1:], 1):
         if depth > 1:
-            parts.append(f"[{frame[2]}]" if isinstance(frame[2], int) else _key(frame[2]))
+            parts.append(f"[{frame[2]}]" if isinstance(frame[2], int) else json_path_key(frame[2]))
         if frame[3]:
             parts.append('["$d"]')
     if key is not None and len(stack) > 1:
-        parts.append(f"[{key}]" if isinstance(key, int) else _key(key))
+        parts.append(f"[{key}]" if isinstance(key, int) else json_path_key(key))
     return "".join(parts)
 
 
@@ -245,7 +245,7 @@ class _Resolver:
                 where, f"nodes to be parsed from the graph's code, but its code is {shown(code)}"
             )
         if _compact._graph_nodes is None:
-            raise FileFormError(where, "nodes to be parsed from code, and no parser given (import compiler)")
+            raise FileFormError(where, "nodes to be parsed from code, and no parser")
         self.spent += len(code)  # parsed at each use, as a graph's values are built at each use
         if self.spent > self.limit:
             raise self._over(

@@ -202,13 +202,13 @@ def _dict_decoder(value: _Check) -> Callable[[Any], dict]:
             k = next((k for k, x in v.items() if not fits(x, allowed)), None)
             if k is None:
                 return dict(v)
-            raise _at(SchemaError(f"expected {value.desc}, got {shown(v[k])}"), _key(k))
+            raise _at(SchemaError(f"expected {value.desc}, got {shown(v[k])}"), json_path_key(k))
         out = {}
         for k, x in v.items():
             try:
                 out[k] = inner(x)
             except SchemaError as e:
-                raise _at(e, _key(k)) from None
+                raise _at(e, json_path_key(k)) from None
         return out
 
     return decode_dict
@@ -311,5 +311,5 @@ def _at(e: SchemaError, segment: str) -> SchemaError:
     return e
 
 
-def _key(k: str) -> str:
+def json_path_key(k: str) -> str:
     return f".{k}" if k.isidentifier() else f"[{json.dumps(k)}]"

@@ -11,7 +11,7 @@ from typing import Any
 from ._paths import frame_kind
 from ._tritontypes import TritonBinary
 
-_LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
+LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Symbol:
         """The source without torch's local scope: "kwargs['input_ids'].size()[1]"."""
         if self.source is None:
             return None
-        return _LOCAL_SCOPE.sub(r"\1", self.source)
+        return LOCAL_SCOPE.sub(r"\1", self.source)
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,11 @@ class Specialization:
     value: str | None
     reason: str | None = None
     user_stack: tuple[StackFrame, ...] = ()
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The sources without torch's local scope, as ``Symbol.dim``: "x.size()[0]"."""
+        return tuple(LOCAL_SCOPE.sub(r"\1", s) for s in self.sources)
 
 
 @dataclass(frozen=True)

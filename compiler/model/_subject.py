@@ -4,6 +4,7 @@ saved (it is not a field of the report)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,17 +25,23 @@ class Subject:
     compile_ids: frozenset[str] | None = None
 
 
+# id(report) -> what it remembers, dropped with the report: the report itself, frozen, is
+# never changed
+_SUBJECTS: dict[int, Subject] = {}
+
+
 def remember(
     report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None, compile_ids=None
 ) -> None:
-    """Attach the subject to the report (not serialised: not a dataclass field)."""
+    """Remember the subject beside the report (not serialised: not a field of the report)."""
+    key = id(report)
+    if key not in _SUBJECTS:
+        weakref.finalize(report, _SUBJECTS.pop, key, None).atexit = False
     ids = frozenset(compile_ids) if compile_ids is not None else None
-    object.__setattr__(
-        report,
-        "_subject",
-        Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids),
+    _SUBJECTS[key] = Subject(
+        eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids
     )
 
 
 def subject_of(report: Report) -> Subject | None:
-    return getattr(report, "_subject", None)
+    return _SUBJECTS.get(id(report))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._schema import _key
+from ._schema import json_path_key
 
 REPLACEMENT = "\ufffd"
 _LONE = re.compile("[\ud800-\udfff]")
@@ -37,7 +37,7 @@ def replaced(data: Any, root: str = "$") -> tuple[Any, str | None, int]:
     while stack:
         c, items, path = stack[-1]
         for k, v in items:
-            here = path + (_key(k) if isinstance(k, str) else f"[{k}]")
+            here = path + (json_path_key(k) if isinstance(k, str) else f"[{k}]")
             if isinstance(k, str) and _LONE.search(k):
                 del c[k]
                 k = _LONE.sub(REPLACEMENT, k)

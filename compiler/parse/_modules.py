@@ -11,12 +11,8 @@ import os
 import re
 
 from ..model._compact import keep_file_fields
+from ..model._fxcode import replace_node
 from ..model._report import Graph, Node
-
-# Dynamo's names for L['self']._modules['fc1']._parameters['weight'] (and older spellings)
-_PARAM_PATH = re.compile(r"modules_(.+?)_(?=modules_|parameters_|buffers_)")
-_ATTR_PATH = re.compile(r"^l__self___(.+)_(weight|bias)$")
-
 
 # torch's module source in nn_module_stack: L['self'].transformer.h[0]._modules['ln_1']
 _ROOT = re.compile(r"""^[LG]\[['"][^'"]+['"]\]""")
@@ -50,26 +46,16 @@ def with_module_stacks(graph: Graph | None, payload: str | None) -> Graph | None
     for n in graph.nodes:
         stack = stacks.get(n.name)
         if isinstance(stack, list) and n.op.startswith("call"):
-            n = _replace(n, module=module_path(str(stack[-1])) if stack else None, module_inferred=False)
+            n = replace_node(n, module=module_path(str(stack[-1])) if stack else None, module_inferred=False)
         nodes.append(n)
     return keep_file_fields(Graph(code=graph.code, nodes=tuple(nodes)), MODULE_FIELDS, made_from=graph)
 
 
-# the node fields this module sets (with_module_stacks, with_modules_from, _infer_modules)
+# the node fields this module sets (with_module_stacks, with_modules_from, infer_modules)
 MODULE_FIELDS = frozenset({"module", "module_inferred"})
 
 
-def _module_of_name(name: str) -> str | None:
-    parts = _PARAM_PATH.findall(name)
-    if parts:
-        return ".".join(parts)
-    m = _ATTR_PATH.match(name)
-    if m:
-        return m.group(1).replace("_", ".")
-    return None
-
-
-def _infer_modules(nodes: list[Node]) -> list[Node]:
+def infer_modules(nodes: list[Node]) -> list[Node]:
     """Give call nodes the nn.Module path of the parameters they read; nodes that read none
     get the common parent of the nearest known paths before and after them (inferred)."""
     by_name = {n.name: n for n in nodes}
@@ -105,7 +91,7 @@ def _infer_modules(nodes: list[Node]) -> list[Node]:
             cands = [m for m in (before[i], after[i]) if m]
             mod = _common(cands) if len(cands) == 2 else None
             inferred = mod is not None
-        out.append(_replace(n, module=mod or None, module_inferred=inferred))
+        out.append(replace_node(n, module=mod or None, module_inferred=inferred))
     return out
 
 
@@ -116,22 +102,6 @@ def _common(paths: list[str]) -> str | None:
     if len(paths) == 1:
         return paths[0] or None
     return ".".join(os.path.commonprefix([p.split(".") for p in paths])) or None
-
-
-def _replace(n: Node, **kw) -> Node:
-    """``dataclasses.replace`` for a Node, without its per-call field checks (a training
-    step's graphs have ~10,000 nodes, each given its module twice); ``n`` itself where
-    nothing changes."""
-    old = n.__dict__
-    for k, v in kw.items():
-        if old[k] != v:
-            break
-    else:
-        return n
-    new = object.__new__(Node)
-    new.__dict__.update(old)
-    new.__dict__.update(kw)
-    return new
 
 
 def with_modules_from(
@@ -178,11 +148,13 @@ def with_modules_from(
     nodes = []
     for n in graph.nodes:
         if n.op == "placeholder":
-            n = _replace(n, module=ph_mod.get(n.name, n.module), module_inferred=False)
+            n = replace_node(n, module=ph_mod.get(n.name, n.module), module_inferred=False)
         elif n.op != "output":
-            n = _replace(n, module=mods.get(n.name) if n.name not in ph_mod else None, module_inferred=False)
+            n = replace_node(
+                n, module=mods.get(n.name) if n.name not in ph_mod else None, module_inferred=False
+            )
         nodes.append(n)
-    return Graph(code=graph.code, nodes=tuple(_infer_modules(nodes)))
+    return Graph(code=graph.code, nodes=tuple(infer_modules(nodes)))
 
 
 def _runs(nodes: list[Node]) -> list[tuple[str | None, list[Node]]]:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..model._compact import keep_file_fields
+from ..model._fxcode import replace_node
 from ..model._report import Graph
-from ._modules import _replace
 
 _FORWARD = re.compile(r"^forward:: key: (-?\d+), value: (\S+)$")
 _BACKWARD = re.compile(r"^(\S+): seq_nr from current_meta grad_fn_seq_nr$")
@@ -70,7 +70,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         for n in joint.nodes:
             seen = seen or (n.op != "placeholder" and any(a.startswith("tangents") for a in n.args))
             back = _tangent(n) or (seen and _work(n))
-            nodes.append(_replace(n, backward=True) if back else n)
+            nodes.append(replace_node(n, backward=True) if back else n)
         return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
     after = False  # past the first node traced in the backward: the rest of the trace is
     # the backward's (the gradient sums autograd adds outside any grad_fn included)
@@ -79,7 +79,7 @@ def with_seq_nrs(joint: Graph | None, facts: SeqNrs | None) -> Graph | None:
         after = after or n.name in facts.backward
         back = n.name in facts.backward or _tangent(n) or (after and _work(n))
         grad_of = facts.forward.get(s) if n.name in facts.backward and s is not None else None
-        nodes.append(_replace(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
+        nodes.append(replace_node(n, seq_nr=s, backward=back, grad_of=grad_of if grad_of in names else None))
     return keep_file_fields(Graph(code=joint.code, nodes=tuple(nodes)), _SEQ_FIELDS, made_from=joint)
 
 

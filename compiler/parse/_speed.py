@@ -66,6 +66,15 @@ def components(lines: str | tuple[str, ...] | None) -> dict[str, tuple[str, str]
     return _text_components(lines if isinstance(lines, str) else "\n".join(lines or ()))
 
 
+_KEY_CONFIG = re.compile(r"^inductor_config\[(.+)\]$")
+
+
+def inductor_option_of(component: str) -> str | None:
+    """``inductor_config[max_autotune]`` (a cache key's component) -> ``max_autotune``."""
+    m = _KEY_CONFIG.match(component)
+    return m.group(1) if m else None
+
+
 @functools.lru_cache(maxsize=64)
 def _key_components(lines: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     return _text_components("\n".join(lines))

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..assemble._events import Event
 from ..model import _limits
-from ..model._names import rank_of_log
+from ..parse._names import rank_of_log
 
 
 class TraceFormatError(ValueError):
@@ -27,7 +27,7 @@ class TraceTruncatedError(TraceFormatError):
         self.line = line
 
 
-def _open(path: str):
+def open_log(path: str):
     """The file as bytes (gunzipped when it is gzip). Lines are split on b"\n" only: a
     "\r" inside a payload is payload text. gzip data expands at most ``max_expansion`` ×
     the file's size + 16 MiB (compiler/model/_limits.py: load_trace's argument, else
@@ -46,7 +46,7 @@ def _open(path: str):
     )
 
 
-def _not_utf8(path: str, lineno: int, line: bytes, col: int) -> TraceFormatError:
+def not_utf8(path: str, lineno: int, line: bytes, col: int) -> TraceFormatError:
     """``line[col]`` (0-based) is where decoding failed; the message counts from 1."""
     return TraceFormatError(
         f"{path}:{lineno}: byte 0x{line[col]:02x} at column {col + 1} is not UTF-8 text: "
@@ -54,11 +54,11 @@ def _not_utf8(path: str, lineno: int, line: bytes, col: int) -> TraceFormatError
     )
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):
@@ -66,7 +66,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _truncated(path: str, start: int, end: int, what: str) -> TraceTruncatedError:
+def truncated(path: str, start: int, end: int, what: str) -> TraceTruncatedError:
     where = f"line {start}" if start >= end else f"lines {start}-{end}"
     return TraceTruncatedError(
         f"{path}:{start}: the log is truncated at {where}: {what} (a killed process or a cut "

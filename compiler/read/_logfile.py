@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import re
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -14,15 +13,18 @@ from typing import Any
 from ..assemble._events import Event, event_name
 from ..model import _fastjson, _surrogates
 from ..model._fastjson import loads_bytes as _loads_bytes
-from ._files import TraceFormatError, TraceTruncatedError, _not_utf8, _open, _shown, _size, _truncated
+from ..parse._logline import GLOG, GLOG_ASCII, MD5, NOT_TAB
+from ._files import (
+    TraceFormatError,
+    TraceTruncatedError,
+    not_utf8,
+    open_log,
+    shown_value,
+    size_text,
+    truncated,
+)
 
-# "V1122 08:16:07.449000 399 torch/_dynamo/utils.py:2126] {json}" (glog prefix, then JSON)
-_GLOG = re.compile(r"^[VIWEC]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")
-# The same prefix in ASCII bytes, never past the line's end: a line it matches matches _GLOG,
-# decoded, at the same end (the common case, read with no str made: ``_quick``).
-_GLOG_ASCII = re.compile(rb"[VIWEC]\d{4} [\d:.]+[ \t]+\d+ [^\]\n\x80-\xff]*\] ")
-_GLOG_MATCH = _GLOG_ASCII.match
-_MD5 = re.compile(r"[0-9a-f]{32}")
+_GLOG_MATCH = GLOG_ASCII.match
 # The longest line read: torch splits payloads into lines (of code, or JSON it indents), so
 # real lines are short; a file with none ending in this many bytes is not a TORCH_TRACE log
 # (``/dev/zero``-like input), and reading it whole would exhaust memory.
@@ -30,7 +32,6 @@ MAX_LINE_BYTES = 512 * 2**20
 # context keys torch writes as ints (torch/_logging/_internal.py: trace_structured)
 _INT_KEYS = ("frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank")
 _BLOCK = 4 * 2**20  # bytes read at a time
-_NOT_TAB = re.compile(rb"\n(?!\t)")  # the end of a run of payload lines
 
 
 def _untabbed(lines: bytes) -> bytes:
@@ -94,7 +95,7 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     the payload's. Anything else is read line by line, as the messages above need.
     """
     r = _Reader(path, strict)
-    with _open(path) as f:
+    with open_log(path) as f:
         try:
             for data, start, end in _blocks(f):
                 yield from r.block(data, start, end)
@@ -104,16 +105,14 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
                 yield _finish(path, pending, strict)
                 pending = None
             start = pending.event.line if pending is not None else r.lineno + 1
-            raise _truncated(path, start, r.lineno + 1, "the gzip stream ends early") from None
+            raise truncated(path, start, r.lineno + 1, "the gzip stream ends early") from None
         except (gzip.BadGzipFile, zlib.error) as e:
             raise TraceFormatError(f"{path}:{r.lineno + 1}: corrupt gzip data: {e}") from None
     pending = r.pending
     if pending is not None:
         ok = pending.status()
         if ok is False or (ok is None and not r.complete):
-            raise _truncated(
-                path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete"
-            )
+            raise truncated(path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete")
         yield _finish(path, pending, strict)
 
 
@@ -172,7 +171,7 @@ class _Reader:
         # met its MD5), finished unless what follows is more of it (blank or payload lines)
         lineno, pending = self.lineno, self.pending
         pos = start  # where the next piece starts
-        for m in _NOT_TAB.finditer(data, start, end):
+        for m in NOT_TAB.finditer(data, start, end):
             s, cut = pos, m.start()  # the piece: data[s:cut], its newline at cut
             pos = cut + 1
             nl = find(b"\n", s, cut)  # where its payload lines start
@@ -214,7 +213,7 @@ class _Reader:
         pos, n = 0, len(block)
         while pos < n:
             if block[pos] == 9:  # a tab: payload lines, up to the next line that is not one
-                m = _NOT_TAB.search(block, pos)
+                m = NOT_TAB.search(block, pos)
                 end = n if m is None else m.end()
                 self.payload(block, pos, end)
             else:
@@ -246,7 +245,7 @@ class _Reader:
 
     def too_long(self, lineno: int):
         raise TraceFormatError(
-            f"{self.path}:{lineno}: line longer than {_size(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
+            f"{self.path}:{lineno}: line longer than {size_text(MAX_LINE_BYTES)}: not a TORCH_TRACE log"
         )
 
     def line(self, raw: bytes) -> Iterator[Event]:
@@ -299,18 +298,18 @@ def _event(path: str, lineno: int, raw: bytes, complete: bool, seen: int, strict
         line = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
-        raise _not_utf8(path, lineno, raw, e.start) from None
-    m = _GLOG.match(line)
+            raise truncated(path, lineno, lineno, "its last line is cut off") from None
+        raise not_utf8(path, lineno, raw, e.start) from None
+    m = GLOG.match(line)
     if not m:
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off")
+            raise truncated(path, lineno, lineno, "its last line is cut off")
         raise TraceFormatError(f"{path}:{lineno}: not a TORCH_TRACE line: {line[:80]!r}")
     try:
         metadata = _fastjson.loads_exact(line[m.end() :])
     except (ValueError, RecursionError) as e:  # JSONDecodeError, int too long, nesting too deep
         if cut:
-            raise _truncated(path, lineno, lineno, "its last line is cut off") from None
+            raise truncated(path, lineno, lineno, "its last line is cut off") from None
         raise TraceFormatError(f"{path}:{lineno}: bad JSON in event: {e}") from None
     if not isinstance(metadata, dict):
         raise TraceFormatError(f"{path}:{lineno}: event is not a JSON object")
@@ -355,13 +354,13 @@ def _checked(path: str, lineno: int, metadata: dict, name: str) -> Event:
             if type(v) is not int or v < 0:  # bool is not an id
                 raise TraceFormatError(
                     f"{path}:{lineno}: {key} of event {name!r} must be a non-negative integer, "
-                    f"got {_shown(v)}"
+                    f"got {shown_value(v)}"
                 )
     hp = metadata.get("has_payload")
-    if not ((type(hp) is str and _MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
+    if not ((type(hp) is str and MD5.fullmatch(hp)) or hp is None or hp is True or hp is False):
         raise TraceFormatError(
             f"{path}:{lineno}: has_payload of event {name!r} must be true or the payload's MD5, "
-            f"got {_shown(hp)}"
+            f"got {shown_value(hp)}"
         )
     return Event(name, metadata, None, lineno, path)
 
@@ -379,7 +378,7 @@ def _finish(path: str, p: _Pending, strict: bool) -> Event:
             start = data.rfind(b"\n", 0, e.start) + 1
             lineno, col = ev.line + 1 + n, e.start - start + 1
             if strict:
-                raise _not_utf8(path, lineno, b"\t" + data[start:], col) from None
+                raise not_utf8(path, lineno, b"\t" + data[start:], col) from None
             ev.payload = data.decode("utf-8", errors="replace")
             _mark(ev, f"byte 0x{data[e.start]:02x} at line {lineno}, column {col + 1} is not UTF-8 text")
             return ev

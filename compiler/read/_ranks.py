@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import warnings
 
-from ..model._names import rank_of_log, rank_of_report
 from ..model._report import Report, load
+from ..parse._names import rank_of_log, rank_of_report
 
 
 def combine(reports: list[Report], *, world: int = 0, damaged: tuple[str, ...] = ()) -> Report:
@@ -77,4 +76,4 @@ def report_files(path: str) -> list[str]:
         return ranked
     if any(rank_of_log(n) is not None or n.endswith(".log") for n in names):
         return []
-    return [os.path.join(path, n) for n in names if re.search(r"\.json(\.gz)?$", n)]
+    return [os.path.join(path, n) for n in names if n.endswith((".json", ".json.gz"))]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import warnings
 from collections.abc import Iterable
 
@@ -12,8 +11,8 @@ from ..assemble import _build
 from ..assemble._events import Event
 from ..model import _limits, _schema
 from ..model._gcpause import gc_paused
-from ..model._names import rank_of_log
 from ..model._report import Report, load
+from ..parse._names import rank_of_log
 from . import _stream
 from ._files import TraceFormatError, TraceTruncatedError, rank_of, trace_files
 from ._logfile import read_trace_file
@@ -74,7 +73,7 @@ def load_trace(
     files = [f for f in files if by_name[f] is None or by_name[f] == want]
     if not files:
         raise ValueError(f"{path}: no log for rank {rank}; ranks present: {sorted(named)}")
-    reading = _limits.reading.set(ratio)  # for _files._open, which gunzips within it
+    reading = _limits.reading.set(ratio)  # for _files.open_log, which gunzips within it
     try:
         with gc_paused():
             if len(files) == 1:  # one file: read straight into the builder
@@ -196,7 +195,7 @@ def load_ranks(
         if files:
             return report_ranks(files, strict, max_expansion)
         return _trace_ranks(name, strict, max_expansion)
-    if re.search(r"\.json(\.gz)?$", name):
+    if name.endswith((".json", ".json.gz")):
         return load(name, max_expansion=max_expansion)
     return load_trace(name, strict=strict, max_expansion=max_expansion)
 

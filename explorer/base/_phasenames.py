@@ -5,7 +5,7 @@ view (text, page, chart)."""
 
 from __future__ import annotations
 
-import re
+from compiler.analysis import phase_attempt, phase_pass
 
 # torch's name -> what the compiler was doing
 WORDS = {
@@ -41,19 +41,16 @@ WORDS = {
     "insert_deferred_runtime_asserts": "inserting runtime asserts",
     "gc": "garbage collection",
 }
-_ATTEMPT = re.compile(r"compile_attempt_(\d+)")
-_PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
 
 
 def words(name: str) -> str | None:
     """What torch's phase ``name`` is, in words; None where this table does not know it."""
     if name in WORDS:
         return WORDS[name]
-    if m := _ATTEMPT.fullmatch(name):
-        n = int(m[1])
+    if (n := phase_attempt(name)) is not None:
         return "first attempt" if n == 0 else f"attempt {n + 1} (Dynamo restarted the analysis)"
-    if m := _PASS.fullmatch(name):
-        return f"{m[1].replace('_', '-')} pass {m[2]}"
+    if p := phase_pass(name):
+        return f"{p[0].replace('_', '-')} pass {p[1]}"
     return None
 
 

@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import compiler
 from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
 from explorer.cli._out import say
 
@@ -51,7 +52,7 @@ def advise_options(p: argparse.ArgumentParser) -> None:
         "--reps",
         type=_at_least_one,
         metavar="N",
-        help="timed calls per arm in each benchmark (default: about 1 s per arm)",
+        help=compiler.BenchOptions.help()["reps"],  # the API's and %%compile's, declared once
     )
 
 

@@ -9,10 +9,15 @@ import contextlib
 import os
 import sys
 
+import compiler
 from explorer.cli._out import say, write_all
 from explorer.run import _program, _supervise
 
-RECORD_USAGE = "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--keep-caches] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
+RECORD_USAGE = (
+    "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
+    + " ".join(f"[{flag}]" for (flag,), _ in compiler.RecordOptions.flags())  # the recording's own
+    + " (SCRIPT | -m MODULE) [ARGS...]"
+)
 # record's options that take a value (the next argument is theirs, not SCRIPT)
 RECORD_VALUED = ("--json", "--html")
 
@@ -20,26 +25,8 @@ RECORD_VALUED = ("--json", "--html")
 def record_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="OUT", help="write the report JSON here")
     p.add_argument("--html", metavar="OUT", help="write the static HTML report here")
-    p.add_argument(
-        "--keep-caches",
-        action="store_true",
-        help="leave Inductor/AOTAutograd caches on (cache hits skip stages)",
-    )
-    p.add_argument(
-        "--triton-ir",
-        action="store_true",
-        help="keep every Triton kernel's IR, registers and spills (GPU; kernels compile one at a time)",
-    )
-    p.add_argument(
-        "--fusion-ir",
-        action="store_true",
-        help="keep Inductor's IR before and after fusion (rendered after the compile: 5-15%% of its time)",
-    )
-    p.add_argument(
-        "--fusion-log",
-        action="store_true",
-        help="keep Inductor's fusion decisions (its fusion loggers at debug level: ~8%% of a compile)",
-    )
+    for flag, kwargs in compiler.RecordOptions.flags():  # declared once, with %%compile's and the API's
+        p.add_argument(*flag, **kwargs)
     p.add_argument(
         "--bench",
         action="store_true",
@@ -119,13 +106,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
-    rec = compiler.recording(
-        caches=ns.keep_caches,
-        journal=sup.journal if sup else None,
-        triton_ir=ns.triton_ir,
-        fusion_ir=ns.fusion_ir,
-        fusion_logs=ns.fusion_log,
-    )
+    rec = compiler.recording(journal=sup.journal if sup else None, **compiler.RecordOptions.flagged(ns))
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
     pid = os.getpid()

@@ -12,7 +12,7 @@ Comparable (both sides of one kind):
 ``compare_stages(report, "0/0", "capture", "decompose")`` compares two stages of one compile
 (names in ``STAGE_NAMES``); ``diff_compiles(report, "0/0", "0/1")`` two compiles of one report.
 Noise (kernel counters, cache paths, object ids, …) is normalised on both sides first, see
-``diffs/_normalize.py``; docs/diff.md has the rules and the payload.
+``compiler.analysis.normalize`` (compiler/parse/_normalize.py); docs/diff.md has the rules and the payload.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from compiler import Report
-from compiler.analysis import split_kernels
+from compiler.analysis import kernel_base, normalize, split_kernels
 from compiler.types import Codegen, Compile, Graph, Kernel, RoleGraph
 
-from ._normalize import kernel_base, normalize, to_text
+from ._normalize import to_text
 from ._view import LANGUAGES, PAYLOAD_LIMIT, Diff, Section, fit_payload, line_changes, line_counts
 
 ROLES = ("forward", "backward", "inference")

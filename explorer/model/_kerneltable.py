@@ -5,37 +5,13 @@ as cuBLAS / MKL matmuls, which Inductor calls instead of generating)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from compiler import Report
+from compiler.analysis import extern_calls
 from compiler.types import Compile, Graph, Kernel
 
 from ..base._types import Table
-
-# a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks;
-# found where their literal prefix is (a search the regex engine makes fast), then matched
-_PREFIX = re.compile(r"(?:extern_kernels|torch\.ops\.aten)\.")
-_EXTERN = re.compile(r"(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
-_WORD = re.compile(r"\w")
-
-
-def extern_calls(code: str) -> list[str]:
-    """The extern calls of wrapper code: the first of each line that is not a comment (found
-    by one search for the calls, not a match tried at every line: a big log's wrappers are
-    megabytes)."""
-    calls, line = [], -1
-    for p in _PREFIX.finditer(code):
-        at = p.start()
-        m = _EXTERN.match(code, at) if not (at and _WORD.match(code, at - 1)) else None  # at a word's start
-        if m is None:
-            continue
-        start = code.rfind("\n", 0, at) + 1
-        if start != line:
-            line = start
-            if not code[start : m.start()].lstrip().startswith("#"):
-                calls.append(m[1])
-    return calls
 
 
 def kernel_times(report: Report, compile_id: str) -> dict[str, float]:

@@ -4,16 +4,12 @@ tried, and what the recompile made dynamic; every compile's dynamic dimensions."
 
 from __future__ import annotations
 
-import re
-
 from compiler import Report
 from compiler.analysis import without_entry
 from compiler.types import Recompile
 
 from ..base._types import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
 from ._summary import display_name, reasons_line, where
-
-_LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] -> x, as Symbol.dim strips it
 
 
 def timelines(report: Report) -> tuple[FrameTimeline, ...]:
@@ -138,7 +134,7 @@ def dynamic_dims(report: Report) -> tuple[DynamicDim, ...]:
                 DynamicDim(
                     c.id,
                     sp.symbol,
-                    ", ".join(_LOCAL_SCOPE.sub(r"\1", x) for x in sp.sources) or "?",
+                    ", ".join(sp.dims) or "?",
                     specialized=sp.value,
                     reason=sp.reason,
                     at=at,

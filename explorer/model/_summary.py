@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compiler import Report
+from compiler.analysis import one_gap
 from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped
@@ -47,13 +48,7 @@ def _shown_caller(called_from: str | None) -> bool:
 def reasons_line(reasons) -> str:
     """A recompile's reasons on one line: the first line of each (torch appends a "User stack
     trace:" block to some), joined by "; "."""
-    return "; ".join(_squeeze(r.strip().splitlines()[0]) for r in reasons if r.strip())
-
-
-def _squeeze(reason: str) -> str:
-    """torch pads a guard's code to a column before its ``# source`` comment: one gap. (The gap
-    starts a run of blanks: from every blank of a long run, the run was scanned again.)"""
-    return re.sub(r"(?<! ) {3,}#", "  #", reason)
+    return "; ".join(one_gap(r.strip().splitlines()[0]) for r in reasons if r.strip())
 
 
 def headline(report: Report) -> str:

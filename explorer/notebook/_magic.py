@@ -93,6 +93,15 @@ class _Progress:
         self.handle.update(widget)
 
 
+def _option_arguments(magic):
+    """The recording options' flags, then the benchmark's (``--bench: ``), as ``@argument``s:
+    declared once in compiler (``RecordOptions``, ``BenchOptions``), with the CLI's and the API's."""
+    flags = [*compiler.RecordOptions.flags(), *compiler.BenchOptions.flags(prefix="--bench: ")]
+    for flag, kwargs in reversed(flags):  # decorators apply innermost first
+        magic = argument(*flag, **kwargs)(magic)
+    return magic
+
+
 @magics_class
 class CompileMagics(Magics):
     @magic_arguments()
@@ -102,13 +111,9 @@ class CompileMagics(Magics):
     @argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
     @argument("--record", action="store_true", help="run the cell as written; record its torch.compile calls")
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
-    @argument("--keep-caches", action="store_true", help="leave compile caches on (hits skip stages)")
-    @argument("--fusion-ir", action="store_true", help="keep Inductor's IR before and after fusion")
-    @argument("--fusion-log", action="store_true", help="keep Inductor's fusion decisions")
     @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
-    @argument("--reps", type=int, default=None, help="--bench: timed calls per arm (default: about 1 s)")
-    @argument("--mutates", action="store_true", help="--bench: the cell changes state in place; restore it")
+    @_option_arguments
     @argument(
         "--check", action="store_true", help="would the cell's last call recompile? (nothing is compiled)"
     )
@@ -132,9 +137,7 @@ class CompileMagics(Magics):
         if reason:
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
-        rec = compiler.recording(
-            caches=args.keep_caches, on_stage=progress, fusion_ir=args.fusion_ir, fusion_logs=args.fusion_log
-        )
+        rec = compiler.recording(on_stage=progress, **compiler.RecordOptions.flagged(args))
         result = None
         subject: dict = {}
         try:
@@ -146,7 +149,7 @@ class CompileMagics(Magics):
             if subject and rec.report is not None:
                 compiler.remember_benchmark_subject(rec.report, **subject)
             if args.bench:
-                rec.report.benchmark(reps=args.reps, mutates=args.mutates, progress=progress.bench)
+                rec.report.benchmark(progress=progress.bench, **compiler.BenchOptions.flagged(args))
         finally:
             report = rec.report
             if report is not None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 import textwrap
 
 from compiler import Report, read_source
+from compiler.analysis import shape_dims
 from compiler.types import Compile, GraphBreak
 
 from ._compile import provenance_lines, token
@@ -59,7 +59,7 @@ def _tensor(node) -> str | None:
     """``torch.randn(4, 8, dtype=torch.float32)`` for a placeholder torch printed with a dtype."""
     if node is None or node.dtype not in _DTYPES:
         return None
-    dims = re.findall(r"[\w]+", node.shape or "")
+    dims = shape_dims(node.shape)
     sizes = ", ".join(d if d.isdigit() else "8" for d in dims)  # a symbolic size: any value
     dtype = _DTYPES[node.dtype]
     make = "randn" if dtype.startswith(("float", "bfloat", "complex")) else "ones"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from compiler import Report
+from compiler.analysis import without_device_index
 from compiler.types import CompileId
 
 from ..base._types import Table
@@ -44,7 +44,7 @@ def graph_hash(code: str | None) -> str:
     """A short hash of a graph's code, the rank's own device index left out (cuda:1)."""
     if not code:
         return "-"
-    return hashlib.sha1(re.sub(r"\b(cuda|xpu|hpu):\d+", r"\1:N", code).encode()).hexdigest()[:8]
+    return hashlib.sha1(without_device_index(code).encode()).hexdigest()[:8]
 
 
 def _graph_code(c) -> str | None:

@@ -1,5 +1,5 @@
 """The names torch gives things, parsed and printed in one place: compile ids, the code
-objects Dynamo makes after a graph break, each rank's file in a distributed job.
+objects Dynamo makes after a graph break, each rank's file in a distributed job, its version.
 
 Compile ids are torch's ``CompileId`` as it prints them (torch/_guards.py): ``0/1`` (frame 0,
 its second compile), ``!0/3/0`` (Dynamo compiling Compiled Autograd's capture 0), with the
@@ -17,6 +17,12 @@ _ID = r"(?:(?P<gen>\d+):)?(?:!(?P<ca>\d+)/)?(?P<frame>\d+)/(?P<compile>\d+)"
 TORCH_ID = r"(?:!\d+/)?\d+/\d+"  # as torch prints one inside a text (a recompile reason's "0/0: ")
 _ENTRY = re.compile(rf"^\s*{TORCH_ID}:\s*")  # the cache entry torch names before a recompile reason
 _WHOLE = re.compile(rf"^\[?{_ID}(?:_(?P<attempt>\d+))?\]?$")
+_TORCH_WHOLE = re.compile(TORCH_ID)
+
+
+def is_torch_id(text: str) -> bool:
+    """Is ``text`` a compile id as torch prints one (``0/1``, ``!0/3/0``), and nothing else?"""
+    return _TORCH_WHOLE.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
@@ -123,3 +129,32 @@ def rank_path(path: str, rank: int) -> str:
         root, inner = os.path.splitext(root)
         ext = inner + ext
     return f"{root}.rank{rank}{ext}"
+
+
+# ---- the phases torch times (dynamo_timed's names) --------------------------------------
+
+_ATTEMPT = re.compile(r"compile_attempt_(\d+)")
+_PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
+
+
+def phase_attempt(name: str) -> int | None:
+    """``compile_attempt_1`` -> 1: Dynamo's analysis of a frame, restarted that many times."""
+    m = _ATTEMPT.fullmatch(name)
+    return int(m[1]) if m else None
+
+
+def phase_pass(name: str) -> tuple[str, str] | None:
+    """``pass.post_grad_passes.reinplace`` -> ``("post_grad", "reinplace")``: an Inductor pass."""
+    m = _PASS.fullmatch(name)
+    return (m[1], m[2]) if m else None
+
+
+# ---- torch's version -------------------------------------------------------------------
+
+_VERSION = re.compile(r"(\d+)\.(\d+)")
+
+
+def major_minor(version: str) -> tuple[int, int] | None:
+    """``"2.8.0+cu128"`` -> ``(2, 8)``; None where it starts with no ``N.N``."""
+    m = _VERSION.match(version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
