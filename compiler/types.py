@@ -6,7 +6,8 @@ import no torch."""
 
 from typing import TYPE_CHECKING
 
-from .assemble._gputime import CostGroup, KernelCost
+from .assemble._costgroups import CostGroup
+from .assemble._gputime import KernelCost
 from .assemble._roofline import Placement
 from .listen._version import torch_name as _torch_name
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix

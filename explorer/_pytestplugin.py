@@ -11,8 +11,11 @@
             step(x)                            # recorded, checked when the block ends
         rec.report                             # the report, as compiler.recording() gives it
 
-A broken rule fails the test with the offending sites in its message, the lines ``check``
-prints. torch's compile caches are reset first (``torch.compiler.reset()``): a function an
+``min_speedup=X`` benchmarks each function the block compiled on its last call, after the
+block, as ``record --bench`` does, and fails the test where compiled is not X times as fast as
+eager. A broken rule fails the test with the offending sites in its message, the lines
+``check`` prints, first in the test's report: torch's structured trace never reaches the
+captured log. torch's compile caches are reset first (``torch.compiler.reset()``): a function an
 earlier test compiled is compiled again, so its breaks and recompiles are seen; ``reset=False``
 keeps them. Loading the plugin imports no torch."""
 
@@ -21,13 +24,42 @@ from __future__ import annotations
 import pytest
 
 MARKER = (
-    "pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, reset=True): record the "
-    "test's torch.compile calls and fail it when a rule is broken (PT2 Explorer, `pt2-explorer check`)"
+    "pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, reset=True): "
+    "record the test's torch.compile calls and fail it when a rule is broken (PT2 Explorer, "
+    "`pt2-explorer check`)"
 )
+NAMES = ("no_breaks_in", "max_breaks", "max_recompiles", "min_speedup", "reset")
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", MARKER)
+
+
+class _NoTrace:
+    """Drops torch's structured-trace records (``torch.__trace``: an empty message, the payload
+    in its metadata, for trace files only; torch never propagates it) from pytest's own log
+    capture while a check records, so a failing check's lines are not followed by thousands of
+    empty ``DEBUG torch.__trace`` lines in the test's captured log. pytest attaches its
+    capture handlers to every logger that does not propagate; only those get this filter."""
+
+    def __enter__(self):
+        import logging
+
+        self.handlers = [
+            h for h in logging.getLogger("torch.__trace").handlers if type(h).__module__ == "_pytest.logging"
+        ]
+        for h in self.handlers:
+            h.addFilter(self.filter)
+        return self
+
+    @staticmethod
+    def filter(record) -> bool:
+        return record.name != "torch.__trace"
+
+    def __exit__(self, *exc) -> bool:
+        for h in self.handlers:
+            h.removeFilter(self.filter)
+        return False
 
 
 class Check:
@@ -38,6 +70,7 @@ class Check:
         no_breaks_in: str | tuple[str, ...] | list[str] = (),
         max_breaks: int | None = None,
         max_recompiles: int | None = None,
+        min_speedup: float | None = None,
         reset: bool = True,
     ):
         from explorer.check._rules import Rules, resolve_package
@@ -46,15 +79,19 @@ class Check:
         for name, value in (("max_breaks", max_breaks), ("max_recompiles", max_recompiles)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"pt2_check: {name}={value!r}: give a whole number, 0 or more")
+        if min_speedup is not None and (
+            isinstance(min_speedup, bool) or not isinstance(min_speedup, (int, float)) or not min_speedup > 0
+        ):
+            raise ValueError(f"pt2_check: min_speedup={min_speedup!r}: give a number above 0, e.g. 1.1")
         try:
             packages = tuple(resolve_package(s) for s in specs)
         except LookupError as e:
             raise ValueError(f"pt2_check: no_breaks_in {e}") from None
-        self.rules = Rules(packages, max_breaks, max_recompiles)
+        self.rules = Rules(packages, max_breaks, max_recompiles, min_speedup)
         if self.rules.empty:
-            raise ValueError("pt2_check: no rule given (no_breaks_in, max_breaks, max_recompiles)")
+            raise ValueError(f"pt2_check: no rule given ({', '.join(NAMES[:-1])})")
         self.reset = reset
-        self._rec = None
+        self._rec = self._calls = None
 
     @property
     def report(self):
@@ -68,21 +105,32 @@ class Check:
             import torch
 
             torch.compiler.reset()
+        self._quiet = _NoTrace().__enter__()
         self._rec = compiler.recording()
         self._rec.__enter__()
+        if self.rules.min_speedup is not None:  # the compiled functions and their last calls
+            self._calls = compiler.compiled_calls().__enter__()
         return self
 
     def __exit__(self, typ, value, tb) -> bool:
+        import compiler
         from explorer.check._rules import check_report
 
+        if self._calls is not None:
+            self._calls.__exit__(typ, value, tb)
         self._rec.__exit__(typ, value, tb)
+        self._quiet.__exit__()
         if typ is not None:  # the test's own failure first: not hidden by the rules
             return False
+        notes = []
+        if self._calls is not None:
+            notes = compiler.benchmark_calls(self._rec.report, self._calls.called, progress=False)
         result = check_report(self._rec.report, self.rules)
         if not result.passed:
             from explorer.model._summary import printable
 
-            pytest.fail(printable(result.text), pytrace=False)
+            text = "\n".join((result.text, *(f"check: {n}" for n in notes)))
+            pytest.fail(printable(text), pytrace=False)
         return False
 
 
@@ -101,6 +149,9 @@ def pytest_runtest_call(item):
     try:
         if marker.args:
             raise TypeError("pt2_check: give the rules by name, e.g. pt2_check(no_breaks_in='mypkg')")
+        unknown = [k for k in marker.kwargs if k not in NAMES]
+        if unknown:
+            raise TypeError(f"pt2_check: no rule named {unknown[0]!r}: the rules are {', '.join(NAMES)}")
         check, mistake = Check(**marker.kwargs), None
     except (TypeError, ValueError) as e:  # the marker's own mistake
         check, mistake = None, str(e)

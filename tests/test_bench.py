@@ -129,9 +129,12 @@ def test_mutating_function_refused_and_state_untouched():
     _, report = _aot(step, torch.randn(2, 4))
     with torch.no_grad():
         lin.weight.copy_(before)
+    said = []
     with pytest.raises(compiler.StateMutationError, match=r"lin\.weight.*mutates=True"):
-        report.benchmark(progress=False, profile=False)
+        report.benchmark(progress=lambda text, final=False: said.append((text, final)), profile=False)
     assert torch.equal(lin.weight, before) and report.benchmarks == ()
+    # its last progress line says why nothing was benchmarked, not "done"
+    assert said[-1] == ("benchmark step: it changes state in place", True)
 
 
 def test_optimizer_step_with_opt_in_is_restored_with_rng():
@@ -158,7 +161,36 @@ def test_optimizer_step_with_opt_in_is_restored_with_rng():
     assert all(torch.equal(p, q) for p, q in zip(model.parameters(), params))
     assert opt.state == {} and all(p.grad is None for p in model.parameters())
     assert torch.equal(torch.get_rng_state(), rng)
-    assert "random numbers" in b.accuracy.note
+    assert b.accuracy.random
+
+
+def test_random_numbers_explain_outputs_that_differ_and_fallback_random_matches_them():
+    """Dropout compiled by Inductor draws its random numbers with its own kernels: the outputs
+    differ from eager's, and the benchmark says why, with the setting; under that setting
+    (measured here) they match."""
+    from explorer.views._bench import summary_lines
+
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) * 2
+
+    x = torch.ones(256)
+    kw = {"reps": 2, "warmup": 0, "profile": False, "progress": False}
+    torch._dynamo.reset()
+    b = compiler.Report("x", "cpu").benchmark(f, x, compiled=torch.compile(f), **kw)
+    a = b.accuracy
+    assert a.random and not a.ok
+    assert (
+        f"FINDING: outputs differ beyond tolerance, as expected here: the function draws random numbers "
+        "(dropout, a random init): compiled code draws them otherwise than eager (Inductor's own random "
+        "kernels), so its outputs differ by design; torch._inductor.config.fallback_random = True draws "
+        f"them as eager does, to compare: max abs {a.max_abs:.3g}, max rel {a.max_rel:.3g} (atol "
+        f"{a.atol:g}, rtol {a.rtol:g})"
+    ) in summary_lines(b)
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(fallback_random=True):
+        fixed = compiler.Report("x", "cpu").benchmark(f, x, compiled=torch.compile(f), **kw)
+    torch._dynamo.reset()
+    assert fixed.accuracy.random and fixed.accuracy.ok and fixed.accuracy.max_abs == 0
 
 
 def _bench(fn, *args, compiled=None, **kw):
@@ -488,3 +520,26 @@ def test_compile_magic_bench_and_explorer_button():
     assert bare.bench_button.disabled and "report.benchmark(fn, *args)" in bare.bench_button.tooltip
     for n in ("x", "y"):
         ip.user_ns.pop(n, None)
+
+
+def test_timing_notes_say_two_speeds_and_stalls_with_the_remedy_on_cpu():
+    """A CPU arm whose calls ran at two speeds (threads taking turns on a shared machine), and
+    one with a few calls stalled: each said, with the remedy (fewer threads, or pinned) on CPU
+    only; ten samples or fewer, or one steady speed, say nothing of the kind."""
+    steady = timing([1.0 + 0.001 * i for i in range(40)])
+    two = timing([1.0 + 0.01 * (i % 3) for i in range(30)] + [2.0 + 0.01 * (i % 3) for i in range(20)])
+    assert timing_notes(two, steady, cpu=True)[0] == (
+        "eager bimodal: its calls ran at two speeds, 30 of 50 near 1.01 ms and 20 near 2.01 ms: the "
+        "median falls between them or on one side by chance; on a shared CPU, fewer threads than free "
+        "cores (OMP_NUM_THREADS=N, or torch.set_num_threads(N)) or the process pinned to cores "
+        "(taskset -c 0-3 python …) steadies it"
+    )
+    stalled = timing([2.0 + 0.002 * i for i in range(47)] + [7.0, 10.0, 12.0])
+    assert timing_notes(steady, stalled, cpu=False) == (
+        "compiled stalled: 3 of 50 calls took over 3× the median (up to 12 ms against 2.049 ms): threads "
+        "that waited for a core",
+    )
+    assert timing_notes(steady, timing([1.0 + 0.001 * i for i in range(40)]), cpu=True) == (
+        "no clear winner: the medians differ by 0 ms, within the wider IQR (0.0195 ms)",
+    )
+    assert timing_notes(timing([1.0, 1.0, 3.0, 3.0, 1.0]), None, cpu=True)[0].startswith("eager unstable")

@@ -324,7 +324,11 @@ def test_min_speedup_reads_the_benchmarks_and_names_the_verdict():
         f"check: Scaled: {v.headline}",
         "check: Scaled: fix: torch._dynamo.config.capture_scalar_outputs = True",
         *(f"check: Scaled: fix: {f}" for f in v.fixes[1:3]),
+        # the advice after the fixes, where three lines are not yet said
+        "check: Scaled: advice: keep the value on the device: no .item(), .cpu() or .tolist() inside the "
+        "compiled call",
     )
+    assert len(v.fixes) == 2 and v.advice[0].startswith("keep the value on the device")
     assert v.headline.startswith("compiled is 1.60× slower than eager: graph breaks: 2 sites")
     ok = check_report(r, Rules(min_speedup=0.5))
     assert ok.passed and ok.summary == (

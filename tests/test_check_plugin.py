@@ -60,6 +60,16 @@ def test_fixture(pt2_check):
     with pt2_check(max_recompiles=0):
         f(torch.ones(3))
         f(torch.ones(5))
+
+
+@pytest.mark.pt2_check(min_speedup=1000)
+def test_min_speedup():
+    torch.compile(mypkg.ops.clean, backend="eager")(torch.ones(3))
+
+
+@pytest.mark.pt2_check(min_sped=1.1)
+def test_a_rule_misspelt():
+    pass
 """
 # the worktree's plugin, whatever an installed pt2-explorer registers under the entry point's name
 PLUGIN = ("-p", "no:pt2_explorer", "-p", "explorer._pytestplugin")
@@ -70,8 +80,8 @@ def test_marker_and_fixture_fail_with_the_sites(pytester):
     (pytester.path / "mypkg" / "ops.py").write_text(OPS)
     pytester.makepyfile(test_models=TESTS)
     pytester.syspathinsert()
-    result = pytester.runpytest(*PLUGIN, "--strict-markers", "-p", "no:logging")
-    result.assert_outcomes(passed=1, failed=4)
+    result = pytester.runpytest(*PLUGIN, "--strict-markers")  # pytest's log capture on
+    result.assert_outcomes(passed=1, failed=6)
     line = next(i for i, ln in enumerate(OPS.splitlines(), 1) if "# BREAK" in ln)
     # each failure's section: the lines `pt2-explorer check` prints, or the test's own failure
     result.stdout.fnmatch_lines(
@@ -88,9 +98,19 @@ def test_marker_and_fixture_fail_with_the_sites(pytester):
             "check: recompile [[]0/1] clean: 0/0: tensor 'x' size mismatch at index 0. expected 3, "
             "actual 5; failing guard: TENSOR_MATCH: check_tensor(L[[]'x'], *",
             "check: 1 rule broken (--max-recompiles 0: 1 recompile)",
+            # min_speedup: the function the block compiled, benchmarked after it
+            "*_ test_min_speedup _*",
+            "check: clean: compiled is *",
+            "check: 1 rule broken (--min-speedup 1000: 1 benchmark below it)",
+            "*_ test_a_rule_misspelt _*",
+            "pt2_check: no rule named 'min_sped': the rules are no_breaks_in, max_breaks, max_recompiles, "
+            "min_speedup, reset",
             "*short test summary info*",
         ]
     )
+    # torch's structured trace (empty DEBUG records) is not in the failures' captured log: each
+    # failure's message is what the user sees first
+    result.stdout.no_fnmatch_line("*torch.__trace*")
     assert "During handling" not in result.stdout.str()
     result.stdout.no_fnmatch_line("*test_clean*")  # it passed
 
@@ -119,7 +139,7 @@ def test_the_entry_point_loads_the_plugin_without_torch(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert (
-        "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, reset=True):"
-        in out.stdout
+        "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, "
+        "reset=True):" in out.stdout
     )
     assert out.stdout.splitlines()[-1] == "torch imported: False plugin: True"

@@ -175,3 +175,21 @@ def test_each_cause_named_first_live(name, main):
     assert v.main == main, v.headline
     assert not any(k.name.startswith("## ") for k in b.kernels)
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
+
+
+def test_dropout_on_the_gpu_is_said_to_draw_random_numbers():
+    """Dropout on CUDA draws from the device's generator (the CPU's does not move): the
+    benchmark sees it, so outputs that differ are said to be random numbers drawn otherwise."""
+    x = torch.ones(4096, device="cuda")
+
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) * 2
+
+    cpu_rng = torch.get_rng_state()
+    f(x)
+    assert torch.equal(torch.get_rng_state(), cpu_rng)  # only the device's generator moved
+    torch._dynamo.reset()
+    b = compiler.Report("x", "cuda").benchmark(
+        f, x, compiled=torch.compile(f), reps=2, warmup=0, profile=False, progress=False
+    )
+    assert b.accuracy.random and not b.accuracy.ok

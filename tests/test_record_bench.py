@@ -101,6 +101,18 @@ def test_record_bench_times_a_training_step_and_a_module(tmp_path):
     params = {f"model.{i}.{w}" for i in (0, 2) for w in ("weight", "bias")}
     assert params <= set(step.mutated), step.mutated
     assert (infer.state, infer.mutated, infer.accuracy.ok) == ("unchanged", (), True)
+    # each function's compile time is its own: the compiles that began during its calls
+    # (torch's compilation_metrics start_time_us); `infer` compiled Sequential's forward on its
+    # first call (the frame torch names "forward", or "Sequential.forward" since 2.12), the
+    # training step all the others (its own frame, its resumes, the optimizer's)
+    forward = [c for c in r.compiles if c.name in ("forward", "Sequential.forward")]
+    rest = [c for c in r.compiles if c not in forward]
+    assert len(forward) == 1 and len(rest) >= 2
+    assert infer.compile_ids == (forward[0].id,)
+    assert step.compile_ids == tuple(c.id for c in rest if c.status == "ok")
+    assert infer.compile_time_s == pytest.approx(forward[0].compile_time_s)
+    assert step.compile_time_s == pytest.approx(sum(c.compile_time_s for c in rest if c.status == "ok"))
+    assert forward[0].compile_time_s == forward[0].metrics["entire_frame_compile_time_s"]
     # stderr: torch's own log lines as under python, then (-q: no progress) what was written
     torch_logs = re.compile(r"^[IWE]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
     assert len([x for x in plain.stderr.splitlines() if torch_logs.match(x)]) == len(
@@ -120,9 +132,9 @@ def test_record_bench_times_a_training_step_and_a_module(tmp_path):
 
 
 def test_record_bench_names_an_eager_fallback_first_on_cpu(tmp_path):
-    done = _run(tmp_path, "checked.py", FALLBACK, "record", "--bench", "-q", "--json", "r.json")
+    done = _run(tmp_path, "checked.py", FALLBACK, "record", "--bench", "--json", "r.json")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "out (4, 16)\n"
+    assert done.stdout.startswith("out (4, 16)\n")  # the program's line, then the summary
     r = compiler.load(tmp_path / "r.json")
     line = FALLBACK.splitlines().index(next(x for x in FALLBACK.splitlines() if x.endswith("# CHECK"))) + 1
     # torch's record: the frame of Checked.forward failed in capture at the .item() line
@@ -139,3 +151,8 @@ def test_record_bench_names_an_eager_fallback_first_on_cpu(tmp_path):
     assert f"forward (checked.py:{frame.line}): [{failed.id}] failed in capture: " in "\n".join(fb.evidence)
     assert fb.fix == "torch._dynamo.config.capture_scalar_outputs = True"
     assert v.headline.startswith(b.speedup_words + ": eager fallback: no compiled code ran for forward: ")
+    # the terminal summary ends with the verdict in one line: the speedup in words, the first
+    # cause, and its fix, before the report's path
+    why = [x for x in done.stdout.splitlines() if x.startswith("why ")]
+    assert why == [f"why Checked: {v.headline}; fix: torch._dynamo.config.capture_scalar_outputs = True"]
+    assert done.stdout.splitlines()[-2:] == [why[0], "report: r.json"]

@@ -61,6 +61,7 @@ CONVERTED = {
     "ExportRun.draft": (True, "(draft_export)"),
     "Benchmark.interrupted": (True, "interrupted: the samples taken before Ctrl-C"),
     "Accuracy.ok": (False, "FINDING: outputs differ beyond tolerance"),
+    "Accuracy.random": (True, "as expected here: the function draws random numbers"),
     "BenchConfig.dynamic": (True, "dynamic=True"),
     "PhaseSpan.depth": (7, "padding-left:7em"),
     "SavedTensor.bytes": (3 * 2**20, "3.0 MiB"),

@@ -158,7 +158,11 @@ def test_a_cuda_graph_skip_is_named_with_torchs_reason():
     assert v.headline.endswith(
         f"CUDA graphs skipped: mutated inputs (1 instances): {cg.share:.0%} of the compiled call"
     )
-    assert cg.fix.startswith("# return the new value instead of changing an input in place")
+    # a change to the program, not a setting: advice in words, never a comment dressed as code
+    assert cg.fix is None and cg.advice == (
+        "return the new value instead of changing an input in place (CUDA graphs skip a graph that "
+        "mutates its inputs)"
+    )
     assert all("mode=" not in (x.fix or "") for x in v.causes)  # reduce-overhead is what it asked for
 
 
@@ -185,9 +189,42 @@ def test_absent_causes_are_not_named_on_the_earlier_recordings():
     (failed,) = [c for c in r.compiles if c.status == "failed"]
     assert failed.error.startswith("Unsupported: Skip calling `torch.compiler.disable()`d function")
     assert v.main == "fallback"
-    assert _cause(v, "fallback").fix == (
+    fb = _cause(v, "fallback")
+    assert fb.fix is None and fb.advice == (
         "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace"
     )
+    assert explorer_line(r) == f"why Routed: {v.headline}; advice: {fb.advice}"
+
+
+def explorer_line(r) -> str:
+    from explorer.views._why import verdict_lines
+
+    (line,) = verdict_lines(r)
+    return line
+
+
+def test_a_fix_is_code_and_advice_is_words():
+    """Across every recording shipped: a cause's fix is code to paste (it compiles as Python),
+    never a comment; what is not code is the cause's advice. The registry's hint for a break
+    with no known fix (here the training step's logging break) is advice, in torch's words."""
+    seen = 0
+    for path in sorted(DATA.glob("h100-*.json.gz")):
+        if "modes" in path.name:  # a table of modes, not a report
+            continue
+        r = compiler.load(path)
+        for b in r.benchmarks:
+            for c in compiler.analysis.verdict(r, b).causes:
+                if c.fix:
+                    seen += 1
+                    assert not c.fix.lstrip().startswith("#"), (path.name, c.fix)
+                    compile(c.fix.replace("...", "None"), path.name, "exec")
+                assert not (c.fix and c.advice)
+    assert seen >= 5
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    v = compiler.analysis.verdict(r, r.benchmarks[0])
+    brk = _cause(v, "breaks")
+    (hint,) = {b.hints[0] for b in r.graph_breaks if b.gb_id == "GB0291"}
+    assert brk.fix is None and brk.advice == hint
 
 
 def test_a_training_steps_backward_kernels_are_their_graphs():
@@ -243,3 +280,55 @@ def test_a_profile_longer_than_the_median_is_said():
         "the profiled calls' kernels took 0.02753 ms a call, more than the timed median's 0.01 ms"
     )
     assert sum(c.share for c in v.causes if c.share is not None) == pytest.approx(1.0)
+
+
+def test_guard_evaluation_says_the_cpp_tree_against_python_lambda_guards():
+    """The guards a call checks, by kind, from torch's guard trees (dynamo_cpp_guards_str) of
+    each frame's entry: the C++ tree's leaf guards against the Python lambda guards it calls
+    back into (pytorch/pytorch#185886). Counted here from the trees' lines as torch printed them."""
+    r, b, v = _case("item")
+    trees = {c.id: c.stages.capture.guards for c in r.compiles}
+    assert sorted(trees) == ["0/0", "1/0", "2/0"] and b.compile_ids == ()  # recorded before compile_ids
+    leaves = [ln for t in trees.values() for ln in t.splitlines() if "+- " in ln and "Manager" not in ln]
+    lambdas = [ln for ln in leaves if "+- LAMBDA_GUARD: " in ln]
+    assert (len(leaves) - len(lambdas), len(lambdas)) == (86, 6)
+    g = _cause(v, "guards")
+    assert g.evidence[1] == (
+        "guards checked a call ([0/0], [1/0], [2/0]): 86 in torch's C++ guard tree (TYPE_MATCH 36, "
+        "ID_MATCH 21, TENSOR_MATCH 9, DICT_CONTAINS 6), 6 Python lambda guards (each a call into Python on "
+        "every call: torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None)"
+    )
+    assert (
+        g.evidence[0]
+        == f"guard evaluation {g.ms:.4g} ms a call ({b.timeline.guard_ms:.4g} ms in the profiled call)"
+    )
+
+
+def test_attention_and_decomposed_matmuls_are_placed_and_the_rest_say_why():
+    """The GPT-2 training step on the H100: the SDPA kernel (the profiler names the op it runs,
+    aten::_efficient_attention_forward) is the graph's _scaled_dot_product_efficient_attention
+    call, on that node's line (with its inputs' views); a matmul is its forward node's line,
+    though the backward graph has an input (a saved activation) of the same name; a kernel
+    still without a line says why, never "an input or a copy" where it is not."""
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    (b,) = r.benchmarks
+    c = next(c for c in r.compiles if c.id == "2/0")
+    post = {n.name: n for n in c.stages.decompose.post_grad[0].graph.nodes}  # the forward's
+    costs = compiler.analysis.kernel_costs(r, b)
+    sdpa = [x for x in costs if x.name.startswith("fmha_cutlassF")]
+    assert len(sdpa) == 2
+    for x in sdpa:
+        (node,) = [n for n in x.nodes if n.startswith("_scaled_dot_product_efficient_attention")]
+        assert post[node].source in x.lines and "sdpa_attention.py" in post[node].source
+    backward = {n.name: n for n in c.stages.decompose.post_grad[1].graph.nodes}
+    assert (backward["addmm_6"].op, backward["addmm_6"].source) == ("placeholder", None)
+    (mm,) = [x for x in costs if x.nodes == ("addmm_6",)]
+    assert mm.lines == (post["addmm_6"].source,) and mm.modules == ("transformer.h.1.mlp.c_fc",)
+    unplaced = {g.key for g in compiler.analysis.cost_groups(costs, "line") if g.key.startswith("(no line")}
+    assert unplaced == {
+        "(no line: outside the compiled graphs (eager code, or autograd's engine running a backward))",
+        "(no line: a kernel whose nodes torch's provenance did not log)",
+        "(no line: run inside [6/0], a graph with no kernels of its own: a backward that autograd's "
+        "engine ran there, which torch's provenance does not place)",
+    }
+    assert not r.kernels_of("6/0")

@@ -116,6 +116,7 @@ def advice_row(
         eager=bench.eager,
         compiled=bench.compiled,
         speedup=bench.speedup,
+        compile_s=bench.compile_time_s,
         cautions=bench.timing_notes,
     )
 

@@ -41,6 +41,7 @@ _METRIC_KEYS = (
     "dynamo_time_before_restart_s", "triton_compile_time_us", "num_graph_breaks",
     "pre_grad_pass_time_us", "post_grad_pass_time_us", "joint_graph_pass_time_us",
     "is_forward", "inductor_fx_local_cache_hit_count", "inductor_fx_local_cache_miss_count",
+    "start_time_us", "start_time",  # when the compile began (wall clock): whose call it was in
 )  # fmt: skip
 
 

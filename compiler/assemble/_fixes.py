@@ -1,6 +1,7 @@
-"""What to change, as code: the frames that ran eagerly and why, and the fix of each known
-graph break and recompile (torch's registry names the fix of a break by its GB id; the
-rest of its hints are quoted as they are). Torch-free."""
+"""What to change: the frames that ran eagerly and why, and the fix of each known graph break
+and recompile. A fix is code to paste (torch's registry names the fix of a break by its GB
+id); what is not code (the registry's other hints, a change to the program's own logic) is
+advice, in words, and never dressed as code. Torch-free."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ REDUCE_OVERHEAD = 'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
 TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
 
 
-def fallen_frames(report: Report) -> list[tuple[str, str, str | None]]:
-    """(frame, why, fix) of each frame that runs eagerly: no compile of it installed code
-    (it failed, or Dynamo skipped it), or its recompile limit was hit."""
+def fallen_frames(report: Report) -> list[tuple[str, str, str | None, str | None]]:
+    """(frame, why, fix, advice) of each frame that runs eagerly: no compile of it installed
+    code (it failed, or Dynamo skipped it), or its recompile limit was hit."""
     out = []
     for f in report.frames:
         mine = [c for c in report.compiles if c.frame == f.id]
@@ -29,14 +30,15 @@ def fallen_frames(report: Report) -> list[tuple[str, str, str | None]]:
             err = first_line((bad.error,)) if bad.error else "no code installed"
             why = f"{name}: [{bad.id}] failed in {bad.failed_stage or 'compile'}: {err}: every call of it runs eagerly"
             brk = next((b for b in report.graph_breaks if bad.id in (b.compile_ids or (b.compile_id,))), None)
-            fix = break_fix(brk.type, brk.gb_id, brk.hints) if brk else None
-            out.append((f.name or "?", why, fix))
+            fix = break_fix(brk.type, brk.gb_id) if brk else None
+            advice = None if fix or not brk else break_advice(brk.type, brk.gb_id, brk.hints)
+            out.append((f.name or "?", why, fix, advice))
         elif f.recompile_limit_hit:
             why = (
                 f"{name}: the recompile limit was hit ({f.compiles} entries): a call whose guards fail "
                 "on every entry runs eagerly"
             )
-            out.append((f.name or "?", why, recompile_fix(report)))
+            out.append((f.name or "?", why, recompile_fix(report), None))
     return out
 
 
@@ -55,7 +57,7 @@ def recompile_fix(report: Report) -> str | None:
     return None
 
 
-# graph-break fixes torch's registry names, by GB id or by the words of the break's type
+# graph-break fixes as code, by GB id or by the words of the break's type
 _BREAK_FIXES = (
     (("GB0124", "Tensor.item()"), CAPTURE_SCALAR),
     (("Dynamic shape operator", "GB0036"), CAPTURE_DYNAMIC),
@@ -63,6 +65,9 @@ _BREAK_FIXES = (
         ("Data-dependent branching", "GB0170"),
         "torch.cond(pred, true_fn, false_fn, (x,))  # the branch in the graph",
     ),
+)
+# graph-break advice that no setting or line of code carries: a change to the program
+_BREAK_ADVICE = (
     (
         ("Skip calling `torch.compiler.disable()`d function", "torch._dynamo.disable"),
         "remove @torch._dynamo.disable, or mark the function @torch._dynamo.nonstrict_trace",
@@ -70,10 +75,19 @@ _BREAK_FIXES = (
 )
 
 
-def break_fix(type_: str, gb_id: str | None, hints: tuple[str, ...] = ()) -> str | None:
-    """The fix of a graph break as code: torch's known ones by GB id or type, else the
-    registry's first hint."""
-    for keys, fix in _BREAK_FIXES:
+def _known(table, type_: str, gb_id: str | None) -> str | None:
+    for keys, text in table:
         if gb_id in keys or any(k in (type_ or "") for k in keys):
-            return fix
-    return f"# {hints[0]}" if hints else None
+            return text
+    return None
+
+
+def break_fix(type_: str, gb_id: str | None) -> str | None:
+    """The fix of a graph break as code, where torch's known ones name one."""
+    return _known(_BREAK_FIXES, type_, gb_id)
+
+
+def break_advice(type_: str, gb_id: str | None, hints: tuple[str, ...] = ()) -> str | None:
+    """What to change where no code is the fix: the known advice, else the registry's first
+    hint, in torch's words."""
+    return _known(_BREAK_ADVICE, type_, gb_id) or (hints[0] if hints else None)

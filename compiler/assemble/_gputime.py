@@ -15,7 +15,6 @@ per-kernel rows instead: an extern row then stands for every extern call of its 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark, Launch
@@ -25,6 +24,15 @@ from ..parse._kernelnames import cpp_kernel_of_event, is_attention_kernel, is_li
 from ..parse._provenance import KernelCall, Provenance, op_base, read_provenance
 from ..parse._tritonsrc import read_triton_source
 
+NO_LINE = "an input or a copy"  # a kernel placed in its graph whose nodes carry no source line
+# the aten op the profiler names under an extern kernel's call, by the op the graph calls
+_INNER_OPS = {
+    "_efficient_attention_forward": "_scaled_dot_product_efficient_attention",
+    "_flash_attention_forward": "_scaled_dot_product_flash_attention",
+    "_cudnn_attention_forward": "_scaled_dot_product_cudnn_attention",
+    "_efficient_attention_backward": "_scaled_dot_product_efficient_attention_backward",
+    "_flash_attention_backward": "_scaled_dot_product_flash_attention_backward",
+}
 _MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "_int_mm", "_scaled_mm"}
 _CONV = {"convolution", "_convolution", "cudnn_convolution", "conv2d", "conv1d", "conv3d"}
 
@@ -52,17 +60,7 @@ class KernelCost:
     dtype: str | None = None  # of its output node, where known
     bytes: float | None = None  # moved per launch, where known
     flops: float | None = None  # per launch, where known
-
-
-@dataclass(frozen=True)
-class CostGroup:
-    """Kernel time summed by one key: a line, a module or an op family."""
-
-    key: str
-    ms: float
-    share: float
-    kernels: int
-    eager_ms: float | None = None  # eager's kernel time for the same module (modules only)
+    unplaced: str = ""  # where no line is known, why (the line table's row for it)
 
 
 def kernel_costs(report: Report, bench: Benchmark) -> tuple[KernelCost, ...]:
@@ -98,59 +96,6 @@ def eager_costs(bench: Benchmark) -> tuple[KernelCost, ...]:
     return _with_shares(rows)
 
 
-def cost_groups(
-    costs: Iterable[KernelCost], by: str, bench: Benchmark | None = None
-) -> tuple[CostGroup, ...]:
-    """Kernel time summed ``by`` "line", "module" (beside eager's, given the benchmark) or
-    "family" (matmul, pointwise, reduction…)."""
-    if by == "line":
-        return by_line(costs)
-    if by == "module":
-        return by_module(costs, bench)
-    if by == "family":
-        return by_family(costs)
-    raise ValueError(f"cost_groups: by must be 'line', 'module' or 'family', not {by!r}")
-
-
-def by_line(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
-    return _group(costs, lambda c: ", ".join(c.lines) or "(no line: an input or a copy)")
-
-
-def by_family(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
-    return _group(costs, lambda c: c.family)
-
-
-def by_module(costs: Iterable[KernelCost], bench: Benchmark | None = None) -> tuple[CostGroup, ...]:
-    """Kernel time per nn.Module path, beside eager's for the same module where the benchmark
-    profiled eager by module."""
-    eager: dict[str, float] = {}
-    for c in eager_costs(bench) if bench is not None else ():
-        for m in c.modules:
-            eager[m] = eager.get(m, 0.0) + c.ms
-    groups = _group(costs, lambda c: ", ".join(_module_name(m) for m in c.modules) or "(no module)")
-    if not eager:
-        return groups
-    return tuple(
-        CostGroup(g.key, g.ms, g.share, g.kernels, eager.get("" if g.key == "(model)" else g.key))
-        for g in groups
-    )
-
-
-def _module_name(m: str) -> str:
-    return m or "(model)"
-
-
-def _group(costs: Iterable[KernelCost], key) -> tuple[CostGroup, ...]:
-    acc: dict[str, list[float]] = {}
-    for c in costs:
-        a = acc.setdefault(key(c), [0.0, 0.0, 0])
-        a[0] += c.ms
-        a[1] += c.share
-        a[2] += 1
-    out = [CostGroup(k, ms, share, int(n)) for k, (ms, share, n) in acc.items()]
-    return tuple(sorted(out, key=lambda g: (-g.ms, g.key)))
-
-
 def _with_shares(rows: list[KernelCost]) -> tuple[KernelCost, ...]:
     total = sum(r.ms for r in rows) or 1.0
     out = [dataclasses.replace(r, share=r.ms / total) for r in rows]
@@ -168,7 +113,14 @@ class _Joiner:
         for c in report.compiles:
             fuse, dec, cap = c.stages.fuse, c.stages.decompose, c.stages.capture
             self.prov[c.id] = read_provenance(fuse.provenance if fuse else None)
-            self.nodes[c.id] = {n.name: n for rg in (dec.post_grad if dec else ()) for n in rg.graph.nodes}
+            nodes: dict[str, Node] = {}
+            for rg in dec.post_grad if dec else ():  # forward, then backward
+                for n in rg.graph.nodes:
+                    # the backward's input of a saved activation (a placeholder named as the
+                    # forward's node) never hides the node that computes it
+                    if n.name not in nodes or nodes[n.name].op == "placeholder":
+                        nodes[n.name] = n
+            self.nodes[c.id] = nodes
             self.pre[c.id] = {n.name: n for n in (cap.graph.nodes if cap and cap.graph else ())}
 
     def launch(self, r: Launch, calls: int) -> KernelCost:
@@ -187,6 +139,10 @@ class _Joiner:
         self, name, kind, compile_id, kernel, total_ms, launches, calls, op=None, op_index=None
     ) -> KernelCost:
         ids = [i.strip() for i in (compile_id or "").split(",") if i.strip()] or list(self.compiles)
+        if kernel is not None and not any(self._kernel_call(i, kernel) for i in ids):
+            # a graph's kernel run inside another's region (a backward that autograd's engine
+            # runs while a later graph's frame calls loss.backward()): its own graph, by name
+            ids = list(self.compiles)
         call, nodes, cid = None, [], None
         for i in ids:
             if kernel is not None:
@@ -227,7 +183,25 @@ class _Joiner:
             dtype=out_node.dtype if out_node else None,
             bytes=work[0],
             flops=work[1],
+            unplaced="" if lines else self._unplaced(kind, cid, compile_id, found),
         )
+
+    def _unplaced(self, kind: str, cid: str | None, compile_id: str | None, found) -> str:
+        """Why a kernel has no line: what torch's records leave out."""
+        if found:
+            return NO_LINE
+        if compile_id is None and kind == "eager":
+            return "outside the compiled graphs (eager code, or autograd's engine running a backward)"
+        if (
+            cid is None
+            and compile_id is not None
+            and not any(self.report.kernels_of(i.strip()) for i in compile_id.split(","))
+        ):
+            return (
+                f"run inside [{compile_id}], a graph with no kernels of its own: a backward that "
+                "autograd's engine ran there, which torch's provenance does not place"
+            )
+        return "a kernel whose nodes torch's provenance did not log"
 
     def _work(
         self, kernel: str | None, cid: str | None, found: list[Node]
@@ -266,6 +240,8 @@ class _Joiner:
             return None
         base = op_base(op)
         calls = [k for k in self.prov[cid].calls if k.extern and k.op == base]
+        if not calls and base in _INNER_OPS:  # SDPA's kernel, under the op the graph calls
+            calls = [k for k in self.prov[cid].calls if k.extern and k.op == _INNER_OPS[base]]
         if not calls and index is None and is_library_kernel(op):
             # an older per-kernel row names the library kernel, not its op: every library call
             calls = [k for k in self.prov[cid].calls if k.extern and _family_of_op(k.op, "") != "pointwise"]

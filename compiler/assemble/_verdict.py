@@ -29,8 +29,9 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
-from ._fixes import REDUCE_OVERHEAD, break_fix, fallen_frames, recompile_fix, shape_recompiles
+from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
+from ._guardkinds import guard_evidence
 from ._kernelcauses import compile_cause, generated, library
 from ._speed import cudagraph_share
 from ._text import first_line, where
@@ -181,7 +182,7 @@ class _Judge:
         if not self.has_fallback:
             return None
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
-        ev = [why for _f, why, _fix in self.fallen]
+        ev = [why for _f, why, _fix, _adv in self.fallen]
         calls = self.bench.profiled_calls
         if self.graphs == 0:
             ev.insert(
@@ -194,8 +195,9 @@ class _Judge:
                 f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.graphs:.0f} graphs a call "
                 "are of other frames",
             )
-        fix = next((fx for _f, _why, fx in self.fallen if fx), None)
-        names = ", ".join(dict.fromkeys(f for f, _w, _x in self.fallen)) or self.bench.name
+        fix = next((fx for _f, _why, fx, _adv in self.fallen if fx), None)
+        advice = None if fix else next((a for *_rest, a in self.fallen if a), None)
+        names = ", ".join(dict.fromkeys(f for f, *_rest in self.fallen)) or self.bench.name
         return Cause(
             "fallback",
             f"eager fallback: no compiled code ran for {names}",
@@ -203,6 +205,7 @@ class _Judge:
             self.share(ms),
             tuple(ev),
             fix,
+            advice,
         )
 
     def breaks(self) -> Cause | None:
@@ -215,9 +218,13 @@ class _Judge:
             f"{where(b.filename, b.line)}: {b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
             for b in sorted(breaks, key=lambda b: -b.count)[:5]
         ]
-        fix = next((f for b in breaks if (f := break_fix(b.type, b.gb_id, b.hints))), None)
+        fix = next((f for b in breaks if (f := break_fix(b.type, b.gb_id))), None)
+        advice = (
+            None if fix else next((a for b in breaks if (a := break_advice(b.type, b.gb_id, b.hints))), None)
+        )
         n = len(breaks)
-        return Cause("breaks", f"graph breaks: {n} site{'s' * (n != 1)}", ms, self.share(ms), tuple(ev), fix)
+        title = f"graph breaks: {n} site{'s' * (n != 1)}"
+        return Cause("breaks", title, ms, self.share(ms), tuple(ev), fix, advice)
 
     def recompiles(self) -> Cause | None:
         r, b = self.report.recompiles, self.bench
@@ -251,12 +258,12 @@ class _Judge:
         ms = self.wrap_ms
         ev = (f"mode={self.mode} (as compiled)", *(skips[:3] if skips else (why,)))
         title = "CUDA graphs skipped: " + (skips[0].split(": ", 1)[1] if skips else why)
-        fix = (
-            "# return the new value instead of changing an input in place (CUDA graphs skip a graph that mutates its inputs)"
+        advice = (
+            "return the new value instead of changing an input in place (CUDA graphs skip a graph that mutates its inputs)"
             if any("mutated inputs" in x for x in skips)
             else None
         )
-        return Cause("cudagraphs", title, ms, self.share(ms), ev, fix)
+        return Cause("cudagraphs", title, ms, self.share(ms), ev, advice=advice)
 
     def sync(self) -> Cause | None:
         if self.bench.device != "cuda":  # on the CPU a tensor's value is already on the host
@@ -275,8 +282,8 @@ class _Judge:
             for x in copies
         ]
         ev.append("the host waits for the device at each copy: launches stop until it arrives")
-        fix = "keep the value on the device: no .item(), .cpu() or .tolist() inside the compiled call"
-        return Cause("sync", "host↔device copies inside the call", None, None, tuple(ev), fix)
+        advice = "keep the value on the device: no .item(), .cpu() or .tolist() inside the compiled call"
+        return Cause("sync", "host↔device copies inside the call", None, None, tuple(ev), advice=advice)
 
     def guards(self) -> Cause | None:
         if self.guard_ms <= 0:
@@ -284,7 +291,8 @@ class _Judge:
         ms = self.guard_ms
         t = self.bench.timeline
         ev = (f"guard evaluation {ms:.4g} ms a call ({t.guard_ms:.4g} ms in the profiled call)",)
-        return Cause("guards", "guard evaluation", ms, self.share(ms), ev)
+        kinds = guard_evidence(self.report, self.bench.compile_ids)
+        return Cause("guards", "guard evaluation", ms, self.share(ms), ev + ((kinds,) if kinds else ()))
 
     def launch(self) -> Cause | None:
         """The rest of the host's time: the graphs' wrappers and launches, and Python outside

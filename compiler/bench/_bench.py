@@ -121,6 +121,7 @@ class _Run:
             matmul_precision=torch.get_float32_matmul_precision(),
             allow_tf32=torch.backends.cuda.matmul.allow_tf32 if self.cuda else None,
         )
+        done = "done"
         try:
             self.show(f"benchmark {label}: eager call (state check)")
             eager_out = self.eager_call()  # an exception here is the user's: it propagates
@@ -157,13 +158,8 @@ class _Run:
                 accuracy = with_state(
                     accuracy, eager_state, snap.values(list(eager_state)), self.atol, self.rtol, low
                 )
-            if rng_used:
-                accuracy = dataclasses.replace(
-                    accuracy,
-                    note=(accuracy.note + "; " if accuracy.note else "")
-                    + "the function draws random numbers: compiled code draws them differently "
-                    "(torch._inductor.config.fallback_random makes them match)",
-                )
+            if rng_used:  # said by the views (Accuracy.random), with the setting that draws as eager
+                accuracy = dataclasses.replace(accuracy, random=True)
             self.fields["accuracy"] = accuracy
             del eager_out, compiled_out
             snap.restore()
@@ -179,9 +175,12 @@ class _Run:
             self.fields["interrupted"] = True
             self._finish()
             raise
+        except StateMutationError:  # nothing benchmarked: the caller may go on with mutates=True
+            done = "it changes state in place"
+            raise
         finally:
             snap.restore()
-            self.show(f"benchmark {label}: done", final=True)
+            self.show(f"benchmark {label}: {done}", final=True)
         return self._finish()
 
     def _first_compiled_call(self):
@@ -198,6 +197,10 @@ class _Run:
     def _compile_fields(self) -> None:
         source = self.compile_report or self.report
         ok = [c for c in source.compiles if c.status == "ok"]
+        subject = subject_of(self.report)
+        if self.compile_report is None and subject is not None and subject.compile_ids is not None:
+            if self.compiled is subject.compiled:  # the program's compiles of this callable only
+                ok = [c for c in ok if c.id in subject.compile_ids]
         if not ok:
             return
         stages: dict[str, float] = {}
@@ -207,6 +210,7 @@ class _Run:
         times = [c.compile_time_s for c in ok if c.compile_time_s is not None]
         self.fields["compile_time_s"] = sum(times) if times else None
         self.fields["stage_times_s"] = stages
+        self.fields["compile_ids"] = tuple(c.id for c in ok)
 
     def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
         """Warm up and time both arms; False when the compiled arm raised (a finding). A

@@ -11,7 +11,7 @@ changed. A benchmark that fails is one line in the returned notes, not the end o
 
 from __future__ import annotations
 
-from ..listen._calls import CompiledCall
+from ..listen._calls import CompiledCall, compiles_of
 from ..model._report import Report
 from ..model._subject import remember
 from ._state import StateMutationError
@@ -24,8 +24,9 @@ def benchmark_calls(
     returns one line per callable that was not benchmarked (and why)."""
     notes: list[str] = []
     names = unique_names(calls)
-    for call, name in zip(calls, names, strict=True):
-        remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs)
+    owned = compiles_of(calls, report.compiles) or [None] * len(calls)
+    for call, name, ids in zip(calls, names, owned, strict=True):
+        remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs, ids)
         try:
             try:
                 report.benchmark(name=name, progress=progress, reps=reps)

@@ -327,7 +327,16 @@ class Snapshot:
             }
 
     def rng_changed(self) -> bool:
-        return not torch.equal(torch.get_rng_state(), self.rng_cpu)
+        """Whether the call drew random numbers: the CPU generator's state, or a GPU's (dropout
+        on CUDA draws from the device's generator), moved."""
+        if not torch.equal(torch.get_rng_state(), self.rng_cpu):
+            return True
+        if self.rng_cuda is None:
+            return False
+        now = torch.cuda.get_rng_state_all()
+        return len(now) != len(self.rng_cuda) or any(
+            not torch.equal(a, b) for a, b in zip(now, self.rng_cuda)
+        )
 
     def restore(self) -> None:
         for slot in self.slots:  # the original objects back in their places, then their values

@@ -11,6 +11,10 @@ function, which calls torch's own with the same arguments and returns what it re
   returned wrapped (``functools.wraps``: its name, docstring and ``__wrapped__`` are the
   compiled function's) by a function that keeps its last call's arguments, then calls it.
 
+Each call's span on the wall clock (``time.time_ns() // 1000``, torch's clock for a compile's
+``start_time_us``) is kept too, 16 bytes a call: a compile that began inside a call is that
+callable's own (``compiles_of``), so each function's compile time is its own.
+
 Kept are references, not copies: the last call's tensors, and its output, stay alive until
 the next call of the same function (one batch more in memory per compiled function). ``torch.compile`` is
 given back when the block ends, also where the program raised.
@@ -19,6 +23,9 @@ given back when the block ends, also where the program raised.
 from __future__ import annotations
 
 import functools
+import time
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +44,28 @@ class CompiledCall:
     kwargs: dict = field(default_factory=dict)
     calls: int = 0
     output: Any = None  # what the last call returned
+    # each call's start and end, µs on the wall clock (a call inside a call of itself: the outer)
+    starts: array = field(default_factory=lambda: array("q"))
+    ends: array = field(default_factory=lambda: array("q"))
+    depth: int = 0
+
+    def enter(self) -> None:
+        if not self.depth:
+            self.starts.append(time.time_ns() // 1000)
+        self.depth += 1
+
+    def leave(self) -> None:
+        self.depth = max(self.depth - 1, 0)
+        if not self.depth and len(self.ends) < len(self.starts):
+            self.ends.append(time.time_ns() // 1000)
+
+    def span_at(self, t_us: int) -> int | None:
+        """The start of this callable's call that was running at ``t_us``; None if none was."""
+        i = bisect_right(self.starts, t_us) - 1
+        if i < 0:
+            return None
+        end = self.ends[i] if i < len(self.ends) else None  # a call still running: no end yet
+        return self.starts[i] if end is None or t_us <= end else None
 
 
 class CompiledCalls:
@@ -72,12 +101,15 @@ class CompiledCalls:
             def keep(_module, args, kw):
                 entry.args, entry.kwargs = args, dict(kw)
                 entry.calls += 1
+                entry.enter()
 
             def kept(_module, _args, _kw, output):
                 entry.output = output
+                entry.leave()
 
             out.register_forward_pre_hook(keep, with_kwargs=True)
-            out.register_forward_hook(kept, with_kwargs=True)
+            # always_call: a forward that raised ends its span too
+            out.register_forward_hook(kept, with_kwargs=True, always_call=True)
             return out
 
         @functools.wraps(out)
@@ -85,11 +117,34 @@ class CompiledCalls:
             entry.args, entry.kwargs = args, kw
             entry.calls += 1
             entry.output = None
-            entry.output = out(*args, **kw)
+            entry.enter()
+            try:
+                entry.output = out(*args, **kw)
+            finally:
+                entry.leave()
             return entry.output
 
         entry.compiled = call
         return call
+
+
+def compiles_of(calls: list[CompiledCall], compiles) -> list[list[str]] | None:
+    """For each of ``calls``, the ids of the ``compiles`` (a report's) that began during one
+    of its calls, by torch's ``start_time_us`` of each compile (compilation_metrics); one
+    inside calls of two callables is the innermost's (the later start). None where a compile's
+    start time is not recorded (a torch that does not log it)."""
+    out: list[list[str]] = [[] for _ in calls]
+    for c in compiles:
+        t = c.metrics.get("start_time_us")
+        if t is None and c.metrics.get("start_time") is not None:
+            t = int(c.metrics["start_time"] * 1e6)
+        if t is None:
+            return None
+        starts = [call.span_at(int(t)) for call in calls]
+        inside = [(s, i) for i, s in enumerate(starts) if s is not None]
+        if inside:
+            out[max(inside)[1]].append(c.id)
+    return out
 
 
 def _name(obj) -> str:

@@ -50,6 +50,7 @@ class AdviceRow:
     eager: Timing | None = None  # this run's own eager arm
     compiled: Timing | None = None  # and compiled arm, timed interleaved with it
     speedup: float | None = None  # eager median / compiled median, both of this run
+    compile_s: float | None = None  # the function's compile time in this run (Benchmark.compile_time_s)
     cautions: tuple[str, ...] = ()  # Benchmark.timing_notes
     agree: bool | None = None  # outputs within tolerance of the baseline's; None: not compared
     agreement: str = ""  # in words: the tolerance, the largest difference and where

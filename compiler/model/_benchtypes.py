@@ -92,7 +92,24 @@ class Accuracy:
     atol: float
     rtol: float
     tensors: int  # how many output tensors were compared
-    note: str | None = None  # e.g. a structure mismatch, random numbers drawn
+    note: str | None = None  # e.g. a structure mismatch, the state left behind
+    # the function drew random numbers (dropout): compiled code draws them otherwise than
+    # eager unless torch._inductor.config.fallback_random (``random_words``)
+    random: bool = False
+
+    @property
+    def random_words(self) -> str | None:
+        """Why random numbers make the outputs differ, with the setting that draws them as
+        eager does; None where the function drew none."""
+        return RANDOM if self.random else None
+
+
+FALLBACK_RANDOM = "torch._inductor.config.fallback_random = True"
+RANDOM = (
+    "the function draws random numbers (dropout, a random init): compiled code draws them otherwise "
+    f"than eager (Inductor's own random kernels), so its outputs differ by design; {FALLBACK_RANDOM} "
+    "draws them as eager does, to compare"
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,9 @@ class Benchmark:
     eager_timeline: Timeline | None = None
     matmul_precision: str | None = None  # torch.get_float32_matmul_precision() while timing
     allow_tf32: bool | None = None  # torch.backends.cuda.matmul.allow_tf32 while timing (GPU)
+    # the compiles counted as the function's own (compile_time_s, its guards): of a program's
+    # several compiled functions (record --bench), those that began during its calls
+    compile_ids: tuple[str, ...] = ()
 
     @property
     def launch_rows(self) -> tuple[Launch, ...]:
@@ -181,7 +201,7 @@ class Benchmark:
         """Cautions on reading the timings: an unstable arm (IQR over 10% of its median),
         medians that differ by less than the spread (``timing_notes`` below), compiles during the
         timed calls."""
-        notes = timing_notes(self.eager, self.compiled)
+        notes = timing_notes(self.eager, self.compiled, cpu=self.device == "cpu")
         if self.compiles_while_timing:
             n = len(self.compiles_while_timing)
             notes += (
@@ -212,12 +232,52 @@ def speedup_words(speedup: float | None) -> str:
 UNSTABLE_IQR = 0.10  # an arm whose IQR exceeds this fraction of its median is flagged
 
 
-def timing_notes(eager: Timing | None, compiled: Timing | None) -> tuple[str, ...]:
+STALL = 3.0  # a sample over this many times its arm's median is a stall
+TWO_SPEEDS = 1.5  # neighbouring sorted samples this far apart part two speeds
+THREADS = (
+    "; on a shared CPU, fewer threads than free cores (OMP_NUM_THREADS=N, or torch.set_num_threads(N)) "
+    "or the process pinned to cores (taskset -c 0-3 python …) steadies it"
+)
+
+
+def _shape_note(arm: str, t: Timing, cpu: bool) -> str | None:
+    """Samples at two speeds ("bimodal": at least a tenth of them on each side of a gap of 1.5×
+    between neighbours), or a few stalls (calls over 3× the median): threads that waited for
+    a core (another process, or more OpenMP threads than free cores), with the remedy on CPU."""
+    xs = sorted(t.samples_ms)
+    n = len(xs)
+    if n < 10 or t.median_ms <= 0 or xs[0] <= 0:
+        return None
+    remedy = THREADS if cpu else ""
+    k = max(range(1, n), key=lambda i: xs[i] / xs[i - 1])
+    lo, hi = xs[:k], xs[k:]
+    if min(len(lo), len(hi)) >= max(2, n // 10) and xs[k] / xs[k - 1] >= TWO_SPEEDS:
+        return (
+            f"{arm} bimodal: its calls ran at two speeds, {len(lo)} of {n} near {lo[len(lo) // 2]:.4g} ms "
+            f"and {len(hi)} near {hi[len(hi) // 2]:.4g} ms: the median falls between them or on one "
+            f"side by chance{remedy}"
+        )
+    stalls = [x for x in xs if x > STALL * t.median_ms]
+    if stalls:
+        return (
+            f"{arm} stalled: {len(stalls)} of {n} calls took over {STALL:g}× the median (up to "
+            f"{xs[-1]:.4g} ms against {t.median_ms:.4g} ms): threads that waited for a core{remedy}"
+        )
+    return None
+
+
+def timing_notes(eager: Timing | None, compiled: Timing | None, cpu: bool = False) -> tuple[str, ...]:
     """What makes a pair of timings hard to read, in words, each note led by a short label
-    before its colon: an arm whose IQR exceeds 10% of its median ("eager unstable": timed at
-    the host's speed, launch-bound, synchronising, or a busy machine), and a difference of
-    medians within the wider IQR ("no clear winner")."""
+    before its colon: an arm whose samples ran at two speeds or stalled ("eager bimodal",
+    "compiled stalled", with the remedy on a CPU: fewer threads, or pinned), an arm whose IQR
+    exceeds 10% of its median ("eager unstable": timed at the host's speed, launch-bound,
+    synchronising, or a busy machine), and a difference of medians within the wider IQR ("no
+    clear winner")."""
     out = []
+    for arm, t in (("eager", eager), ("compiled", compiled)):
+        note = _shape_note(arm, t, cpu) if t is not None else None
+        if note is not None:
+            out.append(note)
     for arm, t in (("eager", eager), ("compiled", compiled)):
         if t is not None and t.median_ms > 0 and t.iqr_ms > UNSTABLE_IQR * t.median_ms:
             out.append(

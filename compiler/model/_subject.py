@@ -20,6 +20,9 @@ class Subject:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     compile_kwargs: dict = field(default_factory=dict)
+    # the report's compiles that are this callable's own (record --bench: those that began
+    # during its calls); None: all of the report's
+    compile_ids: frozenset[str] | None = None
 
 
 # id(report) -> what it remembers, dropped with the report: the report itself, frozen, is
@@ -27,12 +30,17 @@ class Subject:
 _SUBJECTS: dict[int, Subject] = {}
 
 
-def remember(report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None) -> None:
+def remember(
+    report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None, compile_ids=None
+) -> None:
     """Remember the subject beside the report (not serialised: not a field of the report)."""
     key = id(report)
     if key not in _SUBJECTS:
         weakref.finalize(report, _SUBJECTS.pop, key, None).atexit = False
-    _SUBJECTS[key] = Subject(eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}))
+    ids = frozenset(compile_ids) if compile_ids is not None else None
+    _SUBJECTS[key] = Subject(
+        eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids
+    )
 
 
 def subject_of(report: Report) -> Subject | None:

@@ -13,7 +13,8 @@ class Cause:
     ms: float | None  # of the compiled call's median (None: not a part of the call's time)
     share: float | None  # of the compiled call's median; the parts' shares add up to 1
     evidence: tuple[str, ...] = ()
-    fix: str | None = None  # the change to make, as code
+    fix: str | None = None  # the change to make, as code to paste
+    advice: str | None = None  # the change to make in words, where no code is the fix
 
 
 @dataclass(frozen=True)
@@ -34,3 +35,10 @@ class Verdict:
         (the causes that are no part of the call's time after those)."""
         ranked = sorted(self.causes, key=lambda c: (c.key != self.main, -(c.share or 0.0)))
         return tuple(dict.fromkeys(c.fix for c in ranked if c.fix))
+
+    @property
+    def advice(self) -> tuple[str, ...]:
+        """Each cause's advice (a change in words, where no code is the fix), once each, in
+        the order of ``fixes``."""
+        ranked = sorted(self.causes, key=lambda c: (c.key != self.main, -(c.share or 0.0)))
+        return tuple(dict.fromkeys(c.advice for c in ranked if c.advice))

@@ -171,6 +171,7 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
             v = verdict(report, b)
             lines.append(_one_line(f"check: {b.name}: {v.headline}"))
             lines += [_one_line(f"check: {b.name}: fix: {fix}") for fix in v.fixes[:3]]
+            lines += [_one_line(f"check: {b.name}: advice: {a}") for a in v.advice[: 3 - len(v.fixes[:3])]]
     if broken:
         rules_word = "rule" if len(broken) == 1 else "rules"
         summary = f"check: {len(broken)} {rules_word} broken ({'; '.join(broken)})"

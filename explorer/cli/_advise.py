@@ -143,11 +143,12 @@ def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: s
     if not fixes:
         notes = "no fix called for: no verdict names a fix advise knows (--try NAME forces one)"
         advice = _with_note(advice, notes)
-    from explorer.model._summary import echo
+    from explorer.model._summary import UNWRAPPED, echo, terminal
     from explorer.views._advice import advice_text
 
     text = advice_text(advice)
-    echo(text)
+    width = terminal().width
+    echo(advice_text(advice, width) if width < UNWRAPPED else text)  # a terminal: the table fits it
     with open(os.path.join(out, "advice.txt"), "w", encoding="utf-8") as f:
         f.write(text)
     print(f"advice: {os.path.join(out, 'advice.txt')}")

@@ -177,6 +177,7 @@ def leave_report(
     ``check`` it where given; False where a write failed (one error line each) or ``check``
     said no. ``written`` gets each output written, as it is."""
     from explorer.views._summary import print_summary
+    from explorer.views._why import verdict_lines
 
     report = _program.without_launcher(report)  # stacks start at the program, as under python
     if rank is not None:
@@ -186,6 +187,8 @@ def leave_report(
     written, ok = write_all(ns, report, title, written)
     if not ns.quiet:
         print_summary(report, title=title)
+        for line in verdict_lines(report):
+            print(line)
         for out in written:
             print(f"report: {out}")
     elif written:  # -q: the program's own output, then one line on stderr of what we wrote

@@ -7,10 +7,13 @@ equal)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.emoji import Emoji
+from rich.text import Text
 
 from ..base._types import CompileRow
 
@@ -41,3 +44,35 @@ def plain_cells(c: CompileRow) -> tuple[str, ...] | None:
     if any("[" in x for x in raw) or any(ch in x for x in cells for ch in "\t\n\r"):
         return None
     return cells if all(":" not in x or Emoji.replace(x) == x for x in cells) else None
+
+
+def fitted_table(
+    columns: Sequence[str], rows: Sequence[Sequence[str]], width: int, fold: int = 12
+) -> list[str]:
+    """The table's lines at most ``width`` wide, the header's first, two spaces between
+    columns. Where the whole lines are wider, the widest column narrows first, down to its
+    longest word; then the longest words fold (down to ``fold``), then any where it must.
+    Each cell wraps inside its column (rich's wrapping), so a row may take several lines with
+    its cells side by side, never one line running into the next row."""
+    table = [list(columns), *(list(r) for r in rows)]
+    widths = [max(cell_len(r[i]) for r in table) for i in range(len(columns))]
+    words = [max(cell_len(w) for r in table for w in r[i].split() or [""]) for i in range(len(columns))]
+    room = width - 2 * (len(columns) - 1)
+    # wrap between words first, then fold the longest words (down to ``fold``), then any
+    for least in (words, [min(w, fold) for w in words], [1] * len(columns)):
+        while sum(widths) > room:
+            over = [i for i, w in enumerate(widths) if w > least[i]]
+            if not over:
+                break
+            widths[max(over, key=lambda i: widths[i])] -= 1
+    console = Console(file=io.StringIO(), width=max(widths), color_system=None, highlight=False)
+    out = []
+    for r in table:
+        cells = [
+            [ln.plain.rstrip() for ln in Text(x, overflow="fold").wrap(console, w)] or [""]
+            for x, w in zip(r, widths)
+        ]
+        for k in range(max(len(c) for c in cells)):
+            parts = [(c[k] if k < len(c) else "").ljust(w) for c, w in zip(cells, widths)]
+            out.append("  ".join(parts).rstrip())
+    return out

@@ -5,6 +5,7 @@ timings with their spread and cautions, how its outputs compare, and its report.
 from __future__ import annotations
 
 from ..base._types import Table
+from ..lower._plaintable import fitted_table
 from ..lower._text import table_text
 from ._bench import _ms
 
@@ -17,6 +18,7 @@ COLUMNS = (
     "compiled ms",
     "speedup",
     "outputs agree",
+    "compile s",
     "caution",
 )
 BASELINE = "baseline"
@@ -50,6 +52,7 @@ def advice_table(advice) -> Table:
             _median(r.compiled),
             r.speedup_words,
             _agree(r),
+            "—" if r.compile_s is None else f"{r.compile_s:.3g}",
             # labels: the lines below say why
             _failed(r.error) if r.error else "; ".join(n.split(":", 1)[0] for n in r.cautions),
         )
@@ -84,9 +87,16 @@ def _how(advice) -> str:
     )
 
 
-def advice_text(advice) -> str:
-    """The table, how to read it, then each row: its change, timings, outputs, report."""
-    out = [table_text(advice_table(advice)), _how(advice), ""]
+def advice_text(advice, width: int | None = None) -> str:
+    """The table, how to read it, then each row: its change, timings, outputs, report. At
+    ``width`` (a terminal's) the table's cells wrap inside their columns; None: whole lines."""
+    t = advice_table(advice)
+    table = (
+        table_text(t)
+        if width is None
+        else "\n".join([t.title, *fitted_table(t.columns, t.rows, width)]) + "\n"
+    )
+    out = [table, _how(advice), ""]
     for r in advice.rows:
         head = r.fix + (f" · {r.function}" if r.function else "")
         out.append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compiler import Report
 from compiler.analysis import benchmark_mode
-from compiler.types import Benchmark
+from compiler.types import Accuracy, Benchmark
 
 from ..base._types import Table
 from ..lower._html import esc, frag, table_html
@@ -37,14 +37,10 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         pays = f"pays off after {b.break_even_text}" if b.break_even_calls is not None else "never pays off"
         if b.break_even_calls is None and b.speedup is not None:
             pays += " (compiled is not faster)"
-        out.append(f"compile {b.compile_time_s:.2f} s ({stages}); {pays}")
+        own = f" of {', '.join(f'[{i}]' for i in b.compile_ids)}" if b.compile_ids else ""
+        out.append(f"compile {b.compile_time_s:.2f} s{own} ({stages}); {pays}")
     if b.accuracy:
-        a = b.accuracy
-        verdict = "outputs match" if a.ok else "FINDING: outputs differ beyond tolerance"
-        out.append(
-            f"{verdict}: max abs {a.max_abs:.3g}, max rel {a.max_rel:.3g} (atol {a.atol:g}, rtol {a.rtol:g})"
-            + (f"; {a.note}" if a.note else "")
-        )
+        out.append(accuracy_line(b.accuracy))
     if b.peak_memory_eager is not None:
         out.append(
             f"peak memory: eager {_bytes(b.peak_memory_eager)}, compiled {_bytes(b.peak_memory_compiled)}"
@@ -54,6 +50,20 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
     out.append(setup_line(b, benchmark_mode(report, b)))
     out.append(f"method: {b.method}")
     return out
+
+
+def accuracy_line(a: Accuracy) -> str:
+    """Whether compiled's outputs match eager's, with the figures; where they differ because
+    the function draws random numbers, that first, with the setting that draws as eager does."""
+    figures = f"max abs {a.max_abs:.3g}, max rel {a.max_rel:.3g} (atol {a.atol:g}, rtol {a.rtol:g})"
+    note = f"; {a.note}" if a.note else ""
+    if a.ok:
+        return f"outputs match: {figures}{note}"
+    if a.random:
+        return (
+            f"FINDING: outputs differ beyond tolerance, as expected here: {a.random_words}: {figures}{note}"
+        )
+    return f"FINDING: outputs differ beyond tolerance: {figures}{note}"
 
 
 def setup_line(b: Benchmark, mode: str) -> str:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from compiler import Report
 from compiler.analysis import cost_groups, kernel_costs, no_roofline, roofline, verdict
-from compiler.types import Benchmark, Launch, Timeline
+from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
 from ..lower._html import esc, table_html
 from ..lower._text import table_text
-from ..model._summary import where_source
+from ..model._summary import printable, where_source
+from ._bench import accuracy_line
 
 TOP = 12  # rows of each table
 
@@ -23,6 +24,48 @@ def _pct(x: float | None) -> str:
 
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{x:.4g}"
+
+
+def _ranked(v: Verdict) -> list[Cause]:
+    """The causes as ``Verdict.fixes`` orders them: the headline's first, then by share."""
+    return sorted(v.causes, key=lambda c: (c.key != v.main, -(c.share or 0.0)))
+
+
+def change_lines(v: Verdict) -> list[str]:
+    """Each cause's change to make, the headline's first: ``fix`` where it is code to paste,
+    ``advice`` where it is a change in words."""
+    out = []
+    for c in _ranked(v):
+        if c.fix:
+            out.append(f"fix ({c.title}): {c.fix}")
+        elif c.advice:
+            out.append(f"advice ({c.title}): {c.advice}")
+    return out
+
+
+def verdict_line(v: Verdict) -> str:
+    """The verdict in one line: the speedup in words, the first cause, and its change (the
+    headline's cause's own, else the first cause's that has one, named)."""
+    main = next((c for c in v.causes if c.key == v.main), None)
+    line = f"{v.name}: {v.headline}"
+    if main is not None and (main.fix or main.advice):
+        return line + (f"; fix: {main.fix}" if main.fix else f"; advice: {main.advice}")
+    other = next((c for c in _ranked(v) if c.fix or c.advice), None)
+    if other is not None:
+        word = "fix" if other.fix else "advice"
+        line += f"; {word} for {other.title}: {other.fix or other.advice}"
+    return line
+
+
+def verdict_lines(report: Report) -> list[str]:
+    """``why NAME: …``: each benchmark's verdict in one line (``verdict_line``), and where its
+    outputs differ from eager's, why (``accuracy_line``); escaped."""
+    out = []
+    for b in report.benchmarks:
+        out.append(printable(f"why {verdict_line(verdict(report, b))}"))
+        if b.accuracy is not None and not b.accuracy.ok:
+            out.append(printable(f"why {b.name}: {accuracy_line(b.accuracy)}"))
+    return out
 
 
 def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
@@ -38,6 +81,9 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
         ("cause", "ms a call", "of the call", "evidence"),
         tuple((c.title, _ms(c.ms), _pct(c.share), "; ".join(c.evidence)) for c in v.causes),
     )
+    lines += change_lines(v)
+    if b.accuracy is not None and not b.accuracy.ok:
+        lines.append(accuracy_line(b.accuracy))
     lines += [f"not recorded: {m}" for m in v.missing]
     costs = kernel_costs(report, b)
     tables = [causes]
