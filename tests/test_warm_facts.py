@@ -84,3 +84,23 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     assert fc.stages.fuse.ir_pre_fusion and fc.stages.fuse.ir_post_fusion  # regenerated too
     filled.to_json(tmp_path / "r.json")
     assert compiler.load(tmp_path / "r.json").compiles[0].regenerated == fc.regenerated
+
+
+def test_fill_sets_its_own_caches_and_provenance_over_the_runnables_config():
+    # torch writes the compile's config at the top of its runnable repro; run as written inside
+    # the fill's recording, the program's caches (on) and provenance level (0) would come back
+    from compiler.bench._fill import without_cache_config
+
+    code = (
+        "import torch._inductor.config\n"
+        "torch._inductor.config.fx_graph_cache = True\n"
+        "torch._inductor.config.deterministic = False\n"
+        "torch._inductor.config.trace.provenance_tracking_level = 0\n"
+        "torch._functorch.config.enable_autograd_cache = True\n"
+        "torch._functorch.config.unlift_effect_tokens = True\n"
+    )
+    assert without_cache_config(code) == (
+        "import torch._inductor.config\n"
+        "torch._inductor.config.deterministic = False\n"
+        "torch._functorch.config.unlift_effect_tokens = True\n"
+    )

@@ -109,7 +109,7 @@ def _fill_one(report: Report, c: Compile, timeout_s: float) -> tuple[Compile, li
         for role, code in scripts:
             path = os.path.join(work, f"runnable_{role}.py")
             with open(path, "w") as f:
-                f.write(KEEP_NAMES + code.lstrip("\n"))
+                f.write(KEEP_NAMES + without_cache_config(code.lstrip("\n")))
             paths.append((role, path))
         err = _run_child([p for _r, p in paths], work, timeout_s)
         if err is not None:
@@ -117,6 +117,23 @@ def _fill_one(report: Report, c: Compile, timeout_s: float) -> tuple[Compile, li
         return _merge(report, c, [(role, path) for role, path in paths])
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# The config lines of a runnable (torch writes the compile's non-default config at its top) that
+# are the fill's to set: its caches off and Inductor's provenance on (_fillchild.py). Run as
+# written, they would set the recorded program's values again inside the child's recording: its
+# caches on (a hit in the program's cache directory rebuilds nothing) or its provenance level 0.
+FILL_OWNS = (
+    "torch._inductor.config.fx_graph_cache =",
+    "torch._inductor.config.force_disable_caches =",
+    "torch._inductor.config.trace.provenance_tracking_level =",
+    "torch._functorch.config.enable_autograd_cache =",
+)
+
+
+def without_cache_config(code: str) -> str:
+    """The runnable without the config lines the fill sets itself (``FILL_OWNS``)."""
+    return "".join(ln for ln in code.splitlines(keepends=True) if not ln.startswith(FILL_OWNS))
 
 
 def _run_child(paths: list[str], work: str, timeout_s: float) -> str | None:
