@@ -75,6 +75,7 @@ class CompiledCalls:
     def __init__(self) -> None:
         self.seen: list[CompiledCall] = []
         self._torch_compile = None
+        self._installed = None
 
     @property
     def called(self) -> list[CompiledCall]:
@@ -82,11 +83,13 @@ class CompiledCalls:
 
     def __enter__(self) -> CompiledCalls:
         self._torch_compile = torch.compile
-        torch.compile = self._compile
+        # one bound method, kept: each ``self._compile`` is a new object, never ``is`` the last
+        self._installed = self._compile
+        torch.compile = self._installed
         return self
 
     def __exit__(self, *exc) -> bool:
-        if torch.compile is self._compile:
+        if torch.compile is self._installed:  # torch.compile as it was (unless changed since)
             torch.compile = self._torch_compile
         return False
 
