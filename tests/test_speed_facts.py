@@ -198,7 +198,8 @@ def test_a_warm_start_hits_with_torchs_own_key_and_a_changed_config_is_named(tmp
         check=True,
     ).stdout
     assert "inductor_config[max_fusion_size]: 64 → 32" in out
-    assert "FX graph hit (saved" in explorer.text(a, "summary")
+    # the summary's line: the hit as torch answered it, then torch's saved figure for the compile
+    assert "[0/0] f: caches: FX graph hit, AOTAutograd hit · torch: saved " in explorer.text(a, "summary")
 
 
 def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_skip():
