@@ -36,7 +36,6 @@ from ._speedtypes import (
     with_component_lines,
 )  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
-    LOCAL_SCOPE,
     Autograd,
     Autotune,
     AutotuneChoice,
