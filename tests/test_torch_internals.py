@@ -358,7 +358,7 @@ def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
     """Dynamo's ``graph_code`` artifact logger: its record's argument closes over the graph
     module handed to the backend (read without formatting it), whose nodes carry
     ``nn_module_stack``; the logger's former state comes back when we stop listening."""
-    from compiler.listen._loggers import _listen, _unlisten
+    from compiler.listen._loggers import listen_on, unlisten
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -380,12 +380,12 @@ def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
 
     log = _torch.artifact_logger(*_torch.GRAPH_CODE_LOGGER)
     level, propagate, h = log.level, log.propagate, Keep()
-    _listen(log, h)
+    listen_on(log, h)
     try:
         torch._dynamo.reset()
         torch.compile(Net(), backend=backend)(torch.ones(2))
     finally:
-        _unlisten(log, h)
+        unlisten(log, h)
     assert (log.level, log.propagate) == (level, propagate)
     (gm,) = given
     assert [_torch.logged_graph_module(r) for r in records] == [gm]

@@ -1,6 +1,6 @@
 """A warm start's facts in one process: a compile whose FX graph and AOTAutograd entries a
 plain compile stored is recorded with the caches kept (the default) as the hit torch's own
-structured trace logs; torch's saved figure is counted once per compile; ``Report.fill()``
+structured trace logs; torch's saved figure is counted once per compile; ``compiler.fill(report)``
 gives its kernels the nodes a recording with the caches off gives them, and checks the code
 is the cached one. (The GPT-2 training step through the CLI: tests/test_warm.py.)"""
 
@@ -73,7 +73,7 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     said = ", ".join(f"{names[k]} {s}" + (f" ×{n}" if n > 1 else "") for (k, s), n in counted.items())
     assert line.startswith(f"[0/0] f: caches: {said} · ")
 
-    filled = warm.report.fill(progress=False)
+    filled = compiler.fill(warm.report, progress=False)
     (fc,) = filled.compiles
     assert fc.regenerated.state == "filled" and fc.regenerated.same_code is True, fc.regenerated
     assert "kernel nodes" in fc.regenerated.facts and fc.regenerated.cold_time_s > 0

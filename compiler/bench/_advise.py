@@ -8,7 +8,7 @@ Two ways, one result (``Advice``, its rows built by compiler/assemble/_advice.py
 - ``advise(fn, *args)``: a function of the current process. A fresh process cannot make an
   arbitrary function again, so each fix is tried here: Dynamo reset (``torch._dynamo.reset()``),
   ``fn`` compiled again under the fix's settings (torch's ``config.patch``), called as given,
-  recorded and benchmarked (``Report.benchmark``); the state ``fn`` reaches is put back before
+  recorded and benchmarked (``compiler.benchmark``); the state ``fn`` reaches is put back before
   each row, so every row starts from the same state and random numbers.
 """
 

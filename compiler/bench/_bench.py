@@ -1,4 +1,4 @@
-"""Eager against compiled, measured honestly (``Report.benchmark``); docs/benchmark.md.
+"""Eager against compiled, measured honestly (``compiler.benchmark``); docs/benchmark.md.
 
 The run: snapshot what the function can reach (compiler/bench/_state.py), one eager and one compiled
 call compared for accuracy, timing (compiler/bench/_timing.py: ABBA-interleaved, L2 flushed on GPU),
@@ -10,6 +10,7 @@ report; break-even = compile time / time saved per call.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import platform
 from typing import Any
 
@@ -56,12 +57,43 @@ def _sync(cuda: bool) -> None:
         torch.cuda.synchronize()
 
 
+def benchmark(report: Report, fn=None, *args, **kwargs) -> Benchmark:
+    """Time eager against compiled on the same inputs, check their outputs agree, profile the
+    compiled kernels; append the result to ``report.benchmarks`` (the one field of a report
+    that is openly mutable) and return it.
+
+    With no ``fn``, benchmarks what the report remembers (``compiler.record`` and
+    ``%%compile`` remember their function, compiled callable and arguments); the compiled
+    callable is reused, never compiled twice. ``mutates=True`` allows a function that changes
+    tensors in place (optimizer steps, ``w.add_``): they are snapshotted and restored. The
+    keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``,
+    ``compiled``, ``name``, ``progress``, ``atol``, ``rtol``: compiler/model/_options.py) are
+    the benchmark's; other keyword arguments go to ``fn``, and one named like an option must be
+    bound with ``functools.partial``. Methodology: docs/benchmark.md.
+    """
+    options, fn_kwargs = BenchOptions.split(kwargs)
+    return benchmark_report(report, fn, args, fn_kwargs, **options.keywords())
+
+
+# help() and editors show the benchmark's options (declared once, in compiler/model/_options.py)
+benchmark.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("report", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Report),
+        inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        *BenchOptions.parameters(),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+    ],
+    return_annotation=Benchmark,
+)
+
+
 def benchmark_report(
     report: Report, fn, args: tuple, kwargs: dict, *, config: BenchConfig | None = None, **options: Any
 ) -> Benchmark:
-    """Implements ``Report.benchmark`` (see there and docs/benchmark.md); ``options`` are
-    ``BenchOptions``' (compiler/model/_options.py)."""
-    o = BenchOptions.of(options, "compiler.Report.benchmark")
+    """``benchmark`` with the function's own keywords apart from the options (``BenchOptions``',
+    compiler/model/_options.py)."""
+    o = BenchOptions.of(options, "compiler.benchmark")
     compiled = o.compiled
     subject = subject_of(report)
     compile_kwargs: dict = {}
@@ -69,7 +101,7 @@ def benchmark_report(
         if subject is None:
             raise ValueError(
                 "this report remembers no function to benchmark: pass one, "
-                "report.benchmark(fn, *args) (fn is called eagerly and compiled), "
+                "compiler.benchmark(report, fn, *args) (fn is called eagerly and compiled), "
                 "or make the report with compiler.record(fn, *args) or %%compile"
             )
         fn, args, kwargs = subject.eager, subject.args, subject.kwargs

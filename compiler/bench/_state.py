@@ -47,7 +47,7 @@ _ATOMIC = (
 
 
 class StateMutationError(ValueError):
-    """Raised by ``Report.benchmark`` when the function changes state and ``mutates`` is False."""
+    """Raised by ``compiler.benchmark`` when the function changes state and ``mutates`` is False."""
 
 
 class SnapshotError(MemoryError):

@@ -37,7 +37,7 @@ from . import _torch
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import FusionIR, Scope, decompiler
-from ._loggers import _listening  # noqa: F401 - the tests read it
+from ._loggers import listened  # noqa: F401 - the tests read it
 from ._table import Ears, attach
 from ._tritonir import TritonCapture, with_binaries
 
@@ -269,7 +269,7 @@ def recording(**options: Any) -> Recording:
     them, with the cache key torch computes without us: a warm start records at the speed of
     the user's warm run. A hit shows up as ``Compile.caches`` (and ``Compile.from_cache``); the
     stages it skipped, and Inductor's kernel-to-node map (its provenance level is part of the
-    key), are filled in on demand by ``Report.fill()`` (a cold compile of each compile's
+    key), are filled in on demand by ``compiler.fill(report)`` (a cold compile of each compile's
     runnable repro in a fresh process). ``caches=False`` turns both caches off inside the
     block, so every stage really runs and is recorded (``pt2-explorer record --fresh``);
     outputs are unchanged either way.
@@ -327,7 +327,7 @@ def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) ->
     ``recording()`` directly to keep the partial report of a failing call.
 
     The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
-    so ``report.benchmark()`` times them with no second compile."""
+    so ``compiler.benchmark(report)`` times them with no second compile."""
     compiled = torch.compile(fn, **(compile_kwargs or {}))
     with recording() as rec:
         result = compiled(*args, **kwargs)

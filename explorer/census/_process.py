@@ -14,7 +14,7 @@ import tempfile
 
 from ._cases import Case, Settings
 from ._files import read_json, write_json
-from ._table import CensusRow, _plain, census_from_dict, row_from_report
+from ._table import CensusRow, census_from_dict, plain_row, row_from_report
 
 DIRS = ("rows", "reports", "logs", "traces")
 
@@ -102,7 +102,7 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
     )
     if os.path.exists(p["report"]) and os.path.exists(p["journal"]):
         os.remove(p["journal"])  # the report holds all of it
-    write_json(p["row"], _plain(row))
+    write_json(p["row"], plain_row(row))
     return row
 
 

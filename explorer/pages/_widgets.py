@@ -108,7 +108,7 @@ class Explorer(w.VBox):
     # ---- benchmark -------------------------------------------------------------------------
 
     def _bench_controls(self) -> w.Widget:
-        """The Benchmark button (report.benchmark() on what the report remembers) and its
+        """The Benchmark button (compiler.benchmark(report) on what the report remembers) and its
         progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
         from compiler import benchmark_subject
 
@@ -119,7 +119,7 @@ class Explorer(w.VBox):
         if benchmark_subject(self.report) is None:
             self.bench_button.disabled = True
             self.bench_button.tooltip = (
-                "nothing to time: this report remembers no function; call report.benchmark(fn, *args), "
+                "nothing to time: this report remembers no function; call compiler.benchmark(report, fn, *args), "
                 "or record with compiler.record(fn, *args) or %%compile"
             )
         else:
@@ -134,12 +134,12 @@ class Explorer(w.VBox):
                 text = text.replace(": done", ": showing the result")
             self.bench_status.value = f"<i>{esc(text)}</i>"
 
-        from compiler import StateMutationError
+        from compiler import StateMutationError, benchmark
 
         self.bench_button.disabled = True
         self.bench_row.children = (self.bench_button, self.bench_status)
         try:
-            self.report.benchmark(progress=progress, **kwargs)
+            benchmark(self.report, progress=progress, **kwargs)
         except KeyboardInterrupt:  # the kernel's interrupt: keep what was measured, say so
             self.bench_status.value = "<i>interrupted: the calls timed so far are in the Benchmark tab</i>"
         except Exception as e:  # shown, not lost in the widget's callback
@@ -151,7 +151,7 @@ class Explorer(w.VBox):
                     description="Benchmark anyway (state restored)",
                     button_style="warning",
                     layout=w.Layout(width="auto"),
-                    tooltip="report.benchmark(mutates=True): the state is snapshotted and restored afterwards",
+                    tooltip="compiler.benchmark(report, mutates=True): the state is snapshotted and restored afterwards",
                 )
                 anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))
                 self.bench_row.children = (self.bench_button, anyway, self.bench_status)
