@@ -504,3 +504,30 @@ def test_the_wiring_scan_sees_a_hook(tmp_path):
         "compiler/__init__.py:5: _r._RUN =",
         "compiler/model/_r.py:5: global _RUN",
     ]
+
+
+# ---- modules stay at 400 lines or fewer ---------------------------------------------------------
+
+
+def test_the_size_step_of_make_lint_fails_above_400_lines(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import sizes
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    lint = (ROOT / "Makefile").read_text().split("\nlint:", 1)[1].split("\n\n", 1)[0]
+    assert "\t@$(BIN)/python benchmarks/sizes.py" in lint  # run by make lint, its status kept
+    assert sizes.main([]) == 0, capsys.readouterr().err
+    (tmp_path / "compiler").mkdir()
+    (tmp_path / "explorer").mkdir()
+    (tmp_path / "compiler" / "_big.py").write_text("x = 1\n" * 401)
+    (tmp_path / "explorer" / "_ok.py").write_text("x = 1\n" * 400)
+    monkeypatch.setattr(sizes, "ROOT", tmp_path)
+    capsys.readouterr()
+    assert sizes.main(["1"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "module sizes: 2 modules, 801 lines; 1 over 400 lines; the largest:",
+        "    401  compiler/_big.py",
+    ]
+    assert err == "compiler/_big.py: 401 lines, over 400: split it by role (STYLE.md)\n"

@@ -27,8 +27,9 @@ from ..model._subject import remember
 from ._bench import benchmark_report
 from ._calls import error_line
 from ._outputs import agreement, kept, load_outputs
+from ._reach import roots
 from ._settings import patched
-from ._state import Snapshot, StateMutationError, roots
+from ._state import Snapshot, StateMutationError
 
 
 def _agree(row: AdviceRow, base: dict | None, mine: dict | None, fix: Fix) -> AdviceRow:

@@ -33,7 +33,7 @@ from ..model._gcpause import gc_paused
 from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
-from . import _torch
+from . import _torch, _torchfusion
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import FusionIR, Scope, decompiler
@@ -163,7 +163,7 @@ class Recording:
                 # ours wrapped it: undo that one's patch now too
                 while (stale := _stale_hooks.pop(id(_get(module, name)), None)) is not None:
                     stale.__exit__(None, None, None)
-            elif isinstance(value, _torch.snapshot_pass_class()):
+            elif isinstance(value, _torchfusion.snapshot_pass_class()):
                 # another recording's hook wraps ours (it passes the nodes on, ours now does
                 # nothing): whoever restores ours as the value undoes this patch then
                 _stale_hooks[id(value)] = patch
@@ -231,7 +231,7 @@ def _fusion_config(fusion: FusionIR, *, caches: bool) -> list[tuple[Any, str, An
         return []
     prior = _get(inductor, _torch.FUSION_PASS)
     out: list[tuple[Any, str, Any]] = [(inductor, _torch.FUSION_PASS, fusion.hook(prior))]
-    if caches and not _torch.is_cache_safe_pass(prior):
+    if caches and not _torchfusion.is_cache_safe_pass(prior):
         out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
     return out
 
