@@ -102,6 +102,15 @@ def without_local_scope(source: str | None) -> str | None:
     return None if source is None else _LOCAL_SCOPE.sub(r"\1", source)
 
 
+_SIZE_SYMBOL = re.compile(r"s\d+")  # torch.utils._sympy.symbol.SymT.SIZE's names
+
+
+def is_size_symbol(name: str) -> bool:
+    """Is ``name`` one torch gives a backed size symbol (``s77``), as a runnable repro binds
+    them at its top (``s77 = 12``)?"""
+    return _SIZE_SYMBOL.fullmatch(name) is not None
+
+
 # ---- the code Dynamo makes after a graph break ---------------------------------------
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
