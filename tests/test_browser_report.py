@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from _corpus_run import record_scenario
 from _lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, notebook, require_browser, run_notebook, serve
 from _torch_trace import read_log
 
@@ -80,20 +78,9 @@ def gpt2(tmp_path_factory):
     require_browser()
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("gpt2")
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
-    env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(dir=out)
-    env["TORCH_TRACE"] = str(out / "trace")  # torch's own log of the same run: the oracle
     json_path, html_path = out / "gpt2.json", out / "gpt2.html"
-    run = subprocess.run(
-        [*_launcher(), "record", "-q", "--json", str(json_path), "--html", str(html_path)]
-        + [str(TESTS / "hf_corpus.py"), "gpt2_train", "inductor"],
-        cwd=out,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = record_scenario(
+        _launcher(), out, "gpt2_train", ["--json", str(json_path), "--html", str(html_path)]
     )
     assert run.returncode == 0, run.stderr
     return compiler.load(json_path), json_path, html_path, run
@@ -263,6 +250,9 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         search.fill("op:addmm")
         expect(hits).to_have_text(f"1 of {len(addmm)}")
         expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+        search.press("Enter")  # the Enter that ends the typing stays on the match shown
+        expect(hits).to_have_text(f"1 of {len(addmm)}")
         expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
         search.press("Enter")  # the next match, the panel following it
         expect(hits).to_have_text(f"2 of {len(addmm)}")
@@ -591,7 +581,8 @@ _INNERMOST = """(e, name) => {
 
 @pytest.mark.slow
 def test_joint_graph_readable_at_every_zoom(gpt2):
-    """The joint graph of [1/0] (forward and backward, GPT-2): at fit, module names at a fixed
+    """The joint graph of [1/0] (forward and backward, GPT-2): opened with the ops' labels on;
+    at fit, module names at a fixed
     readable size instead of the ops' specks; zoomed in, the ops; backward runs named as their
     module's backward; expand all / collapse all; a minimap following the view; saved tensors
     as ports, not edges across the drawing; a backward node linked to its forward node."""
@@ -607,6 +598,11 @@ def test_joint_graph_readable_at_every_zoom(gpt2):
     with _chromium() as (page, errors):
         page.goto(html_path.as_uri())
         view = _stage_graph(page, busiest, "autograd")
+        opened = float(view.get_attribute("data-scale"))
+        assert opened >= 0.7
+        expect(view).not_to_have_class(re.compile(r"\bpt2x-gv-far\b"))
+        view.get_by_role("button", name="fit", exact=True).click()
+        expect(view).not_to_have_attribute("data-scale", f"{opened:.4f}")
         k = float(view.get_attribute("data-scale"))
         assert k < 0.7
         expect(view).to_have_class(re.compile(r"\bpt2x-gv-far\b"))
@@ -694,3 +690,70 @@ def _code_highlighted_when_shown(page) -> None:
     assert pre.text_content() == text and pre.get_attribute("data-lang") is None
     assert shown.locator("pre[data-lang=python]").count() == waiting - 1  # the others wait
     page.screenshot(path=str(ARTIFACTS / "test_report_page-code.png"))
+
+
+@pytest.mark.slow
+def test_every_graph_opens_readable_and_backward_runs_say_so(gpt2):
+    """Every graph of the compile with the most work (Dynamo's, the joint, forward and backward
+    graphs, the post-grad and fuse graphs) opens at a zoom where its ops' labels show (0.7 and
+    above, none of the far view's module labels), some of them on screen; a backward graph's
+    module runs are "(backward)", never "(run N)", as torch's backward graph is one run of the
+    backward, whatever order it visits the modules in."""
+    from playwright.sync_api import expect
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    autograd = report.compile(busiest).stages.autograd
+    assert autograd.backward is not None  # torch's aot_backward_graph: a backward to look at
+    seen = []
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        page.locator("[data-tab=tab-compiles]").click()
+        for stage in ("capture", "autograd", "decompose", "fuse"):
+            details = page.locator(
+                f".pt2x-compile[data-id='{busiest}'] > details",
+                has=page.locator("summary", has_text=re.compile(f"^{stage}$")),
+            )
+            details.evaluate("d => d.open = true")
+            graphs = details.locator(".pt2x-graph")
+            for i in range(graphs.count()):
+                graph = graphs.nth(i)
+                title = graph.evaluate("g => g.previousElementSibling.textContent")
+                graph.scroll_into_view_if_needed()
+                view = graph.locator(".pt2x-gv")
+                view.locator(".pt2x-gv-box, .pt2x-gv-node").first.wait_for()
+                k = float(view.get_attribute("data-scale"))
+                assert k >= 0.7, (title, k)
+                expect(view).not_to_have_class(re.compile(r"\bpt2x-gv-far\b"))
+                stage_box = view.locator(".pt2x-gv-stage").bounding_box()
+                shown = view.locator(".pt2x-gv-nodes text").evaluate_all(
+                    """(es, s) => es.filter(e => {
+                        const r = e.getBoundingClientRect();
+                        return r.width > 0 && r.x >= s.x && r.right <= s.x + s.width
+                            && r.y >= s.y && r.bottom <= s.y + s.height;
+                    }).map(e => e.textContent)""",
+                    stage_box,
+                )
+                assert shown, title  # labels on screen, not an empty stretch of the drawing
+                labels = view.locator(".pt2x-gv-box, .pt2x-gv-cluster").evaluate_all(
+                    "es => es.map(e => e.dataset.label)"
+                )
+                if "backward" in title:
+                    assert not [x for x in labels if re.search(r"\(run \d+\)", x)], (title, labels)
+                    assert any(x.endswith("(backward)") for x in labels), (title, labels)
+                seen.append(title)
+                graph.screenshot(path=str(ARTIFACTS / f"test_report_opens-{len(seen)}.png"))
+                if title == "forward graph coloured by kernel":  # an addmm runs as a library call
+                    view.locator(".pt2x-gv-search").fill("op:addmm")
+                    row = view.locator(".pt2x-gv-info tr", has_text="kernel").first
+                    expect(row).to_contain_text("runs as extern_kernels.addmm")
+                    row.locator("a").click()  # to its row of the extern calls, in codegen
+                    target = page.locator(
+                        f".pt2x-compile[data-id='{busiest}'] tr[data-kernel='extern_kernels.addmm']"
+                    ).first
+                    expect(target).to_be_visible()
+                    expect(target).to_contain_text("forward")
+        assert not errors
+    backward = [t for t in seen if "backward" in t]
+    # (no backward graph coloured by kernel: torch maps no backward kernel to its nodes)
+    assert "Dynamo graph" in seen and "joint graph" in seen and len(backward) == 2, seen

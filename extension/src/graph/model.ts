@@ -41,6 +41,7 @@ export interface Payload {
   kernels?: string[]; // the fuse view's kernel names
   focus?: number[]; // where the view opens: the nodes of the compile's most expensive kernel
   focusWhy?: string; // which kernel, and why it is the most expensive
+  back?: number; // 1: a backward graph, every node of it a backward one
 }
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
@@ -92,12 +93,13 @@ export function shortTarget(target: string): string {
 }
 
 /** What a module box or cluster is called: its path, "(backward)" for the backward of that
- * module in a joint graph, "(run 2)" for a second run (forward and backward runs counted
- * apart), "ops" for a run of a scope's own ops. */
+ * module (in a joint graph or a backward graph: however many stretches the backward takes,
+ * none of them is a call of the module), "(run 2)" for a module's second forward call in its
+ * parent, "ops" for a run of a scope's own ops. */
 export function segLabel(s: Segment): string {
   const name = s.own ? `${s.path || '(top level)'} ops` : s.path;
-  const notes = [s.back ? 'backward' : '', s.run ? `run ${s.run + 1}` : ''].filter(Boolean);
-  return notes.length ? `${name} (${notes.join(', ')})` : name;
+  const note = s.back ? 'backward' : s.run ? `run ${s.run + 1}` : '';
+  return note ? `${name} (${note})` : name;
 }
 
 /** Marks a key of ``keyAt`` as a run of the backward. */
@@ -211,12 +213,12 @@ export class GraphModel {
     }
     const parts = this.parts[i];
     const mod = parts.length > depth ? parts[depth] : null;
-    return this.p.nodes[i].b ? `${mod ?? ''}${BACK}` : mod;
+    return this.isBackward(i) ? `${mod ?? ''}${BACK}` : mod;
   }
 
-  /** Whether node ``i`` is a node of a joint graph's backward. */
+  /** Whether node ``i`` is a node of a joint graph's backward, or of a backward graph. */
   isBackward(i: number): boolean {
-    return !!this.p.nodes[i].b;
+    return !!this.p.nodes[i].b || !!this.p.back;
   }
 
   /** The backward nodes that differentiate forward node ``i`` (torch's seq_nr), in order. */
