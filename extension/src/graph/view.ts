@@ -347,7 +347,7 @@ export class GraphView {
           : []
       )
     ].map(x => ({ ...x, label: clip(x.label), act: () => this.toggle(x.seg) }));
-    this.labels.set(groups);
+    this.labels.set(groups, this.size.width, this.size.height);
     this.mini.set(
       this.size.width,
       this.size.height,
