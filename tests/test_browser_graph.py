@@ -68,8 +68,10 @@ FIRST_BOXES = [
     "layers.1.linear2",
     "layers.1.norm2",
     "layers.1.norm2 (backward)",  # the backward begins, named as torch traced it: layer 1's,
-    "layers.1 ops (backward)",  # then layer 0's
-    "layers ops (backward)",
+    "layers.1 ops (backward)",
+    "layers.1.norm1 (backward)",  # with the gradients of its weights, which only the output reads
+    "layers ops (backward)",  # then layer 0's
+    "layers.0.norm2 (backward)",
     "layers.0 ops (backward)",
     "(top level) ops (backward)",  # the last of the backward, which the recording gives no module
 ]

@@ -132,12 +132,28 @@ export class GraphModel {
     p.nodes.forEach((r, i) => (r.a ?? []).forEach(a => (first[a] = first[a] < 0 ? i : first[a])));
     const isInput = (i: number) =>
       (p.nodes[i].o === 'placeholder' || p.nodes[i].o === 'get_attr') && first[i] > i;
+    // and a value only the output reads (a forward graph's tensors saved for the backward,
+    // which AOTAutograd's partitioner lists last) just after the last node it reads, grouped
+    // with that node where its own module holds that node's: left at the end, it would start
+    // a second run of its module, as if the module were called again
+    const output = p.nodes.findIndex(r => r.o === 'output');
+    const read = new Array<boolean>(n).fill(false); // read by a node other than the output
+    p.nodes.forEach((r, i) => (i === output ? [] : (r.a ?? [])).forEach(a => (read[a] = true)));
+    const anchor = (i: number) => Math.max(-1, ...(p.nodes[i].a ?? []).filter(a => !isInput(a)));
+    const isSaved = (i: number) => output >= 0 && i !== output && !read[i] && !isInput(i) && anchor(i) >= 0;
+    const after = new Map<number, number[]>(); // node -> the saved values placed after it
+    for (let i = 0; i < n; i++) {
+      if (isSaved(i)) {
+        after.set(anchor(i), [...(after.get(anchor(i)) ?? []), i]);
+        const [own, at] = [this.parts[i], this.parts[anchor(i)]];
+        if (own.length && own.every((x, d) => at[d] === x)) {
+          this.parts[i] = at; // a module around that node's (transformer.h around h.1.mlp)
+        }
+      }
+    }
     const order: number[] = [];
     const placed = new Array<boolean>(n).fill(false);
-    for (let i = 0; i < n; i++) {
-      if (isInput(i)) {
-        continue;
-      }
+    const put = (i: number) => {
       for (const a of p.nodes[i].a ?? []) {
         if (!placed[a] && isInput(a)) {
           placed[a] = true;
@@ -146,6 +162,12 @@ export class GraphModel {
       }
       placed[i] = true;
       order.push(i);
+      (after.get(i) ?? []).forEach(put);
+    };
+    for (let i = 0; i < n; i++) {
+      if (!isInput(i) && !isSaved(i)) {
+        put(i);
+      }
     }
     this.order = order;
     this.pos = new Array<number>(n);
