@@ -629,6 +629,16 @@ def test_joint_graph_readable_at_every_zoom(gpt2):
         assert len(labels) >= 8 and all(t in boxes and h >= 12 for t, h in labels), labels
         assert "transformer (backward)" in [t for t, _h in labels]
         view.screenshot(path=str(ARTIFACTS / "test_report_graph-fit.png"))
+        # no module name takes the click meant for a box: each box shown is on top at its centre
+        taken = view.evaluate("""v => {
+            const s = v.querySelector('.pt2x-gv-stage').getBoundingClientRect();
+            return [...v.querySelectorAll('.pt2x-gv-box')].flatMap(b => {
+                const r = b.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
+                const shown = x > s.x && x < s.right && y > s.y && y < s.bottom;
+                return shown && !b.contains(document.elementFromPoint(x, y)) ? [b.dataset.label] : [];
+            });
+        }""")
+        assert taken == [], taken
         # the minimap's rectangle is the part shown: it moves as the view pans
         mini = view.locator(".pt2x-gv-mini-view")
         x0 = float(mini.get_attribute("x"))

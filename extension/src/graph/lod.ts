@@ -32,7 +32,8 @@ export class Labels {
 
   /** The modules drawn now, biggest first (the ones kept where labels collide), in a drawing
    * ``width`` × ``height`` (layout units). A box's label lets clicks through to the boxes
-   * under it (its own does what a click on it would); an expanded module's label collapses it. */
+   * under it (its own does what a click on it would); an expanded module's label collapses it,
+   * except where it lies on a box (place). */
   set(groups: Group[], width: number, height: number): void {
     this.extent = { width, height };
     const sorted = [...groups].sort((a, b) => b.width * b.height - a.width * a.height);
@@ -60,6 +61,10 @@ export class Labels {
     }
     const taken: [number, number, number, number][] = [];
     const h = LABEL_PX + 2;
+    const boxes = this.groups
+      .filter(({ g }) => !g.cluster)
+      .map(({ g }) => [g.x - g.width / 2, g.y - g.height / 2, g.x + g.width / 2, g.y + g.height / 2])
+      .map(([l, t, r, b]) => [tx + l * k, ty + t * k, tx + r * k, ty + b * k]);
     const within = (at: number, size: number, lo: number, hi: number) =>
       size >= hi - lo ? (lo + hi - size) / 2 : Math.min(Math.max(at, lo), hi - size);
     for (const { g, text } of this.groups) {
@@ -85,6 +90,9 @@ export class Labels {
       }
       taken.push([left, top, left + w, top + h]);
       text.removeAttribute('display');
+      // an expanded module's name lying on a box lets the box have its clicks
+      const onBox = boxes.some(([l, t, r, b]) => left < r && left + w > l && top < b && top + h > t);
+      text.style.pointerEvents = g.cluster && onBox ? 'none' : '';
       text.setAttribute('x', ((left - tx) / k).toFixed(1));
       text.setAttribute('y', ((top + LABEL_PX - 1 - ty) / k).toFixed(1));
       text.style.fontSize = `${(LABEL_PX / k).toFixed(2)}px`; // a style: the sheet's 11 px would beat an attribute
