@@ -20,6 +20,7 @@ from .listen._version import torch_name as _torch_name
 from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
+from .model._relpaths import relative_paths
 from .model._report import Report, ReportFormatError, load
 from .model._report import use_benchmark as _use_benchmark
 from .model._report import use_fill as _use_fill
@@ -105,5 +106,6 @@ __all__ = [
     "advise",
     # files a report names, and files written whole
     "read_source",
+    "relative_paths",
     "write_file",
 ]
