@@ -246,3 +246,13 @@ def test_shipped_kernel_body_numbered_as_its_ir_gutter():
             assert {n for n, code in rows if op in code} == stores, (k.name, level)
             assert not any(".debug_" in code or code.startswith("#loc") for _, code in rows)
         assert "Triton's line" not in text
+    ptx = (
+        next(k for k in report.kernels if k.name == "triton_poi_fused_add_addmm_view_2").binaries[0].ir["ptx"]
+    )
+    assert len(ptx.splitlines()) == 215 and ptx.splitlines()[10].startswith(".visible .entry")
+    assert ptx.splitlines()[91] == "}" and ptx.splitlines()[93] == "\t.section\t.debug_abbrev"
+    assert (
+        "triton_poi_fused_add_addmm_view_2: PTX, its function: lines 11–92 of 215 (the module's other 133"
+        " lines left out); left: the kernel's line, as numbered in its body (the IR's own locations count"
+        " the kernel's file: 1 more) (82 lines)"
+    ) in text.splitlines()

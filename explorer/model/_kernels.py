@@ -139,6 +139,8 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
             f"{k.name}: {IR_TITLES.get(level, level)}, its function: lines {start + 1}–{stop} of {len(lines)}{cut};"
             " left: the kernel's line, as numbered in its body"
         )
+        if b.line_offset:  # Triton's locations count the kernel's file, which starts above the source
+            title += f" (the IR's own locations count the kernel's file: {b.line_offset} more)"
         out.append(CodeBlock(title, "text", code))
     return out
 
