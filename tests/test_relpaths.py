@@ -15,6 +15,7 @@ import pytest
 from _torch_trace import read_log
 
 import compiler
+import explorer
 from compiler.model._paths import frame_kind
 
 HERE = Path(__file__).parent
@@ -109,3 +110,20 @@ def test_shipped_copy_still_unchanged_by_a_second_rewrite(tmp_path):
     report = compiler.load(copy)
     again = compiler.relative_paths(report, "/work/main")
     assert again.to_json() == report.to_json()
+
+
+def test_a_shared_reports_installed_files_shown_from_their_package():
+    """A path cut to site-packages/… is shown as an absolute one is: from its package
+    (``transformers/modeling_utils.py:4635``, as torch's guard comments name it); the
+    project's own files as the report names them. The GPT-2 training step (notebooks/data):
+    its break inside transformers' loss, reached from examples/train_step.py:30."""
+    from explorer.base._words import where
+
+    assert where("site-packages/transformers/x.py", 3) == "transformers/x.py:3"
+    assert where("/opt/v/lib/python3.12/site-packages/torch/y.py", 4) == "torch/y.py:4"
+    report = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    b = next(b for b in report.graph_breaks if b.type.startswith("logging.Logger"))
+    assert (b.filename, b.line) == ("site-packages/transformers/modeling_utils.py", 4635)
+    text = explorer.text(report, "breaks")
+    assert text.startswith("transformers/modeling_utils.py:4635  logging.Logger method not supported")
+    assert "  your code: examples/train_step.py:30 in train_step\n" in text and "site-packages" not in text
