@@ -127,3 +127,20 @@ def test_a_shared_reports_installed_files_shown_from_their_package():
     text = explorer.text(report, "breaks")
     assert text.startswith("transformers/modeling_utils.py:4635  logging.Logger method not supported")
     assert "  your code: examples/train_step.py:30 in train_step\n" in text and "site-packages" not in text
+
+
+def test_a_relative_file_read_from_the_project_above_the_working_directory(monkeypatch, tmp_path):
+    """The shipped break (notebooks/data/h100-why-break.json.gz) names
+    notebooks/data/make_why_data.py: its lines show from the repository's root and from
+    notebooks/ (where the notebooks run), found from the nearest directory above that holds
+    it; from elsewhere, no lines, as for any file not on this machine."""
+    report = compiler.load(DATA / "h100-why-break.json.gz")
+    (b,) = report.graph_breaks
+    assert b.filename == "notebooks/data/make_why_data.py"
+    source = (DATA / "make_why_data.py").read_text().splitlines()
+    shown = f"  > {b.line} | {source[b.line - 1]}"
+    for cwd in (DATA.parent.parent, DATA.parent):
+        monkeypatch.chdir(cwd)
+        assert shown in explorer.text(report, "breaks").splitlines(), cwd
+    monkeypatch.chdir(tmp_path)
+    assert not any(ln.startswith(f"  > {b.line} |") for ln in explorer.text(report, "breaks").splitlines())
