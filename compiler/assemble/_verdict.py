@@ -14,8 +14,9 @@ share of the call):
   profiled timeline into guard evaluation, Python outside the graphs, and the graphs' own host
   work (wrappers and launches: what CUDA graphs remove).
 
-The causes are checked in a fixed order, and the headline names the first that holds: an
-eager fallback (no compiled code ran for a frame), graph breaks, recompiles, a CUDA-graph
+The causes are checked in a fixed order, and the headline names the first that holds and
+takes 5% of the call: an eager fallback (no compiled code ran for a frame; named first
+whatever its share where no compiled code ran at all), graph breaks, recompiles, a CUDA-graph
 skip, host↔device copies inside the call, then the largest part. Each cause says its fix as
 code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
 (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
@@ -160,7 +161,7 @@ class _Judge:
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
-        main = _main(causes, b)
+        main = _main(causes, b, all_eager=self.graphs == 0)
         head = b.speedup_words + ": " + _headline(main, self, causes)
         return Verdict(
             b.name,
@@ -319,18 +320,22 @@ class _Judge:
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
-def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
-    """The first cause of ``ORDER`` that holds (recompiles only where they happened during the
-    timed calls); else the largest part. Generated kernels that
-    beat eager's are no cause: the largest other part is named, unless no other part is 5% of
-    the call (then the generated kernels are, as already faster than eager's)."""
+def _main(causes: list[Cause], bench: Benchmark, all_eager: bool = False) -> Cause | None:
+    """The first cause of ``ORDER`` that holds and takes 5% of the call (recompiles only where
+    they happened during the timed calls); else the largest part. An eager fallback leads where
+    no compiled code ran at all (``all_eager``), else only by its share: a frame that failed
+    while its inner frames compiled (a wrapper around the model's forward) costs the call only
+    the kernels it ran outside the graphs, and is ranked by that share like the rest. Generated
+    kernels that beat eager's are no cause: the largest other part is named, unless no other
+    part is 5% of the call (then the generated kernels are, as already faster than eager's)."""
     for key in ORDER:
         hit = next((x for x in causes if x.key == key), None)
         if key == "recompiles" and not bench.compiles_while_timing:
             continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
-        if hit is not None and (hit.share is None or hit.share >= 0.05 or key in ("fallback", "cudagraphs")):
+        always = key == "cudagraphs" or (key == "fallback" and all_eager)
+        if hit is not None and (hit.share is None or hit.share >= 0.05 or always):
             return hit
-    ranked = [x for x in causes if x.share is not None and x.key not in ORDER]
+    ranked = [x for x in causes if x.share is not None and (x.key not in ORDER or x.key == "fallback")]
     top = max(ranked, key=lambda x: x.share or 0.0, default=None)
     if top is not None and top.key == "generated-ok" and bench.eager_launches:
         rest = [x for x in ranked if x.key != "generated-ok"]
