@@ -277,11 +277,15 @@ class _Judge:
         if not copies:
             return None
         calls = max(self.bench.profiled_calls, 1)
-        ev = [
-            f"{x.calls / calls:.0f} a call: {x.name} from {x.op or '?'}"
-            + (f" in [{x.compile_id}]" if x.compile_id else " outside the compiled graphs")
-            for x in copies
-        ]
+        # the profile keeps a row per launch site (each op's call in the graph): the same copy
+        # from the same op in the same graph is one line with its count, the most first
+        counts: dict[str, float] = {}
+        for x in copies:
+            what = f"{x.name} from {x.op or '?'}" + (
+                f" in [{x.compile_id}]" if x.compile_id else " outside the compiled graphs"
+            )
+            counts[what] = counts.get(what, 0.0) + x.calls
+        ev = [f"{n / calls:.0f} a call: {what}" for what, n in sorted(counts.items(), key=lambda kv: -kv[1])]
         ev.append("the host waits for the device at each copy: launches stop until it arrives")
         advice = "keep the value on the device: no .item(), .cpu() or .tolist() inside the compiled call"
         return Cause("sync", "host↔device copies inside the call", None, None, tuple(ev), advice=advice)
