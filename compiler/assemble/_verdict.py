@@ -16,7 +16,7 @@ share of the call):
 
 The causes are checked in a fixed order, and the headline names the first that holds and
 takes 5% of the call: an eager fallback (no compiled code ran for a frame; named first
-whatever its share where no compiled code ran at all), graph breaks, recompiles, a CUDA-graph
+whatever its share where every kernel of the call ran outside the graphs), graph breaks, recompiles, a CUDA-graph
 skip, host↔device copies inside the call, then the largest part. Each cause says its fix as
 code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
 (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
@@ -127,6 +127,9 @@ class _Judge:
         ]
         self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
         self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        # every kernel of the call ran outside the compiled graphs: the frames that ran
+        # eagerly are the whole call, and the fallback leads whatever its share
+        self.all_eager = bool(self.outside) and not inside
         if not self.has_fallback:
             # no frame ran eagerly: kernels outside the graphs' regions are autograd's backward
             # of a compiled graph (run by the engine, outside any "Torch-Compiled Region") and
@@ -161,7 +164,7 @@ class _Judge:
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
-        main = _main(causes, b, all_eager=self.graphs == 0)
+        main = _main(causes, b, all_eager=self.all_eager)
         head = b.speedup_words + ": " + _headline(main, self, causes)
         return Verdict(
             b.name,
@@ -327,11 +330,12 @@ class _Judge:
 def _main(causes: list[Cause], bench: Benchmark, all_eager: bool = False) -> Cause | None:
     """The first cause of ``ORDER`` that holds and takes 5% of the call (recompiles only where
     they happened during the timed calls); else the largest part. An eager fallback leads where
-    no compiled code ran at all (``all_eager``), else only by its share: a frame that failed
-    while its inner frames compiled (a wrapper around the model's forward) costs the call only
-    the kernels it ran outside the graphs, and is ranked by that share like the rest. Generated
-    kernels that beat eager's are no cause: the largest other part is named, unless no other
-    part is 5% of the call (then the generated kernels are, as already faster than eager's)."""
+    every kernel of the call ran outside the compiled graphs (``all_eager``), else only by its
+    share: a frame that failed while its inner frames compiled (a wrapper around the model's
+    forward) costs the call only the kernels it ran outside the graphs, and is ranked by that
+    share like the rest. Generated kernels that beat eager's are no cause: the largest other
+    part is named, unless no other part is 5% of the call (then the generated kernels are, as
+    already faster than eager's)."""
     for key in ORDER:
         hit = next((x for x in causes if x.key == key), None)
         if key == "recompiles" and not bench.compiles_while_timing:
