@@ -54,6 +54,22 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     assert fb.evidence[0].startswith(
         f"{sum(x.calls for x in outside) / calls:.0f} of 1504 kernels a call ran outside the compiled graphs"
     )
+    # the frames that fell back alike are one line: each with its compile, the failure once
+    stage = {c.id: (c.failed_stage, c.error.splitlines()[0]) for c in r.compiles if c.status == "failed"}
+    alike = ["0/0", "1/0", "2/0", "3/0", "4/0"]
+    assert {stage[i] for i in alike} == {("capture", "Unsupported: Observed exception")}
+    assert fb.evidence[1:] == (
+        "wrapper (generic.py:933) [0/0], forward (modeling_switch_transformers.py:824) [1/0], "
+        "wrapper (generic.py:1006) [2/0], wrapper (output_capturing.py:249) [3/0], "
+        "forward (modeling_switch_transformers.py:698) [4/0]: failed in capture: Unsupported: Observed "
+        "exception: every call of them runs eagerly",
+        "forward (modeling_switch_transformers.py:533), forward (modeling_switch_transformers.py:143): the "
+        "recompile limit was hit (8 entries each): a call whose guards fail on every entry runs eagerly",
+        "torch_dynamo_resume_in_forward_at_170 (modeling_switch_transformers.py:170): [13/0] failed in "
+        "capture: Unsupported: Dynamic shape operator: every call of it runs eagerly",
+    )
+    limit = [(f.line, f.compiles) for f in r.frames if f.recompile_limit_hit]
+    assert sorted(limit) == [(143, 8), (533, 8)]
     brk = _cause(v, "breaks")
     assert (brk.title, round(brk.share, 2)) == ("graph breaks: 2 sites", 0.41)
     # the breaks of frames that compiled; those of the failed frames are their fallback's

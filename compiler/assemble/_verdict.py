@@ -186,7 +186,7 @@ class _Judge:
         if not self.has_fallback:
             return None
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
-        ev = [why for _f, why, _fix, _adv in self.fallen]
+        ev = list(dict.fromkeys(why for _f, why, _fix, _adv in self.fallen))  # frames alike: one line
         calls = self.bench.profiled_calls
         if self.graphs == 0:
             ev.insert(
