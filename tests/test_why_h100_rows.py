@@ -20,8 +20,9 @@ import pytest
 from rich.cells import cell_len
 
 import compiler
-from compiler.analysis import verdict
+from compiler.analysis import cost_groups, kernel_costs, verdict
 from compiler.parse._kernelnames import operand_dtype
+from explorer.lower._fit import table_lines, text_width
 from explorer.views._registry import Subject, view
 from explorer.views._why import change_lines
 
@@ -178,3 +179,49 @@ def test_the_why_view_piped_keeps_whole_lines(switch):
     )
     row = next(ln for ln in run.stdout.splitlines() if ln.startswith("host↔device copies inside the call "))
     assert row.endswith("; ".join(_cause(v, "sync").evidence))
+
+
+def test_a_rows_lines_name_their_file_once(switch):
+    """The line table: a group's lines of one file are that file named once ("x.py:241, 244"),
+    whole when piped; at 100 columns the path folds inside its cell and the lines stay beside it."""
+    r, b, _v = switch
+    groups = cost_groups(kernel_costs(r, b), "line", b)
+    (g,) = [
+        g for g in groups if [k.rpartition(":")[2] for k in g.key.split(", ")] == ["241", "244", "247", "249"]
+    ]
+    assert f"{g.ms:.4g}" == "0.1585"
+    path = "transformers/models/switch_transformers/modeling_switch_transformers.py"
+    assert {k.rpartition(":")[0].endswith(path) for k in g.key.split(", ")} == {True}
+    piped = explorer_text(r)
+    assert any(ln.startswith(f"{path}:241, 244, 247, 249  ") for ln in piped.splitlines())
+    with text_width(COLUMNS):
+        fitted = explorer_text(r).splitlines()
+    at = fitted.index(next(ln for ln in fitted if ln.startswith(path[:40]) and "0.1585" in ln))
+    assert fitted[at + 1] == path[len(fitted[at].split()[0]) :] + ":241, 244, 247, 249"
+
+
+def test_prose_with_commas_wraps_between_words_a_list_an_item_a_line():
+    prose = (
+        "wrapper (a.py:3) [0/0], forward (b.py:9) [1/0]: failed in capture: every call of them runs eagerly"
+    )
+    places = "a.py:1, 5, b.py:2, c.py:3, d.py:4, e.py:5, f.py:6"
+    with text_width(40):
+        lines = table_lines(("cause", "evidence"), [("fallback", prose), ("lines", places)])
+    assert lines[1:] == [
+        "fallback  wrapper (a.py:3) [0/0],",
+        "          forward (b.py:9) [1/0]: failed",
+        "          in capture: every call of them",
+        "          runs eagerly",
+        "lines     a.py:1, 5,",
+        "          b.py:2,",
+        "          c.py:3,",
+        "          d.py:4,",
+        "          e.py:5,",
+        "          f.py:6",
+    ]
+
+
+def explorer_text(r) -> str:
+    from explorer.views._why import why_text
+
+    return why_text(r)
