@@ -10,6 +10,7 @@ compiles, the profiler's launches), read here directly. Torch-free."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from rich.cells import cell_len
 import compiler
 from compiler.analysis import cost_groups, kernel_costs, verdict
 from compiler.parse._kernelnames import operand_dtype
+from explorer.census._speed import cause_of
 from explorer.lower._fit import table_lines, text_width
 from explorer.views._registry import Subject, view
 from explorer.views._why import change_lines
@@ -153,12 +155,24 @@ class _Terminal(io.StringIO):
         return True
 
 
+def _census_rows() -> dict[str, dict]:
+    """The shipped H100 census's rows by the report each keeps."""
+    rows = json.loads((DATA / "census-h100-speed.json").read_text())["rows"]
+    return {r["report"]: r for r in rows if r.get("report")}
+
+
 @pytest.mark.parametrize("path", _shipped(), ids=lambda p: p.name.removesuffix(".json.gz"))
 def test_the_why_view_fits_a_terminal_of_100_columns(path, monkeypatch):
-    """As ``pt2-explorer report PATH --view why`` prints it to a terminal of 100 columns."""
+    """As ``pt2-explorer report PATH --view why`` prints it to a terminal of 100 columns; a
+    census row's cause is its kept report's verdict, as the census page says it."""
     r = compiler.load(path)
     if not r.benchmarks:
         pytest.skip("no benchmark")
+    row = _census_rows().get(path.relative_to(DATA).as_posix())
+    if row is not None and "cause_key" in row:
+        assert {k: row[k] for k in ("cause_key", "cause", "verdict")} == cause_of(
+            verdict(r, r.benchmarks[-1])
+        )
     monkeypatch.setenv("COLUMNS", str(COLUMNS))
     out = _Terminal()
     monkeypatch.setattr(sys, "stdout", out)
