@@ -16,14 +16,14 @@ share of the call):
   profiled timeline into guard evaluation, Python outside the graphs, and the graphs' own host
   work (wrappers and launches: what CUDA graphs remove).
 
-The causes are checked in a fixed order, and the headline names the first that holds and
-takes 5% of the call: an eager fallback (no compiled code ran for a frame; named first
-whatever its share where every kernel of the call ran outside the graphs), graph breaks,
-recompiles, a CUDA-graph skip, host↔device copies inside the call, then the largest part.
-Each cause says its fix as code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
-(``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
-of the compiles say it, where the benchmark did not compile the function itself. A fact the
-benchmark did not record is named as missing, never filled in. Torch-free.
+The causes are checked in a fixed order, and the headline names the first that holds and takes
+5% of the call: an eager fallback (no compiled code ran for a frame; named first whatever its
+share where every kernel of the call ran outside the graphs), graph breaks, recompiles, a
+CUDA-graph skip, host↔device copies inside the call, then the largest part. Each cause says
+its fix as code where one is known (``Cause.fix``). The tool's own profiler ranges are never
+counted (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's
+records of the compiles say it, where the benchmark did not compile the function itself. A
+fact the benchmark did not record is named as missing, never filled in. Torch-free.
 """
 
 from __future__ import annotations
