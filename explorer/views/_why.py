@@ -22,6 +22,14 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f"{x:.0%}"
 
 
+def _of_peak(x: float | None) -> str:
+    """A kernel's share of its bound's peak, not rounded to 0% (the evidence's words, in
+    compiler/assemble/_kernelcauses.py: 0.5%, under 0.1%)."""
+    if x is None or x >= 0.01:
+        return _pct(x)
+    return f"{x:.1%}" if x >= 0.001 else "under 0.1%"
+
+
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{x:.4g}"
 
@@ -185,7 +193,7 @@ def _kernel_table(costs, b: Benchmark) -> Table:
                 ", ".join(c.nodes[:4]) + (" …" if len(c.nodes) > 4 else ""),
                 "" if p is None or p.gb_per_s is None else f"{p.gb_per_s:.0f}",
                 "" if p is None or p.tflops is None else f"{p.tflops:.1f}",
-                "" if p is None or p.bound is None else f"{p.bound}, {_pct(p.of_bound)}",
+                "" if p is None or p.bound is None else f"{p.bound}, {_of_peak(p.of_bound)}",
             )
         )
     why_not = no_roofline(b)
