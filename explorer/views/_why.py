@@ -160,12 +160,22 @@ def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:
     if by == "module":
         rows = tuple((g.key, _ms(g.ms), _pct(g.share), str(g.kernels), _ms(g.eager_ms)) for g in groups)
         return Table(title, (key, "ms a call", "of kernel time", "kernels", "eager ms"), rows)
-    label = where_source if by == "line" else str
-    rows = tuple(
-        (", ".join(label(k) for k in g.key.split(", ")), _ms(g.ms), _pct(g.share), str(g.kernels))
-        for g in groups
-    )
+    label = _places if by == "line" else str
+    rows = tuple((label(g.key), _ms(g.ms), _pct(g.share), str(g.kernels)) for g in groups)
     return Table(title, (key, "ms a call", "of kernel time", "kernels"), rows)
+
+
+def _places(key: str) -> str:
+    """A group's lines (``a.py:3, a.py:7, b.py:2``) in ``where``'s style, a file named once
+    for its lines in a row: ``a.py:3, 7, b.py:2``."""
+    out, last = [], None
+    for source in key.split(", "):
+        place = where_source(source)
+        path, sep, line = place.rpartition(":")
+        same = bool(sep) and line.isdigit() and path == last
+        out.append(line if same else place)
+        last = path if sep and line.isdigit() else None
+    return ", ".join(out)
 
 
 def _kernel_table(costs, b: Benchmark) -> Table:
