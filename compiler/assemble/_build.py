@@ -23,6 +23,7 @@ from ..model._report import (
 )
 from ..parse import _graphs, _modules, _outputcode, _text
 from ..parse._seqnr import parse_seq_nrs, with_seq_nrs
+from ..parse._sideeffects import side_effects
 from . import _autograd, _draft, _export, _speed
 from ._acc import Context, _Acc, jsonable
 from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
@@ -164,7 +165,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     post = tuple(RoleGraph(r or guess_role(a), _graphs.parse_graph_from(g, dyn)) for r, g in a.post_grad if g)
 
     capture = None
-    if dyn or kept.guards or a.start_stack is not None or a.symbols:
+    if dyn or kept.guards or a.start_stack is not None or a.symbols or kept.side_effects:
         capture = Capture(
             graph=dyn,
             guards=kept.guards,
@@ -179,6 +180,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
             bytecode_modified_source=kept.bytecode_modified_source,
             bytecode_source_note=kept.bytecode_source_note,
             time_s=stage_t.get("capture"),
+            side_effects=side_effects(kept.side_effects),
         )
     autograd = None
     if any(g is not None for g in (kept.joint, kept.forward, kept.backward, kept.inference)):

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from compiler import Report
-from compiler.types import STAGES, Compile, Graph
+from compiler.types import STAGES, Compile, Graph, SideEffect
 
 from ..base._phasenames import phase_label, shown_phases
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
@@ -32,6 +32,35 @@ NO_BACKWARD = (
     " call ran under torch.no_grad / inference_mode)"
 )
 TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
+
+
+SIDE_EFFECTS = (
+    "side effects: objects Dynamo's code mutates after the graph, in Python (torch's dynamo_side_effects)"
+)
+
+
+def side_effects_table(effects: tuple[SideEffect, ...]) -> Table:
+    """One row per object the code Dynamo made mutates after the graph runs: its type, where
+    Dynamo found it, how many mutations it replays and the lines that made them."""
+    rows = tuple(
+        (
+            e.type,
+            e.source or "(no source)",
+            str(len(e.sites)),
+            _lines_by_file(e.sites),
+        )
+        for e in effects
+    )
+    return Table(SIDE_EFFECTS, ("object", "source", "mutations", "made at"), rows)
+
+
+def _lines_by_file(frames) -> str:
+    """``a.py:3, 7, b.py:2``: each line once, its file named at its first line."""
+    out, last = [], None
+    for f in dict.fromkeys((f.filename, f.line) for f in frames):
+        out.append(where(*f) if f[0] != last else str(f[1]))
+        last = f[0]
+    return ", ".join(out)
 
 
 def _nodes_table(title: str, g: Graph) -> Table:
@@ -125,6 +154,8 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
             blocks.append(_symbols_table(st))
+        if st.side_effects:
+            blocks.append(side_effects_table(st.side_effects))
         blocks += _texts(
             ("shape guards", "\n".join(st.shape_guards)),
             ("why Dynamo restarted the analysis", "\n".join(st.restarts)),
