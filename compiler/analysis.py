@@ -28,7 +28,7 @@ from .parse._names import phase_attempt, phase_hook, phase_pass, rank_path, resu
 from .parse._normalize import kernel_base, normalize
 from .parse._outputcode import extern_calls, split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
-from .parse._speed import cache_key_changes, observed_sizes
+from .parse._speed import cache_key_changes, cache_pairs, observed_sizes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._text import one_gap
 from .parse._tritonir import debug_sections_start, ir_source_lines, occupancy
@@ -65,6 +65,7 @@ __all__ = [
     "cudagraph_share",
     # caches and CUDA graphs
     "cache_key_changes",
+    "cache_pairs",
     "cache_saving",
     "fill_reason",
     "RUNNABLE_PREAMBLE",
