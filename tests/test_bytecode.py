@@ -236,3 +236,46 @@ def test_a_journal_replays_the_bytecode_events(fn, tmp_path):
     replayed = compiler.load_journal(journal)
     assert [c.stages.capture for c in replayed.compiles] == [c.stages.capture for c in rec.report.compiles]
     assert all(c.stages.capture.bytecode_modified for c in replayed.compiles)
+
+
+NESTED = textwrap.dedent(
+    """
+    import torch
+
+    def helper(t):
+        print("inside")  # BREAK inside
+        return t
+
+    def g(x):
+        y = x.sin()
+        z = helper(y)  # CALL helper
+        return z.cos()
+    """
+)
+
+
+def test_the_python_that_runs_at_a_break_is_named_with_its_line(tmp_path):
+    """A break inside a called function: the frame's code calls the graph, then runs the call
+    itself in Python; the steps name that call's source line (the frame's entry in the break's
+    stack, as torch's break record gives it) and where inside it the break was."""
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED)
+    scope: dict = {"__name__": "nested"}
+    exec(compile(NESTED, str(path), "exec"), scope)
+    with compiler.recording() as rec:
+        torch.compile(scope["g"], backend="eager")(torch.ones(4))
+    report = rec.report
+    lines = NESTED.splitlines()
+    call = next(i for i, ln in enumerate(lines, 1) if "# CALL helper" in ln)
+    inside = next(i for i, ln in enumerate(lines, 1) if "# BREAK inside" in ln)
+    (site,) = [b for b in report.graph_breaks if b.line == inside]
+    assert [(f.name, f.line) for f in site.user_stack if f.filename == str(path)] == [
+        ("g", call),
+        ("helper", inside),
+    ]
+    shown = text(report, "bytecode", compile="0/0").splitlines()
+    at = next(i for i, ln in enumerate(shown) if "calls the compiled graph" in ln)
+    assert shown[at + 1] == (
+        f"    {f'line {call}':<8} runs `z = helper(y)  # CALL helper` ({path}:{call}) itself, in Python: "
+        f"the graph break inside it, at {path}:{inside} ({site.type})"
+    )
