@@ -74,6 +74,15 @@ def _with_break_sites(steps: tuple[BytecodeStep, ...], sites: dict) -> tuple[Byt
     return (*steps[:at], *extra, *steps[at:])
 
 
+def _side_effects_step(effects) -> str:
+    n = sum(len(e.sites) for e in effects)
+    kinds = ", ".join(dict.fromkeys(e.type for e in effects))
+    return (
+        f"replays {n} mutation{'s' if n != 1 else ''} of {len(effects)} object{'s' if len(effects) != 1 else ''}"
+        f" ({kinds}) in Python: Dynamo's side effects (their lines: --view capture)"
+    )
+
+
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -114,6 +123,9 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
         (f"line {s.line}" if s.line is not None else "", _step_text(report, c, s, sites))
         for s in all_steps[:STEP_ROWS]
     )
+    if cap.side_effects:  # torch's dynamo_side_effects: after the graph, before what follows it
+        at = next((i + 1 for i, s in enumerate(steps) if s[1].startswith("calls the compiled graph")), 0)
+        steps = (*steps[:at], ("", _side_effects_step(cap.side_effects)), *steps[at:])
     python = tuple(
         (title, code)
         for title, code in (
