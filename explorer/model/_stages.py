@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from compiler import Report
-from compiler.types import STAGES, Compile, Graph, SideEffect
+from compiler.types import STAGES, Compile, Graph
 
 from ..base._phasenames import phase_label, shown_phases
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
@@ -18,6 +18,7 @@ from ._guards import guard_tables
 from ._kernels import kernel_blocks
 from ._kerneltable import costliest, extern_nodes_of, extern_table, kernels_table, stack_lines
 from ._pipelines import autograd_blocks, autotune_blocks, flex_blocks
+from ._sideeffects import side_effects_table
 from ._speed import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
 
@@ -32,35 +33,6 @@ NO_BACKWARD = (
     " call ran under torch.no_grad / inference_mode)"
 )
 TABLE_ROWS = 1000  # node-table rows shown; the graph and its code hold the rest
-
-
-SIDE_EFFECTS = (
-    "side effects: objects Dynamo's code mutates after the graph, in Python (torch's dynamo_side_effects)"
-)
-
-
-def side_effects_table(effects: tuple[SideEffect, ...]) -> Table:
-    """One row per object the code Dynamo made mutates after the graph runs: its type, where
-    Dynamo found it, how many mutations it replays and the lines that made them."""
-    rows = tuple(
-        (
-            e.type,
-            e.source or "(no source)",
-            str(len(e.sites)),
-            _lines_by_file(e.sites),
-        )
-        for e in effects
-    )
-    return Table(SIDE_EFFECTS, ("object", "source", "mutations", "made at"), rows)
-
-
-def _lines_by_file(frames) -> str:
-    """``a.py:3, 7, b.py:2``: each line once, its file named at its first line."""
-    out, last = [], None
-    for f in dict.fromkeys((f.filename, f.line) for f in frames):
-        out.append(where(*f) if f[0] != last else str(f[1]))
-        last = f[0]
-    return ", ".join(out)
 
 
 def _nodes_table(title: str, g: Graph) -> Table:
