@@ -13,6 +13,7 @@ from .assemble._costgroups import cost_groups
 from .assemble._gputime import kernel_costs
 from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
+from .assemble._stages import reads_event
 from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
@@ -66,6 +67,7 @@ __all__ = [
     # caches and CUDA graphs
     "cache_key_changes",
     "cache_pairs",
+    "reads_event",
     "cache_saving",
     "fill_reason",
     "RUNNABLE_PREAMBLE",

@@ -773,3 +773,20 @@ def test_single_log_directory(tmp_path):
     log = d / "dedicated_log_torch_trace_zz.log"
     shutil.copy(GPU_CUDAGRAPHS, log)  # gzipped content under torch's plain name: sniffed
     assert compiler.load_trace(d) == dataclasses.replace(load(GPU_CUDAGRAPHS), source=f"torch-trace:{log}")
+
+
+def test_an_older_report_names_the_side_effects_it_kept_raw():
+    """A report written before side effects were read (the shipped H100 GPT-2 recording) keeps
+    torch's two dynamo_side_effects events raw: its summary says so in one line, and why they
+    are not in their view; an event no build reads stays "not mapped"."""
+    from compiler.analysis import reads_event
+
+    shipped = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-gpt2-train-bench.json.gz"
+    r = compiler.load(shipped)
+    assert unknown_names(r) == {"artifact:dynamo_side_effects": 2}
+    assert reads_event("artifact:dynamo_side_effects") and not reads_event("artifact:torch_version")
+    raw = [ln.strip() for ln in explorer.text(r, "summary").splitlines() if "kept raw" in ln]
+    assert raw == [
+        "2 events kept raw when this report was written, read now: artifact:dynamo_side_effects — load the "
+        "TORCH_TRACE log or record again to see them in their view; the Unmapped events tab shows them"
+    ]

@@ -135,3 +135,9 @@ IGNORED = frozenset(
         "link",
     }
 )
+
+
+def reads_event(name: str) -> bool:
+    """Whether a build maps the event ``name`` to a handler (a report written before its row
+    was added keeps such events raw: loading the log again reads them)."""
+    return lookup(name) is not None
