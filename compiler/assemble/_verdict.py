@@ -5,6 +5,8 @@ share of the call):
 
 - **eager code**: kernels launched outside every compiled graph (a frame Dynamo gave up on,
   the recompile limit, code between graphs), with the Python around them;
+- **attention** the compiled graph runs as SDPA's math decomposition where eager ran a fused
+  kernel (compiler/assemble/_attention.py): those kernels, no longer counted below;
 - **library kernels** compile does not touch (cuBLAS / cuDNN GEMMs, attention kernels, ATen
   matmuls on CPU): their profiled time; the evidence says their precision (fp32 without TF32)
   and how close to the device's peak they ran;
@@ -29,6 +31,7 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
+from ._attention import attention
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
@@ -147,7 +150,14 @@ class _Judge:
 
     def verdict(self, e: float | None) -> Verdict:
         b = self.bench
+        # attention run as SDPA's math decomposition where eager ran a fused kernel: its
+        # kernels are that cause's part, no longer the library's or the generated kernels'
+        att = attention(self.report, b, self.lib + self.gen, self.share)
+        if att is not None:
+            self.lib = [k for k in self.lib if id(k) not in att[1]]
+            self.gen = [k for k in self.gen if id(k) not in att[1]]
         causes = [
+            att[0] if att else None,
             self.fallback(),
             self.breaks(),
             self.recompiles(),
@@ -347,6 +357,8 @@ def _headline(main: Cause | None, j: _Judge, causes: list[Cause]) -> str:
     if main.key == "library":
         tail = "; the matmul is fp32 without TF32" if main.fix else ""
         return f"compile has little left to win here: {share} is library kernels it does not change{tail}"
+    if main.key == "attention":
+        return f"attention: {main.evidence[0]}: {share}"
     if main.key == "launch" and j.bench.device != "cuda":
         return f"host overhead: {share} is outside the kernels (guards, wrappers, launches)"
     if main.key == "launch":
