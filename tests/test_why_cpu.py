@@ -59,7 +59,7 @@ def _bench(fn, *args, **kw):
             compiled = torch.compile(fn)
             compiled(*args)
         compiler.remember_benchmark_subject(rec.report, fn, compiled, args, {})
-        b = rec.report.benchmark(reps=5, warmup=1, progress=False)
+        b = compiler.benchmark(rec.report, reps=5, warmup=1, progress=False)
     return rec.report, b
 
 
