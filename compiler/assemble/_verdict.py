@@ -15,7 +15,9 @@ share of the call):
   work (wrappers and launches: what CUDA graphs remove).
 
 The causes are checked in a fixed order, and the headline names the first that holds: an
-eager fallback (no compiled code ran for a frame), graph breaks, recompiles, a CUDA-graph
+eager fallback (no compiled code ran for a frame), a backend that runs the graphs with eager
+kernels (``aot_eager``, ``eager``: every frame ran compiled, and nothing was fused; torch's
+records of the compiles say no Inductor stage ran), graph breaks, recompiles, a CUDA-graph
 skip, host↔device copies inside the call, then the largest part. Each cause says its fix as
 code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
 (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
@@ -29,6 +31,7 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
 from ..parse._speed import short_reason
+from ._backend import backend_cause, other_backend
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
@@ -36,7 +39,7 @@ from ._kernelcauses import compile_cause, generated, library
 from ._speed import cudagraph_share
 from ._text import first_line, where
 
-ORDER = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
+ORDER = ("fallback", "backend", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
 
 
 def mode_of(report: Report | None, bench: Benchmark) -> str:
@@ -101,6 +104,13 @@ class _Judge:
         self.idle = max(c - kernels, 0.0)
         t = bench.timeline
         self.graphs = t.graphs if t is not None else None
+        # what ran compiled a call: Inductor's graphs; a backend that makes no Inductor graph
+        # (aot_eager, eager) shows in the compiled frames entered (older files: graphs alone)
+        regions = t.regions if t is not None else None
+        self.pieces, self.piece_words = (
+            (regions, "compiled frames entered") if self.graphs == 0 and regions else (self.graphs, "graphs")
+        )
+        self.other = other_backend(report, bench)
         # the host's profiled parts, scaled to the unprofiled idle time (the profiler's own
         # cost inflates the host's time; the split is the profiled call's)
         prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
@@ -124,8 +134,10 @@ class _Judge:
         self.live_breaks = [
             b for b in report.graph_breaks if not fallen_ids.intersection(b.compile_ids or (b.compile_id,))
         ]
-        self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
-        self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        self.has_breaks = bool(self.live_breaks) and (self.pieces or 0) > 1
+        # no compiled frame ran a call (none entered, no kernel launched inside one)
+        ran_none = self.pieces == 0 and not inside
+        self.has_fallback = bool(self.fallen) or (ran_none and bool(self.outside))
         if not self.has_fallback:
             # no frame ran eagerly: kernels outside the graphs' regions are autograd's backward
             # of a compiled graph (run by the engine, outside any "Torch-Compiled Region") and
@@ -149,6 +161,7 @@ class _Judge:
         b = self.bench
         causes = [
             self.fallback(),
+            self.backend(),
             self.breaks(),
             self.recompiles(),
             self.cudagraph_skip(),
@@ -156,7 +169,7 @@ class _Judge:
             self.guards(),
             self.launch(),
             library(self.lib, self.share, b),
-            generated(self.gen, self.share, b, self.missing),
+            None if self.other else generated(self.gen, self.share, b, self.missing),
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
@@ -184,7 +197,7 @@ class _Judge:
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
         ev = [why for _f, why, _fix, _adv in self.fallen]
         calls = self.bench.profiled_calls
-        if self.graphs == 0:
+        if self.pieces == 0:
             ev.insert(
                 0, f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
             )
@@ -192,8 +205,8 @@ class _Judge:
             ev.insert(
                 0,
                 f"{sum(k.launches for k in self.outside):.0f} of {self.bench.timeline.launches:.0f} kernels a call "
-                f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.graphs:.0f} graphs a call "
-                "are of other frames",
+                f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.pieces:.0f} "
+                f"{self.piece_words} a call are of other frames",
             )
         fix = next((fx for _f, _why, fx, _adv in self.fallen if fx), None)
         advice = None if fix else next((a for *_rest, a in self.fallen if a), None)
@@ -208,12 +221,17 @@ class _Judge:
             advice,
         )
 
+    def backend(self) -> Cause | None:
+        """Every frame ran its compiled code, and the code runs the graph with eager kernels:
+        the graphs' kernels (the library ones apart) are the backend's part of the call."""
+        return backend_cause(self.other, self.gen, self.share) if self.other else None
+
     def breaks(self) -> Cause | None:
         breaks = self.live_breaks
         if not self.has_breaks:
             return None
         ms = self.python_ms
-        ev = [f"{self.graphs:.0f} graphs a call: Python runs between them ({ms:.4g} ms a call)"]
+        ev = [f"{self.pieces:.0f} {self.piece_words} a call: Python runs between them ({ms:.4g} ms a call)"]
         ev += [
             f"{where(b.filename, b.line)}: {b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
             for b in sorted(breaks, key=lambda b: -b.count)[:5]
@@ -315,7 +333,10 @@ class _Judge:
         cuda = b.device == "cuda"
         title = "host-bound: the GPU waits for the host" if cuda else "host overhead around the kernels"
         asked = self.mode in ("reduce-overhead", "max-autotune")
-        fix = REDUCE_OVERHEAD if cuda and not on and not asked and self.share(ms) >= 0.1 else None
+        inductor = self.other is None  # CUDA graphs are an Inductor mode's
+        fix = (
+            REDUCE_OVERHEAD if cuda and inductor and not on and not asked and self.share(ms) >= 0.1 else None
+        )
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
@@ -328,7 +349,9 @@ def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
         hit = next((x for x in causes if x.key == key), None)
         if key == "recompiles" and not bench.compiles_while_timing:
             continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
-        if hit is not None and (hit.share is None or hit.share >= 0.05 or key in ("fallback", "cudagraphs")):
+        if hit is not None and (
+            hit.share is None or hit.share >= 0.05 or key in ("fallback", "backend", "cudagraphs")
+        ):
             return hit
     ranked = [x for x in causes if x.share is not None and x.key not in ORDER]
     top = max(ranked, key=lambda x: x.share or 0.0, default=None)

@@ -242,7 +242,7 @@ class Report(FrozenBut):
         that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
         restored. It replaces ``benchmarks`` by a longer tuple (the one field a report lets
         change). The keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``,
-        ``mutates``, ``compiled``, ``name``, ``progress``, ``atol``, ``rtol``:
+        ``mutates``, ``compiled``, ``compile_options``, ``name``, ``progress``, ``atol``, ``rtol``:
         compiler/model/_options.py) are the benchmark's; other keyword arguments go to ``fn``,
         and one named like an option must be bound with ``functools.partial``. Methodology:
         docs/benchmark.md.
