@@ -1,7 +1,8 @@
 """Models for tests/test_census_speed.py. ``limits`` writes the memory limits its case's
 process runs under (``limits.json`` in the census directory, the process's working directory)
 before the recording starts; ``nojournal`` puts a directory where the recording's journal
-goes, so the recording cannot start (its case must say why)."""
+goes, so the recording cannot start (its case must say why); ``gpuenv`` writes the GPU its
+process was given and how many cases share it (``gpuenv.json``)."""
 
 import json
 import os
@@ -32,4 +33,12 @@ def nojournal():
     return nn.Linear(4, 4), _inputs
 
 
-CENSUS_MODELS = {"limits": limits, "nojournal": nojournal}
+def gpuenv():
+    from explorer.census._cases import GPU_SHARE_ENV
+
+    with open("gpuenv.json", "w") as f:
+        json.dump({k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", GPU_SHARE_ENV)}, f)
+    return nn.Linear(4, 4), _inputs
+
+
+CENSUS_MODELS = {"limits": limits, "nojournal": nojournal, "gpuenv": gpuenv}

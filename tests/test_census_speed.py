@@ -101,9 +101,55 @@ def test_jobs_default_to_what_cores_and_memory_allow(monkeypatch):
     assert default_jobs(Settings()) == 2  # 4 GB a case
     assert default_jobs(Settings(memory_gb=2.0)) == 5  # a case limited to 2 GB takes no more
     assert default_jobs(Settings(bench=True)) == 1  # timed cases side by side would time each other
-    assert default_jobs(Settings(device="cuda")) == 1
+    assert default_jobs(Settings(device="cuda"), gpus=["0"]) == 1
+    monkeypatch.setattr(_run, "available_gb", lambda: 120.0)
+    assert default_jobs(Settings(device="cuda"), gpus=["0", "1", "2", "3"]) == 4  # a case per GPU
+    assert (
+        default_jobs(Settings(device="cuda", bench=True), gpus=["0", "1", "2", "3"]) == 8
+    )  # one timed, one compiling
+    assert default_jobs(Settings(device="cuda", bench=True), gpus=["2"]) == 2
+    assert default_jobs(Settings(device="cuda:1", bench=True), gpus=["0", "1"]) == 1  # the device named
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0})
     assert default_jobs(Settings()) == 1
+    assert default_jobs(Settings(device="cuda", bench=True), gpus=["0", "1"]) == 1  # one core
+
+
+def test_gpu_slots_spread_the_cases_over_the_gpus():
+    from explorer.census._run import GpuSlots
+
+    slots = GpuSlots(["2", "5"], jobs=3)
+    assert slots.share == 2  # 3 jobs on 2 GPUs: at most 2 on one
+    with slots.take() as a, slots.take() as b, slots.take() as c:
+        assert (a, b, c) == ("2", "5", "2")  # the one with the fewest cases running
+        assert slots.running == {"2": 2, "5": 1}
+    assert slots.running == {"2": 0, "5": 0}
+    with slots.take() as a:
+        assert a == "2"
+
+
+@slow
+@census
+def test_a_case_runs_on_the_gpu_it_was_given(tmp_path, monkeypatch):
+    """Each case's process sees only its GPU (CUDA_VISIBLE_DEVICES) and how many cases share it,
+    and times under that GPU's own lock."""
+    from explorer.census._cases import GPU_SHARE_ENV, cases
+    from explorer.census._process import run_one
+    from explorer.census._speed import device_turn
+
+    out = tmp_path / "c"
+    monkeypatch.chdir(ROOT)
+    (case,) = cases([LIMITS], ("eval",), ["gpuenv"], ("fp32",))
+    row = run_one(case, Settings(backend="eager"), str(out), gpu="3", gpu_share=2)
+    assert row.status == "one graph", row.error
+    assert json.loads((out / "gpuenv.json").read_text()) == {"CUDA_VISIBLE_DEVICES": "3", GPU_SHARE_ENV: "2"}
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with device_turn("cuda"):
+        pass
+    assert sorted(p.name for p in tmp_path.glob("*.lock")) == ["pt2-explorer-census-cuda_gpu3.lock"]
 
 
 def _row(key: str, **kw) -> CensusRow:

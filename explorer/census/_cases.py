@@ -27,6 +27,7 @@ ZOOS = {
 MODES = ("eval", "train", "eval-dynamic", "train-dynamic")
 # fp32, or amp: bf16 autocast (explorer/census/_speed.py); a row's key names amp, fp32 is the default
 PRECISIONS = ("fp32", "amp")
+GPU_SHARE_ENV = "PT2X_CENSUS_GPU_SHARE"  # cases sharing a child's GPU: each may take 1/N of its memory
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from ._cases import Case, Settings, load_source
+from ._cases import GPU_SHARE_ENV, Case, Settings, load_source
 
 
 def _first_line(e: BaseException) -> str:
@@ -177,6 +177,16 @@ def _finish(result: dict, t0: float) -> dict:
     return result
 
 
+def _gpu_share(device: str) -> None:
+    """Where ``N`` cases share this process's GPU, hold it to 1/N of the GPU's memory (torch's
+    caching allocator refuses past it: an out-of-memory is this case's error, not a neighbour's)."""
+    share = int(os.environ.get(GPU_SHARE_ENV) or 1)
+    if share > 1 and device.startswith("cuda"):
+        import torch
+
+        torch.cuda.set_per_process_memory_fraction(1 / share)
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     gb = job["settings"].get("memory_gb")
@@ -190,6 +200,7 @@ def main(argv: list[str]) -> int:
             resource.RLIMIT_DATA, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard)
         )
     try:
+        _gpu_share(job["settings"].get("device", "cpu"))
         result = run_case(job)
     except BaseException as e:  # a failure of ours outside every step: still the row's first cause
         result = {"error": f"census case failed: {_first_line(e)}", "phase": "census"}

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from ._cases import Case, Settings
+from ._cases import GPU_SHARE_ENV, Case, Settings
 from ._files import read_json, write_json
 from ._table import CensusRow, _plain, census_from_dict, row_from_report
 
@@ -36,9 +36,19 @@ def _threads(jobs: int) -> str:
     return str(max(1, len(os.sched_getaffinity(0)) // max(1, jobs)))
 
 
-def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str | None = None) -> CensusRow:
+def run_one(
+    case: Case,
+    settings: Settings,
+    out: str,
+    jobs: int = 1,
+    python: str | None = None,
+    gpu: str | None = None,
+    gpu_share: int = 1,
+) -> CensusRow:
     """Run ``case`` in a fresh process; write its row file; return the row. A hang (past
-    ``settings.timeout_s``) or a crash is a row with status ``error`` saying so."""
+    ``settings.timeout_s``) or a crash is a row with status ``error`` saying so. ``gpu``: the
+    one GPU the process sees (``CUDA_VISIBLE_DEVICES``), shared by ``gpu_share`` cases at a
+    time, each held to its share of the GPU's memory (``GPU_SHARE_ENV``)."""
     out = os.path.abspath(out)
     p = _paths(out, case)
     for d in DIRS:
@@ -63,6 +73,9 @@ def run_one(case: Case, settings: Settings, out: str, jobs: int = 1, python: str
     if cache is not None:
         env["TORCHINDUCTOR_CACHE_DIR"] = cache
     env.setdefault("OMP_NUM_THREADS", _threads(jobs))
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+        env[GPU_SHARE_ENV] = str(gpu_share)
     if settings.keep_trace:
         shutil.rmtree(p["trace"], ignore_errors=True)
         env["TORCH_TRACE"] = p["trace"]

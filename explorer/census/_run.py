@@ -16,10 +16,12 @@ The output directory::
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import datetime
 import json
 import os
 import shutil
+import threading
 from collections import Counter
 
 from ._cases import Case, Settings
@@ -94,13 +96,15 @@ def run_census(
     out: str,
     *,
     jobs: int = 1,
+    gpus: list[str] | None = None,
     ray_address: str | None = None,
     rerun: bool = False,
     progress: bool = True,
     title: str | None = None,
 ) -> Census:
     """Run every case not finished yet (all with ``rerun``), ``jobs`` at a time or on Ray;
-    returns the census, also written to ``out/census.json``."""
+    returns the census, also written to ``out/census.json``. On ``--device cuda``, the jobs
+    are spread over ``gpus`` (default: every GPU this process sees), each case on one of them."""
     os.makedirs(out, exist_ok=True)
     _same_settings(out, settings, rerun)
     todo = [c for c in cases if rerun or finished(out, c) is None]
@@ -112,12 +116,62 @@ def run_census(
                 bar.done(case, row)
                 write_census(out, cases, settings, title)
         else:
+            slots = (
+                GpuSlots(gpus if gpus is not None else visible_gpus(), jobs)
+                if settings.device == "cuda"
+                else None
+            )
             with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                futures = {pool.submit(run_one, c, settings, out, jobs): c for c in todo}
+                futures = {pool.submit(_run_case, c, settings, out, jobs, slots): c for c in todo}
                 for fut in cf.as_completed(futures):
                     bar.done(futures[fut], fut.result())
                     write_census(out, cases, settings, title)
     return write_census(out, cases, settings, title)
+
+
+def _run_case(case: Case, settings: Settings, out: str, jobs: int, slots: GpuSlots | None) -> CensusRow:
+    if slots is None or not slots.gpus:
+        return run_one(case, settings, out, jobs)
+    with slots.take() as gpu:
+        return run_one(case, settings, out, jobs, gpu=gpu, gpu_share=slots.share)
+
+
+class GpuSlots:
+    """The GPUs a census's jobs share: each case runs on the one with the fewest cases running
+    (``CUDA_VISIBLE_DEVICES``), at most ``share`` (jobs over GPUs, rounded up) on each at once,
+    each held to its share of that GPU's memory; the timed part of a case has its GPU alone
+    (``_speed.device_turn``)."""
+
+    def __init__(self, gpus: list[str], jobs: int):
+        self.gpus = list(gpus)
+        self.share = max(1, -(-jobs // len(self.gpus))) if self.gpus else 1
+        self.running = dict.fromkeys(self.gpus, 0)
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def take(self):
+        with self.lock:
+            gpu = min(self.gpus, key=lambda g: self.running[g])
+            self.running[gpu] += 1
+        try:
+            yield gpu
+        finally:
+            with self.lock:
+                self.running[gpu] -= 1
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process sees, as ``CUDA_VISIBLE_DEVICES`` names them for a child (its
+    own list where set, else torch's count)."""
+    seen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if seen is not None:
+        return [g.strip() for g in seen.split(",") if g.strip()]
+    try:
+        import torch
+
+        return [str(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # no torch here, or no driver: one device, as the case's own torch sees it
+        return []
 
 
 class _Progress:
@@ -163,15 +217,23 @@ class _Progress:
 CASE_GB = 4.0  # what one case of a census may take, for --jobs' default (a real-size model's compile)
 
 
-def default_jobs(settings: Settings) -> int:
+def default_jobs(settings: Settings, gpus: list[str] | None = None) -> int:
     """Cases at a time on this machine, where ``--jobs`` is not given: one per two cores
     this process may use (a case compiles in its own threads and workers), and no more than
     its available memory holds at ``CASE_GB`` each (or the case's own ``--memory`` limit,
-    where lower). One where the cases are timed (``--bench``: side by side, they would time
-    each other) or run on a GPU (one device for them all)."""
-    if settings.bench or not settings.device.startswith("cpu"):
+    where lower). On the CPU with ``--bench``, one (side by side, the cases would time each
+    other). On ``--device cuda``, one per GPU (``gpus``, default: those this process sees),
+    two with ``--bench`` (one timed while the other compiles); on another device, one."""
+    if settings.device == "cuda":
+        per_gpu = 2 if settings.bench else 1
+        cap = per_gpu * max(1, len(gpus if gpus is not None else visible_gpus()))
+    elif settings.bench or not settings.device.startswith("cpu"):
         return 1
+    else:
+        cap = None
     by_cores = max(1, len(os.sched_getaffinity(0)) // 2)
+    if cap is not None:
+        by_cores = min(by_cores, cap)
     per_case = min(CASE_GB, settings.memory_gb or CASE_GB)
     return max(1, min(by_cores, int(available_gb() // per_case)))
 

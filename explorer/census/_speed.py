@@ -29,8 +29,8 @@ def precision_context(precision: str, device: str):
 @contextlib.contextmanager
 def device_turn(device: str):
     """The GPU to this case alone while it is timed: the cases of every census on this machine
-    that time on ``device`` take turns (an exclusive lock on a file named after it), while
-    others compile beside it. On the CPU nothing is taken (``--jobs`` defaults to 1 there with
+    that time on ``device`` take turns (an exclusive lock on a file named after it and the GPU
+    the process sees), while others compile beside it. On the CPU nothing is taken (``--jobs`` defaults to 1 there with
     ``--bench``)."""
     if device == "cpu":
         yield
@@ -38,7 +38,9 @@ def device_turn(device: str):
     import fcntl
     import tempfile
 
-    name = "".join(c if c.isalnum() else "_" for c in device)
+    # the GPU itself: a case given one GPU of several (CUDA_VISIBLE_DEVICES) takes turns with its cases only
+    seen = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+    name = "".join(c if c.isalnum() else "_" for c in device + (f"-gpu{seen}" if seen else ""))
     path = os.path.join(tempfile.gettempdir(), f"pt2-explorer-census-{name}.lock")
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)

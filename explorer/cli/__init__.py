@@ -28,7 +28,7 @@ pt2-explorer repro REPORT.json --compile ID [--backward] [-o repro.py]
         save torch's runnable repro of one compile (the graph Inductor got, its config, inputs);
 pt2-explorer repro REPORT.json --break N [-o break.py]
         a starting point for reproducing graph break site N (as numbered in --view breaks)
-pt2-explorer census --zoo hf-small [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR]
+pt2-explorer census --zoo hf-small [--jobs N [--gpus LIST] | --ray ADDRESS] [--shard i/n] [--out DIR]
         every model of a zoo (or your own: --models FILE) compiled in its own process, one
         table; `census show | merge | diff` (`pt2-explorer census -h`, docs/census.md)
 """

@@ -2,7 +2,7 @@
 
 pt2-explorer census [--zoo NAME | --models FILE_OR_MODULE]... [--modes eval,train,...]
         [--precision fp32,amp] [--backend B] [--compile-mode M] [--device D] [--timeout S] [--memory GB] [--bench]
-        [--jobs N | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun] [--html OUT]
+        [--jobs N [--gpus LIST] | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun] [--html OUT]
 pt2-explorer census show CENSUS [--status S] [--family F] [--break-type T] [--sort COL] [--html OUT]
 pt2-explorer census merge SHARD_DIR... --out DIR [--html OUT]
 pt2-explorer census diff CENSUS_A CENSUS_B [--slower X] [--html OUT]
@@ -61,7 +61,13 @@ def _run_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=int,
         metavar="N",
-        help="cases at a time on this machine (default: what its cores and memory allow; 1 with --bench or a GPU)",
+        help="cases at a time on this machine (default: what its cores and memory allow; "
+        "1 with --bench on the CPU; 1 per GPU on cuda, 2 with --bench)",
+    )
+    p.add_argument(
+        "--gpus",
+        metavar="LIST",
+        help="with --device cuda: the GPUs the jobs share, as CUDA_VISIBLE_DEVICES names them (default: all seen)",
     )
     p.add_argument(
         "--ray", metavar="ADDRESS", help="run the cases as Ray tasks (`local`: a local Ray instance)"
@@ -169,6 +175,9 @@ def _run(ns) -> int:
         raise ValueError("--jobs is for this machine; with --ray the cluster places the tasks")
     if ns.jobs is not None and ns.jobs < 1:
         raise ValueError(f"--jobs {ns.jobs}: expected a number of cases at a time >= 1")
+    gpus = [g.strip() for g in ns.gpus.split(",") if g.strip()] if ns.gpus is not None else None
+    if gpus is not None and (ns.device != "cuda" or ns.ray or not gpus):
+        raise ValueError(f"--gpus {ns.gpus}: names GPUs for --device cuda on this machine (not with --ray)")
     modes = tuple(m.strip() for m in ns.modes.split(",") if m.strip())
     precisions = tuple(p.strip() for p in ns.precision.split(",") if p.strip())
     only = [m.strip() for m in ns.only.split(",")] if ns.only else None
@@ -191,7 +200,8 @@ def _run(ns) -> int:
         todo,
         settings,
         ns.out,
-        jobs=ns.jobs or default_jobs(settings),
+        jobs=ns.jobs or default_jobs(settings, gpus),
+        gpus=gpus,
         ray_address=ns.ray,
         rerun=ns.rerun,
         progress=not ns.quiet,
