@@ -252,7 +252,19 @@ def test_record_bench_of_an_aot_eager_training_step_names_the_backend(tmp_path):
     cause = _cause(v, "backend")
     assert cause.title == BACKEND.format("aot_eager")
     assert cause.evidence[0] == AOT.format(", ".join(f"[{g}]" for g in graphs))
-    n = sum(k.launches for k in compiler.analysis.kernel_costs(r, b) if not k.library)
+    costs = compiler.analysis.kernel_costs(r, b)
+    n = sum(k.launches for k in costs if not k.library)
+    # a kernel run inside an aot_eager graph has no line, and the line table says why
+    placed = {k.compile_id: k.unplaced for k in costs if k.compile_id in graphs}
+    assert (
+        placed
+        == {
+            g: f"run inside [{g}], a graph no Inductor compile made (a backend such as aot_eager runs its "
+            "ATen ops as they are): torch logs no kernel-to-line map for it"
+            for g in placed
+        }
+        and placed
+    )
     assert cause.evidence[1] == (
         f"{n:.0f} kernels a call, each an ATen op as eager runs it ({cause.ms:.4g} ms a call), none generated"
     )

@@ -8,12 +8,15 @@ never an eager fallback: every frame did run its compiled code. Torch-free."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..model._benchtypes import Benchmark
 from ..model._report import Compile, Report
 from ..model._verdicttypes import Cause
 from ._fixes import INDUCTOR
-from ._gputime import KernelCost
+
+if TYPE_CHECKING:  # _gputime places kernels with inductor_ran: the type alone from there
+    from ._gputime import KernelCost
 
 
 @dataclass(frozen=True)
