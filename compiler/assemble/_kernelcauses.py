@@ -1,10 +1,12 @@
 """The kernels' parts of a compiled call as causes: library kernels compile does not touch
 (with their precision and how close to the device's peak they ran), generated kernels held
-against eager's, and the compile time not yet paid off. Torch-free."""
+against eager's, C++ kernels the profile did not see, and the compile time not yet paid off.
+Torch-free."""
 
 from __future__ import annotations
 
 from ..model._benchtypes import Benchmark
+from ..model._report import Report
 from ..model._verdicttypes import Cause
 from ._fixes import TF32
 from ._gputime import KernelCost, eager_costs
@@ -41,13 +43,20 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
     return Cause("library", "library kernels compile does not touch", ms, share(ms), tuple(ev), fix)
 
 
-def generated(gen: list[KernelCost], share, bench: Benchmark, missing: list[str]) -> Cause | None:
+def generated(
+    gen: list[KernelCost], share, bench: Benchmark, missing: list[str], cpp_hidden: bool = False
+) -> Cause | None:
+    """``cpp_hidden``: the graphs' C++ kernels were not profiled (``cpp_unprofiled``): the
+    rest is not held against all of eager's kernels."""
     if not gen:
         return None
     ms = sum(k.ms for k in gen)
     ev = [f"{len(gen)} kernels, {sum(k.launches for k in gen):.0f} launches a call"]
     eager = [k for k in eager_costs(bench) if not k.library]
-    if eager:
+    if cpp_hidden:
+        ev.append("the graphs' C++ kernels were not profiled: these are not compared with eager's kernels")
+        slow = False
+    elif eager:
         em = sum(k.ms for k in eager)
         verb = "slower than" if ms > em else "faster than"
         ev.insert(
@@ -79,3 +88,24 @@ def compile_cause(bench: Benchmark) -> Cause:
     else:
         ev = (f"compile took {t:.2f} s; paid off after {bench.break_even_text}",)
     return Cause("compile", "compile time not yet paid off", None, None, ev)
+
+
+def cpp_unprofiled(report: Report, bench: Benchmark) -> bool:
+    """A CPU benchmark whose compiles have Inductor's C++ kernels, none of which the profile
+    saw (profiled as the callable is, without ``cpp.enable_kernel_profile``): their time is
+    inside the compiled graphs' host time, not host overhead."""
+    own = set(bench.compile_ids) or {c.id for c in report.compiles}
+    cpp = any(k.language == "cpp" for i in own for k in report.kernels_of(i))
+    return bench.device == "cpu" and cpp and not any(x.kind == "cpp" for x in bench.launch_rows)
+
+
+def unprofiled(ms: float, share, bench: Benchmark) -> Cause | None:
+    """The compiled graphs' own time where their C++ kernels were not profiled."""
+    if ms <= 0:
+        return None
+    ev = (
+        f"{ms:.4g} ms a call inside the compiled graphs, outside every profiled op: their C++ kernels "
+        "run there (and the graphs' wrappers), invisible to the profiler",
+        bench.profile_note or "C++ kernels not profiled",
+    )
+    return Cause("cpp-unprofiled", "generated C++ kernels, not profiled", ms, share(ms), ev)

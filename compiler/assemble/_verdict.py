@@ -35,7 +35,7 @@ from ._backend import backend_cause, other_backend
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
-from ._kernelcauses import compile_cause, generated, library
+from ._kernelcauses import compile_cause, cpp_unprofiled, generated, library, unprofiled
 from ._speed import cudagraph_share
 from ._text import first_line, where
 
@@ -116,6 +116,8 @@ class _Judge:
         prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
         scale = self.idle / sum(prof) if sum(prof) > 0 else 0.0
         self.guard_ms, self.python_ms, self.wrap_ms = (x * scale for x in prof)
+        # CPU: C++ kernels the profile did not see run inside the graphs' host time
+        self.cpp_hidden = cpp_unprofiled(report, bench)
         if kernels > 1.1 * c:
             self.missing.append(
                 f"the profiled calls' kernels took {kernels:.4g} ms a call, more than the timed median's "
@@ -169,7 +171,8 @@ class _Judge:
             self.guards(),
             self.launch(),
             library(self.lib, self.share, b),
-            None if self.other else generated(self.gen, self.share, b, self.missing),
+            None if self.other else generated(self.gen, self.share, b, self.missing, self.cpp_hidden),
+            unprofiled(self.wrap_ms, self.share, b) if self.cpp_hidden else None,
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
@@ -317,7 +320,7 @@ class _Judge:
         the graphs that no break or fallback explains."""
         b, t = self.bench, self.bench.timeline
         explained = self.python_ms if (self.has_fallback or self.has_breaks) else 0.0
-        explained += self.wrap_ms if self.has_cg_skip else 0.0
+        explained += self.wrap_ms if self.has_cg_skip or self.cpp_hidden else 0.0
         ms = max(self.idle - self.guard_ms - explained, 0.0)
         if ms <= 0:
             return None
