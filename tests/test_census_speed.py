@@ -17,6 +17,7 @@ import sys
 
 import pytest
 
+import compiler
 from explorer.census import Settings, diff_census, diff_text, load_census
 from explorer.census._run import default_jobs
 from explorer.census._speedview import SEEDS, geomean, slower_groups, speed_groups, speed_text
@@ -260,7 +261,7 @@ def two_runs(tmp_path_factory):
     """The same small census, --bench, eval and a training step in fp32 and AMP, run twice."""
     base = tmp_path_factory.mktemp("speed")
     args = ["--models", EXAMPLES, "--only", "mlp,branchy", "--modes", "eval,train", "--precision", "fp32,amp",
-            "--backend", "aot_eager", "--bench", "-q"]  # fmt: skip
+            "--backend", "aot_eager", "--bench", "--keep-trace", "-q"]  # fmt: skip
     for name in ("a", "b"):
         done = _cli(*args, "--out", str(base / name), "--title", name.upper())
         assert done.returncode == 0, done.stderr
@@ -270,6 +271,8 @@ def two_runs(tmp_path_factory):
 @slow
 @census
 def test_bench_rows_time_eval_and_training_steps(two_runs):
+    from tests._torch_trace import read_log
+
     base, a, _b = two_runs
     assert [r.key for r in a.rows] == [
         "mlp:eval", "mlp:eval:amp", "mlp:train", "mlp:train:amp",
@@ -288,6 +291,20 @@ def test_bench_rows_time_eval_and_training_steps(two_runs):
             if r.mode == "train"
             else ("unchanged", f"eval {r.precision}")
         )
+        # aot_eager ran every frame compiled (torch's own trace of the case: no compile failed,
+        # AOTAutograd's graphs, no Inductor stage): the backend is the cause, never a fallback
+        records = [x for log in (base / "a" / r.trace).iterdir() for x in read_log(str(log))]
+        assert not [m for m, _p in records if (m.get("compilation_metrics") or {}).get("fail_type")]
+        assert any("aot_joint_graph" in m or "aot_inference_graph" in m for m, _p in records)
+        assert not [m for m, _p in records if "inductor_output_code" in m or "inductor_post_grad_graph" in m]
+        rep = compiler.load(base / "a" / r.report)
+        v = compiler.analysis.verdict(rep, rep.benchmarks[0])
+        assert v.main == "backend" and "fallback" not in [c.key for c in v.causes], v
+        assert [c.key for c in v.causes if c.key == "breaks"] == (["breaks"] if r.model == "branchy" else [])
+        if r.slower:
+            assert (r.cause_key, r.cause, r.cause_group) == (
+                "backend", "backend aot_eager: no fused kernels, eager kernels run the graph", "backend aot_eager"
+            )  # fmt: skip
 
 
 @slow
