@@ -274,3 +274,56 @@ def test_record_bench_of_an_aot_eager_training_step_names_the_backend(tmp_path):
     why = [x for x in done.stdout.splitlines() if x.startswith("why ")]
     assert why == [f"why train_step: {v.headline}; fix: {INDUCTOR}"]
     assert v.headline.startswith(f"{b.speedup_words}: {BACKEND.format('aot_eager')}: ")
+
+
+class StepCounter(nn.Module):
+    """Counts its calls in a Python attribute it reads: every call compiles again."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.steps = 0
+
+    def forward(self, x):
+        self.steps += 1
+        return self.lin(x) * self.steps
+
+
+def test_recompiling_past_the_limit_while_timed_is_an_eager_fallback():
+    """A frame that compiles again on every call fills torch's recompile limit during the timed
+    calls and then runs eagerly: a fallback (not the backend), with the compiles while timing."""
+    torch._dynamo.reset()
+    model = StepCounter()
+    compiled = torch.compile(model, backend="aot_eager")
+    x = torch.randn(4, 8)
+    with compiler.recording() as rec:
+        compiled(x)
+        compiled(x)
+    with RawTrace() as raw:
+        b = rec.report.benchmark(
+            lambda: model(x), compiled=lambda: compiled(x), compile_options={"backend": "aot_eager"},
+            mutates=True, reps=5, warmup=1, progress=False,
+        )  # fmt: skip
+    # torch's own records: the frame compiled up to its recompile limit of entries
+    metrics = {_cid(m): m["compilation_metrics"] for m, _p in raw.records if "compilation_metrics" in m}
+    limit = torch._dynamo.config.recompile_limit
+    assert sorted(metrics, key=_order)[-1] == f"0/{limit}"  # the attempt past the last entry
+    assert "recompile_limit" in (metrics[f"0/{limit}"].get("fail_reason") or "") + str(
+        metrics[f"0/{limit}"].get("fail_type")
+    ), metrics[f"0/{limit}"]
+    timed = [x.split("]")[0][1:] for x in b.compiles_while_timing]
+    assert b.timeline.regions == 0 and timed and set(timed) <= set(metrics)
+    v = compiler.analysis.verdict(rec.report, b)
+    assert v.main == "fallback"
+    fb = _cause(v, "fallback")
+    assert fb.title == "eager fallback: no compiled code ran for <lambda>"
+    calls = b.profiled_calls
+    assert (
+        fb.evidence[0]
+        == f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
+    )
+    first = b.compiles_while_timing[0].strip().splitlines()[0][:200]
+    assert fb.evidence[1] == (
+        f"{len(b.compiles_while_timing)} compiles during the timed calls ({first}): a frame that compiles "
+        "again on every call runs eagerly once it holds torch's recompile limit of entries"
+    )

@@ -204,6 +204,12 @@ class _Judge:
             ev.insert(
                 0, f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
             )
+            timing = self.bench.compiles_while_timing
+            if timing and not self.fallen:  # the recording saw no limit: the timed calls went past it
+                ev.append(
+                    f"{len(timing)} compiles during the timed calls ({first_line(timing)}): a frame that "
+                    "compiles again on every call runs eagerly once it holds torch's recompile limit of entries"
+                )
         elif self.outside:
             ev.insert(
                 0,
