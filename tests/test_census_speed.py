@@ -345,5 +345,51 @@ def test_page_links_each_slower_row_to_its_line():
     assert len(ids) == len(c.rows) == len(set(ids))
     section = page[page.index("compiled slower or barely faster") : page.index("<h3>by break type")]
     targets = re.findall(r'<a href="#(row-[^"]+)">([^<]+)</a>', section)
-    assert [key for _id, key in targets] == slower and all(i in ids for i, _k in targets)
+    # each slower row once, in its cause's group (the groups largest first)
+    assert sorted(key for _id, key in targets) == sorted(slower) and all(i in ids for i, _k in targets)
     assert "<th>zoo</th><th>precision</th><th>mode</th><th>models</th><th>pass</th><th>speedup</th>" in page
+
+
+def test_merge_names_two_sources_models_apart(tmp_path):
+    """timm's resnet18 and torchvision's are two models: the merge keeps both rows, each named
+    with its source, with its report copied under that name; one source's model in two shards
+    is one row twice, refused."""
+    shards = []
+    for zoo in ("timm-base", "torchvision"):
+        d = tmp_path / zoo
+        (d / "reports").mkdir(parents=True)
+        (d / "reports" / "resnet18.eval.json.gz").write_bytes(zoo.encode())
+        rows = (
+            CensusRow("resnet18", "eval", "one graph", source=zoo, report="reports/resnet18.eval.json.gz"),
+            CensusRow(f"only_{zoo[:4]}", "eval", "one graph", source=zoo),
+        )
+        Census(rows, settings={"backend": "inductor"}).save(str(d / "census.json"))
+        shards.append(str(d))
+    done = _cli("merge", *shards, "--out", str(tmp_path / "all"))
+    assert done.returncode == 0, done.stderr
+    merged = load_census(tmp_path / "all")
+    assert [(r.key, r.report) for r in merged.rows] == [
+        ("resnet18 (timm-base):eval", "reports/resnet18__timm-base_.eval.json.gz"),
+        ("only_timm:eval", None),
+        ("resnet18 (torchvision):eval", "reports/resnet18__torchvision_.eval.json.gz"),
+        ("only_torc:eval", None),
+    ]
+    for zoo in ("timm-base", "torchvision"):
+        assert (tmp_path / "all" / "reports" / f"resnet18__{zoo}_.eval.json.gz").read_bytes() == zoo.encode()
+    again = _cli("merge", shards[0], shards[0], "--out", str(tmp_path / "twice"))
+    assert again.returncode == 2 and again.stderr.strip().endswith(
+        f"resnet18:eval is in more than one of the censuses ({shards[0]}/census.json): cannot merge them"
+    ), again.stderr
+
+
+def test_one_census_of_two_sources_with_one_name_is_refused(tmp_path):
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("CENSUS_MODELS = {'mlp': lambda: None}\n")
+    from explorer.census._cases import cases
+
+    with pytest.raises(ValueError) as e:
+        cases([str(tmp_path / "a.py"), str(tmp_path / "b.py")], ("eval",))
+    assert str(e.value) == (
+        f"'mlp' is a model of both {tmp_path / 'a.py'} and {tmp_path / 'b.py'}: run each as its own census "
+        "(--out) and join them with `census merge`, which names them apart"
+    )

@@ -576,3 +576,17 @@ def test_tensor_bytes(dtype, shape, expected):
 def test_parse_graph_empty():
     assert _graphs.parse_graph(None) is None
     assert _graphs.parse_graph("") is None
+
+
+def test_a_console_script_launcher_is_library_code(tmp_path):
+    """`.venv/bin/pytest`, `bin/torchrun`: an installed package's entry point, never the
+    program's own frame (a stack started by one read `pytest:6 in <module>` as the user's)."""
+    import os
+    import sysconfig
+
+    from compiler.model._paths import frame_kind
+
+    scripts = sysconfig.get_paths()["scripts"]
+    assert frame_kind(os.path.join(scripts, "pytest")) == "library"
+    assert frame_kind(os.path.join(scripts, "torchrun")) == "library"
+    assert frame_kind(str(tmp_path / "bin" / "train.py")) == "user"

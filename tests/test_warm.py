@@ -100,6 +100,8 @@ def test_warm_record_says_what_came_from_the_cache_and_the_fill_in_matches_fresh
         ours = {k.name: set(k.nodes) for k in after.kernels_of(c.id)}
         theirs = {k.name: set(k.nodes) for k in fresh.kernels_of(f.id)}
         assert ours.keys() == theirs.keys()
+        assert {k.role for k in after.kernels_of(c.id)} == {"forward", "backward"}
+        assert all(ours.values())  # every kernel, forward and backward, has its nodes
         # every kernel the fresh recording maps has the same nodes; the fill-in also maps the
         # backward kernels, which the fresh recording's provenance leaves without nodes
         assert {n: ours[n] for n, v in theirs.items() if v} == {n: v for n, v in theirs.items() if v}

@@ -6,6 +6,7 @@ is the cached one. (The GPT-2 training step through the CLI: tests/test_warm.py.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -17,6 +18,7 @@ from torch._inductor.utils import fresh_cache
 import compiler
 from compiler.types import CacheLookup
 from explorer.model._speed import speed_lines
+from explorer.model._stages import _kernel_lines
 from tests._torch_trace import RawTrace
 
 _CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
@@ -104,3 +106,66 @@ def test_fill_sets_its_own_caches_and_provenance_over_the_runnables_config():
         "torch._inductor.config.deterministic = False\n"
         "torch._functorch.config.unlift_effect_tokens = True\n"
     )
+
+
+def step(x, w):
+    return (torch.relu(x @ w) * 2).sum(dim=1)
+
+
+@pytest.mark.child
+def test_fill_of_a_dynamic_recompile_gives_the_nodes_torch_maps_in_a_fresh_recording(tmp_path):
+    # a new batch size recompiles with the batch dynamic (Dynamo's automatic dynamic shapes):
+    # the recompile's runnable has one size symbol, which the fill keeps symbolic (the weight's
+    # sizes static), so its kernels are the cached ones and get their nodes
+    def program():
+        w = torch.randn(16, 4, requires_grad=True)
+        compiled = torch.compile(step)
+        for batch in (8, 12):
+            compiled(torch.randn(batch, 16), w).sum().backward()
+
+    with (
+        fresh_cache(dir=str(tmp_path)),
+        torch._inductor.config.patch({"fx_graph_cache": True}),
+        torch._functorch.config.patch({"enable_autograd_cache": True}),
+    ):
+        with compiler.recording() as warm:
+            program()
+        torch._dynamo.reset()
+        with RawTrace() as raw, compiler.recording(caches=False) as fresh:
+            program()
+    torch._dynamo.reset()
+    # torch's own facts of the fresh compiles: which sizes were symbolic, which nodes each
+    # kernel fused (Inductor's provenance map, per compile, forward and backward)
+    symbols: dict[str, set[str]] = {}
+    torch_nodes: dict[str, dict[str, set[str]]] = {}
+    for meta, payload in raw.records:
+        cid = f"{meta.get('frame_id')}/{meta.get('frame_compile_id')}"
+        if "create_symbol" in meta:
+            symbols.setdefault(cid, set()).add(meta["create_symbol"]["symbol"])
+        if meta.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings":
+            for key, mapping in json.loads(payload).items():
+                if key.endswith("CodeToPost"):
+                    for kernel, nodes in mapping.items():
+                        torch_nodes.setdefault(cid, {})[kernel.rsplit(":", 1)[0]] = set(nodes)
+    assert sorted(c.id for c in warm.report.compiles) == ["0/0", "0/1"]
+    assert "0/0" not in symbols and len(symbols["0/1"]) == 1  # the recompile: the batch dynamic
+    assert all(k.nodes == () for k in warm.report.kernels)  # caches on: no kernel-to-node map
+
+    filled = warm.report.fill(progress=False)
+    for c in filled.compiles:
+        assert c.regenerated.state == "filled" and c.regenerated.same_code is True, (c.id, c.regenerated)
+        generated = [k for k in filled.kernels_of(c.id) if k.language == "cpp"]
+        assert {k.role for k in generated} == {"forward", "backward"}
+        ours = {k.name: set(k.nodes) for k in generated}
+        assert all(ours.values())  # forward and backward kernels
+        # torch's map of the fresh compile names the forward kernels (its backward's, where it
+        # logs one): each with the nodes the fill gives it
+        theirs = torch_nodes[c.id]
+        assert {k.name for k in generated if k.role == "forward"} <= theirs.keys()
+        assert {n: ours[n] for n in theirs if n in ours} == {n: v for n, v in theirs.items() if n in ours}
+        # and the kernels the fresh recording maps have the same nodes and source lines
+        fresh_c = next(f for f in fresh.report.compiles if f.id == c.id)
+        mapped = {k.name: set(k.nodes) for k in fresh.report.kernels_of(c.id) if k.nodes}
+        assert mapped and {n: ours[n] for n in mapped} == mapped
+        fresh_lines = _kernel_lines(fresh.report, fresh_c, most=99)
+        assert {n: v for n, v in _kernel_lines(filled, c, most=99).items() if n in fresh_lines} == fresh_lines

@@ -8,6 +8,9 @@ runnable compiles through Inductor's inner entry, where the kernel-to-node map o
 level is not logged (it needs the pre-grad graph Dynamo hands Inductor); the traces name the
 runnable's lines, and each line is one node of the graph Inductor got.
 
+A runnable whose inputs have size symbols is compiled with those sizes symbolic and the others
+static, as its compile had them (compiler/bench/_fillsizes.py), not as ``run_repro`` traces it.
+
     python -m compiler.bench._fillchild REPRO.py [REPRO.py ...]
 """
 
@@ -24,6 +27,7 @@ def main(paths: list[str]) -> int:
     import compiler
 
     from ..listen import _torch
+    from ._fillsizes import compile_with_recorded_sizes, size_symbols
 
     inductor = _torch.inductor_config()
     for path in paths:
@@ -32,7 +36,11 @@ def main(paths: list[str]) -> int:
         with inductor.patch({_torch.INDUCTOR_PROVENANCE: 1}):
             with compiler.recording(caches=False, fusion_ir=True, fusion_logs=True) as rec:
                 t0 = time.perf_counter()
-                runpy.run_path(path, run_name="__main__")
+                namespace = runpy.run_path(path, run_name="__pt2x_fill__")
+                if size_symbols(namespace):
+                    compile_with_recorded_sizes(namespace)
+                else:
+                    runpy.run_path(path, run_name="__main__")
                 wall = time.perf_counter() - t0
         assert rec.report is not None
         rec.report.to_json(path + ".json")

@@ -27,8 +27,10 @@ _TORCH_PREFIXES = tuple(p for p in (torch_dir(),) if p)
 _TORCH_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:torch|functorch)[/\\]")
 # installed packages and the standard library (any machine's layout)
 _LIBRARY_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]")
+# the standard library, installed packages, and the environment's console-script launchers
+# (``.venv/bin/pytest``, ``bin/torchrun``: an installed package's entry point, not the program)
 _STDLIB = tuple(
-    os.path.join(p, "") for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]} if p
+    os.path.join(p, "") for p in {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "scripts")} if p
 )
 
 

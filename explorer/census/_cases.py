@@ -142,14 +142,19 @@ def cases(
     if bad:
         raise ValueError(f"unknown precision {bad[0]!r}: choose from {', '.join(PRECISIONS)}")
     out: list[Case] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for s in sources:
         src = load_source(s)
         where = os.path.abspath(s) if s.endswith(".py") else None  # the children run elsewhere
         for name in src.models:
             if only is not None and name not in only:
                 continue
-            seen.add(name)
+            if name in seen and seen[name] != s:  # its rows and files would be one case's
+                raise ValueError(
+                    f"{name!r} is a model of both {seen[name]} and {s}: run each as its own census "
+                    "(--out) and join them with `census merge`, which names them apart"
+                )
+            seen[name] = s
             batch = src.batches.get(name)
             out += [
                 Case(s, name, m, src.families.get(name), where, p, batch) for m in modes for p in precisions

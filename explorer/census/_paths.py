@@ -12,6 +12,7 @@ through a link, and leave out links and special files found inside a copied tree
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 
 
@@ -46,10 +47,19 @@ def resolve(base: str, rel: str) -> str | None:
     return path
 
 
-def copy_into(base: str, rel: str, out: str) -> list[str]:
-    """Copy ``base/rel`` (a file, or a directory's tree; ``resolve`` found it) to ``out/rel``;
-    returns what was left out (links, special files, a target reached through a link), one
-    line each."""
+def copy_into(base: str, rel: str, out: str, to: str | None = None) -> list[str]:
+    """Copy ``base/rel`` (a file, or a directory's tree; ``resolve`` found it) to ``out/rel``
+    (``out/to`` where given); returns what was left out (links, special files, a target
+    reached through a link), one line each."""
+    if to is not None and to != rel:
+        parent = os.path.dirname(to)
+        if parent and not _mkdirs(out, parent):
+            return [f"{parent}: the target is a symbolic link or not a directory: not copied"]
+        src = os.path.join(base, *rel.split("/"))
+        if stat.S_ISDIR(os.lstat(src).st_mode):
+            shutil.copytree(src, os.path.join(out, *to.split("/")), symlinks=True, dirs_exist_ok=True)
+            return []
+        return _copy_file(src, out, to)
     src = os.path.join(base, *rel.split("/"))
     skipped: list[str] = []
     if stat.S_ISDIR(os.lstat(src).st_mode):

@@ -300,9 +300,31 @@ def _build(cls, d, where: str, path: str):
     return cls(**kwargs)
 
 
+def qualified(censuses: list[Census]) -> list[Census]:
+    """The censuses with each row whose name another census gives a model of another source
+    (timm's ``resnet18`` and torchvision's) named with its source, ``resnet18 (torchvision)``:
+    two models, two rows. The same source's model twice is still the same row (``merge``
+    refuses it)."""
+    sources: dict[str, set] = {}
+    for c in censuses:
+        for r in c.rows:
+            sources.setdefault(r.key, set()).add(r.source)
+    return [
+        dataclasses.replace(
+            c,
+            rows=tuple(
+                dataclasses.replace(r, model=f"{r.model} ({r.source})") if len(sources[r.key]) > 1 else r
+                for r in c.rows
+            ),
+        )
+        for c in censuses
+    ]
+
+
 def merge(censuses: list[Census], title: str | None = None) -> Census:
     """One census of the shards' rows (in their order); ValueError where the shards were run
-    with different settings or torch versions, or two hold the same row."""
+    with different settings or torch versions, or two hold the same row (``qualified`` names
+    the models of different sources apart first)."""
     first = censuses[0]
     rows: dict[str, CensusRow] = {}
     for c in censuses:

@@ -237,13 +237,13 @@ def _merge(ns) -> int:
     import dataclasses
 
     from ..census._paths import copy_into, resolve
-    from ..census._table import merge
+    from ..census._table import merge, qualified
     from ..census._view import save_census_html
     from ..model._summary import printable
 
     shards_read = [("shard census", _census_file(s)) for s in ns.shards]
     _refuse([("--out", os.path.join(ns.out, "census.json")), ("--html", ns.html)], shards_read)
-    shards = [_load(s, warn=False) for s in ns.shards]
+    shards = qualified([_load(s, warn=False) for s in ns.shards])
     merged = merge(shards)
     rows = []
     left_out = [p for c in shards for p in c.problems]
@@ -259,7 +259,9 @@ def _merge(ns) -> int:
                     left_out.append(f"{c.path}: {r.key}: {k} {rel}: missing, or reached through a link")
                     r = dataclasses.replace(r, **{k: None})
                     continue
-                left_out += [f"{c.path}: {r.key}: {m}" for m in copy_into(c.base, rel, ns.out)]
+                to = _renamed(rel, r)  # a row named with its source: its files under its new name
+                left_out += [f"{c.path}: {r.key}: {m}" for m in copy_into(c.base, rel, ns.out, to)]
+                r = dataclasses.replace(r, **{k: to})
             rows.append(r)
     for line in left_out:
         print(f"pt2-explorer census: warning: {printable(line)}", file=sys.stderr)
@@ -269,6 +271,17 @@ def _merge(ns) -> int:
         save_census_html(merged, ns.html)
     print(f"census: {merged.path} ({len(rows)} rows from {len(shards)} shards)")
     return 0
+
+
+def _renamed(rel: str, row) -> str:
+    """Where the merge puts a row's file: where its shard had it, but for a row that
+    ``qualified`` named with its source, under that name (two shards' ``resnet18.eval``)."""
+    if not row.model.endswith(f" ({row.source})"):
+        return rel
+    head, name = os.path.split(rel)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in row.key.replace(":", "."))
+    ext = name[name.index(".json") :] if ".json" in name else ""
+    return f"{head}/{stem}{ext}" if head else f"{stem}{ext}"
 
 
 def _diff(ns) -> int:

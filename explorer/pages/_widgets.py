@@ -6,7 +6,9 @@ page's tabs. A view's tab is its own widget where it has one (in its module: but
 open graphs and diffs, the compile selector and stage tabs), else its HTML fragment. Diff
 buttons ("diff with the compile it replaced" on every recompile, "compare stages" and "diff
 with previous compile" on every compile) show ``explorer.diff`` results right under the row of
-buttons that made them. The explorer opens on the most informative tab (``_registry.opening``);
+buttons that made them. "fill in this compile" (on a compile whose kernels have no nodes
+because the caches were on) runs ``Report.fill`` for it with a progress line under the buttons,
+then shows the filled report (``explorer.report``). The explorer opens on the most informative tab (``_registry.opening``);
 the stylesheet comes once, in the header, the fragments carry none.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ipywidgets as w
 
 from compiler import Report
+from compiler.types import STAGES
 
 from ..base._types import ExplorerView, opening_compile
 from ..lower import _html
@@ -33,6 +36,8 @@ class Explorer(w.VBox):
         self.header = w.HTML(_html.fragment_css() + frag(head))
         self.recompile_diff = w.Output()  # a recompile's diff, under its buttons
         self.compile_diff = w.Output()  # "compare stages" / "diff with previous", under them
+        self.fill_status = w.HTML("")  # "fill in this compile": its progress, then its outcome
+        self.title = title
         first = opening(report)
         if self.subject.compile is None:  # the compiles tab on the compile with the most work
             cv = opening_compile(self.view)
@@ -143,9 +148,7 @@ class Explorer(w.VBox):
         except KeyboardInterrupt:  # the kernel's interrupt: keep what was measured, say so
             self.bench_status.value = "<i>interrupted: the calls timed so far are in the Benchmark tab</i>"
         except Exception as e:  # shown, not lost in the widget's callback
-            self.bench_status.value = (
-                f'<span style="color:#cf222e">{esc(type(e).__name__)}: {esc(str(e))}</span>'
-            )
+            self.bench_status.value = _error_html(e)
             if isinstance(e, StateMutationError):  # the opt-in, one click away
                 anyway = w.Button(
                     description="Benchmark anyway (state restored)",
@@ -171,6 +174,33 @@ class Explorer(w.VBox):
         self._update_tabs()
         if select and self._bench_tab is not None:
             self.tabs.selected_index = self._bench_tab
+
+    # ---- fill-in ---------------------------------------------------------------------------
+
+    def fill_compile(self, compile_id: str) -> None:
+        """``Report.fill`` for one compile (its runnable compiled cold in a fresh process), each
+        progress line shown under the compile's buttons; then every view shows the filled report,
+        on the same compile and stage."""
+
+        def progress(line: str) -> None:
+            self.fill_status.value = f"<i>{esc(line)}</i>"
+
+        stage = self.compiles.stage_tabs.selected_index or 0
+        try:
+            filled = self.report.fill((compile_id,), progress=progress)
+        except KeyboardInterrupt:
+            self.fill_status.value = "<i>fill-in interrupted: the report is as it was</i>"
+            return
+        except Exception as e:  # shown, not lost in the widget's callback
+            self.fill_status.value = _error_html(e)
+            return
+        self.report = filled
+        self.subject = Subject(filled, self.title, compile=compile_id)
+        self.view = self.subject.view
+        self.header.value = _html.fragment_css() + frag("".join(v.html(self.subject) for v in headers()))
+        self._bodies.clear()
+        self._update_tabs()
+        self.select(compile_id, STAGES[stage])
 
     # ---- diffs -----------------------------------------------------------------------------
 
@@ -205,3 +235,8 @@ class Explorer(w.VBox):
             self.compile_diff,
             f"[{cid}] {stage_a} vs {stage_b}",
         )
+
+
+def _error_html(e: Exception) -> str:
+    """An exception of a button's work, shown on its status line (one line, escaped)."""
+    return f'<span style="color:#cf222e">{esc(type(e).__name__)}: {esc(str(e))}</span>'

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
+from compiler.analysis import fill_reason
 from compiler.types import STAGES
 
 from ..base._types import (
@@ -228,7 +229,15 @@ def compiles_tab() -> type:
             if not compiles:
                 super().__init__([w.HTML(frag('<div class="note">No compiles recorded.</div>'))])
                 return
-            super().__init__([self.selector, controls, app.compile_diff, self.facts, self.stage_tabs])
+            children = [
+                self.selector,
+                controls,
+                app.fill_status,
+                app.compile_diff,
+                self.facts,
+                self.stage_tabs,
+            ]
+            super().__init__(children)
             ids = [c.compile_id for c in compiles]
             if selected in ids:
                 self.selector.value = ids.index(selected)
@@ -245,17 +254,26 @@ def compiles_tab() -> type:
                 description="diff with previous compile", layout=w.Layout(width="auto")
             )
             self.previous_button.on_click(lambda _b: self._diff_previous())
-            self.selector.observe(lambda ch: self._update_previous(), names="value")
-            self._update_previous()
+            self.fill_button = w.Button(description="fill in this compile", layout=w.Layout(width="auto"))
+            self.fill_button.on_click(lambda _b: self._fill())
+            self.selector.observe(lambda ch: self._update_buttons(), names="value")
+            self._update_buttons()
             return w.HBox(
-                [self.stage_a, w.HTML("&nbsp;vs&nbsp;"), self.stage_b, compare, self.previous_button]
+                [
+                    self.stage_a,
+                    w.HTML("&nbsp;vs&nbsp;"),
+                    self.stage_b,
+                    compare,
+                    self.previous_button,
+                    self.fill_button,
+                ]
             )
 
         def selected(self):
             """The compile shown (its ``CompileView``)."""
             return self.app.view.compiles[self.selector.value or 0]
 
-        def _update_previous(self) -> None:
+        def _update_buttons(self) -> None:
             prev = self.selected().previous if self.app.view.compiles else None
             self.previous_button.disabled = prev is None
             self.previous_button.tooltip = (
@@ -263,6 +281,26 @@ def compiles_tab() -> type:
                 if prev
                 else "the first compile of its frame: nothing before it"
             )
+            why = self._fill_reason()
+            self.fill_button.disabled = why is None
+            self.fill_button.tooltip = (
+                f"{why}: compile its runnable again with the caches off (a fresh process) and merge "
+                "the kernels' nodes, the IR before and after fusion and the fusion decisions"
+                if why
+                else "nothing to fill in: its kernels have their nodes (or it made no Inductor code)"
+            )
+
+        def _fill_reason(self) -> str | None:
+            if not self.app.view.compiles:
+                return None
+            cid = self.selected().compile_id
+            c = next((c for c in self.app.report.compiles if c.id == cid), None)
+            return fill_reason(c) if c is not None else None
+
+        def _fill(self) -> None:
+            if self._fill_reason() is not None:
+                self.fill_button.disabled = True
+                self.app.fill_compile(self.selected().compile_id)
 
         def _diff_previous(self) -> None:
             cv = self.selected()
