@@ -2,21 +2,16 @@
 or one that runs the captured graph with eager kernels (``backend="aot_eager"``,
 ``backend="eager"``). Such a backend fuses nothing and generates no kernel: the compiled call
 runs ATen's own kernels, one op at a time, as eager does, behind Dynamo's guards and (with
-AOTAutograd) its runtime wrappers. That is a cause of its own (``Cause.key == "backend"``),
-never an eager fallback: every frame did run its compiled code. Torch-free."""
+AOTAutograd) its runtime wrappers. That is a cause of its own (``Cause.key == "backend"``,
+compiler/assemble/_kernelcauses.py ``backend_cause``), never an eager fallback: every frame did
+run its compiled code. Torch-free."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..model._benchtypes import Benchmark
 from ..model._report import Compile, Report
-from ..model._verdicttypes import Cause
-from ._fixes import INDUCTOR
-
-if TYPE_CHECKING:  # _gputime places kernels with inductor_ran: the type alone from there
-    from ._gputime import KernelCost
 
 
 @dataclass(frozen=True)
@@ -62,30 +57,3 @@ def backend_of(compiles: list[Compile], name: str | None = None) -> OtherBackend
         return None
     aot = any(c.stages.autograd is not None for c in mine)
     return OtherBackend(name, aot, tuple(c.id for c in mine))
-
-
-def backend_cause(ob: OtherBackend, kernels: list[KernelCost], share) -> Cause:
-    """The cause: the graphs' kernels (all but the library ones, counted as such) are eager's.
-    "eager kernels run the graph" is said where the profile shows it: every kernel an ATen op."""
-    ms = sum(k.ms for k in kernels)
-    ids = ", ".join(f"[{i}]" for i in ob.compile_ids[:4]) + (" …" if len(ob.compile_ids) > 4 else "")
-    if ob.aot:
-        ran = f"{ids}: AOTAutograd traced the graphs and no Inductor stage ran (no fusion, no output code)"
-    else:
-        ran = f"{ids}: Dynamo's graph went to the backend as captured: no AOTAutograd, no Inductor stage ran"
-    aten = all(k.kind in ("extern", "eager") for k in kernels)
-    ev = [ran]
-    if kernels:
-        n = sum(k.launches for k in kernels)
-        ev.append(
-            f"{n:.0f} kernels a call, each an ATen op as eager runs it ({ms:.4g} ms a call), none generated"
-            if aten
-            else f"{n:.0f} kernels a call ({ms:.4g} ms), none of them Inductor's"
-        )
-    ev.append(
-        "a backend that runs the graph with eager kernels is for checking the capture, not for speed: "
-        "at best it matches eager, and its guards and wrappers cost host time"
-    )
-    who = f"backend {ob.name}" if ob.name else "a backend other than Inductor"
-    title = f"{who}: no fused kernels, " + ("eager kernels run the graph" if aten else "no Inductor kernels")
-    return Cause("backend", title, ms, share(ms), tuple(ev), INDUCTOR)

@@ -62,6 +62,7 @@ class KernelCost:
     bytes: float | None = None  # moved per launch, where known
     flops: float | None = None  # per launch, where known
     unplaced: str = ""  # where no line is known, why (the line table's row for it)
+    op: str | None = None  # the CPU op that launched it ("aten::bmm"), where profiled
 
 
 def kernel_costs(report: Report, bench: Benchmark) -> tuple[KernelCost, ...]:
@@ -185,6 +186,7 @@ class _Joiner:
             bytes=work[0],
             flops=work[1],
             unplaced="" if lines else self._unplaced(kind, cid, compile_id, found),
+            op=op,
         )
 
     def _unplaced(self, kind: str, cid: str | None, compile_id: str | None, found) -> str:

@@ -1,6 +1,7 @@
 """The kernels' parts of a compiled call as causes: library kernels compile does not touch
 (with their precision and how close to the device's peak they ran), generated kernels held
-against eager's, C++ kernels the profile did not see, and the compile time not yet paid off.
+against eager's, C++ kernels the profile did not see, the kernels of a backend that runs the
+graph with eager kernels, and the compile time not yet paid off.
 Torch-free."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause
-from ._fixes import TF32
+from ._backend import OtherBackend
+from ._fixes import INDUCTOR, TF32
 from ._gputime import KernelCost, eager_costs
 from ._roofline import precision, roofline
 from ._text import short
@@ -109,3 +111,30 @@ def unprofiled(ms: float, share, bench: Benchmark) -> Cause | None:
         bench.profile_note or "C++ kernels not profiled",
     )
     return Cause("cpp-unprofiled", "generated C++ kernels, not profiled", ms, share(ms), ev)
+
+
+def backend_cause(ob: OtherBackend, kernels: list[KernelCost], share) -> Cause:
+    """The cause: the graphs' kernels (all but the library ones, counted as such) are eager's.
+    "eager kernels run the graph" is said where the profile shows it: every kernel an ATen op."""
+    ms = sum(k.ms for k in kernels)
+    ids = ", ".join(f"[{i}]" for i in ob.compile_ids[:4]) + (" …" if len(ob.compile_ids) > 4 else "")
+    if ob.aot:
+        ran = f"{ids}: AOTAutograd traced the graphs and no Inductor stage ran (no fusion, no output code)"
+    else:
+        ran = f"{ids}: Dynamo's graph went to the backend as captured: no AOTAutograd, no Inductor stage ran"
+    aten = all(k.kind in ("extern", "eager") for k in kernels)
+    ev = [ran]
+    if kernels:
+        n = sum(k.launches for k in kernels)
+        ev.append(
+            f"{n:.0f} kernels a call, each an ATen op as eager runs it ({ms:.4g} ms a call), none generated"
+            if aten
+            else f"{n:.0f} kernels a call ({ms:.4g} ms), none of them Inductor's"
+        )
+    ev.append(
+        "a backend that runs the graph with eager kernels is for checking the capture, not for speed: "
+        "at best it matches eager, and its guards and wrappers cost host time"
+    )
+    who = f"backend {ob.name}" if ob.name else "a backend other than Inductor"
+    title = f"{who}: no fused kernels, " + ("eager kernels run the graph" if aten else "no Inductor kernels")
+    return Cause("backend", title, ms, share(ms), tuple(ev), INDUCTOR)

@@ -5,6 +5,8 @@ share of the call):
 
 - **eager code**: kernels launched outside every compiled graph (a frame Dynamo gave up on,
   the recompile limit, code between graphs), with the Python around them;
+- **attention** the compiled graph runs as SDPA's math decomposition where eager ran a fused
+  kernel (compiler/assemble/_attention.py): those kernels, no longer counted below;
 - **library kernels** compile does not touch (cuBLAS / cuDNN GEMMs, attention kernels, ATen
   matmuls on CPU): their profiled time; the evidence says their precision (fp32 without TF32)
   and how close to the device's peak they ran;
@@ -30,50 +32,17 @@ from __future__ import annotations
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
-from ..parse._speed import short_reason
-from ._backend import backend_cause, other_backend
+from ._attention import attention
+from ._backend import other_backend
+from ._cgmode import cudagraphs, mode_of, skips
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
-from ._kernelcauses import compile_cause, cpp_unprofiled, generated, library, unprofiled
+from ._kernelcauses import backend_cause, compile_cause, cpp_unprofiled, generated, library, unprofiled
 from ._speed import cudagraph_share
 from ._text import first_line, where
 
 ORDER = ("fallback", "backend", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
-
-
-def mode_of(report: Report | None, bench: Benchmark) -> str:
-    """The mode the benchmarked function was compiled with: the benchmark's own where it
-    compiled it, else what torch's records of the report's compiles say (a user's
-    ``torch.compile(model, mode="reduce-overhead")`` that the benchmark reused)."""
-    own = bench.config.mode
-    if own not in (None, "default") or report is None:
-        return own or "default"
-    seen = [c.config.mode for c in report.compiles if c.config is not None and c.config.mode]
-    return max(dict.fromkeys(seen), key=seen.count) if seen else own or "default"
-
-
-def cudagraphs(bench: Benchmark, report: Report | None = None) -> tuple[bool, str]:
-    """Whether the compiled arm ran under CUDA graphs, and why we think so: from the report's
-    own CUDA-graph facts where it has them (the share of the profiled GPU time that ran in
-    compiles whose graphs were used, and each skip's reason), else the mode."""
-    share = cudagraph_share(report, bench) if report is not None else None
-    if share is not None:
-        why = f"{share:.0%} of the profiled GPU time ran under CUDA graphs" + "".join(
-            f"; {s}" for s in _skips(report)[:3]
-        )
-        return share > 0.5, why
-    mode = mode_of(report, bench)
-    on = mode == "reduce-overhead"
-    return on, f"mode={mode}: CUDA graphs {'on' if on else 'off'}"
-
-
-def _skips(report: Report) -> list[str]:
-    return [
-        f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
-        for c in report.compiles
-        if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
-    ]
 
 
 def verdict(report: Report, bench: Benchmark) -> Verdict:
@@ -153,7 +122,7 @@ class _Judge:
         self.has_cg_skip = (
             bench.device == "cuda"
             and mode in ("reduce-overhead", "max-autotune")
-            and (bool(_skips(report)) or (share is not None and share <= 0.5))
+            and (bool(skips(report)) or (share is not None and share <= 0.5))
         )
 
     def share(self, ms: float) -> float:
@@ -161,7 +130,14 @@ class _Judge:
 
     def verdict(self, e: float | None) -> Verdict:
         b = self.bench
+        # attention run as SDPA's math decomposition where eager ran a fused kernel: its
+        # kernels are that cause's part, no longer the library's or the generated kernels'
+        att = attention(self.report, b, self.lib + self.gen, self.share)
+        if att is not None:
+            self.lib = [k for k in self.lib if id(k) not in att[1]]
+            self.gen = [k for k in self.gen if id(k) not in att[1]]
         causes = [
+            att[0] if att else None,
             self.fallback(),
             self.backend(),
             self.breaks(),
@@ -280,14 +256,14 @@ class _Judge:
         them (its reason), or most of the GPU time ran outside them."""
         if not self.has_cg_skip:
             return None
-        skips = _skips(self.report)
+        skipped = skips(self.report)
         _on, why = cudagraphs(self.bench, self.report)
         ms = self.wrap_ms
-        ev = (f"mode={self.mode} (as compiled)", *(skips[:3] if skips else (why,)))
-        title = "CUDA graphs skipped: " + (skips[0].split(": ", 1)[1] if skips else why)
+        ev = (f"mode={self.mode} (as compiled)", *(skipped[:3] if skipped else (why,)))
+        title = "CUDA graphs skipped: " + (skipped[0].split(": ", 1)[1] if skipped else why)
         advice = (
             "return the new value instead of changing an input in place (CUDA graphs skip a graph that mutates its inputs)"
-            if any("mutated inputs" in x for x in skips)
+            if any("mutated inputs" in x for x in skipped)
             else None
         )
         return Cause("cudagraphs", title, ms, self.share(ms), ev, advice=advice)
@@ -379,6 +355,8 @@ def _headline(main: Cause | None, j: _Judge, causes: list[Cause]) -> str:
     if main.key == "library":
         tail = "; the matmul is fp32 without TF32" if main.fix else ""
         return f"compile has little left to win here: {share} is library kernels it does not change{tail}"
+    if main.key == "attention":
+        return f"attention: {main.evidence[0]}: {share}"
     if main.key == "launch" and j.bench.device != "cuda":
         return f"host overhead: {share} is outside the kernels (guards, wrappers, launches)"
     if main.key == "launch":
