@@ -1,4 +1,4 @@
-"""Fidelity: does ``Report.benchmark`` measure the same eager/compiled ratio as an independent
+"""Fidelity: does ``compiler.benchmark`` measure the same eager/compiled ratio as an independent
 harness (``triton.testing.do_bench``)? Needs CUDA, timm and transformers. Prints a table.
 
     python benchmarks/fidelity.py                      # resnet50 bert gpt2, fp32 and bf16
@@ -122,7 +122,7 @@ def one(
             )
         model, inputs, report = state["model"], state["inputs"], state["report"]
         compile_wall = state["compile_wall"]
-        b = report.benchmark(reps=reps, warmup=5, profile=False, progress=False)
+        b = compiler.benchmark(report, reps=reps, warmup=5, profile=False, progress=False)
         compiled = report._subject.compiled
 
         def eager_call():

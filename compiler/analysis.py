@@ -24,7 +24,15 @@ from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
 from .parse._graphs import shape_dims, without_device_index
 from .parse._guards import parse_guards
-from .parse._names import phase_attempt, phase_hook, phase_pass, rank_path, resume_of, without_entry
+from .parse._names import (
+    phase_attempt,
+    phase_hook,
+    phase_pass,
+    rank_path,
+    resume_of,
+    without_entry,
+    without_local_scope,
+)
 from .parse._normalize import kernel_base, normalize
 from .parse._outputcode import extern_calls, split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
@@ -86,6 +94,7 @@ __all__ = [
     # the names torch gives things
     "resume_of",
     "without_entry",
+    "without_local_scope",
     "rank_path",
     # torch's text, read: guards, kernel and graph names, compile phases
     "parse_guards",

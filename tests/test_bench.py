@@ -99,7 +99,7 @@ def test_benchmark_views_say_the_cautions():
 
 def test_benchmark_of_remembered_subject_and_json_round_trip(tmp_path):
     _, report = _aot(_f, torch.randn(8, 8))
-    b = report.benchmark(reps=4, warmup=1, profile=False, progress=False)
+    b = compiler.benchmark(report, reps=4, warmup=1, profile=False, progress=False)
     assert report.benchmarks == (b,)
     assert (b.eager.reps, b.compiled.reps, b.device, b.warmup) == (4, 4, "cpu", 1)
     assert b.speedup == b.eager.median_ms / b.compiled.median_ms
@@ -112,8 +112,8 @@ def test_benchmark_of_remembered_subject_and_json_round_trip(tmp_path):
 
 
 def test_no_subject_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"pass one, report.benchmark\(fn, \*args\)"):
-        compiler.Report(torch_version="x", device="cpu").benchmark()
+    with pytest.raises(ValueError, match=r"pass one, compiler.benchmark\(report, fn, \*args\)"):
+        compiler.benchmark(compiler.Report(torch_version="x", device="cpu"))
 
 
 def test_mutating_function_refused_and_state_untouched():
@@ -131,7 +131,9 @@ def test_mutating_function_refused_and_state_untouched():
         lin.weight.copy_(before)
     said = []
     with pytest.raises(compiler.StateMutationError, match=r"lin\.weight.*mutates=True"):
-        report.benchmark(progress=lambda text, final=False: said.append((text, final)), profile=False)
+        compiler.benchmark(
+            report, progress=lambda text, final=False: said.append((text, final)), profile=False
+        )
     assert torch.equal(lin.weight, before) and report.benchmarks == ()
     # its last progress line says why nothing was benchmarked, not "done"
     assert said[-1] == ("benchmark step: it changes state in place", True)
@@ -152,8 +154,8 @@ def test_optimizer_step_with_opt_in_is_restored_with_rng():
 
     params = [p.detach().clone() for p in model.parameters()]
     rng = torch.get_rng_state()
-    b = compiler.Report("x", "cpu").benchmark(
-        train, x, compiled=torch.compile(train, backend="eager"), mutates=True, reps=3, warmup=1,
+    b = compiler.benchmark(
+        compiler.Report("x", "cpu"), train, x, compiled=torch.compile(train, backend="eager"), mutates=True, reps=3, warmup=1,
         profile=False, progress=False,
     )  # fmt: skip
     assert b.state == "restored"
@@ -176,7 +178,7 @@ def test_random_numbers_explain_outputs_that_differ_and_fallback_random_matches_
     x = torch.ones(256)
     kw = {"reps": 2, "warmup": 0, "profile": False, "progress": False}
     torch._dynamo.reset()
-    b = compiler.Report("x", "cpu").benchmark(f, x, compiled=torch.compile(f), **kw)
+    b = compiler.benchmark(compiler.Report("x", "cpu"), f, x, compiled=torch.compile(f), **kw)
     a = b.accuracy
     assert a.random and not a.ok
     assert (
@@ -188,15 +190,15 @@ def test_random_numbers_explain_outputs_that_differ_and_fallback_random_matches_
     ) in summary_lines(b)
     torch._dynamo.reset()
     with torch._inductor.config.patch(fallback_random=True):
-        fixed = compiler.Report("x", "cpu").benchmark(f, x, compiled=torch.compile(f), **kw)
+        fixed = compiler.benchmark(compiler.Report("x", "cpu"), f, x, compiled=torch.compile(f), **kw)
     torch._dynamo.reset()
     assert fixed.accuracy.random and fixed.accuracy.ok and fixed.accuracy.max_abs == 0
 
 
 def _bench(fn, *args, compiled=None, **kw):
     kw = {"reps": 2, "warmup": 0, "profile": False, "progress": False, **kw}
-    return compiler.Report("x", "cpu").benchmark(
-        fn, *args, compiled=compiled or torch.compile(fn, backend="eager"), **kw
+    return compiler.benchmark(
+        compiler.Report("x", "cpu"), fn, *args, compiled=compiled or torch.compile(fn, backend="eager"), **kw
     )
 
 
@@ -355,7 +357,8 @@ def test_outputs_that_differ_are_a_finding():
         return run
 
     x = torch.ones(3)
-    b = compiler.Report("x", "cpu").benchmark(
+    b = compiler.benchmark(
+        compiler.Report("x", "cpu"),
         _f,
         x,
         compiled=torch.compile(_f, backend=wrong_backend),
@@ -387,7 +390,7 @@ def test_exception_in_eager_propagates_unchanged():
 
     r = compiler.Report("x", "cpu")
     with pytest.raises(RuntimeError) as info:
-        r.benchmark(bad, torch.ones(1), compiled=lambda x: x, progress=False)
+        compiler.benchmark(r, bad, torch.ones(1), compiled=lambda x: x, progress=False)
     assert info.value is err and r.benchmarks == ()
 
 
@@ -395,7 +398,9 @@ def test_compiled_raising_is_recorded_not_raised():
     def bad_compiled(x):
         raise ValueError("only compiled fails")
 
-    b = compiler.Report("x", "cpu").benchmark(_f, torch.ones(2), compiled=bad_compiled, progress=False)
+    b = compiler.benchmark(
+        compiler.Report("x", "cpu"), _f, torch.ones(2), compiled=bad_compiled, progress=False
+    )
     assert b.error == "compiled raised ValueError: only compiled fails" and b.compiled is None
 
 
@@ -412,8 +417,16 @@ def test_keyboard_interrupt_keeps_partial_result_and_restores_state():
 
     r = compiler.Report("x", "cpu")
     with pytest.raises(KeyboardInterrupt):
-        r.benchmark(
-            step, torch.ones(3), compiled=step, mutates=True, reps=50, warmup=1, profile=False, progress=False
+        compiler.benchmark(
+            r,
+            step,
+            torch.ones(3),
+            compiled=step,
+            mutates=True,
+            reps=50,
+            warmup=1,
+            profile=False,
+            progress=False,
         )
     (b,) = r.benchmarks
     # the counter is state too: restored after the state check and after the accuracy call
@@ -433,7 +446,7 @@ def test_chart_and_table_data_equal_the_benchmark():
     from explorer.views import _bench as _benchview
 
     _, report = _aot(_f, torch.randn(8, 8))
-    b = report.benchmark(reps=3, warmup=0, profile=False, progress=False)
+    b = compiler.benchmark(report, reps=3, warmup=0, profile=False, progress=False)
     (bar,) = _charts.timing_figure(b).data
     assert list(bar.x) == ["eager", "compiled"]
     assert list(bar.y) == [b.eager.median_ms, b.compiled.median_ms]
@@ -478,7 +491,7 @@ def test_profiled_cpp_kernels_match_report_kernels():
     assert "cpp_fused_mul_relu_0" in {k.name for k in report.kernels_of(c0.id)} & {
         k.name for k in report.kernels_of(c1.id)
     }
-    b = report.benchmark(reps=3, warmup=1, progress=False)
+    b = compiler.benchmark(report, reps=3, warmup=1, progress=False)
     cpp = [k for k in b.kernels if k.kind == "cpp"]
     for c in (c0, c1):  # each profiled kernel maps to its own graph's compile
         assert {k.kernel for k in cpp if k.compile_id == c.id} == {k.name for k in report.kernels_of(c.id)}
@@ -492,7 +505,7 @@ def test_profiled_cpp_kernels_match_report_kernels():
     def h(x):
         return torch.tanh(x) * 3
 
-    other = report.benchmark(h, torch.randn(8), compiled=torch.compile(h, backend="aot_eager"), reps=2,
+    other = compiler.benchmark(report, h, torch.randn(8), compiled=torch.compile(h, backend="aot_eager"), reps=2,
                              progress=False)  # fmt: skip
     assert [k.kind for k in other.kernels] == ["extern"] * len(other.kernels) and other.kernels
     assert other.profile_note.startswith("the compiled callable was passed without its torch.compile options")
@@ -517,7 +530,7 @@ def test_compile_magic_bench_and_explorer_button():
     app.run_benchmark(reps=2, warmup=0, profile=False)
     assert len(report.benchmarks) == 2 and app.tabs.get_title(app._bench_tab) == "Benchmark (2)"
     bare = Explorer(compiler.Report("x", "cpu"))
-    assert bare.bench_button.disabled and "report.benchmark(fn, *args)" in bare.bench_button.tooltip
+    assert bare.bench_button.disabled and "compiler.benchmark(report, fn, *args)" in bare.bench_button.tooltip
     for n in ("x", "y"):
         ip.user_ns.pop(n, None)
 

@@ -26,7 +26,7 @@ def test_gpu_benchmark_events_memory_and_triton_kernels_matched():
     w = torch.randn(512, 512, device="cuda")
     with torch._inductor.config.patch(benchmark_kernel=True):
         _, report = compiler.record(_gelu_sum, x, w)
-    b = report.benchmark(reps=10, warmup=2, progress=False)
+    b = compiler.benchmark(report, reps=10, warmup=2, progress=False)
     assert b.device == "cuda" and "CUDA events" in b.method and "flush L2" in b.method
     assert b.eager.reps == b.compiled.reps == 10
     assert b.peak_memory_eager > 0 and b.peak_memory_compiled > 0
@@ -68,8 +68,16 @@ def test_gpu_training_step_restored_and_compared():
 
     x = torch.randn(32, 64, device="cuda")
     params = [p.detach().clone() for p in model.parameters()]
-    b = compiler.Report("x", "cuda").benchmark(
-        step, x, compiled=torch.compile(step), mutates=True, reps=5, warmup=1, profile=False, progress=False
+    b = compiler.benchmark(
+        compiler.Report("x", "cuda"),
+        step,
+        x,
+        compiled=torch.compile(step),
+        mutates=True,
+        reps=5,
+        warmup=1,
+        profile=False,
+        progress=False,
     )
     assert b.state == "restored" and "model.steps" in b.mutated and "opt.state" in b.mutated
     assert all(torch.equal(p, q) and p.is_cuda for p, q in zip(model.parameters(), params))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from compiler.bench._state import Snapshot, roots
+from compiler.bench._reach import roots
+from compiler.bench._state import Snapshot
 
 
 def test_optimizer_state_restored_in_place():

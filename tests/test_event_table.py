@@ -1,6 +1,8 @@
 """The event table is whole: every payload a row keeps is a typed field of ``Kept`` that the
 assembler reads, every in-process event has its row in the listeners' table, and the recipe
-"add an event" in docs/architecture.md names files and names that exist."""
+"add an event" in docs/architecture.md names files and names that exist, and, for every kind
+of row (a payload kept whole, facts of one compile, report-wide, heard in-process, dropped),
+every file the table's rows of that kind touch."""
 
 from __future__ import annotations
 
@@ -169,3 +171,111 @@ def test_the_recipes_row_is_in_the_table():
     assert _keep_rows()[name] == field
     assert field in {f.name for f in dataclasses.fields(_acc.Kept)}
     assert f"kept.{field}" in (COMPILER / "assemble/_build.py").read_text()
+
+
+# ---- every kind of row touches only the files the recipe names for it ----
+
+_PATH = re.compile(r"`(compiler/[\w/]+\.py)(?::[^`]*)?`")
+
+
+def _recipe_kinds() -> dict[str, set[str]]:
+    """The recipe's table of row kinds: kind -> the files named in its row."""
+    kinds = {}
+    for line in _recipe().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.strip().startswith("|") and len(cells) == 3 and not set(cells[0]) <= set("-"):
+            kinds[cells[0]] = set(_PATH.findall(cells[1] + cells[2]))
+    kinds.pop("kind of row")
+    return kinds
+
+
+def _kind(spec: _stages.Spec) -> str:
+    if hasattr(spec.handler, "kept"):
+        return "a payload kept whole"
+    return (
+        "facts of one compile"
+        if spec.per_compile
+        else "report-wide (`_report_wide(handler)`, no compile of its own)"
+    )
+
+
+def _rel(path: str | None) -> str:
+    return Path(path).resolve().relative_to(ROOT).as_posix() if path else "?"
+
+
+def _row_files(spec: _stages.Spec, sources: dict[str, str]) -> set[str]:
+    """The files a row's kind makes it touch besides its row: a kept payload's field (Kept)
+    and the modules that read it; a handler's module."""
+    if hasattr(spec.handler, "kept"):
+        readers = {path for path, text in sources.items() if spec.handler.kept in _kept_fields(text)[0]}
+        return {_rel(inspect.getsourcefile(_acc.Kept)), *readers}
+    return {_rel(inspect.getsourcefile(spec.handler))}
+
+
+def _misplaced(rows: dict[str, _stages.Spec], kinds: dict[str, set[str]]) -> list[str]:
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text() for p in sorted(COMPILER.rglob("*.py"))}
+    out = []
+    for name, spec in rows.items():
+        kind = _kind(spec)
+        extra = _row_files(spec, sources) - kinds.get(kind, set())
+        if extra:
+            out.append(f"{name} ({kind}): {', '.join(sorted(extra))}")
+    return out
+
+
+def test_every_row_touches_only_the_files_its_kind_names():
+    kinds = _recipe_kinds()
+    assert set(kinds) == {
+        "a payload kept whole",
+        "facts of one compile",
+        "report-wide (`_report_wide(handler)`, no compile of its own)",
+        "dropped on purpose",
+    }
+    rows = {**_stages.EVENTS, **{f"artifact:*{end}": spec for end, spec in _stages.PATTERNS}}
+    assert {_kind(s) for s in rows.values()} == set(kinds) - {"dropped on purpose"}  # each kind is real
+    assert _misplaced(rows, kinds) == []
+    # dropped on purpose: a name of IGNORED has no row, and lookup finds none
+    assert kinds["dropped on purpose"] == {"compiler/assemble/_stages.py"}
+    assert not _stages.IGNORED & set(_stages.EVENTS)
+    assert all(_stages.lookup(name) is None for name in _stages.IGNORED)
+    # a pattern row matches by its artifact name's end, and only an artifact's
+    end, spec = _stages.PATTERNS[0]
+    assert _stages.lookup(f"artifact:forward{end}") is spec
+    assert _stages.lookup(f"artifact:{end}") is None and _stages.lookup(f"forward{end}") is None
+
+
+def _on_here(acc, ev, ctx):  # a handler in a file no kind names
+    pass
+
+
+def test_a_row_touching_a_file_its_kind_does_not_name_fails():
+    kinds = _recipe_kinds()
+    rows = {
+        "mine": _stages.Spec("capture", _on_here),
+        "kept": _stages.Spec("capture", _collect.keep("guards")),
+    }
+    assert _misplaced(rows, kinds) == ["mine (facts of one compile): tests/test_event_table.py"]
+    assert _misplaced(rows, {**kinds, "a payload kept whole": {"compiler/assemble/_acc.py"}}) == [
+        "mine (facts of one compile): tests/test_event_table.py",
+        "kept (a payload kept whole): compiler/assemble/_build.py",
+    ]
+
+
+def _step(n: int) -> str:
+    recipe = _recipe()
+    start = recipe.index(f"\n{n}. **")
+    return recipe[start : recipe.index(f"\n{n + 1}. **", start)]
+
+
+def test_every_listener_lives_where_the_recipe_says():
+    named = set(_PATH.findall(_step(2)))
+    for row in _table.LISTENERS:
+        if row.attach is None:  # set as torch config by the recording
+            assert row.option and f".{row.option}" in (COMPILER / "listen/_capture.py").read_text(), row
+            assert {"compiler/listen/_capture.py", "compiler/listen/_torchfusion.py"} <= named
+            continue
+        used = inspect.getclosurevars(row.attach)
+        found = {*used.globals.values(), *used.nonlocals.values()}
+        classes = {v for v in found if inspect.isclass(v) and v.__module__.startswith("compiler.listen")}
+        files = {_rel(inspect.getsourcefile(row.attach))} | {_rel(inspect.getsourcefile(c)) for c in classes}
+        assert files <= named, (row.name, files - named)

@@ -1,5 +1,5 @@
 """The notebook explorer's "fill in this compile": on a compile recorded with the caches on (no
-kernel-to-node map), the button runs ``Report.fill`` for that compile, its progress line under
+kernel-to-node map), the button runs ``compiler.fill`` for that compile, its progress line under
 the buttons, then every view shows the filled report on the same compile and stage."""
 
 from __future__ import annotations

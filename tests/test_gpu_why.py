@@ -189,7 +189,14 @@ def test_dropout_on_the_gpu_is_said_to_draw_random_numbers():
     f(x)
     assert torch.equal(torch.get_rng_state(), cpu_rng)  # only the device's generator moved
     torch._dynamo.reset()
-    b = compiler.Report("x", "cuda").benchmark(
-        f, x, compiled=torch.compile(f), reps=2, warmup=0, profile=False, progress=False
+    b = compiler.benchmark(
+        compiler.Report("x", "cuda"),
+        f,
+        x,
+        compiled=torch.compile(f),
+        reps=2,
+        warmup=0,
+        profile=False,
+        progress=False,
     )
     assert b.accuracy.random and not b.accuracy.ok

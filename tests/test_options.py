@@ -60,9 +60,9 @@ def test_the_api_takes_each_list_by_its_declared_names_and_defaults():
         "atol": None,
         "rtol": None,
     }
-    params = inspect.signature(compiler.Report.benchmark).parameters
+    params = inspect.signature(compiler.benchmark).parameters
     assert {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY} == bench
-    assert list(params)[:3] == ["self", "fn", "args"] and list(params)[-1] == "kwargs"
+    assert list(params)[:3] == ["report", "fn", "args"] and list(params)[-1] == "kwargs"
 
 
 @pytest.mark.parametrize(

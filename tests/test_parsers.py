@@ -451,7 +451,7 @@ def test_kernel_nodes_from_comments_and_provenance():
     prov = json.dumps(
         {"cppCodeToPost": {"cpp_fused_gt_relu_sum_threshold_backward_0:1": ["relu", "sum_1", "gt"]}}
     )
-    acc = _build._Acc(0, 0, 0)
+    acc = _build.Acc(0, 0, 0)
     acc.outputs = [("forward", None, TRITON_MODULE), ("forward", None, CPP_MODULE)]
     acc.provenance = [prov]
     assert [(k.name, k.nodes) for k in _build._parse_kernels(acc)] == [

@@ -117,7 +117,7 @@ def test_ctrl_c_while_entering_leaves_nothing_attached(monkeypatch, step):
     cache_before = torch._inductor.config.fx_graph_cache
     hook_before = getattr(torch._inductor.config, FUSION_PASS)
     calls = {"n": 0}
-    real_listen = table._listen
+    real_listen = table.listen_on
 
     def listen(log, handler):
         if calls["n"] == step:
@@ -125,14 +125,14 @@ def test_ctrl_c_while_entering_leaves_nothing_attached(monkeypatch, step):
         calls["n"] += 1
         real_listen(log, handler)
 
-    monkeypatch.setattr(table, "_listen", listen)
+    monkeypatch.setattr(table, "listen_on", listen)
     rec = compiler.recording(fusion_ir=True)
     with pytest.raises(KeyboardInterrupt):
         rec.__enter__()
     assert logger_state() == before
     assert torch._inductor.config.fx_graph_cache == cache_before
     assert getattr(torch._inductor.config, FUSION_PASS) is hook_before
-    assert capture._listening == {}
+    assert capture.listened == {}
     torch.compile(sine, backend="eager")(torch.randn(3))
     assert rec.events == []  # a dead recording collects nothing
 

@@ -189,7 +189,7 @@ def test_a_report_is_frozen_but_for_its_benchmarks():
     ):
         del r.benchmarks
     b = compiler.types.Benchmark("f", "cpu", "x86", "interleaved", 3)
-    r.benchmarks = (*r.benchmarks, b)  # what Report.benchmark() does
+    r.benchmarks = (*r.benchmarks, b)  # what compiler.benchmark(report) does
     assert r == compiler.Report("2.13.0", "cpu", benchmarks=(b,)) and r.device == "cpu"
     assert "OPEN" not in {f.name for f in dataclasses.fields(r)}  # not written to its file
 

@@ -157,8 +157,8 @@ def test_a_graphs_nodes_are_what_its_code_does_not_hold(report, tmp_path, monkey
     # where each was parsed): writing it parses no code again, and writes what parsing would
     from compiler.model import _compact
 
-    parse, parsed = _compact._graph_nodes, []
-    monkeypatch.setattr(_compact, "_graph_nodes", lambda code: parsed.append(code) or parse(code))
+    parse, parsed = _compact.node_parser, []
+    monkeypatch.setattr(_compact, "node_parser", lambda code: parsed.append(code) or parse(code))
     written = report.to_json()
     assert json.loads(written) == data
     assert parsed == []
@@ -217,7 +217,7 @@ def test_what_a_graph_keeps_for_its_file_form_is_what_parsing_its_code_gives(nam
 def test_schema_version_3_and_2_nodes_load_to_the_same_report(report, tmp_path, monkeypatch):
     from compiler.model import _compact
 
-    monkeypatch.setattr(_compact, "_graph_nodes", None)  # what schema 3 wrote: every node whole
+    monkeypatch.setattr(_compact, "node_parser", None)  # what schema 3 wrote: every node whole
     v3 = json.loads(report.to_json())
     monkeypatch.undo()
     v3["schema_version"] = 3

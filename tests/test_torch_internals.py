@@ -1,6 +1,7 @@
-"""The torch internals the recorder reads (compiler/listen/_torch.py), checked against the installed
-torch: run this file on every supported torch version (2.11 on the GPU machine, 2.13 in CI,
-2.14.1). And the layering: compiler/ imports no viewer code."""
+"""The torch internals the recorder reads (compiler/listen/_torch.py, and the scheduler pass
+of compiler/listen/_torchfusion.py), checked against the installed torch: run this file on
+every supported torch version (2.11 on the GPU machine, 2.13 in CI, 2.14.1). And the layering:
+compiler/ imports no viewer code."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import torch
 
 import compiler
-from compiler.listen import _torch
+from compiler.listen import _torch, _torchfusion
 from compiler.model._paths import torch_dir
 from compiler.parse._registry import graph_break_registry
 
@@ -69,8 +70,8 @@ def test_fusion_ir_hook_and_formatter_exist():
 
     inductor = _torch.inductor_config()
     assert hasattr(inductor, _torch.FUSION_PASS) and getattr(inductor, _torch.FUSION_PASS) is None
-    hook = _torch.snapshot_pass(None, None)
-    assert isinstance(hook, _torch._scheduler_pass_base()) and hook.uuid() is None
+    hook = _torchfusion.snapshot_pass(None, None)
+    assert isinstance(hook, _torchfusion.scheduler_pass_base()) and hook.uuid() is None
     assert hook([1, 2]) == [1, 2]
     assert callable(DebugFormatter._write_ir) and callable(BaseSchedulerNode.debug_str)
     assert "snodes" in ForeachKernelSchedulerNode.__init__.__code__.co_varnames
@@ -358,7 +359,7 @@ def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
     """Dynamo's ``graph_code`` artifact logger: its record's argument closes over the graph
     module handed to the backend (read without formatting it), whose nodes carry
     ``nn_module_stack``; the logger's former state comes back when we stop listening."""
-    from compiler.listen._loggers import _listen, _unlisten
+    from compiler.listen._loggers import listen_on, unlisten
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -380,12 +381,12 @@ def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
 
     log = _torch.artifact_logger(*_torch.GRAPH_CODE_LOGGER)
     level, propagate, h = log.level, log.propagate, Keep()
-    _listen(log, h)
+    listen_on(log, h)
     try:
         torch._dynamo.reset()
         torch.compile(Net(), backend=backend)(torch.ones(2))
     finally:
-        _unlisten(log, h)
+        unlisten(log, h)
     assert (log.level, log.propagate) == (level, propagate)
     (gm,) = given
     assert [_torch.logged_graph_module(r) for r in records] == [gm]

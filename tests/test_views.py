@@ -788,7 +788,7 @@ def test_benchmark_profiling_leaves_stderr_to_the_program(tmp_path):
         "    print('mine', file=sys.stderr)\n"
         "    return x.sin() + 1\n"
         "_, r = compiler.record(f, torch.randn(8))\n"
-        "b = r.benchmark(reps=2, warmup=0, progress=False)\n"
+        "b = compiler.benchmark(r, reps=2, warmup=0, progress=False)\n"
         "assert b.kernels, 'profiled'\n"
         "print('KINETO_LOG_LEVEL' in os.environ)\n"
     )

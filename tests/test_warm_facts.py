@@ -1,6 +1,6 @@
 """A warm start's facts in one process: a compile whose FX graph and AOTAutograd entries a
 plain compile stored is recorded with the caches kept (the default) as the hit torch's own
-structured trace logs; torch's saved figure is counted once per compile; ``Report.fill()``
+structured trace logs; torch's saved figure is counted once per compile; ``compiler.fill(report)``
 gives its kernels the nodes a recording with the caches off gives them, and checks the code
 is the cached one. (The GPT-2 training step through the CLI: tests/test_warm.py.)"""
 
@@ -75,7 +75,7 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     said = ", ".join(f"{names[k]} {s}" + (f" ×{n}" if n > 1 else "") for (k, s), n in counted.items())
     assert line.startswith(f"[0/0] f: caches: {said} · ")
 
-    filled = warm.report.fill(progress=False)
+    filled = compiler.fill(warm.report, progress=False)
     (fc,) = filled.compiles
     assert fc.regenerated.state == "filled" and fc.regenerated.same_code is True, fc.regenerated
     assert "kernel nodes" in fc.regenerated.facts and fc.regenerated.cold_time_s > 0
@@ -151,7 +151,7 @@ def test_fill_of_a_dynamic_recompile_gives_the_nodes_torch_maps_in_a_fresh_recor
     assert "0/0" not in symbols and len(symbols["0/1"]) == 1  # the recompile: the batch dynamic
     assert all(k.nodes == () for k in warm.report.kernels)  # caches on: no kernel-to-node map
 
-    filled = warm.report.fill(progress=False)
+    filled = compiler.fill(warm.report, progress=False)
     for c in filled.compiles:
         assert c.regenerated.state == "filled" and c.regenerated.same_code is True, (c.id, c.regenerated)
         generated = [k for k in filled.kernels_of(c.id) if k.language == "cpp"]

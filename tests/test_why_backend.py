@@ -93,8 +93,8 @@ def _bench(model, compiled, x, **options):
     with RawTrace() as raw, compiler.recording() as rec:
         with torch.no_grad():
             compiled(x)
-    b = rec.report.benchmark(
-        model, x, compiled=compiled, reps=5, warmup=1, progress=False, mutates=False, **options
+    b = compiler.benchmark(
+        rec.report, model, x, compiled=compiled, reps=5, warmup=1, progress=False, mutates=False, **options
     )
     return rec.report, b, compiler.analysis.verdict(rec.report, b), raw.records
 
@@ -124,7 +124,7 @@ def test_backend_eager_is_its_own_cause_named_or_not():
     assert cause.evidence[2] == FOR_CHECKING and cause.fix == INDUCTOR
     assert v.headline == f"{b.speedup_words}: {cause.title}: {cause.share:.0%} of the compiled call"
     # the same compiled model, its options untold: the backend is what torch's records say
-    untold = r.benchmark(model, x, compiled=compiled, reps=5, warmup=1, progress=False)
+    untold = compiler.benchmark(r, model, x, compiled=compiled, reps=5, warmup=1, progress=False)
     other = compiler.analysis.verdict(r, untold)
     assert untold.config.backend is None and other.main == "backend"
     assert (
@@ -300,8 +300,8 @@ def test_recompiling_past_the_limit_while_timed_is_an_eager_fallback():
         compiled(x)
         compiled(x)
     with RawTrace() as raw:
-        b = rec.report.benchmark(
-            lambda: model(x), compiled=lambda: compiled(x), compile_options={"backend": "aot_eager"},
+        b = compiler.benchmark(
+            rec.report, lambda: model(x), compiled=lambda: compiled(x), compile_options={"backend": "aot_eager"},
             mutates=True, reps=5, warmup=1, progress=False,
         )  # fmt: skip
     # torch's own records: the frame compiled up to its recompile limit of entries

@@ -59,7 +59,7 @@ def _bench(fn, *args, **kw):
             compiled = torch.compile(fn)
             compiled(*args)
         compiler.remember_benchmark_subject(rec.report, fn, compiled, args, {})
-        b = rec.report.benchmark(reps=5, warmup=1, progress=False)
+        b = compiler.benchmark(rec.report, reps=5, warmup=1, progress=False)
     return rec.report, b
 
 
@@ -155,7 +155,7 @@ def test_cpp_kernels_the_profile_did_not_see_are_not_host_overhead():
         with torch.no_grad():
             return compiled(x)
 
-    b = rec.report.benchmark(eager, compiled=step, reps=5, warmup=1, progress=False)
+    b = compiler.benchmark(rec.report, eager, compiled=step, reps=5, warmup=1, progress=False)
     assert b.profile_note.startswith("the compiled callable was passed without its torch.compile options")
     assert not [k for k in b.launch_rows if k.kind == "cpp"] and b.timeline.graph_host_ms > 0
     v = compiler.analysis.verdict(rec.report, b)

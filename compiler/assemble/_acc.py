@@ -1,4 +1,4 @@
-"""What a build accumulates: one record per compile id as its events arrive (``_Acc``), and
+"""What a build accumulates: one record per compile id as its events arrive (``Acc``), and
 the context across events (``Context``); the handlers (compiler/assemble/_collect.py and the
 pipelines beside it) fill them, compiler/assemble/_build.py turns them into the report."""
 
@@ -46,7 +46,7 @@ KEPT = frozenset(f.name for f in fields(Kept))
 
 
 @dataclass
-class _Acc:
+class Acc:
     """Everything seen for one compile id, in arrival order."""
 
     frame_id: int  # torch's
@@ -90,7 +90,7 @@ class Context:
     """What one build accumulates across events."""
 
     strings: dict[int, str]
-    accs: dict[str, _Acc] = field(default_factory=dict)
+    accs: dict[str, Acc] = field(default_factory=dict)
     breaks: list[tuple[str, _text.BreakEvent]] = field(default_factory=list)
     unknown: list[RawEvent] = field(default_factory=list)
     distributed: list[RawEvent] = field(default_factory=list)  # DDP splits, collective schedules
@@ -111,7 +111,7 @@ class Context:
     def key(self, cid: str) -> str:
         return cid if self.generation == 0 else f"{self.generation}:{cid}"
 
-    def acc_for(self, cid: str | None, meta: dict | None = None) -> _Acc | None:
+    def acc_for(self, cid: str | None, meta: dict | None = None) -> Acc | None:
         if cid is None:
             return None
         key = self.key(cid)
@@ -119,7 +119,7 @@ class Context:
         if a is None:
             parsed = CompileId.parse(cid)  # "0/1", or "!0/3/0" (compiled autograd)
             fid, k = parsed.frame, parsed.compile
-            a = _Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
+            a = Acc(fid, k, len(self.accs), key, fid + self.frame_offset, self.generation)
             self.accs[key] = a
             self.next_frame = max(self.next_frame, a.frame + 1)
         return a

@@ -20,7 +20,7 @@ from ._events import Event
 
 if TYPE_CHECKING:
     from ..model._report import Compile
-    from ._acc import Context, _Acc
+    from ._acc import Acc, Context
 
 # "# File: .../compiled_autograd.py:1582 in set_node_origin, code: SumBackward0 (NodeCall 1)"
 
@@ -91,7 +91,7 @@ def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
         if cap is None:
             out.append(c)
             continue
-        a: _Acc = ctx.accs[c.id]
+        a: Acc = ctx.accs[c.id]
         site = called_from(a)
         graph = _graphs.parse_graph(cap.get("graph"))
         code = cap.get("graph") or ""
@@ -114,7 +114,7 @@ def attach(ctx: Context, compiles: list[Compile], called_from) -> list[Compile]:
     return out
 
 
-def _of_captured_graph(a: _Acc, cap: dict) -> bool:
+def _of_captured_graph(a: Acc, cap: dict) -> bool:
     """Is this compile (torch < 2.7: a plain id) Dynamo compiling the captured graph? It
     starts after the capture, on the graph module Compiled Autograd made (``<eval_with_key>.N``)."""
     filename = (a.metrics or {}).get("co_filename")

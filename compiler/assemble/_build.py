@@ -24,11 +24,19 @@ from ..model._report import (
 from ..parse import _graphs, _modules, _outputcode, _text
 from ..parse._seqnr import parse_seq_nrs, with_seq_nrs
 from . import _autograd, _draft, _export, _speed
-from ._acc import Context, _Acc, jsonable
+from ._acc import Acc, Context, jsonable
 from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
-from ._derive import _called_from, _dedupe_breaks, _device, _frames, _kernels, _recompiles, stack_frames
+from ._derive import (
+    call_site,
+    dedupe_breaks,
+    derive_frames,
+    derive_recompiles,
+    report_device,
+    report_kernels,
+    stack_frames,
+)
 from ._events import Event, is_frameless
-from ._phases import FAILURE_PHASE_STAGE, _union_s, waterfall
+from ._phases import FAILURE_PHASE_STAGE, union_s, waterfall
 from ._stages import EVENTS, IGNORED, lookup
 
 # compilation_metrics keys worth keeping (the rest is config dumps)
@@ -94,19 +102,19 @@ def build(
         for a in sorted(accs.values(), key=lambda a: a.order)
         if a.compiled_something
     ]
-    compiles = _autograd.attach(ctx, compiles, lambda a: _called_from(a.start_stack, strings))
+    compiles = _autograd.attach(ctx, compiles, lambda a: call_site(a.start_stack, strings))
     compiles = _export.attach(compiles)
     by_id = {c.id: c for c in compiles}
-    frames = _frames(accs, compiles, strings)
-    kernels = _kernels(accs, by_id)
-    device = _device(compiles, kernels)
+    frames = derive_frames(accs, compiles, strings)
+    kernels = report_kernels(accs, by_id)
+    device = report_device(compiles, kernels)
     return Report(
         torch_version=torch_version,
         device=device,
         frames=frames,
         compiles=tuple(compiles),
-        graph_breaks=_dedupe_breaks(ctx.breaks, by_id),
-        recompiles=_recompiles(accs, by_id, strings),
+        graph_breaks=dedupe_breaks(ctx.breaks, by_id),
+        recompiles=derive_recompiles(accs, by_id, strings),
         kernels=kernels,
         unknown_events=tuple(ctx.unknown),
         error=error,
@@ -117,9 +125,9 @@ def build(
     )
 
 
-def _compile(a: _Acc, error: str | None, strings: dict[int, str], ctx: Context) -> Compile:
+def _compile(a: Acc, error: str | None, strings: dict[int, str], ctx: Context) -> Compile:
     m = a.metrics or {}
-    stage_t = {st: round(_union_s(spans), 6) for st, spans in a.stage_spans.items()}
+    stage_t = {st: round(union_s(spans), 6) for st, spans in a.stage_spans.items()}
     stages = _stages(a, strings, stage_t)
     caches = _speed.lookups(a)
     config = _speed.config_of(a, caches, ctx)
@@ -151,7 +159,7 @@ def _compile(a: _Acc, error: str | None, strings: dict[int, str], ctx: Context) 
     )
 
 
-def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stages:
+def _stages(a: Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stages:
     """The five stages' records from what the compile's events kept (parsed here, once)."""
     kept = a.kept
     m = a.metrics or {}
@@ -229,7 +237,7 @@ def _stages(a: _Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stag
     return Stages(capture, autograd, decompose, fuse, codegen)
 
 
-def _status(a: _Acc, error: str | None) -> tuple[str, str | None, str | None]:
+def _status(a: Acc, error: str | None) -> tuple[str, str | None, str | None]:
     """ok or failed, torch's reason, and the stage that was running when it failed."""
     m = a.metrics or {}
     fail_type = m.get("fail_type")
@@ -252,7 +260,7 @@ def _status(a: _Acc, error: str | None) -> tuple[str, str | None, str | None]:
     return status, err, failed_stage
 
 
-def _metrics(a: _Acc) -> dict:
+def _metrics(a: Acc) -> dict:
     """torch's compilation_metrics, trimmed, with the backward's and the run time's."""
     m = a.metrics or {}
     metrics = {k: m[k] for k in _METRIC_KEYS if k in m}
@@ -266,7 +274,7 @@ def _metrics(a: _Acc) -> dict:
     return metrics
 
 
-def _total_s(a: _Acc) -> float | None:
+def _total_s(a: Acc) -> float | None:
     """The frame's compile time with its backward's (compiled lazily, at the first backward)."""
     m = a.metrics or {}
     total = m.get("entire_frame_compile_time_s")
@@ -312,7 +320,7 @@ def _specialization(body: dict, strings: dict[int, str]) -> Specialization:
     )
 
 
-def _parse_kernels(a: _Acc) -> list[Kernel]:
+def _parse_kernels(a: Acc) -> list[Kernel]:
     """The kernels of every output module of a compile; fused nodes from torch's comments
     above each kernel (GPU) or Inductor's provenance tracking (CPU)."""
     prov = _outputcode.provenance_map(a.provenance)
@@ -339,7 +347,7 @@ def _parse_kernels(a: _Acc) -> list[Kernel]:
     ]
 
 
-def _failed_stage(a: _Acc, err: str) -> str:
+def _failed_stage(a: Acc, err: str) -> str:
     if a.last_phase:
         return FAILURE_PHASE_STAGE[a.last_phase]
     # no timing events: the first stage with nothing recorded

@@ -8,9 +8,9 @@ from typing import Any
 
 from ..model._report import RawEvent
 from ..parse import _outputcode, _text
-from ._acc import KEPT, Context, _Acc
+from ._acc import KEPT, Acc, Context
 from ._events import Event
-from ._phases import _timing
+from ._phases import chromium_timing
 
 # ---- report-wide events (no compile of their own) ----
 
@@ -22,69 +22,69 @@ def on_intern(ctx: Context, ev: Event) -> None:
 
 
 def on_timing(ctx: Context, ev: Event) -> None:
-    _timing(ev, ctx.acc_for, ctx.accs, ctx.new_generation)
+    chromium_timing(ev, ctx.acc_for, ctx.accs, ctx.new_generation)
 
 
 # ---- per-compile events: handler(a, ev, ctx) ----
 
 
-def on_start(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_start(a: Acc, ev: Event, ctx: Context) -> None:
     a.started = True
     body = ev.body or {}
     a.start_stack = body.get("stack") if isinstance(body, dict) else None
 
 
-def on_graph_break(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_graph_break(a: Acc, ev: Event, ctx: Context) -> None:
     if ev.payload:
         ctx.breaks.append((a.key, _text.parse_graph_break(ev.payload)))
 
 
-def on_recompile_reasons(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_recompile_reasons(a: Acc, ev: Event, ctx: Context) -> None:
     a.recompile_reasons = _text.parse_recompile_payload(ev.payload)
 
 
-def on_symbol(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_symbol(a: Acc, ev: Event, ctx: Context) -> None:
     if isinstance(ev.body, dict):
         a.symbols.append(ev.body)
 
 
-def on_specialization(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_specialization(a: Acc, ev: Event, ctx: Context) -> None:
     if isinstance(ev.body, dict):
         a.specializations.append(ev.body)
 
 
-def on_shape_guard(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_shape_guard(a: Acc, ev: Event, ctx: Context) -> None:
     body = ev.body or {}
     if isinstance(body, dict) and body.get("expr"):
         a.shape_guards.append(str(body["expr"]))
 
 
-def on_post_grad_before(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_post_grad_before(a: Acc, ev: Event, ctx: Context) -> None:
     a.post_grad_before.append((None, ev.payload or ""))
 
 
-def on_post_grad(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_post_grad(a: Acc, ev: Event, ctx: Context) -> None:
     a.post_grad.append((None, ev.payload or ""))
 
 
-def on_ir_pre_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_ir_pre_fusion(a: Acc, ev: Event, ctx: Context) -> None:
     if ev.payload is not None:  # None: a recording's IR after fusion the compile never reached
         a.ir_pre.append(ev.payload)
 
 
-def on_ir_post_fusion(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_ir_post_fusion(a: Acc, ev: Event, ctx: Context) -> None:
     if ev.payload is not None:
         a.ir_post.append(ev.payload)
 
 
-def on_autotune(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_autotune(a: Acc, ev: Event, ctx: Context) -> None:
     a.autotune.append(json.loads(ev.payload or "{}"))
 
 
 _CODES = (("original", "the frame's code"), ("modified", "what Dynamo runs instead"))
 
 
-def on_bytecode(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_bytecode(a: Acc, ev: Event, ctx: Context) -> None:
     """The recording's bytecode hook (compiler/listen/_listeners.py: BytecodeHook): the frame's
     ``dis`` listing and Dynamo's, each as Python where depyf decompiled it, or why not."""
     try:
@@ -111,15 +111,15 @@ def on_bytecode(a: _Acc, ev: Event, ctx: Context) -> None:
         k.bytecode_source_note = f"{decompiler} could not decompile " + "; ".join(errors)
 
 
-def on_fusion_log(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_fusion_log(a: Acc, ev: Event, ctx: Context) -> None:
     a.fusion_log.append(ev.payload or "")
 
 
-def on_provenance(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_provenance(a: Acc, ev: Event, ctx: Context) -> None:
     a.provenance.append(ev.payload or "")
 
 
-def on_runnable(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_runnable(a: Acc, ev: Event, ctx: Context) -> None:
     """torch's runnable repro of a graph Inductor got, logged before Inductor compiles it: the
     first of a compile is its forward (or inference) graph's, a second its backward's."""
     if a.kept.fx_graph_runnable is None:
@@ -128,7 +128,7 @@ def on_runnable(a: _Acc, ev: Event, ctx: Context) -> None:
         a.kept.fx_graph_runnable_backward = ev.payload
 
 
-def on_output_code(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_output_code(a: Acc, ev: Event, ctx: Context) -> None:
     body = ev.body or {}
     code = ev.payload or ""
     role = _outputcode.output_role(code) or guess_role(a)
@@ -138,7 +138,7 @@ def on_output_code(a: _Acc, ev: Event, ctx: Context) -> None:
     a.outputs.append((role, body.get("filename") if isinstance(body, dict) else None, code))
 
 
-def on_triton_kernel_info(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_triton_kernel_info(a: Acc, ev: Event, ctx: Context) -> None:
     try:
         info = json.loads(ev.payload or "{}")
     except json.JSONDecodeError:
@@ -147,26 +147,26 @@ def on_triton_kernel_info(a: _Acc, ev: Event, ctx: Context) -> None:
         a.kernel_info.update({str(k): v for k, v in info.items() if isinstance(v, dict)})
 
 
-def on_cache(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_cache(a: Acc, ev: Event, ctx: Context) -> None:
     kind, _, state = ev.name[len("artifact:") :].rpartition("_cache_")
     a.cache[kind] = state
     a.cache_lookups.append((kind, state, ev.payload))
 
 
-def on_metrics(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_metrics(a: Acc, ev: Event, ctx: Context) -> None:
     a.metrics = ev.body if isinstance(ev.body, dict) else {}
 
 
-def on_bwd_metrics(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_bwd_metrics(a: Acc, ev: Event, ctx: Context) -> None:
     a.bwd_metrics.append(ev.body if isinstance(ev.body, dict) else {})
 
 
-def on_runtime_metrics(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_runtime_metrics(a: Acc, ev: Event, ctx: Context) -> None:
     body = ev.body if isinstance(ev.body, dict) else {}
     a.runtime_metrics.append({"event": ev.name, **{k: v for k, v in body.items() if v is not None}})
 
 
-def on_distributed(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_distributed(a: Acc, ev: Event, ctx: Context) -> None:
     """DDP's split graphs and Inductor's collective schedules, kept whole (Report.distributed)."""
     meta = {k: v for k, v in ev.metadata.items() if k not in ("has_payload", "attempt")}
     ctx.distributed.append(RawEvent(a.key, ev.name, json.loads(json.dumps(meta, default=str)), ev.payload))
@@ -179,7 +179,7 @@ def keep(name: str):
     if name not in KEPT:
         raise ValueError(f"keep({name!r}): Kept has no field {name!r} (compiler/assemble/_acc.py)")
 
-    def handler(a: _Acc, ev: Event, ctx: Context) -> None:
+    def handler(a: Acc, ev: Event, ctx: Context) -> None:
         setattr(a.kept, name, ev.payload)
 
     handler.__name__ = f"keep_{name}"
@@ -187,7 +187,7 @@ def keep(name: str):
     return handler
 
 
-def guess_role(a: _Acc) -> str:
+def guess_role(a: Acc) -> str:
     if a.kept.inference is not None:
         return "inference"
     return "backward" if any(r == "forward" for r, _, _ in a.outputs) else "forward"

@@ -12,7 +12,7 @@ from ..parse import _text
 from ..parse._names import resume_of
 
 if TYPE_CHECKING:
-    from ._acc import _Acc
+    from ._acc import Acc
 
 
 def _frame_name(c: Compile) -> str | None:
@@ -22,12 +22,14 @@ def _frame_name(c: Compile) -> str | None:
     return None
 
 
-def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, str]) -> tuple[Frame, ...]:
+def derive_frames(
+    accs: dict[str, Acc], compiles: list[Compile], strings: dict[int, str]
+) -> tuple[Frame, ...]:
     # each frame's compiles and accumulators grouped once (a long log: thousands of frames)
     compiles_of: dict[int, list[Compile]] = {}
     for c in compiles:
         compiles_of.setdefault(c.frame, []).append(c)
-    accs_of: dict[int, list[_Acc]] = {}
+    accs_of: dict[int, list[Acc]] = {}
     for a in accs.values():
         accs_of.setdefault(a.frame, []).append(a)
     out = []
@@ -50,13 +52,13 @@ def _frames(accs: dict[str, _Acc], compiles: list[Compile], strings: dict[int, s
         out.append(
             Frame(
                 fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
-                called_from=_called_from(first.start_stack, strings),
+                called_from=call_site(first.start_stack, strings),
             )
         )  # fmt: skip
     return tuple(out)
 
 
-def _called_from(stack: list[dict] | None, strings: dict[int, str]) -> str | None:
+def call_site(stack: list[dict] | None, strings: dict[int, str]) -> str | None:
     """The innermost user-code line of the stack that led to the frame (its call site)."""
     for entry in reversed((stack or [])[:-1]):
         if not isinstance(entry, dict):
@@ -68,8 +70,8 @@ def _called_from(stack: list[dict] | None, strings: dict[int, str]) -> str | Non
     return None
 
 
-def _recompiles(
-    accs: dict[str, _Acc], by_id: dict[str, Compile], strings: dict[int, str] | None = None
+def derive_recompiles(
+    accs: dict[str, Acc], by_id: dict[str, Compile], strings: dict[int, str] | None = None
 ) -> tuple[Recompile, ...]:
     known = sorted(set((strings or {}).values()), key=len)
     out = []
@@ -127,7 +129,7 @@ def _full_paths(stack: tuple[StackFrame, ...], known: list[str]) -> tuple[StackF
     return tuple(out)
 
 
-def _dedupe_breaks(
+def dedupe_breaks(
     breaks: list[tuple[str, _text.BreakEvent]], by_id: dict[str, Compile]
 ) -> tuple[GraphBreak, ...]:
     """One entry per user site. A break inside an inlined helper is reported twice by
@@ -188,11 +190,11 @@ def _inlined(cid: str, b: _text.BreakEvent, by_id: dict[str, Compile]) -> bool:
     return user[-1].name != _frame_name(c)
 
 
-def _kernels(accs: dict[str, _Acc], by_id: dict[str, Compile]) -> tuple[Kernel, ...]:
+def report_kernels(accs: dict[str, Acc], by_id: dict[str, Compile]) -> tuple[Kernel, ...]:
     return tuple(k for cid in by_id for k in accs[cid].kernels)
 
 
-def _device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:
+def report_device(compiles: list[Compile], kernels: tuple[Kernel, ...]) -> str:
     devs = set()
     for c in compiles:
         g = c.stages.capture.graph if c.stages.capture else None

@@ -18,12 +18,12 @@ from ._events import Event
 
 if TYPE_CHECKING:
     from ..model._report import Compile, Kernel
-    from ._acc import Context, _Acc
+    from ._acc import Acc, Context
 
 NAME = "export → AOTInductor"
 
 
-def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | None:
+def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> Acc | None:
     """The AOTInductor compile a frameless event belongs to, or None (kept as before). Dims
     created before the compile (by torch.export) wait for it; a compile starts at its first
     stage event and ends with its compilation_metrics."""
@@ -35,11 +35,11 @@ def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | 
             return None
         if stage is None or not compiled:
             return None
-        from ._acc import _Acc
+        from ._acc import Acc
         from ._collect import on_symbol
 
         key = f"aoti/{state['n']}"
-        a = _Acc(-1, 0, len(ctx.accs), key, ctx.next_frame, ctx.generation)
+        a = Acc(-1, 0, len(ctx.accs), key, ctx.next_frame, ctx.generation)
         ctx.accs[key] = a
         ctx.next_frame += 1
         state["n"] += 1
@@ -55,7 +55,7 @@ def route(ctx: Context, ev: Event, stage: str | None, compiled: bool) -> _Acc | 
     return a
 
 
-def on_graph_dump(a: _Acc, ev: Event, ctx: Context) -> None:
+def on_graph_dump(a: Acc, ev: Event, ctx: Context) -> None:
     """AOTInductor's generated C++: the wrapper (``inductor_aot_wrapper_code``) and the
     kernels (``inductor_aot_kernel_code``) as output modules of the compile."""
     body = ev.body if isinstance(ev.body, dict) else {}

@@ -45,7 +45,7 @@ FAILURE_PHASE_STAGE = {
 }
 
 
-def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
+def chromium_timing(ev: Event, acc_for, accs, new_generation=None) -> None:
     payload = ev.payload
     if not payload:
         return
@@ -88,7 +88,7 @@ def _timing(ev: Event, acc_for, accs, new_generation=None) -> None:
 _GENERATION_START = ("dynamo", "entire_frame_compile")
 
 
-def _union_s(spans: list[tuple[float, float]]) -> float:
+def union_s(spans: list[tuple[float, float]]) -> float:
     """Seconds covered by possibly nested/overlapping phase spans (microsecond stamps)."""
     total, end = 0.0, None
     for s, e in sorted(spans):

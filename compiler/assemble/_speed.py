@@ -8,7 +8,7 @@ from typing import Any
 
 from ..model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from ..parse import _speed as p
-from ._acc import Context, _Acc
+from ._acc import Acc, Context
 from ._events import Event
 
 
@@ -60,11 +60,11 @@ def on_recording_config(ctx: Context, ev: Event) -> None:
             ctx.recording_before[str(name)] = str(values.get("before"))
 
 
-def lookups(a: _Acc) -> tuple[CacheLookup, ...]:
+def lookups(a: Acc) -> tuple[CacheLookup, ...]:
     return tuple(p.cache_lookup(kind, state, payload) for kind, state, payload in a.cache_lookups)
 
 
-def config_of(a: _Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> CompileConfig | None:
+def config_of(a: Acc, caches: tuple[CacheLookup, ...], ctx: Context) -> CompileConfig | None:
     """The mode and options, from torch's list of non-default config in the runnable repro;
     where there is none, from the FX-graph cache key's config against the config Dynamo
     logged (what the backend patched in: the mode's and ``options=``'s settings)."""
@@ -132,9 +132,7 @@ def _dynamic(dynamo_config: Any, options: dict[str, str]) -> bool | None:
     return None
 
 
-def cudagraphs_of(
-    a: _Acc, config: CompileConfig | None, logs: list[str], cpu_only: bool
-) -> CudaGraphs | None:
+def cudagraphs_of(a: Acc, config: CompileConfig | None, logs: list[str], cpu_only: bool) -> CudaGraphs | None:
     """CUDA graphs for one compile: asked for by its mode, skipped at compile time (the
     compile's metrics carry torch's reason) or at run time (torch's cudagraphs logger), else
     used where torch recorded a graph or timed wrapping one."""

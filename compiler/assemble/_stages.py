@@ -11,7 +11,6 @@ Names differ between torch versions: anything not here is kept raw in
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -95,18 +94,19 @@ EVENTS: dict[str, Spec] = {
     "str": _report_wide(c.on_intern),
 }
 
-# Names with a variable part: (regex over the event name, spec).
+# Artifacts named with a variable part (the frame's code name before it): (the artifact
+# name's end, spec); "artifact:forward_ORIGINAL_BYTECODE".
 PATTERNS: tuple[tuple[str, Spec], ...] = (
-    (r"^artifact:.+_ORIGINAL_BYTECODE$", Spec("capture", c.keep("bytecode_original"))),
-    (r"^artifact:.+_MODIFIED_BYTECODE$", Spec("capture", c.keep("bytecode_modified"))),
+    ("_ORIGINAL_BYTECODE", Spec("capture", c.keep("bytecode_original"))),
+    ("_MODIFIED_BYTECODE", Spec("capture", c.keep("bytecode_modified"))),
 )
 
 
 def lookup(name: str) -> Spec | None:
     spec = EVENTS.get(name)
-    if spec is None:
-        for pattern, value in PATTERNS:
-            if re.match(pattern, name):
+    if spec is None and name.startswith("artifact:"):
+        for end, value in PATTERNS:
+            if name.endswith(end) and len(name) > len("artifact:") + len(end):
                 return value
     return spec
 

@@ -1,4 +1,4 @@
-"""Accuracy of compiled against eager (``Report.benchmark``, docs/benchmark.md): every tensor
+"""Accuracy of compiled against eager (``compiler.benchmark``, docs/benchmark.md): every tensor
 of the outputs (through tuples, dicts, dataclasses, objects' attributes) compared with dtype-
 and autocast-aware tolerances, NaN on one side only an infinite error; outputs copied before
 the state is restored; with ``mutates=True`` the state each arm leaves compared too."""

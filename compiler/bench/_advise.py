@@ -8,7 +8,7 @@ Two ways, one result (``Advice``, its rows built by compiler/assemble/_advice.py
 - ``advise(fn, *args)``: a function of the current process. A fresh process cannot make an
   arbitrary function again, so each fix is tried here: Dynamo reset (``torch._dynamo.reset()``),
   ``fn`` compiled again under the fix's settings (torch's ``config.patch``), called as given,
-  recorded and benchmarked (``Report.benchmark``); the state ``fn`` reaches is put back before
+  recorded and benchmarked (``compiler.benchmark``); the state ``fn`` reaches is put back before
   each row, so every row starts from the same state and random numbers.
 """
 
@@ -27,8 +27,9 @@ from ..model._subject import remember
 from ._bench import benchmark_report
 from ._calls import error_line
 from ._outputs import agreement, kept, load_outputs
+from ._reach import roots
 from ._settings import patched
-from ._state import Snapshot, StateMutationError, roots
+from ._state import Snapshot, StateMutationError
 
 
 def _agree(row: AdviceRow, base: dict | None, mine: dict | None, fix: Fix) -> AdviceRow:

@@ -1,4 +1,4 @@
-"""Eager against compiled, measured honestly (``Report.benchmark``); docs/benchmark.md.
+"""Eager against compiled, measured honestly (``compiler.benchmark``); docs/benchmark.md.
 
 The run: snapshot what the function can reach (compiler/bench/_state.py), one eager and one compiled
 call compared for accuracy, timing (compiler/bench/_timing.py: ABBA-interleaved, L2 flushed on GPU),
@@ -10,6 +10,7 @@ report; break-even = compile time / time saved per call.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import platform
 from typing import Any
 
@@ -20,10 +21,11 @@ from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._options import BenchOptions
 from ..model._report import Kernel, Report
 from ..model._subject import subject_of
-from ..parse._kernelnames import cpp_events_in
 from . import _launches, _profile
 from ._accuracy import compare, frozen, tensors, with_state
-from ._state import Snapshot, StateMutationError, roots
+from ._cppprofile import profiling_compile
+from ._reach import roots
+from ._state import Snapshot, StateMutationError
 from ._timing import Timer, break_even, method, progress_line, timing
 
 PROFILED_CALLS = 3
@@ -57,12 +59,44 @@ def _sync(cuda: bool) -> None:
         torch.cuda.synchronize()
 
 
+def benchmark(report: Report, fn=None, *args, **kwargs) -> Benchmark:
+    """Time eager against compiled on the same inputs, check their outputs agree, profile the
+    compiled kernels; append the result to ``report.benchmarks`` (the one field of a report
+    that is openly mutable) and return it.
+
+    With no ``fn``, benchmarks what the report remembers (``compiler.record`` and
+    ``%%compile`` remember their function, compiled callable and arguments); the compiled
+    callable is reused, never compiled twice. ``mutates=True`` allows a function that changes
+    tensors in place (optimizer steps, ``w.add_``): they are snapshotted and restored. The
+    keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``,
+    ``compiled``, ``compile_options``, ``name``, ``progress``, ``atol``, ``rtol``:
+    compiler/model/_options.py) are
+    the benchmark's; other keyword arguments go to ``fn``, and one named like an option must be
+    bound with ``functools.partial``. Methodology: docs/benchmark.md.
+    """
+    options, fn_kwargs = BenchOptions.split(kwargs)
+    return benchmark_report(report, fn, args, fn_kwargs, **options.keywords())
+
+
+# help() and editors show the benchmark's options (declared once, in compiler/model/_options.py)
+benchmark.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("report", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Report),
+        inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        *BenchOptions.parameters(),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+    ],
+    return_annotation=Benchmark,
+)
+
+
 def benchmark_report(
     report: Report, fn, args: tuple, kwargs: dict, *, config: BenchConfig | None = None, **options: Any
 ) -> Benchmark:
-    """Implements ``Report.benchmark`` (see there and docs/benchmark.md); ``options`` are
-    ``BenchOptions``' (compiler/model/_options.py)."""
-    o = BenchOptions.of(options, "compiler.Report.benchmark")
+    """``benchmark`` with the function's own keywords apart from the options (``BenchOptions``',
+    compiler/model/_options.py)."""
+    o = BenchOptions.of(options, "compiler.benchmark")
     compiled = o.compiled
     subject = subject_of(report)
     compile_kwargs: dict = {}
@@ -70,7 +104,7 @@ def benchmark_report(
         if subject is None:
             raise ValueError(
                 "this report remembers no function to benchmark: pass one, "
-                "report.benchmark(fn, *args) (fn is called eagerly and compiled), "
+                "compiler.benchmark(report, fn, *args) (fn is called eagerly and compiled), "
                 "or make the report with compiler.record(fn, *args) or %%compile"
             )
         fn, args, kwargs = subject.eager, subject.args, subject.kwargs
@@ -269,7 +303,9 @@ class _Run:
             if other is not None:  # torch's records: no Inductor compile made these graphs
                 backend = "a backend other than Inductor"
             if backend == "inductor" and (cpp or not kernels):
-                prof_call, by_event, matched = self._profiling_compile(source)
+                prof_call, by_event, matched, self.prof_ids = profiling_compile(
+                    self.fn, self.args, self.kwargs, self.compile_kwargs, source
+                )
                 if self.known_options or (by_event and matched):
                     call = prof_call
                     note = (
@@ -315,44 +351,6 @@ class _Run:
         )
         self.fields["profiled_calls"] = PROFILED_CALLS
         self.fields["profile_note"] = note
-
-    def _profiling_compile(self, source: Report):
-        """Compile fn again with C++ kernel profiling on (same options otherwise); returns the
-        call, ``{profiled event name: kernel}`` and whether every kernel of that compile is
-        one of ``source``'s (same frame, same name). Event names are ``graph_<n>_<kernel>``,
-        written into each kernel's source; the frame tells two graphs' same-named kernels apart."""
-        from ..listen._capture import recording
-
-        kw = dict(self.compile_kwargs)
-        mode = kw.pop("mode", None)
-        options = dict(kw.pop("options", None) or {})
-        if mode not in (None, "default"):
-            options.update(torch._inductor.list_mode_options(mode, kw.get("dynamic")))
-        options["cpp.enable_kernel_profile"] = True
-        compiled = torch.compile(self.fn, **kw, options=options)
-        # caches off: the kernel-to-node map (Inductor's provenance) is what joins kernel time to lines
-        with recording(fusion_logs=False, caches=False) as rec:
-            compiled(*self.args, **self.kwargs)
-        assert rec.report is not None
-        prof = rec.report
-
-        def frame_of(r: Report, compile_id: str | None) -> tuple:
-            c = next((c for c in r.compiles if c.id == compile_id), None)
-            return (c.name, c.filename, c.line) if c else (None, None, None)
-
-        theirs: dict[tuple, Kernel] = {}
-        for k in source.kernels:  # the last compile of a frame wins: its code is the one that runs
-            theirs[(frame_of(source, k.compile_id), k.name)] = k
-        by_event: dict[str, Kernel] = {}
-        # the second compile's graphs are the report's: same frame, same order
-        self.prof_ids = {c.id: mine.id for c, mine in zip(prof.compiles, source.compiles, strict=False)}
-        matched = True
-        for k in prof.kernels:
-            mine = theirs.get((frame_of(prof, k.compile_id), k.name))
-            matched = matched and mine is not None
-            for event in cpp_events_in(k.name, k.source):
-                by_event[event] = mine or k
-        return (lambda: compiled(*self.args, **self.kwargs)), by_event, matched
 
     def _finish(self) -> Benchmark:
         f = dict(self.fields)

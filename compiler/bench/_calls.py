@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..listen._calls import CompiledCall, compiles_of
 from ..model._report import Report
 from ..model._subject import remember
+from ._bench import benchmark
 from ._state import StateMutationError
 
 
@@ -29,9 +30,9 @@ def benchmark_calls(
         remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs, ids)
         try:
             try:
-                report.benchmark(name=name, progress=progress, reps=reps)
+                benchmark(report, name=name, progress=progress, reps=reps)
             except StateMutationError:  # a training step: its state restored around each call
-                report.benchmark(name=name, progress=progress, reps=reps, mutates=True)
+                benchmark(report, name=name, progress=progress, reps=reps, mutates=True)
         except Exception as e:  # SnapshotError, the program's own error in a call: a note
             notes.append(f"{name}: not benchmarked: {type(e).__name__}: {error_line(e)}")
     return notes

@@ -1,4 +1,4 @@
-"""``Report.fill()``: what a cache hit skipped, filled in on demand.
+"""``compiler.fill(report)``: what a cache hit skipped, filled in on demand.
 
 A warm start's compile loads its code from Inductor's FX-graph cache: the report has the
 capture, the AOT graphs, the post-grad graph and the output code, but Inductor's lowering and

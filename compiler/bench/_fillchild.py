@@ -1,4 +1,4 @@
-"""The fresh process of ``Report.fill()`` (compiler/bench/_fill.py): each runnable repro given
+"""The fresh process of ``compiler.fill(report)`` (compiler/bench/_fill.py): each runnable repro given
 is run as ``python repro.py`` would run it, inside ``compiler.recording(caches=False)`` with
 Inductor's IR before and after fusion and its fusion decisions, and the report of each is
 written beside it (``repro.py.json``) with the compile's wall time (``repro.py.time``).

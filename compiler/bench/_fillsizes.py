@@ -15,16 +15,14 @@ tensors; ``make_fx`` traces the runnable's graph module over them and Inductor's
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-# the names torch gives backed size symbols (torch.utils._sympy.symbol.SymT.SIZE)
-_SIZE_SYMBOL = re.compile(r"s\d+")
+from ..parse._names import is_size_symbol
 
 
 def size_symbols(namespace: dict[str, Any]) -> dict[str, int]:
     """The size symbols a runnable binds at its top, with their recorded values."""
-    return {k: v for k, v in namespace.items() if _SIZE_SYMBOL.fullmatch(k) and type(v) is int}
+    return {k: v for k, v in namespace.items() if is_size_symbol(k) and type(v) is int}
 
 
 def compile_with_recorded_sizes(namespace: dict[str, Any]) -> None:

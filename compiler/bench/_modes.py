@@ -4,7 +4,7 @@ recorded and benchmarked against eager, side by side.
 Each configuration is compiled fresh inside its own ``compiler.recording(caches=False)`` (Dynamo's
 caches are reset before each one, ``torch._dynamo.reset()``, so no configuration reuses
 another's compile: compiled functions of yours recompile at their next call), then
-``Report.benchmark`` times it against eager on the same inputs.
+``compiler.benchmark`` times it against eager on the same inputs.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""State safety for benchmarks: find what a function can change, snapshot it, restore it.
+"""State safety for benchmarks: snapshot what a function can change, restore it (what it can
+reach: compiler/bench/_reach.py).
 
 A benchmark calls the user's function many times. If it changes state (``w.add_(1)``, an
 optimizer step, ``loss.backward()`` accumulating grads, ``self.ema = ...``, ``log.append(y)``,
@@ -29,6 +30,8 @@ from typing import Any
 
 import torch
 
+from ._reach import Globals
+
 _MAX_DEPTH = 4
 _MAX_ITEMS = 10_000
 _MAX_DICT = 1000
@@ -47,77 +50,11 @@ _ATOMIC = (
 
 
 class StateMutationError(ValueError):
-    """Raised by ``Report.benchmark`` when the function changes state and ``mutates`` is False."""
+    """Raised by ``compiler.benchmark`` when the function changes state and ``mutates`` is False."""
 
 
 class SnapshotError(MemoryError):
     """The snapshot of the function's state did not fit in memory: nothing was run."""
-
-
-@dataclass
-class _Globals:
-    """The globals a function's code names, as slots of its module's namespace."""
-
-    namespace: dict
-    names: tuple[str, ...]
-
-
-def roots(fn: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
-    """The named objects the function can reach: arguments, itself (a module, the object of a
-    bound method, a partial's arguments), its closure and the globals it names."""
-    out: list[tuple[str, Any]] = [(f"args[{i}]", a) for i, a in enumerate(args)]
-    out += [(k, v) for k, v in kwargs.items()]
-    seen_fns: set[int] = set()
-
-    def add_function(f: Any, depth: int) -> None:
-        if id(f) in seen_fns or depth > 2:
-            return
-        seen_fns.add(id(f))
-        if isinstance(f, torch.nn.Module):
-            out.append((_label(f, "module"), f))
-            f = type(f).forward
-        if isinstance(f, functools.partial):
-            out.extend((f"partial.args[{i}]", a) for i, a in enumerate(f.args))
-            out.extend((f"partial.{k}", v) for k, v in f.keywords.items())
-            f = f.func
-        if isinstance(f, types.MethodType):
-            out.append(("self", f.__self__))
-            f = f.__func__
-        f = getattr(f, "_torchdynamo_orig_callable", f)
-        f = getattr(f, "__wrapped__", f)
-        if not isinstance(f, types.FunctionType):
-            return
-        code = f.__code__
-        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            out.append((name, value))
-            if isinstance(value, types.FunctionType):
-                add_function(value, depth + 1)
-        names = tuple(dict.fromkeys(n for n in _global_names(code) if n in f.__globals__))
-        values = [(n, f.__globals__[n]) for n in names if not isinstance(f.__globals__[n], types.ModuleType)]
-        if values:
-            out.append(("globals", _Globals(f.__globals__, tuple(n for n, _ in values))))
-        for _name, value in values:
-            if isinstance(value, types.FunctionType):
-                add_function(value, depth + 1)
-
-    add_function(fn, 0)
-    return out
-
-
-def _global_names(code: types.CodeType) -> list[str]:
-    names = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names += _global_names(c)
-    return names
-
-
-def _label(obj: Any, default: str) -> str:
-    return type(obj).__name__ if obj is not None else default
 
 
 @dataclass
@@ -231,7 +168,7 @@ class Snapshot:
         self._seen.add(id(obj))
         if isinstance(obj, torch.Tensor):
             self._tensor(name, obj)
-        elif isinstance(obj, _Globals):
+        elif isinstance(obj, Globals):
             g = obj.namespace
             self.slots.append(_Slot("", g, "dict", {n: g[n] for n in obj.names}, frozenset(obj.names), True))
             for n in obj.names:

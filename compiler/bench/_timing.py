@@ -1,4 +1,4 @@
-"""How eager and compiled calls are timed (``Report.benchmark``); docs/benchmark.md.
+"""How eager and compiled calls are timed (``compiler.benchmark``); docs/benchmark.md.
 
 CPU: single calls interleave in ABBA order (E C, C E, E C, ...), so drift (thermal, frequency,
 other processes) and order effects cancel; ``time.perf_counter`` per call.

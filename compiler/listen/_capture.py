@@ -33,11 +33,11 @@ from ..model._gcpause import gc_paused
 from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
-from . import _torch
+from . import _torch, _torchfusion
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import FusionIR, Scope, decompiler
-from ._loggers import _listening  # noqa: F401 - the tests read it
+from ._loggers import listened  # noqa: F401 - the tests read it
 from ._table import Ears, attach
 from ._tritonir import TritonCapture, with_binaries
 
@@ -163,7 +163,7 @@ class Recording:
                 # ours wrapped it: undo that one's patch now too
                 while (stale := _stale_hooks.pop(id(_get(module, name)), None)) is not None:
                     stale.__exit__(None, None, None)
-            elif isinstance(value, _torch.snapshot_pass_class()):
+            elif isinstance(value, _torchfusion.snapshot_pass_class()):
                 # another recording's hook wraps ours (it passes the nodes on, ours now does
                 # nothing): whoever restores ours as the value undoes this patch then
                 _stale_hooks[id(value)] = patch
@@ -231,7 +231,7 @@ def _fusion_config(fusion: FusionIR, *, caches: bool) -> list[tuple[Any, str, An
         return []
     prior = _get(inductor, _torch.FUSION_PASS)
     out: list[tuple[Any, str, Any]] = [(inductor, _torch.FUSION_PASS, fusion.hook(prior))]
-    if caches and not _torch.is_cache_safe_pass(prior):
+    if caches and not _torchfusion.is_cache_safe_pass(prior):
         out.append((inductor, _torch.INDUCTOR_FX_GRAPH_CACHE, False))
     return out
 
@@ -269,7 +269,7 @@ def recording(**options: Any) -> Recording:
     them, with the cache key torch computes without us: a warm start records at the speed of
     the user's warm run. A hit shows up as ``Compile.caches`` (and ``Compile.from_cache``); the
     stages it skipped, and Inductor's kernel-to-node map (its provenance level is part of the
-    key), are filled in on demand by ``Report.fill()`` (a cold compile of each compile's
+    key), are filled in on demand by ``compiler.fill(report)`` (a cold compile of each compile's
     runnable repro in a fresh process). ``caches=False`` turns both caches off inside the
     block, so every stage really runs and is recorded (``pt2-explorer record --fresh``);
     outputs are unchanged either way.
@@ -327,7 +327,7 @@ def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) ->
     ``recording()`` directly to keep the partial report of a failing call.
 
     The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
-    so ``report.benchmark()`` times them with no second compile."""
+    so ``compiler.benchmark(report)`` times them with no second compile."""
     compiled = torch.compile(fn, **(compile_kwargs or {}))
     with recording() as rec:
         result = compiled(*args, **kwargs)

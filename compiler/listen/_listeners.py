@@ -16,7 +16,7 @@ from ..assemble._events import Event, from_record
 from ..assemble._phases import PHASE_STAGE
 from ..assemble._stages import lookup
 from ..model._report import STAGES
-from . import _torch
+from . import _torch, _torchfusion
 
 
 def stage_of(ev: Event) -> str | None:
@@ -186,12 +186,12 @@ class FusionIR:
             events = [compile_event(f"log:{artifact}") for artifact in _torch.FUSION_ARTIFACTS]
             if self.scope.accepts(threading.get_ident(), events[0].compile_id):
                 with self.lock:
-                    self.pending.append((events, _torch.fusion_snapshot(nodes)))
+                    self.pending.append((events, _torchfusion.fusion_snapshot(nodes)))
                     self.sink.extend(events)
                     while len(self.pending) > self.MAX_PENDING:
                         self._render(*self.pending.pop(0))
 
-        hook = _torch.snapshot_pass(look, prior)
+        hook = _torchfusion.snapshot_pass(look, prior)
         self.passes.append(hook)
         return hook
 
@@ -211,7 +211,7 @@ class FusionIR:
     def _render(self, events: list[Event], snapshot: Any) -> None:
         for artifact, ev in zip(_torch.FUSION_ARTIFACTS, events):
             try:
-                ev.payload = _torch.render_fusion_ir(artifact, snapshot)
+                ev.payload = _torchfusion.render_fusion_ir(artifact, snapshot)
             except Exception as e:  # a torch change we do not know: say so where the IR goes
                 ev.payload = f"{_torch.FUSION_HEADERS[artifact]}(not rendered: {type(e).__name__}: {e})"
             # None: never reached (the compile failed while fusing); the report leaves it out

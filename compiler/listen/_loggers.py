@@ -9,18 +9,18 @@ import threading
 # torch's loggers are process-wide: the first recording to listen saves their state, the
 # last one to stop restores it, in whatever order recordings end
 _lock = threading.Lock()
-_listening: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate, _PassOn]
+listened: dict[str, list] = {}  # logger name -> [count, saved level, saved propagate, _PassOn]
 
 
-def _listen(log: logging.Logger, handler: logging.Handler) -> None:
+def listen_on(log: logging.Logger, handler: logging.Handler) -> None:
     """``handler`` on ``log`` at DEBUG, the logger kept from passing its DEBUG records to the
     user's handlers; what it showed before (records at its level or above, where it
     propagated) still reaches them, through ``_PassOn``."""
     with _lock:
-        state = _listening.get(log.name)
+        state = listened.get(log.name)
         if state is None:
             passon = _PassOn(log, log.getEffectiveLevel()) if log.propagate else None
-            state = _listening[log.name] = [0, log.level, log.propagate, passon]
+            state = listened[log.name] = [0, log.level, log.propagate, passon]
             if log.getEffectiveLevel() > logging.DEBUG:
                 log.setLevel(logging.DEBUG)
             log.propagate = False
@@ -30,15 +30,15 @@ def _listen(log: logging.Logger, handler: logging.Handler) -> None:
         log.addHandler(handler)
 
 
-def _unlisten(log: logging.Logger, handler: logging.Handler) -> None:
+def unlisten(log: logging.Logger, handler: logging.Handler) -> None:
     with _lock:
         log.removeHandler(handler)
-        state = _listening.get(log.name)
+        state = listened.get(log.name)
         if state is None:
             return
         state[0] -= 1
         if state[0] <= 0:
-            del _listening[log.name]
+            del listened[log.name]
             log.setLevel(state[1])
             log.propagate = state[2]
             if state[3] is not None:

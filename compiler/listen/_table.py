@@ -25,7 +25,7 @@ from ._listeners import (
     Scope,
     TraceHandler,
 )
-from ._loggers import _listen, _unlisten
+from ._loggers import listen_on, unlisten
 from ._seqnr import SeqNrHandler
 
 
@@ -64,8 +64,8 @@ def _on_logger(ears: Ears, names: tuple[tuple[str, str], ...], handler: Callable
         if log is None:  # not registered in this torch version
             continue
         h = handler(artifact)
-        _listen(log, h)
-        ears.undo.append(lambda log=log, h=h: _unlisten(log, h))
+        listen_on(log, h)
+        ears.undo.append(lambda log=log, h=h: unlisten(log, h))
 
 
 def _artifacts(names: tuple[tuple[str, str], ...]) -> Callable[[Ears], None]:

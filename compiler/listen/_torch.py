@@ -1,6 +1,8 @@
 """Every torch internal the recorder reads, in one place (tests/test_torch_internals.py checks
 each against the installed torch). Names here are not public API: when a torch release moves
-one, this module is the only one to change.
+one, this module is the only one to change; beside it, compiler/listen/_torchfusion.py holds the
+code that works inside Inductor's scheduler (the pass that snapshots the IR around fusion),
+built on the names here.
 
 Imports of torch are lazy. torch's files read without importing it are apart, below the
 recording: its location (compiler/model/_paths.py) and its graph-break registry
@@ -9,7 +11,6 @@ recording: its location (compiler/model/_paths.py) and its graph-break registry
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any
 
@@ -272,99 +273,6 @@ def data_dependent_condition(exc: BaseException) -> str | None:
             return str(exc.cond)
         exc = exc.__cause__ or exc.__context__
     return None
-
-
-# --------------------------------------------------------------------------- fusion IR
-
-
-def _scheduler_pass_base() -> type:
-    """The class torch's FX-graph cache wants a scheduler pass to be (its uuid keys the
-    cache): CustomSchedulerPass where torch has it (2.13 does, 2.11 not), else CustomGraphPass."""
-    from torch._inductor import custom_graph_pass
-
-    return getattr(custom_graph_pass, "CustomSchedulerPass", None) or custom_graph_pass.CustomGraphPass
-
-
-@functools.cache
-def snapshot_pass_class() -> type:
-    base = _scheduler_pass_base()
-
-    class SnapshotPass(base):
-        """Calls ``look(nodes)`` (while set), then the pass that was configured before, if any.
-        It changes no node, so it leaves the FX-graph cache key as the earlier pass makes it
-        (``uuid``), and pickles (torch hashes the config) as that pass alone."""
-
-        def __init__(self, look: Any, prior: Any):
-            self.look = look
-            self.prior = prior
-
-        def __call__(self, nodes: list) -> list:
-            look = self.look
-            if look is not None:
-                try:
-                    look(nodes)
-                except Exception:  # never disturb the user's compile
-                    pass
-            return self.prior(nodes) if self.prior is not None else nodes
-
-        def uuid(self) -> Any:
-            prior = self.prior
-            return prior.uuid() if isinstance(prior, base) else None
-
-        def __reduce__(self):
-            return (snapshot_pass, (None, self.prior))
-
-    return SnapshotPass
-
-
-def snapshot_pass(look: Any, prior: Any) -> Any:
-    """A scheduler pass for the FUSION_PASS hook calling ``look(nodes)`` then ``prior``."""
-    return snapshot_pass_class()(look, prior)
-
-
-def is_cache_safe_pass(value: Any) -> bool:
-    """Whether torch's FX-graph cache accepts this scheduler pass value (None or a
-    pass of the class it wants; it bypasses the cache for a plain callable)."""
-    return value is None or isinstance(value, _scheduler_pass_base())
-
-
-def fusion_snapshot(nodes: list) -> tuple[Any, list, Any]:
-    """What renders later into the IR before and after fusion, taken in the hook: the graph
-    being lowered, a shallow copy of each node (fusion reassigns a node's loop body, sizes
-    and dependencies, never changes them in place) and the scheduler, whose node list at the
-    end of its construction is what the logger prints after fusion. Between the logger and
-    the hook, Inductor groups foreach ops into one node at the end of the list: the logger's
-    list is those members back in place, by the position (``min_order``) each got in it."""
-    import copy
-
-    from torch._inductor.scheduler import ForeachKernelSchedulerNode
-    from torch._inductor.virtualized import V
-
-    flat: list = []
-    for node in nodes:
-        flat.extend(node.snodes if isinstance(node, ForeachKernelSchedulerNode) else [node])
-    if len(flat) != len(nodes):
-        flat.sort(key=lambda n: n.min_order)
-    return V.graph, [copy.copy(n) for n in flat], (nodes[0].scheduler if nodes else None)
-
-
-def render_fusion_ir(artifact: str, snapshot: tuple[Any, list, Any]) -> str | None:
-    """The text Inductor's ``artifact`` logger would have carried (its header included); None
-    after fusion where the scheduler never got to log it (the compile failed while fusing)."""
-    from torch._inductor.debug import DebugFormatter
-    from torch._inductor.virtualized import V
-
-    graph, before, scheduler = snapshot
-    if artifact == "ir_pre_fusion":
-        nodes = before
-    elif scheduler is None:
-        nodes = []
-    elif hasattr(scheduler, SCHEDULER_DONE):
-        nodes = scheduler.nodes
-    else:
-        return None
-    with V.set_graph_handler(graph):
-        return FUSION_HEADERS[artifact] + DebugFormatter._write_ir(nodes)
 
 
 def add_bytecode_hook(hook: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The benchmark's records (``Report.benchmark``, ``compiler.compare_modes``): timings, the
+"""The benchmark's records (``compiler.benchmark``, ``compiler.compare_modes``): timings, the
 per-kernel profile, accuracy, the configuration and the whole result. Frozen dataclasses,
 saved with the report (``Report.benchmarks``; docs/report-schema.md)."""
 
@@ -124,7 +124,7 @@ class BenchConfig:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Eager against compiled on the same inputs (``Report.benchmark``); docs/benchmark.md."""
+    """Eager against compiled on the same inputs (``compiler.benchmark``); docs/benchmark.md."""
 
     name: str
     device: str  # cpu | cuda

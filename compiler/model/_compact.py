@@ -149,7 +149,7 @@ def _count(obj: Any, counts: Counter, graphs: _Graphs) -> None:
         elif tp is Graph:
             if graphs.first(o):  # what its file form holds: its code, what its nodes add to it
                 push(o.code)
-                fields = graphs.fields[graphs.group[id(o)]] or _fields(Node)
+                fields = graphs.fields[graphs.group[id(o)]] or fields_of(Node)
                 extend([getattr(n, name) for n in o.nodes for name, _d in fields])
         elif o is None or tp is int or tp is float or tp is bool:
             continue
@@ -180,7 +180,7 @@ def _names(tp: type) -> tuple[str, ...] | None:
 _DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
 
 
-def _fields(tp: type) -> list[tuple[str, Any]]:
+def fields_of(tp: type) -> list[tuple[str, Any]]:
     """(name, default or a marker for none) per field of a dataclass."""
     got = _DEFAULTS.get(tp)
     if got is None:
@@ -191,13 +191,13 @@ def _fields(tp: type) -> list[tuple[str, Any]]:
             elif f.default_factory is not dataclasses.MISSING:
                 default = f.default_factory()
             else:
-                default = _REQUIRED
+                default = REQUIRED
             got.append((f.name, default))
         _DEFAULTS[tp] = got
     return got
 
 
-_REQUIRED = object()
+REQUIRED = object()
 _MARKS = frozenset({"$s", "$t", "$g", "$n", "$c", "$d"})  # keys that mark a reference
 _SCALARS = (type(None), bool, int, float)
 
@@ -287,9 +287,9 @@ class _Encoder:
             return self.graph(obj)
         out = {}
         value = self.value
-        for name, default in _fields(tp):
+        for name, default in fields_of(tp):
             v = getattr(obj, name)
-            if default is not _REQUIRED and _is_default(v, default):
+            if default is not REQUIRED and _is_default(v, default):
                 continue
             if tp is CacheLookup and name == "component_lines":  # one text: a key that recurs, once
                 got = self.lines_done.get(v) if type(v) is tuple else None  # a key's lines met before
@@ -313,7 +313,7 @@ class _Encoder:
             if fields is _UNSEEN:  # a graph the count pass did not reach first
                 fields = _derived_fields(g)
             out["nodes"] = (
-                self._rows(g.nodes, _fields(Node), "$n")
+                self._rows(g.nodes, fields_of(Node), "$n")
                 if fields is None
                 else self._rows(g.nodes, fields, "$c")
             )
@@ -325,7 +325,7 @@ class _Encoder:
         for n in nodes:
             row = [getattr(n, name) for name, _d in fields]
             k = len(row)
-            while k and fields[k - 1][1] is not _REQUIRED and _is_default(row[k - 1], fields[k - 1][1]):
+            while k and fields[k - 1][1] is not REQUIRED and _is_default(row[k - 1], fields[k - 1][1]):
                 k -= 1
             rows.append([value(v) for v in row[:k]])
         while mark == "$c" and rows and not rows[-1]:
@@ -341,19 +341,19 @@ def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tup
     code's (another count or other names): they are written whole. Worked out once per graph:
     ``keep_file_fields`` does it where the graph is made (its code's parse still at hand).
     ``changed``: the only fields in which ``g``'s nodes may differ from the parse (None: any)."""
-    if _graph_nodes is None or not g.code:  # no parser (or nothing to parse): nodes written whole
+    if node_parser is None or not g.code:  # no parser (or nothing to parse): nodes written whole
         return None
     got = _KEPT.get(id(g), _UNSEEN)
     if got is not _UNSEEN:
         return got
-    base = _graph_nodes(g.code)
+    base = node_parser(g.code)
     if len(base) != len(g.nodes):
         return None
     ours = [n.__dict__ for n in g.nodes]
     theirs = [b.__dict__ for b in base]
     if ours == theirs:  # every field as parsed (dicts of the same keys: Node's fields)
         return []
-    fields = [f for f in _fields(Node) if changed is None or f[0] in changed or f[0] == "name"]
+    fields = [f for f in fields_of(Node) if changed is None or f[0] in changed or f[0] == "name"]
     row = operator.itemgetter(*(name for name, _d in fields))  # a node's values, in fields' order
     columns, parsed = list(zip(*map(row, ours))), list(zip(*map(row, theirs)))
     name = [n for n, _d in fields].index("name")
@@ -376,7 +376,7 @@ def keep_file_fields(
     ``changed``: the only fields its maker may have set on the parsed nodes, or on those of
     ``made_from`` (then also the fields that graph's kept: where none are, every field is
     compared); the other fields are the parse's own values, and only these are compared."""
-    if g is None or _graph_nodes is None or id(g) in _KEPT:
+    if g is None or node_parser is None or id(g) in _KEPT:
         return g
     if made_from is not None:
         before = _KEPT.get(id(made_from))
@@ -393,7 +393,7 @@ def kept_file_fields(g: Graph) -> list[tuple[str, Any]] | None:
 _UNSEEN = object()
 
 # the graph-code parser (None: every node written whole, as schema 3 wrote them; the tests)
-_graph_nodes: Callable[[str], tuple[Node, ...]] | None = graph_nodes
+node_parser: Callable[[str], tuple[Node, ...]] | None = graph_nodes
 
 
 def _is_default(v: Any, default: Any) -> bool:

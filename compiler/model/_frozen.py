@@ -1,5 +1,5 @@
 """A record frozen but for the fields it names open (``Report.benchmarks``, which
-``Report.benchmark()`` adds to): every other field is set once, when the record is made."""
+``compiler.benchmark(report)`` adds to): every other field is set once, when the record is made."""
 
 from __future__ import annotations
 

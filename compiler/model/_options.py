@@ -1,7 +1,7 @@
 """The recording options and the benchmark options, each list declared once.
 
 ``compiler.recording`` (and ``Recording``) take ``RecordOptions``' fields as keywords,
-``Report.benchmark`` takes ``BenchOptions``'; a field's metadata gives its one-line help and,
+``compiler.benchmark`` takes ``BenchOptions``'; a field's metadata gives its one-line help and,
 where it has one, its flag: ``pt2-explorer record`` and ``%%compile`` build their arguments
 from ``flags()`` (explorer/cli/_record.py, explorer/notebook/_magic.py), so the CLI, the magic
 and the API share each option's name, default and help (tests/test_options.py).
@@ -120,7 +120,7 @@ class RecordOptions(_Options):
 
 @dataclass(frozen=True)
 class BenchOptions(_Options):
-    """How ``Report.benchmark`` measures (docs/benchmark.md)."""
+    """How ``compiler.benchmark`` measures (docs/benchmark.md)."""
 
     reps: int | None = _option(None, "timed calls per arm (default: about 1 s per arm)", "--reps", type=int)
     warmup: int | None = _option(None, "untimed calls per arm before the timed ones (default 3)")

@@ -11,13 +11,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gzip
-import inspect
 import json
 import os
 import stat
 import warnings
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +24,6 @@ from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._frozen import FrozenBut
-from ._options import BenchOptions
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._speedtypes import (
     CacheLookup,
@@ -36,7 +33,6 @@ from ._speedtypes import (
     with_component_lines,
 )  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
-    LOCAL_SCOPE,
     Autograd,
     Autotune,
     AutotuneChoice,
@@ -56,25 +52,6 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Stages,
     Symbol,
 )
-
-# Report.benchmark runs in compiler.bench (torch), a layer above: compiler/__init__.py wires it in
-_BENCHMARK: Callable[..., Benchmark] | None = None
-
-
-def use_benchmark(run: Callable[..., Benchmark]) -> None:
-    """What ``Report.benchmark`` calls: ``run(report, fn, args, kwargs, **options)``."""
-    global _BENCHMARK
-    _BENCHMARK = run
-
-
-_FILL: Callable[..., Report] | None = None
-
-
-def use_fill(run: Callable[..., Report]) -> None:
-    """What ``Report.fill`` calls (compiler/bench/_fill.py), wired in as ``use_benchmark``."""
-    global _FILL
-    _FILL = run
-
 
 # 4: a graph's nodes as what differs from the nodes its code holds; 3: nodes as rows in the file form; 2: the file form (compiler/model/_compact.py); 1: the full
 # form; each still read
@@ -109,7 +86,7 @@ class Compile:
     config: CompileConfig | None = None  # the mode and options it was compiled with
     caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
     cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
-    regenerated: Regenerated | None = None  # Report.fill(): what a cold recompile filled in
+    regenerated: Regenerated | None = None  # compiler.fill(report): what a cold recompile filled in
 
 
 @dataclass(frozen=True)
@@ -185,7 +162,7 @@ class RawEvent:
 
 @dataclass(eq=True)
 class Report(FrozenBut):
-    OPEN = frozenset({"benchmarks"})  # frozen but for it: Report.benchmark() adds to it
+    OPEN = frozenset({"benchmarks"})  # frozen but for it: compiler.benchmark(report) adds to it
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()
@@ -197,7 +174,7 @@ class Report(FrozenBut):
     error: str | None = None  # exception that ended the recorded block, if any
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
-    benchmarks: tuple[Benchmark, ...] = ()  # the one field that changes: Report.benchmark() adds to it
+    benchmarks: tuple[Benchmark, ...] = ()  # openly mutable: compiler.benchmark(report) adds to it
     # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
     rank: int | None = None
     world_size: int | None = None
@@ -231,34 +208,6 @@ class Report(FrozenBut):
         for k in self.kernels:
             by.setdefault(k.compile_id, []).append(k)
         return {cid: tuple(ks) for cid, ks in by.items()}
-
-    def benchmark(self, fn=None, *args, **kwargs) -> Benchmark:
-        """Time eager against compiled on the same inputs, check their outputs agree,
-        profile the compiled kernels; append the result to ``self.benchmarks`` and return it.
-
-        With no ``fn``, benchmarks what the report remembers (``compiler.record`` and
-        ``%%compile`` remember their function, compiled callable and arguments); the
-        compiled callable is reused, never compiled twice. ``mutates=True`` allows a function
-        that changes tensors in place (optimizer steps, ``w.add_``): they are snapshotted and
-        restored. It replaces ``benchmarks`` by a longer tuple (the one field a report lets
-        change). The keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``,
-        ``mutates``, ``compiled``, ``compile_options``, ``name``, ``progress``, ``atol``, ``rtol``:
-        compiler/model/_options.py) are the benchmark's; other keyword arguments go to ``fn``,
-        and one named like an option must be bound with ``functools.partial``. Methodology:
-        docs/benchmark.md.
-        """
-        if _BENCHMARK is None:  # compiler/__init__.py sets it: the package is imported first
-            raise RuntimeError("Report.benchmark needs the compiler package (import compiler)")
-        options, fn_kwargs = BenchOptions.split(kwargs)
-        return _BENCHMARK(self, fn, args, fn_kwargs, **options.keywords())
-
-    def fill(self, compile_ids: tuple[str, ...] | None = None, *, progress=True) -> Report:
-        """This report with what its cache hits skipped filled in: each such compile's
-        runnable repro compiled cold in a fresh process, checked against the cached code and
-        merged, marked ``Compile.regenerated`` (compiler/bench/_fill.py). A new report."""
-        if _FILL is None:
-            raise RuntimeError("Report.fill needs the compiler package (import compiler)")
-        return _FILL(self, compile_ids, progress=progress)
 
     @property
     def compile_time_s(self) -> float:
@@ -331,19 +280,6 @@ def _tables_size(data: dict) -> int:
     strings, texts = data.get("strings"), data.get("texts")
     n = sum(len(s) for s in strings if isinstance(s, str)) if isinstance(strings, list) else 0
     return n + (sum(len(t) for t in texts if isinstance(t, list)) if isinstance(texts, list) else 0)
-
-
-# help() and editors show the benchmark's options (declared once, in compiler/model/_options.py)
-Report.benchmark.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [
-        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
-        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-        *BenchOptions.parameters(),
-        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
-    ],
-    return_annotation=Benchmark,
-)
 
 
 class ReportFormatError(ValueError):

@@ -121,7 +121,7 @@ def _first_too_deep(data: Any) -> FileFormError:
 
 
 # a node's fields and their defaults as JSON values (a tuple's: a list)
-_NODE_FIELDS = {name: [] if d == () else d for name, d in _compact._fields(_compact.Node)}
+_NODE_FIELDS = {name: [] if d == () else d for name, d in _compact.fields_of(_compact.Node)}
 
 
 class _Resolver:
@@ -244,14 +244,14 @@ class _Resolver:
             raise FileFormError(
                 where, f"nodes to be parsed from the graph's code, but its code is {shown(code)}"
             )
-        if _compact._graph_nodes is None:
+        if _compact.node_parser is None:
             raise FileFormError(where, "nodes to be parsed from code, and no parser")
         self.spent += len(code)  # parsed at each use, as a graph's values are built at each use
         if self.spent > self.limit:
             raise self._over(
                 label, stack, k, f"nodes parsed from code ({len(code):,} characters, at each use)"
             )
-        base = _compact._graph_nodes(code)
+        base = _compact.node_parser(code)
         self.spent += _limits.BUILT * len(base)
         if self.spent > self.limit:
             raise self._over(label, stack, k, f"nodes parsed from code ({len(base):,} nodes, at each use)")
@@ -260,7 +260,7 @@ class _Resolver:
         unknown = [f for f in fields if f not in _NODE_FIELDS]
         if unknown:
             raise FileFormError(where + '["fields"]', f"{shown(unknown[0])} is not a field of a node")
-        left_out = {f: _NODE_FIELDS[f] for f in fields if _NODE_FIELDS[f] is not _compact._REQUIRED}
+        left_out = {f: _NODE_FIELDS[f] for f in fields if _NODE_FIELDS[f] is not _compact.REQUIRED}
         out = []
         for i, b in enumerate(base):
             node = dict(b.__dict__)

@@ -77,7 +77,7 @@ def cache_saving(lookups: tuple[CacheLookup, ...]) -> Saving | None:
 
 
 def fill_reason(c: Any) -> str | None:
-    """Why ``Report.fill()`` has something to fill in for compile ``c`` (one line), or None:
+    """Why ``compiler.fill(report)`` has something to fill in for compile ``c`` (one line), or None:
     Inductor made its kernels but the report holds no kernel-to-node map for them, because a
     cache hit skipped Inductor's lowering and fusion, or because the caches were on (torch
     keeps Inductor's provenance level in the FX-graph key, so the recording leaves it as it
@@ -94,7 +94,7 @@ def fill_reason(c: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Regenerated:
-    """What ``Report.fill()`` rebuilt for a compile whose stages a cache hit skipped (or whose
+    """What ``compiler.fill(report)`` rebuilt for a compile whose stages a cache hit skipped (or whose
     kernel-to-node map the cache key kept out): its runnable repro(s) compiled again with the
     caches off, in a fresh process, recorded; the facts merged in are marked as regenerated."""
 

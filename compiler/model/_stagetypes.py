@@ -3,15 +3,12 @@ torch printed or logged them; compiler/model/_report.py holds the report-wide re
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._paths import frame_kind
 from ._tritontypes import TritonBinary
-
-LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] -> x (strip_local_scope)
 
 
 @dataclass(frozen=True)
@@ -88,17 +85,12 @@ class Symbol:
     constant (``create_symbol``). Field names are torch's."""
 
     symbol: str  # "s53"
-    source: str | None = None  # what it stands for: "L['kwargs']['past_key_values'].layers[0].keys.size()[2]"
+    # what it stands for: "L['kwargs']['past_key_values'].layers[0].keys.size()[2]" (as the
+    # user's code spells it: compiler.analysis.without_local_scope)
+    source: str | None = None
     val: str | None = None  # the value seen when it was created (torch's hint)
     vr: str | None = None  # value range, e.g. "[2, int_oo]"
     user_stack: tuple[StackFrame, ...] = ()  # the user code that made torch create it
-
-    @property
-    def dim(self) -> str | None:
-        """The source without torch's local scope: "kwargs['input_ids'].size()[1]"."""
-        if self.source is None:
-            return None
-        return LOCAL_SCOPE.sub(r"\1", self.source)
 
 
 @dataclass(frozen=True)
@@ -111,11 +103,6 @@ class Specialization:
     value: str | None
     reason: str | None = None
     user_stack: tuple[StackFrame, ...] = ()
-
-    @property
-    def dims(self) -> tuple[str, ...]:
-        """The sources without torch's local scope, as ``Symbol.dim``: "x.size()[0]"."""
-        return tuple(LOCAL_SCOPE.sub(r"\1", s) for s in self.sources)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What a report remembers of the call it recorded (``compiler.record``, ``%%compile``,
-``compare_modes``), so that ``report.benchmark()`` needs no arguments: in memory only, never
+``compare_modes``), so that ``compiler.benchmark(report)`` needs no arguments: in memory only, never
 saved (it is not a field of the report)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ._report import Report
 
 @dataclass
 class Subject:
-    """What a report remembers so that ``report.benchmark()`` needs no arguments."""
+    """What a report remembers so that ``compiler.benchmark(report)`` needs no arguments."""
 
     eager: Callable
     compiled: Callable | None

@@ -90,6 +90,27 @@ def without_entry(reason: str) -> str:
     return _ENTRY.sub("", reason)
 
 
+# ---- a source: what a guard or a symbol stands for in the frame ----------------------
+
+_LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] (strip_local_scope)
+
+
+def without_local_scope(source: str | None) -> str | None:
+    """A source as torch prints it, without its local scope, as the user's code spells it:
+    ``L['kwargs']['input_ids'].size()[1]`` -> ``kwargs['input_ids'].size()[1]`` (a dynamic
+    dimension's ``Symbol.source``, a ``Specialization``'s sources); None stays None."""
+    return None if source is None else _LOCAL_SCOPE.sub(r"\1", source)
+
+
+_SIZE_SYMBOL = re.compile(r"s\d+")  # torch.utils._sympy.symbol.SymT.SIZE's names
+
+
+def is_size_symbol(name: str) -> bool:
+    """Is ``name`` one torch gives a backed size symbol (``s77``), as a runnable repro binds
+    them at its top (``s77 = 12``)?"""
+    return _SIZE_SYMBOL.fullmatch(name) is not None
+
+
 # ---- the code Dynamo makes after a graph break ---------------------------------------
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")

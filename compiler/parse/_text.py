@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 
 from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
-from ..model._report import LOCAL_SCOPE, StackFrame
-from ._names import TORCH_ID
+from ..model._report import StackFrame
+from ._names import TORCH_ID, without_local_scope
 from ._registry import graph_break_registry
 
 # torch.compile of a torch.nn module (or a torch function) compiles a wrapper frame of torch's
@@ -286,7 +286,7 @@ def _failing_guard_line(reason: str, guards: str | None) -> str | None:
             body = ln.split("+-", 1)[1].strip()
             if body.startswith("TENSOR_MATCH:") and "check_tensor(" in body:
                 arg = _first_arg(body.split("check_tensor(", 1)[1])
-                if src in (_norm(arg), _norm(LOCAL_SCOPE.sub(r"\1", arg))):
+                if src in (_norm(arg), _norm(without_local_scope(arg))):
                     return ln.strip()
     sm = _STATE_CHANGED.match(head)
     if sm:  # "GLOBAL_STATE changed: grad_mode": the guard of that kind
@@ -302,7 +302,7 @@ def _failing_guard_line(reason: str, guards: str | None) -> str | None:
         kind = body.split("(")[0]
         body = body.split(":", 1)[1] if ":" in kind else body
         body = _norm(body.split("  #")[0])
-        bodies.append((ln, body, _norm(LOCAL_SCOPE.sub(r"\1", body))))
+        bodies.append((ln, body, _norm(without_local_scope(body))))
     # torch strips L['fn'] to fn in reasons (guards.strip_local_scope); guards keep L[...]
     for ln, body, local in bodies:
         if expr in (body, local):

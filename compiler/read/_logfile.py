@@ -14,6 +14,7 @@ from ..assemble._events import Event, event_name
 from ..model import _fastjson, _surrogates
 from ..model._fastjson import loads_bytes as _loads_bytes
 from ..parse._logline import GLOG, GLOG_ASCII, MD5, NOT_TAB
+from ._blocks import blocks
 from ._files import (
     TraceFormatError,
     TraceTruncatedError,
@@ -97,7 +98,7 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
     r = _Reader(path, strict)
     with open_log(path) as f:
         try:
-            for data, start, end in _blocks(f):
+            for data, start, end in blocks(f, _BLOCK, MAX_LINE_BYTES):
                 yield from r.block(data, start, end)
         except EOFError:  # gzip stream cut off: what followed line `lineno` is lost
             pending = r.pending
@@ -114,40 +115,6 @@ def read_trace_file(path: str, *, strict: bool = False) -> Iterator[Event]:
         if ok is False or (ok is None and not r.complete):
             raise truncated(path, pending.event.line, r.lineno, f"event {pending.event.name!r} is incomplete")
         yield _finish(path, pending, strict)
-
-
-def _blocks(f) -> Iterator[tuple[bytes, int, int]]:
-    """The file in blocks of whole lines, the last one possibly without its newline: each
-    ``data[start:end]`` of what was read, not copied (a line begun in one read and ended in
-    the next comes alone, joined). A line of ``MAX_LINE_BYTES`` or more with no end in sight
-    comes alone, unended, and last. A gzip stream cut off raises EOFError after the whole
-    lines before the cut (the one being read is lost, as a line reader loses it)."""
-    start: list[bytes] = []  # the line being read: its bytes so far, none a newline
-    held = 0
-    while data := f.read1(_BLOCK):
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            start.append(data)
-            held += len(data)
-            if held >= MAX_LINE_BYTES:
-                yield _whole(start)
-                return
-            continue
-        begin = 0
-        if start:  # the line begun in the last block, ended here
-            begin = data.find(b"\n") + 1
-            yield _whole([*start, data[:begin]])
-        if begin < cut:
-            yield data, begin, cut
-        start = [data[cut:]] if cut < len(data) else []
-        held = len(data) - cut
-    if start:
-        yield _whole(start)
-
-
-def _whole(parts: list[bytes]) -> tuple[bytes, int, int]:
-    data = b"".join(parts)
-    return data, 0, len(data)
 
 
 class _Reader:

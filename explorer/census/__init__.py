@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._cases import MODES, ZOOS, Case, Settings, cases, parse_shard, shard
 from ._diff import CensusDiff, diff_census
+from ._diffview import diff_page, diff_text
 from ._files import CensusFormatError
 from ._process import run_one
 from ._run import run_census
@@ -25,8 +26,6 @@ from ._view import (
     census_page,
     census_text,
     census_widget,
-    diff_page,
-    diff_text,
     save_census_html,
     select,
     show,

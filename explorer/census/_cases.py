@@ -41,7 +41,7 @@ class Settings:
     device: str = "cpu"
     timeout_s: float = 600.0
     memory_gb: float | None = 16.0  # the address-space limit of each case's process; None: none
-    bench: bool = False  # time eager against compiled (Report.benchmark) after the compile
+    bench: bool = False  # time eager against compiled (compiler.benchmark) after the compile
     keep_trace: bool = False  # also write torch's own TORCH_TRACE log of each case
     # each case in an empty cache dir with the compile caches off (every stage recorded); else
     # the cases keep the user's caches, as their own runs do (a second census is warm)

@@ -14,7 +14,7 @@ import tempfile
 
 from ._cases import GPU_SHARE_ENV, Case, Settings
 from ._files import read_json, write_json
-from ._table import CensusRow, _plain, census_from_dict, row_from_report
+from ._table import CensusRow, census_from_dict, plain_row, row_from_report
 
 DIRS = ("rows", "reports", "logs", "traces")
 
@@ -115,7 +115,7 @@ def run_one(
     )
     if os.path.exists(p["report"]) and os.path.exists(p["journal"]):
         os.remove(p["journal"])  # the report holds all of it
-    write_json(p["row"], _plain(row))
+    write_json(p["row"], plain_row(row))
     return row
 
 

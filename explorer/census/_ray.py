@@ -41,11 +41,11 @@ def _row_file(case: Case) -> str:
 def _failed_row(case: Case, e: Exception) -> bytes:
     import json
 
-    from ._table import _plain, row_from_report
+    from ._table import plain_row, row_from_report
 
     first = (str(e).strip().splitlines() or [""])[0]
     row = row_from_report(case, None, None, f"ray task failed: {type(e).__name__}: {first}"[:500])
-    return json.dumps(_plain(row)).encode()
+    return json.dumps(plain_row(row)).encode()
 
 
 def task_options(settings: Settings, cpus: float = 1) -> dict:

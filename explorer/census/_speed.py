@@ -1,5 +1,5 @@
 """One case's speed, in its own process (``_child.py``): eager against compiled as
-``Report.benchmark`` times them (median and spread, peak memory, compile time and break-even
+``compiler.benchmark`` times them (median and spread, peak memory, compile time and break-even
 calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
 state restored around each call: ``mutates=True``), in float32 or under bf16 autocast (AMP);
 and the verdict's first cause (``compiler.analysis.verdict``) where compiled is slower or barely faster.
@@ -96,11 +96,13 @@ def measure(
 ) -> dict:
     """The case's speed fields (``CensusRow``'s), from one benchmark appended to ``report``;
     ``compile_options``: what ``compiled`` was compiled with (the verdict names its backend)."""
+    from compiler import benchmark
     from compiler.analysis import verdict
 
     eager_fn, compiled_fn = step_fns(model, compiled, args, kwargs, train, precision, device, loss_of)
     low = precision == "amp"
-    b = report.benchmark(
+    b = benchmark(
+        report,
         eager_fn,
         compiled=compiled_fn,
         compile_options=compile_options,

@@ -68,7 +68,7 @@ class CensusRow:
     speedup: float | None = None  # eager / compiled medians, with --bench
     precision: str = "fp32"  # or amp (bf16 autocast)
     batch: int | None = None  # the batch size the case ran with (its models module's CENSUS_BATCH)
-    # --bench: Report.benchmark's medians and their spread (IQR), ms per call (eval call or
+    # --bench: compiler.benchmark's medians and their spread (IQR), ms per call (eval call or
     # training step), peak memory (GPU, MiB), and the calls after which the compile pays off
     eager_ms: float | None = None
     eager_iqr_ms: float | None = None
@@ -210,7 +210,7 @@ class Census:
             "torch_version": self.torch_version,
             "created": self.created,
             "settings": as_text(self.settings),
-            "rows": [_plain(r) for r in self.rows],
+            "rows": [plain_row(r) for r in self.rows],
         }
 
     def save(self, path: str) -> str:
@@ -219,7 +219,7 @@ class Census:
         return write_file(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
 
-def _plain(row: CensusRow) -> dict:
+def plain_row(row: CensusRow) -> dict:
     """The row's file form: its fields that are not their defaults, as text a file can hold
     (an error message or a path given as bytes that are not UTF-8 holds lone surrogates)."""
     d = as_text(dataclasses.asdict(row))

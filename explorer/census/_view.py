@@ -1,7 +1,7 @@
 """A census as views: one table (the explorer's ``Table``) lowered to the terminal, to a
 static page (sortable columns, a filter box, the rows grouped by break type, each row linked
 to its model's full report page) and to the notebook widget (filters, and a button per row
-that opens that model's report in the explorer); two censuses' differences likewise."""
+that opens that model's report in the explorer); two censuses' differences: _diffview.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from ..base._types import Table
 from ..lower._fit import width
 from ..lower._html import CSS, esc
 from ..lower._text import table_text
-from ._diff import CensusDiff
 from ._speedview import clip, fmt_speedup, row_id, speed_html, speed_text
 from ._table import STATUSES, Census, CensusRow
 
@@ -353,51 +352,3 @@ def show(census: Census) -> None:
     from IPython.display import display
 
     display(census_widget(census))
-
-
-def _change_lines(c) -> list[str]:
-    return [f"  {c.key}: " + "; ".join(c.worse + c.better)]
-
-
-def diff_text(d: CensusDiff) -> str:
-    """Regressions first, then fixes, then the rows one census lacks."""
-    out = [f"census diff: {d.a} → {d.b}", ""]
-    out.append(f"regressions ({len(d.regressions)}):")
-    out += [ln for c in d.regressions for ln in _change_lines(c)] or ["  none"]
-    out.append(f"fixes ({len(d.fixes)}):")
-    out += [ln for c in d.fixes for ln in _change_lines(c)] or ["  none"]
-    out.append(f"unchanged: {d.unchanged}")
-    out += [f"noise: {n.line}" for n in d.noise]
-    if d.only_a:
-        out.append(f"only in {d.a}: {', '.join(d.only_a)}")
-    if d.only_b:
-        out.append(f"only in {d.b}: {', '.join(d.only_b)}")
-    return "\n".join(out) + "\n"
-
-
-def diff_page(d: CensusDiff) -> str:
-    def section(title: str, changes, cls: str) -> str:
-        items = "".join(
-            f"<li><b>{esc(c.key)}</b>: "
-            + "; ".join(f'<span class="{cls}">{esc(x)}</span>' for x in c.worse)
-            + ("; " if c.worse and c.better else "")
-            + "; ".join(f'<span class="fix">{esc(x)}</span>' for x in c.better)
-            + "</li>"
-            for c in changes
-        )
-        return f"<h3>{esc(title)} ({len(changes)})</h3><ul>{items or '<li>none</li>'}</ul>"
-
-    only = "".join(
-        f"<p>only in {esc(name)}: {esc(', '.join(keys))}</p>"
-        for name, keys in ((d.a, d.only_a), (d.b, d.only_b))
-        if keys
-    )
-    title = esc(f"census diff: {d.a} → {d.b}")
-    return (
-        f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {title}</title>'
-        f'<style>{CSS}.worse{{color:#b00}}.fix{{color:#070}}</style></head><body><div class="pt2x"><h2>{title}</h2>'
-        f"{section('regressions', d.regressions, 'worse')}{section('fixes', d.fixes, 'fix')}"
-        f"<p>unchanged: {d.unchanged}</p>{only}"
-        + "".join(f'<p class="noise">noise: {esc(n.line)}</p>' for n in d.noise)
-        + "</div></body></html>"
-    )

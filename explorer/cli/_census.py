@@ -288,7 +288,7 @@ def _diff(ns) -> int:
     from compiler import write_file
 
     from ..census._diff import diff_census
-    from ..census._view import diff_page, diff_text
+    from ..census._diffview import diff_page, diff_text
 
     _refuse([("--html", ns.html)], [("census", _census_file(ns.a)), ("census", _census_file(ns.b))])
     d = diff_census(_load(ns.a), _load(ns.b), slower=ns.slower)

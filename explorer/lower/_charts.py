@@ -31,7 +31,7 @@ def show(fig: go.Figure) -> None:
     display({MIME: data}, raw=True)
 
 
-def _t(text: str) -> str:
+def chart_text(text: str) -> str:
     """User text (function, kernel and configuration names) for plotly, which renders a subset
     of HTML tags in titles, labels and hover text: escaped, so it reads as written."""
     return html.escape(str(text), quote=False)
@@ -56,7 +56,7 @@ def timing_figure(b: Benchmark) -> go.Figure:
     )
     speed = f" — {b.speedup_words}" if b.speedup else ""
     fig.update_layout(
-        title=f"{_t(b.name)}: time per call{speed}",
+        title=f"{chart_text(b.name)}: time per call{speed}",
         yaxis_title="ms (median, IQR bars)",
         height=320,
         width=480,
@@ -67,7 +67,7 @@ def timing_figure(b: Benchmark) -> go.Figure:
 def short_name(name: str, width: int = 44) -> str:
     """A kernel name cut to ``width`` characters for an axis label (cuBLAS names run to 100+);
     the whole name stays in the hover text and the table."""
-    return _t(name if len(name) <= width else name[: width - 1] + "…")
+    return chart_text(name if len(name) <= width else name[: width - 1] + "…")
 
 
 def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
@@ -84,13 +84,13 @@ def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
             x=[k.share for k in rows],
             y=labels,
             orientation="h",
-            customdata=[[k.kind, k.per_call_ms, k.compile_id or "", _t(k.name)] for k in rows],
+            customdata=[[k.kind, k.per_call_ms, k.compile_id or "", chart_text(k.name)] for k in rows],
             hovertemplate="%{customdata[3]}<br>%{customdata[0]} · %{customdata[1]:.4g} ms per call · "
             "%{x:.1%}<extra>%{customdata[2]}</extra>",
         )
     )
     fig.update_layout(
-        title=f"{_t(b.name)}: top kernels by share of time",
+        title=f"{chart_text(b.name)}: top kernels by share of time",
         xaxis_tickformat=".0%",
         height=140 + 30 * len(rows),
         width=760,
@@ -115,7 +115,7 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
             text=[short_name(k.name, 32) for k in rows],
             textposition=[label_position(k.gb_per_s, b.peak_gb_per_s, top) for k in rows],
             cliponaxis=False,
-            customdata=[_t(k.name) for k in rows],
+            customdata=[chart_text(k.name) for k in rows],
             hovertemplate="%{customdata}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
         )
     )
@@ -127,7 +127,7 @@ def roofline_figure(b: Benchmark) -> go.Figure | None:
             annotation_position="right",  # in the right margin, beside the line: no point there
         )
     fig.update_layout(
-        title=f"{_t(b.name)}: achieved bandwidth ({_t(b.device_name)})",
+        title=f"{chart_text(b.name)}: achieved bandwidth ({chart_text(b.device_name)})",
         xaxis_title="ms per launch",
         yaxis_title="GB/s",
         xaxis_type="log",
@@ -158,7 +158,7 @@ def modes_figure(comparison) -> go.Figure:
     static page follows to the recording."""
     index = {id(r): i for i, r in enumerate(comparison.rows)}
     rows = [r for r in comparison.rows if r.benchmark is not None and r.benchmark.compiled is not None]
-    labels = [_t(r.label) for r in rows]
+    labels = [chart_text(r.label) for r in rows]
     fig = go.Figure()
     for arm, color in (("eager", "#8c959f"), ("compiled", "#1f6feb")):
         ts = [getattr(r.benchmark, arm) for r in rows]
@@ -173,12 +173,12 @@ def modes_figure(comparison) -> go.Figure:
                 arrayminus=[t.median_ms - t.p25_ms if t else 0 for t in ts],
             ),
             marker_color=color,
-            customdata=[[_t(r.label), r.benchmark.speedup or 0, index[id(r)]] for r in rows],
+            customdata=[[chart_text(r.label), r.benchmark.speedup or 0, index[id(r)]] for r in rows],
             hovertemplate="%{customdata[0]} · " + arm + " %{y:.4g} ms · ×%{customdata[1]:.2f}<extra></extra>",
         )
     fig.update_layout(
         barmode="group",
-        title=f"{_t(comparison.name)}: modes and settings",
+        title=f"{chart_text(comparison.name)}: modes and settings",
         yaxis_title="ms per call (median, IQR bars)",
         height=380,
         width=120 + 110 * max(len(rows), 2),

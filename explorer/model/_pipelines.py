@@ -6,7 +6,7 @@ capture stage; the summary, the stage view, widgets and HTML all show these."""
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import flex_calls
+from compiler.analysis import flex_calls, without_local_scope
 from compiler.types import Compile
 
 from ..base._types import Block, CodeBlock, GraphBlock, Table
@@ -89,7 +89,7 @@ def export_lines(report: Report) -> tuple[str, ...]:
         )
         syms = c.stages.capture.symbols if c.stages.capture else ()
         if syms:
-            line += "; dynamic dims: " + ", ".join(f"{s.dim} in {s.vr}" for s in syms)
+            line += "; dynamic dims: " + ", ".join(f"{without_local_scope(s.source)} in {s.vr}" for s in syms)
         out.append(line)
         for oc in c.stages.codegen.output_code if c.stages.codegen else ():
             out.append(f"    {oc.role}: {oc.path}")

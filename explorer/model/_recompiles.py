@@ -5,7 +5,7 @@ tried, and what the recompile made dynamic; every compile's dynamic dimensions."
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import without_entry
+from compiler.analysis import without_entry, without_local_scope
 from compiler.types import Recompile
 
 from ..base._types import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
@@ -94,7 +94,9 @@ def recompile_view(report: Report, r: Recompile, names: dict[str, str]) -> Recom
             symbols = {s.symbol: s for s in cap.symbols} if cap else {}
         except KeyError:
             pass
-        dynamic = tuple(((symbols[s].dim or s) if s in symbols else s, s) for s in r.dynamic)
+        dynamic = tuple(
+            ((without_local_scope(symbols[s].source) or s) if s in symbols else s, s) for s in r.dynamic
+        )
         later = _failed_later_in(report, r)
         dims = ", ".join(f"{d} ({s})" if d != s else s for d, s in dynamic)
         fate = f"its guards failed later in [{later}]" if later else "later calls reuse it"
@@ -124,7 +126,9 @@ def dynamic_dims(report: Report) -> tuple[DynamicDim, ...]:
         if cap is None:
             continue
         for s in cap.symbols:
-            rows.append(DynamicDim(c.id, s.symbol, s.dim or "?", range=s.vr, seen=s.val))
+            rows.append(
+                DynamicDim(c.id, s.symbol, without_local_scope(s.source) or "?", range=s.vr, seen=s.val)
+            )
         for sp in cap.specializations:
             at = None
             if sp.user_stack:
@@ -134,7 +138,7 @@ def dynamic_dims(report: Report) -> tuple[DynamicDim, ...]:
                 DynamicDim(
                     c.id,
                     sp.symbol,
-                    ", ".join(sp.dims) or "?",
+                    ", ".join(without_local_scope(s) for s in sp.sources) or "?",
                     specialized=sp.value,
                     reason=sp.reason,
                     at=at,

@@ -8,6 +8,7 @@ import dataclasses
 import json
 
 from compiler import Report
+from compiler.analysis import without_local_scope
 from compiler.types import STAGES, Compile, Graph
 
 from ..base._phasenames import phase_label, shown_phases
@@ -245,7 +246,7 @@ def _symbols_table(st) -> Table:
     rows = tuple(
         (
             s.symbol,
-            s.dim or "?",
+            without_local_scope(s.source) or "?",
             s.vr or "",
             s.val or "",
             where(s.user_stack[-1].filename, s.user_stack[-1].line) if s.user_stack else "",

@@ -149,7 +149,7 @@ class CompileMagics(Magics):
             if subject and rec.report is not None:
                 compiler.remember_benchmark_subject(rec.report, **subject)
             if args.bench:
-                rec.report.benchmark(progress=progress.bench, **compiler.BenchOptions.flagged(args))
+                compiler.benchmark(rec.report, progress=progress.bench, **compiler.BenchOptions.flagged(args))
         finally:
             report = rec.report
             if report is not None:
@@ -192,7 +192,7 @@ def _run_compiled(cell: _cell.Cell, shell, args, subject: dict | None = None):
         kwargs["mode"] = args.mode
     compiled = torch.compile(cf.fn, **kwargs)
     call_args = cf.args(ns)
-    if subject is not None:  # what report.benchmark() will time (the Benchmark button, --bench)
+    if subject is not None:  # what compiler.benchmark(report) will time (the Benchmark button, --bench)
         subject.update(
             eager=cf.fn, compiled=compiled, args=call_args, kwargs=cf.kwargs, compile_kwargs=kwargs
         )

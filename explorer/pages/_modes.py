@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from ..base._types import Table
-from ..views._bench import _ms, summary_lines
+from ..views._bench import ms_text, summary_lines
 
 COLUMNS = ("configuration", "eager", "compiled", "speedup", "compile", "pays off", "caution")
 
@@ -27,8 +27,8 @@ def modes_table(comparison) -> Table:
         rows.append(
             (
                 r.label,
-                _ms(b.eager.median_ms if b.eager else None),
-                _ms(b.compiled.median_ms if b.compiled else None),
+                ms_text(b.eager.median_ms if b.eager else None),
+                ms_text(b.compiled.median_ms if b.compiled else None),
                 f"×{b.speedup:.2f}" if b.speedup else "—",
                 f"{b.compile_time_s:.1f} s" if b.compile_time_s is not None else "—",
                 b.break_even_text,

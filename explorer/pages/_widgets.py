@@ -7,7 +7,7 @@ open graphs and diffs, the compile selector and stage tabs), else its HTML fragm
 buttons ("diff with the compile it replaced" on every recompile, "compare stages" and "diff
 with previous compile" on every compile) show ``explorer.diff`` results right under the row of
 buttons that made them. "fill in this compile" (on a compile whose kernels have no nodes
-because the caches were on) runs ``Report.fill`` for it with a progress line under the buttons,
+because the caches were on) runs ``compiler.fill`` for it with a progress line under the buttons,
 then shows the filled report (``explorer.report``). The explorer opens on the most informative tab (``_registry.opening``);
 the stylesheet comes once, in the header, the fragments carry none.
 """
@@ -113,7 +113,7 @@ class Explorer(w.VBox):
     # ---- benchmark -------------------------------------------------------------------------
 
     def _bench_controls(self) -> w.Widget:
-        """The Benchmark button (report.benchmark() on what the report remembers) and its
+        """The Benchmark button (compiler.benchmark(report) on what the report remembers) and its
         progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
         from compiler import benchmark_subject
 
@@ -124,7 +124,7 @@ class Explorer(w.VBox):
         if benchmark_subject(self.report) is None:
             self.bench_button.disabled = True
             self.bench_button.tooltip = (
-                "nothing to time: this report remembers no function; call report.benchmark(fn, *args), "
+                "nothing to time: this report remembers no function; call compiler.benchmark(report, fn, *args), "
                 "or record with compiler.record(fn, *args) or %%compile"
             )
         else:
@@ -139,12 +139,12 @@ class Explorer(w.VBox):
                 text = text.replace(": done", ": showing the result")
             self.bench_status.value = f"<i>{esc(text)}</i>"
 
-        from compiler import StateMutationError
+        from compiler import StateMutationError, benchmark
 
         self.bench_button.disabled = True
         self.bench_row.children = (self.bench_button, self.bench_status)
         try:
-            self.report.benchmark(progress=progress, **kwargs)
+            benchmark(self.report, progress=progress, **kwargs)
         except KeyboardInterrupt:  # the kernel's interrupt: keep what was measured, say so
             self.bench_status.value = "<i>interrupted: the calls timed so far are in the Benchmark tab</i>"
         except Exception as e:  # shown, not lost in the widget's callback
@@ -154,7 +154,7 @@ class Explorer(w.VBox):
                     description="Benchmark anyway (state restored)",
                     button_style="warning",
                     layout=w.Layout(width="auto"),
-                    tooltip="report.benchmark(mutates=True): the state is snapshotted and restored afterwards",
+                    tooltip="compiler.benchmark(report, mutates=True): the state is snapshotted and restored afterwards",
                 )
                 anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))
                 self.bench_row.children = (self.bench_button, anyway, self.bench_status)
@@ -178,16 +178,18 @@ class Explorer(w.VBox):
     # ---- fill-in ---------------------------------------------------------------------------
 
     def fill_compile(self, compile_id: str) -> None:
-        """``Report.fill`` for one compile (its runnable compiled cold in a fresh process), each
+        """``compiler.fill`` for one compile (its runnable compiled cold in a fresh process), each
         progress line shown under the compile's buttons; then every view shows the filled report,
         on the same compile and stage."""
 
         def progress(line: str) -> None:
             self.fill_status.value = f"<i>{esc(line)}</i>"
 
+        from compiler import fill
+
         stage = self.compiles.stage_tabs.selected_index or 0
         try:
-            filled = self.report.fill((compile_id,), progress=progress)
+            filled = fill(self.report, (compile_id,), progress=progress)
         except KeyboardInterrupt:
             self.fill_status.value = "<i>fill-in interrupted: the report is as it was</i>"
             return

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..base._types import Table
 from ..lower._plaintable import fitted_table
 from ..lower._text import table_text
-from ._bench import _ms
+from ._bench import ms_text
 
 COLUMNS = (
     "fix",
@@ -66,7 +66,7 @@ def _failed(error: str) -> str:
 
 
 def _spread(t) -> str:
-    return f"{_ms(t.median_ms)} (middle half {t.p25_ms:.4g}–{t.p75_ms:.4g} ms, {t.reps} timed calls)"
+    return f"{ms_text(t.median_ms)} (middle half {t.p25_ms:.4g}–{t.p75_ms:.4g} ms, {t.reps} timed calls)"
 
 
 def _how(advice) -> str:

@@ -12,7 +12,7 @@ from ..lower._html import esc, frag, table_html
 from ..lower._text import table_text
 
 
-def _ms(x: float | None) -> str:
+def ms_text(x: float | None) -> str:
     return "—" if x is None else f"{x:.4g} ms"
 
 
@@ -28,7 +28,7 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         out.append("interrupted: the samples taken before Ctrl-C")
     if b.eager and b.compiled:
         out.append(
-            f"eager {_ms(b.eager.median_ms)} (IQR {b.eager.iqr_ms:.3g}), compiled {_ms(b.compiled.median_ms)} "
+            f"eager {ms_text(b.eager.median_ms)} (IQR {b.eager.iqr_ms:.3g}), compiled {ms_text(b.compiled.median_ms)} "
             f"(IQR {b.compiled.iqr_ms:.3g}), {b.compiled.reps} reps: {b.speedup_words}"
         )
         out += [f"caution, {note}" for note in b.timing_notes]
@@ -141,7 +141,7 @@ def kernel_table(b: Benchmark, top: int = 20) -> Table:
 
 def bench_text(report: Report) -> str:
     if not report.benchmarks:
-        return "No benchmarks: call report.benchmark() (or %%compile --bench).\n"
+        return "No benchmarks: call compiler.benchmark(report) (or %%compile --bench).\n"
     out = []
     for b in report.benchmarks:
         out += summary_lines(b, report)

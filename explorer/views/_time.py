@@ -109,7 +109,7 @@ def time_figure(report: Report, compile_id: str | None = None):
     cold/warm pair of its frame, the warm compile's phases beside it."""
     import plotly.graph_objects as go
 
-    from ..lower._charts import _t
+    from ..lower._charts import chart_text
 
     timed = [c for c in report.compiles if c.phases]
     if not timed:
@@ -119,7 +119,7 @@ def time_figure(report: Report, compile_id: str | None = None):
     warm = next((w for cold, w in cold_warm_pairs(report) if cold.id == c.id), None)
     if warm is not None:
         rows += [(warm, p) for p in shown_phases(warm)]
-    labels = [f"[{x.id}] " + "\u2007" * (2 * p.depth) + _t(phase_label(p.name)) for x, p in rows]
+    labels = [f"[{x.id}] " + "\u2007" * (2 * p.depth) + chart_text(phase_label(p.name)) for x, p in rows]
     fig = go.Figure(
         go.Bar(
             y=labels[::-1],
@@ -130,7 +130,7 @@ def time_figure(report: Report, compile_id: str | None = None):
             hovertemplate="%{y}: %{x:.3f} s from %{base:.3f} s<extra></extra>",
         )
     )
-    title = _t(heading(c))
+    title = chart_text(heading(c))
     if warm is not None:
         title += f" — warm [{warm.id}] {_total(warm):.2f} s in green"
     fig.update_layout(

@@ -197,7 +197,7 @@ def _kernel_table(costs, b: Benchmark) -> Table:
 def why_text(report: Report) -> str:
     benches = [b for b in report.benchmarks]
     if not benches:
-        return "No benchmarks: call report.benchmark() (or %%compile --bench) for a verdict.\n"
+        return "No benchmarks: call compiler.benchmark(report) (or %%compile --bench) for a verdict.\n"
     out = []
     for b in benches:
         lines, tables = why_tables(report, b)

@@ -42,7 +42,7 @@ def main() -> int:
     x = torch.randn(64, 256, 1024, device="cuda")
     with torch.inference_mode(), torch._inductor.config.patch(benchmark_kernel=True):
         _, report = compiler.record(model, x)
-        b = report.benchmark(reps=50, progress=False)
+        b = compiler.benchmark(report, reps=50, progress=False)
     print(
         f"bench: eager {b.eager.median_ms:.3f} ms, compiled {b.compiled.median_ms:.3f} ms, x{b.speedup:.2f}"
     )

@@ -77,7 +77,7 @@ class Scaled(nn.Module):
 
 def _bench(report, model, compiled, args, reps: int):
     compiler.remember_benchmark_subject(report, model, compiled, args, {})
-    return report.benchmark(reps=reps, progress=False)
+    return compiler.benchmark(report, reps=reps, progress=False)
 
 
 def _record(model, x, reps: int = 30, mode=None):
@@ -132,7 +132,7 @@ def cudagraph_skip():
             for _ in range(3):
                 compiled(x, buf)
         compiler.remember_benchmark_subject(rec.report, step, compiled, (x, buf), {})
-        rec.report.benchmark(reps=30, progress=False, mutates=True)
+        compiler.benchmark(rec.report, reps=30, progress=False, mutates=True)
     return rec.report
 
 

@@ -70,7 +70,7 @@ def _record(model, x, reps: int, triton_ir: bool = False):
             compiled(x)
         report = rec.report
         compiler.remember_benchmark_subject(report, model, compiled, (x,), {})
-        report.benchmark(reps=reps, progress=False)
+        compiler.benchmark(report, reps=reps, progress=False)
     return report
 
 
