@@ -39,7 +39,7 @@ from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, observed_sizes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._text import one_gap
-from .parse._tritonir import debug_sections_start, ir_source_lines, occupancy
+from .parse._tritonir import ir_function, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ __all__ = [
     "read_triton_source",
     "ir_source_lines",
     "occupancy",
-    "debug_sections_start",
+    "ir_function",
     # export, FlexAttention, bytecode
     "export_summary",
     "flex_calls",

@@ -68,8 +68,10 @@ FIRST_BOXES = [
     "layers.1.linear2",
     "layers.1.norm2",
     "layers.1.norm2 (backward)",  # the backward begins, named as torch traced it: layer 1's,
-    "layers.1 ops (backward)",  # then layer 0's
-    "layers ops (backward)",
+    "layers.1 ops (backward)",
+    "layers.1.norm1 (backward)",  # with the gradients of its weights, which only the output reads
+    "layers ops (backward)",  # then layer 0's
+    "layers.0.norm2 (backward)",
     "layers.0 ops (backward)",
     "(top level) ops (backward)",  # the last of the backward, which the recording gives no module
 ]
@@ -121,7 +123,16 @@ def check_fit_and_zoom(page, view, shot) -> None:
     stage = view.locator(".pt2x-gv-stage")
     stage.scroll_into_view_if_needed()
     drawn = view.locator(".pt2x-gv-viewport")
-    assert inside(rect(drawn), rect(stage)), (rect(drawn), rect(stage))  # fits on first view
+    # it opens where the ops' labels read (the whole graph only where that is so); "fit"
+    # shows all of it, its modules named by their far-view labels
+    opened = float(view.get_attribute("data-scale"))
+    assert opened >= 0.7
+    view.get_by_role("button", name="fit", exact=True).click()
+    if opened > 0.7:  # the whole graph fitted readably on first view
+        expect(view).to_have_attribute("data-scale", f"{opened:.4f}")
+    else:
+        expect(view).not_to_have_attribute("data-scale", f"{opened:.4f}")
+    assert inside(rect(drawn), rect(stage)), (rect(drawn), rect(stage))
     k = float(view.get_attribute("data-scale"))
     assert 0.05 < k < 1
     shot("fit")

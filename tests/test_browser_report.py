@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from _corpus_run import record_scenario
 from _lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, notebook, require_browser, run_notebook, serve
 from _torch_trace import read_log
 
@@ -80,20 +78,9 @@ def gpt2(tmp_path_factory):
     require_browser()
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("gpt2")
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
-    env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(dir=out)
-    env["TORCH_TRACE"] = str(out / "trace")  # torch's own log of the same run: the oracle
     json_path, html_path = out / "gpt2.json", out / "gpt2.html"
-    run = subprocess.run(
-        [*_launcher(), "record", "-q", "--json", str(json_path), "--html", str(html_path)]
-        + [str(TESTS / "hf_corpus.py"), "gpt2_train", "inductor"],
-        cwd=out,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = record_scenario(
+        _launcher(), out, "gpt2_train", ["--json", str(json_path), "--html", str(html_path)]
     )
     assert run.returncode == 0, run.stderr
     return compiler.load(json_path), json_path, html_path, run
@@ -205,6 +192,19 @@ def test_report_page_opens_on_what_matters_and_says_one_number_per_fact(gpt2):
         externs = shown.locator("table", has=page.locator("th", has_text="call"))
         expect(externs.locator("tr", has_text="extern_kernels.addmm").first).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / "test_report_page-kernels.png"), full_page=True)
+        # a kernel's link while the fuse section is collapsed: the section opens and its graph
+        # shows the kernel's nodes
+        fused = next(k for k in report.kernels_of(busiest) if k.role == "forward" and k.nodes)
+        fuse = page.locator(
+            f".pt2x-compile[data-id='{busiest}'] > details",
+            has=page.locator("summary", has_text=re.compile("^fuse$")),
+        )
+        assert fuse.get_attribute("open") is None
+        table.locator(f'a.pt2x-kernel-link[data-kernel="{fused.name}"]').click()
+        expect(fuse).to_have_attribute("open", "")
+        view = fuse.locator(f'.pt2x-gv[data-kernel="{fused.name}"]')
+        expect(view.locator(".pt2x-gv-info tr", has_text="count")).to_have_text(f"count{len(fused.nodes)}")
+        expect(view).to_be_in_viewport()
         # the same figure heads its waterfall; phases in words, torch's name beside
         page.locator("[data-tab=tab-time]").click()
         head = page.locator("#tab-time h4", has_text=f"[{busiest}] ")
@@ -263,6 +263,9 @@ def test_search_with_fields_in_the_joint_graph(gpt2):
         search.fill("op:addmm")
         expect(hits).to_have_text(f"1 of {len(addmm)}")
         expect(info.locator("tr", has_text="target").first).to_contain_text("aten.addmm")
+        expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
+        search.press("Enter")  # the Enter that ends the typing stays on the match shown
+        expect(hits).to_have_text(f"1 of {len(addmm)}")
         expect(view.locator(".pt2x-gv-selected")).to_have_attribute("data-name", addmm[0])
         search.press("Enter")  # the next match, the panel following it
         expect(hits).to_have_text(f"2 of {len(addmm)}")
@@ -591,7 +594,8 @@ _INNERMOST = """(e, name) => {
 
 @pytest.mark.slow
 def test_joint_graph_readable_at_every_zoom(gpt2):
-    """The joint graph of [1/0] (forward and backward, GPT-2): at fit, module names at a fixed
+    """The joint graph of [1/0] (forward and backward, GPT-2): opened with the ops' labels on;
+    at fit, module names at a fixed
     readable size instead of the ops' specks; zoomed in, the ops; backward runs named as their
     module's backward; expand all / collapse all; a minimap following the view; saved tensors
     as ports, not edges across the drawing; a backward node linked to its forward node."""
@@ -607,6 +611,11 @@ def test_joint_graph_readable_at_every_zoom(gpt2):
     with _chromium() as (page, errors):
         page.goto(html_path.as_uri())
         view = _stage_graph(page, busiest, "autograd")
+        opened = float(view.get_attribute("data-scale"))
+        assert opened >= 0.7
+        expect(view).not_to_have_class(re.compile(r"\bpt2x-gv-far\b"))
+        view.get_by_role("button", name="fit", exact=True).click()
+        expect(view).not_to_have_attribute("data-scale", f"{opened:.4f}")
         k = float(view.get_attribute("data-scale"))
         assert k < 0.7
         expect(view).to_have_class(re.compile(r"\bpt2x-gv-far\b"))
@@ -620,6 +629,16 @@ def test_joint_graph_readable_at_every_zoom(gpt2):
         assert len(labels) >= 8 and all(t in boxes and h >= 12 for t, h in labels), labels
         assert "transformer (backward)" in [t for t, _h in labels]
         view.screenshot(path=str(ARTIFACTS / "test_report_graph-fit.png"))
+        # no module name takes the click meant for a box: each box shown is on top at its centre
+        taken = view.evaluate("""v => {
+            const s = v.querySelector('.pt2x-gv-stage').getBoundingClientRect();
+            return [...v.querySelectorAll('.pt2x-gv-box')].flatMap(b => {
+                const r = b.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
+                const shown = x > s.x && x < s.right && y > s.y && y < s.bottom;
+                return shown && !b.contains(document.elementFromPoint(x, y)) ? [b.dataset.label] : [];
+            });
+        }""")
+        assert taken == [], taken
         # the minimap's rectangle is the part shown: it moves as the view pans
         mini = view.locator(".pt2x-gv-mini-view")
         x0 = float(mini.get_attribute("x"))
@@ -694,3 +713,84 @@ def _code_highlighted_when_shown(page) -> None:
     assert pre.text_content() == text and pre.get_attribute("data-lang") is None
     assert shown.locator("pre[data-lang=python]").count() == waiting - 1  # the others wait
     page.screenshot(path=str(ARTIFACTS / "test_report_page-code.png"))
+
+
+@pytest.mark.slow
+def test_every_graph_opens_readable_and_backward_runs_say_so(gpt2):
+    """Every graph of the compile with the most work (Dynamo's, the joint, forward and backward
+    graphs, the post-grad and fuse graphs) opens at a zoom where its ops' labels show (0.7 and
+    above, none of the far view's module labels), some of them on screen; a backward graph's
+    module runs are "(backward)", never "(run N)", as torch's backward graph is one run of the
+    backward, whatever order it visits the modules in; no graph names a module's "(run N)", as
+    GPT-2 calls each module once. An addmm node's row names the library call it runs as, and
+    links to its row in codegen, opening that section."""
+    from playwright.sync_api import expect
+
+    report, _json, html_path, _run = gpt2
+    busiest = _most_work(report)
+    autograd = report.compile(busiest).stages.autograd
+    assert autograd.backward is not None  # torch's aot_backward_graph: a backward to look at
+    seen = []
+    with _chromium() as (page, errors):
+        page.goto(html_path.as_uri())
+        page.locator("[data-tab=tab-compiles]").click()
+        for stage in ("capture", "autograd", "decompose", "fuse"):
+            details = page.locator(
+                f".pt2x-compile[data-id='{busiest}'] > details",
+                has=page.locator("summary", has_text=re.compile(f"^{stage}$")),
+            )
+            details.evaluate("d => d.open = true")
+            graphs = details.locator(".pt2x-graph")
+            for i in range(graphs.count()):
+                graph = graphs.nth(i)
+                title = graph.evaluate("g => g.previousElementSibling.textContent")
+                graph.scroll_into_view_if_needed()
+                view = graph.locator(".pt2x-gv")
+                view.locator(".pt2x-gv-box, .pt2x-gv-node").first.wait_for()
+                k = float(view.get_attribute("data-scale"))
+                assert k >= 0.7, (title, k)
+                expect(view).not_to_have_class(re.compile(r"\bpt2x-gv-far\b"))
+                stage_box = view.locator(".pt2x-gv-stage").bounding_box()
+                shown = view.locator(".pt2x-gv-nodes text").evaluate_all(
+                    """(es, s) => es.filter(e => {
+                        const r = e.getBoundingClientRect();
+                        return r.width > 0 && r.x >= s.x && r.right <= s.x + s.width
+                            && r.y >= s.y && r.bottom <= s.y + s.height;
+                    }).map(e => e.textContent)""",
+                    stage_box,
+                )
+                assert shown, title  # labels on screen, not an empty stretch of the drawing
+                labels = view.locator(".pt2x-gv-box, .pt2x-gv-cluster").evaluate_all(
+                    "es => es.map(e => e.dataset.label)"
+                )
+                if "backward" in title:
+                    assert not [x for x in labels if re.search(r"\(run \d+\)", x)], (title, labels)
+                    assert any(x.endswith("(backward)") for x in labels), (title, labels)
+                # GPT-2 calls each module once a step: no module's second run anywhere (the
+                # tensors a forward graph saves, listed last, stay with their module)
+                assert not [x for x in labels if re.fullmatch(r"[\w.]+ \(run \d+\)", x)], (title, labels)
+                seen.append(title)
+                graph.screenshot(path=str(ARTIFACTS / f"test_report_opens-{len(seen)}.png"))
+                if title == "forward graph coloured by kernel":  # an addmm runs as a library call
+                    view.locator(".pt2x-gv-search").fill("op:addmm")
+                    row = view.locator(".pt2x-gv-info tr", has_text="kernel").first
+                    expect(row).to_contain_text("runs as extern_kernels.addmm")
+                    row.locator("a").click()  # to its row of the extern calls, in codegen
+                    target = page.locator(
+                        f".pt2x-compile[data-id='{busiest}'] tr[data-kernel='extern_kernels.addmm']"
+                    ).first
+                    expect(target).to_be_visible()
+                    expect(target).to_contain_text("forward")
+        assert not errors
+    # a backward graph coloured by kernel where the recording maps a backward kernel to nodes
+    mapped = any(k.role == "backward" and k.nodes for k in report.kernels_of(busiest))
+    assert seen == [
+        "Dynamo graph",
+        "joint graph",
+        "forward graph",
+        "backward graph",
+        "post-grad graph (forward)",
+        "post-grad graph (backward)",
+        "forward graph coloured by kernel",
+        *(["backward graph coloured by kernel"] if mapped else []),
+    ]

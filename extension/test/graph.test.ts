@@ -150,6 +150,44 @@ describe('collapsing by module keeps the data flow', () => {
     expect(m.leafCount()).toBe(9);
   });
 
+  it("names a backward graph's runs as backward, however many stretches they take", () => {
+    const p = payload([
+      ['t', null, [], { o: 'placeholder' }],
+      ['a', 'enc', ['t']],
+      ['b', 'enc', ['a']],
+      ['c', 'dec', ['b']],
+      ['d', 'dec', ['c']],
+      ['e', 'enc', ['d']],
+      ['f', 'enc', ['e']]
+    ]);
+    p.back = 1;
+    const m = new GraphModel(p);
+    const labels = m.children(m.root).flatMap(it => (it.kind === 'seg' ? [segLabel(it.seg)] : []));
+    expect(labels).toEqual(['enc (backward)', 'dec (backward)', 'enc (backward)']);
+  });
+
+  it('places a value only the output reads (saved for the backward) after what it reads', () => {
+    // AOTAutograd's forward graph lists the tensors it saves last: enc's rsqrt after dec's ops
+    const m = new GraphModel(
+      payload([
+        ['x', null, [], { o: 'placeholder' }],
+        ['a', 'enc', ['x']],
+        ['b', 'enc', ['a']],
+        ['c', 'dec.proj', ['b']],
+        ['d', 'dec', ['c']],
+        ['rsqrt', 'enc', ['a']],
+        ['loss', null, ['d']],
+        ['t', 'dec', ['c']], // dec's, beside dec.proj's c: grouped with it
+        ['output', null, ['loss', 'rsqrt', 't'], { o: 'output', t: 'output' }]
+      ])
+    );
+    const order = ['x', 'a', 'rsqrt', 'b', 'c', 't', 'd', 'loss', 'output'];
+    expect(m.order.map(i => m.p.nodes[i].n)).toEqual(order);
+    expect(show(m.children(m.root), m)).toEqual(['x', '[/enc 3]', '[/dec 3]', 'loss', 'output']);
+    const dec = (m.children(m.root)[2] as { kind: 'seg'; seg: Segment }).seg;
+    expect(show(m.children(dec), m)).toEqual(['[/dec/proj 2]', 'd']);
+  });
+
   it('first view: the biggest modules expanded while the leaves fit the budget', () => {
     const m = new GraphModel(layered(3));
     m.expandInitial(12);

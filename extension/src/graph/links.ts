@@ -129,7 +129,11 @@ function graphIn(scope: Element, wanted: (v: GraphView) => boolean): GraphView |
       return v;
     }
   }
-  const waiting = scope.querySelector<HTMLElement>('.pt2x-graph:not([data-mounted])');
+  // the first one shown (a graph of a stage still collapsed has no box: scrolling to it
+  // would mount nothing, and the one wanted, in the stage just opened, would wait forever)
+  const waiting = Array.from(scope.querySelectorAll<HTMLElement>('.pt2x-graph:not([data-mounted])')).find(
+    g => g.getClientRects().length > 0
+  );
   waiting?.scrollIntoView({ block: 'nearest' });
   return null;
 }

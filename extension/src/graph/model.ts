@@ -41,6 +41,7 @@ export interface Payload {
   kernels?: string[]; // the fuse view's kernel names
   focus?: number[]; // where the view opens: the nodes of the compile's most expensive kernel
   focusWhy?: string; // which kernel, and why it is the most expensive
+  back?: number; // 1: a backward graph, every node of it a backward one
 }
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
@@ -92,12 +93,13 @@ export function shortTarget(target: string): string {
 }
 
 /** What a module box or cluster is called: its path, "(backward)" for the backward of that
- * module in a joint graph, "(run 2)" for a second run (forward and backward runs counted
- * apart), "ops" for a run of a scope's own ops. */
+ * module (in a joint graph or a backward graph: however many stretches the backward takes,
+ * none of them is a call of the module), "(run 2)" for a module's second forward call in its
+ * parent, "ops" for a run of a scope's own ops. */
 export function segLabel(s: Segment): string {
   const name = s.own ? `${s.path || '(top level)'} ops` : s.path;
-  const notes = [s.back ? 'backward' : '', s.run ? `run ${s.run + 1}` : ''].filter(Boolean);
-  return notes.length ? `${name} (${notes.join(', ')})` : name;
+  const note = s.back ? 'backward' : s.run ? `run ${s.run + 1}` : '';
+  return note ? `${name} (${note})` : name;
 }
 
 /** Marks a key of ``keyAt`` as a run of the backward. */
@@ -130,12 +132,28 @@ export class GraphModel {
     p.nodes.forEach((r, i) => (r.a ?? []).forEach(a => (first[a] = first[a] < 0 ? i : first[a])));
     const isInput = (i: number) =>
       (p.nodes[i].o === 'placeholder' || p.nodes[i].o === 'get_attr') && first[i] > i;
+    // and a value only the output reads (a forward graph's tensors saved for the backward,
+    // which AOTAutograd's partitioner lists last) just after the last node it reads, grouped
+    // with that node where its own module holds that node's: left at the end, it would start
+    // a second run of its module, as if the module were called again
+    const output = p.nodes.findIndex(r => r.o === 'output');
+    const read = new Array<boolean>(n).fill(false); // read by a node other than the output
+    p.nodes.forEach((r, i) => (i === output ? [] : (r.a ?? [])).forEach(a => (read[a] = true)));
+    const anchor = (i: number) => Math.max(-1, ...(p.nodes[i].a ?? []).filter(a => !isInput(a)));
+    const isSaved = (i: number) => output >= 0 && i !== output && !read[i] && !isInput(i) && anchor(i) >= 0;
+    const after = new Map<number, number[]>(); // node -> the saved values placed after it
+    for (let i = 0; i < n; i++) {
+      if (isSaved(i)) {
+        after.set(anchor(i), [...(after.get(anchor(i)) ?? []), i]);
+        const [own, at] = [this.parts[i], this.parts[anchor(i)]];
+        if (own.length && own.every((x, d) => at[d] === x)) {
+          this.parts[i] = at; // a module around that node's (transformer.h around h.1.mlp)
+        }
+      }
+    }
     const order: number[] = [];
     const placed = new Array<boolean>(n).fill(false);
-    for (let i = 0; i < n; i++) {
-      if (isInput(i)) {
-        continue;
-      }
+    const put = (i: number) => {
       for (const a of p.nodes[i].a ?? []) {
         if (!placed[a] && isInput(a)) {
           placed[a] = true;
@@ -144,6 +162,12 @@ export class GraphModel {
       }
       placed[i] = true;
       order.push(i);
+      (after.get(i) ?? []).forEach(put);
+    };
+    for (let i = 0; i < n; i++) {
+      if (!isInput(i) && !isSaved(i)) {
+        put(i);
+      }
     }
     this.order = order;
     this.pos = new Array<number>(n);
@@ -211,12 +235,12 @@ export class GraphModel {
     }
     const parts = this.parts[i];
     const mod = parts.length > depth ? parts[depth] : null;
-    return this.p.nodes[i].b ? `${mod ?? ''}${BACK}` : mod;
+    return this.isBackward(i) ? `${mod ?? ''}${BACK}` : mod;
   }
 
-  /** Whether node ``i`` is a node of a joint graph's backward. */
+  /** Whether node ``i`` is a node of a joint graph's backward, or of a backward graph. */
   isBackward(i: number): boolean {
-    return !!this.p.nodes[i].b;
+    return !!this.p.nodes[i].b || !!this.p.back;
   }
 
   /** The backward nodes that differentiate forward node ``i`` (torch's seq_nr), in order. */

@@ -35,6 +35,7 @@ export const CSS = `
 .pt2x-gv-far .pt2x-gv-nodes text,.pt2x-gv-far .pt2x-gv-clusters text,.pt2x-gv-far .pt2x-gv-ports text{display:none}
 .pt2x-gv:not(.pt2x-gv-far) .pt2x-gv-labels{display:none}
 .pt2x-gv .pt2x-gv-label{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-weight:600;fill:#1f2328;stroke:#fff;paint-order:stroke;cursor:pointer}
+.pt2x-gv .pt2x-gv-label-box{pointer-events:none}
 .pt2x-gv-port{cursor:pointer}
 .pt2x-gv-port rect{fill:#fff7e6;stroke:#bf8700;stroke-width:1}
 .pt2x-gv-port-reads rect{fill:#fbefff;stroke:#8250df}

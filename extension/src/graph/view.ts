@@ -9,7 +9,18 @@ import { select } from 'd3-selection';
 import { register } from './links';
 import { zoom, zoomIdentity, zoomTransform, ZoomBehavior, ZoomTransform } from 'd3-zoom';
 
-import { GraphModel, Item, Payload, Segment, itemId, nodeId, segLabel, shortTarget, validate } from './model';
+import {
+  GraphModel,
+  Item,
+  Payload,
+  Segment,
+  Visible,
+  itemId,
+  nodeId,
+  segLabel,
+  shortTarget,
+  validate
+} from './model';
 import { clip, el, injectStyle, svg } from './dom';
 import { Group, LOD_SCALE, Labels } from './lod';
 import { Minimap } from './minimap';
@@ -18,6 +29,7 @@ import { SavedEnd, portTitle, savedEdges } from './saved';
 export const FIRST_VIEW_LEAVES = 40; // what the first view shows at most, expanded greedily
 const CHAR_W = 6.6; // px per character of the 11 px monospace labels
 const LINE_H = 14;
+const TITLE = '~title'; // the id suffix of an expanded module's title node (titleNodes)
 const HIT_LIST = 200; // search results counted, at most
 
 interface Placed {
@@ -119,11 +131,18 @@ export class GraphView {
       });
     select(this.svgEl).call(this.zoomer).on('dblclick.zoom', null);
 
-    search.addEventListener('input', () => this.find(search.value, false));
+    // typing shows the first match; the Enter that ends the typing stays on it (the hit shown),
+    // each Enter after it goes to the next
+    let typed = false;
+    search.addEventListener('input', () => {
+      typed = true;
+      this.find(search.value, false);
+    });
     search.addEventListener('keydown', e => {
       if (e.key === 'Enter') {
         e.preventDefault();
-        this.find(search.value, true);
+        this.find(search.value, !typed);
+        typed = false;
       }
     });
     this.draw();
@@ -143,7 +162,69 @@ export class GraphView {
     if (r.width > 0 && r.height > 0 && !this.fitted) {
       this.fitted = true;
       if (!this.focusRegion()) {
-        this.fit();
+        this.openOnTop();
+      }
+    }
+  }
+
+  /** Without a focus: the whole graph where it is readable so (LOD_SCALE and above), else
+   * its start (the first item drawn, at the top) at LOD_SCALE, labels on. */
+  private openOnTop(): void {
+    this.fit();
+    const r = this.stage.getBoundingClientRect();
+    const first = this.model
+      .visible()
+      .leaves.map(l => this.placed.get(l.id))
+      .find((p): p is Placed => !!p);
+    if (this.scale() >= LOD_SCALE || !first || !r.width) {
+      return;
+    }
+    const k = LOD_SCALE;
+    const top = Math.min(...[...this.placed.values()].map(p => p.y - p.height / 2));
+    const t = zoomIdentity
+      .translate(r.width / 2 - first.x * k, 20 - Math.max(top, first.y - first.height / 2 - 40) * k)
+      .scale(k);
+    select(this.svgEl).call(this.zoomer.transform, t);
+  }
+
+  /** A node of its own for each expanded module's title, inside it and above everything else
+   * in it (an edge to each of its own nodes that nothing inside it feeds, and to its
+   * sub-modules' titles): dagre keeps no room for a cluster's label, so without it a title would lie
+   * under its first nodes or a nested module's title. */
+  private titleNodes(g: InstanceType<typeof dagre.graphlib.Graph>, vis: Visible): void {
+    const inside = new Map<string, string[]>(); // cluster -> the clusters around it, innermost first
+    const parentOf = new Map<string, string | null>(vis.clusters.map(c => [`s${c.seg.id}`, c.parent]));
+    const chain = (c: string | null): string[] => {
+      const out: string[] = [];
+      for (let x = c; x; x = parentOf.get(x) ?? null) {
+        out.push(x);
+      }
+      return out;
+    };
+    for (const leaf of vis.leaves) {
+      inside.set(leaf.id, chain(leaf.parent));
+    }
+    const fed = new Map<string, Set<string>>(); // leaf -> the clusters holding a leaf that feeds it
+    for (const e of vis.edges) {
+      const from = new Set(inside.get(e.from) ?? []);
+      for (const c of inside.get(e.to) ?? []) {
+        if (from.has(c)) {
+          (fed.get(e.to) ?? fed.set(e.to, new Set()).get(e.to)!).add(c);
+        }
+      }
+    }
+    for (const c of vis.clusters) {
+      const id = `s${c.seg.id}`;
+      const label = `▾ ${clip(segLabel(c.seg))}`;
+      g.setNode(`${id}${TITLE}`, { width: label.length * CHAR_W + 8, height: LINE_H });
+      g.setParent(`${id}${TITLE}`, id);
+      if (c.parent) {
+        g.setEdge(`${c.parent}${TITLE}`, `${id}${TITLE}`, { weight: 1 });
+      }
+    }
+    for (const leaf of vis.leaves) {
+      if (leaf.parent && !fed.get(leaf.id)?.has(leaf.parent)) {
+        g.setEdge(`${leaf.parent}${TITLE}`, leaf.id, { weight: 1 });
       }
     }
   }
@@ -175,6 +256,7 @@ export class GraphView {
     for (const e of vis.edges) {
       g.setEdge(e.from, e.to, { weight: e.count });
     }
+    this.titleNodes(g, vis);
     const saved = savedEdges(m, vis);
     dagre.layout(g);
     const gl = g.graph();
@@ -194,7 +276,13 @@ export class GraphView {
       box.append(
         svg('rect', { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, rx: 6 })
       );
-      const t = svg('text', { x: n.x - n.width / 2 + 6, y: n.y - n.height / 2 + 13 });
+      const head = g.node(`${id}${TITLE}`); // its title's own place (titleNodes)
+      const t = svg(
+        'text',
+        head
+          ? { x: head.x - head.width / 2, y: head.y + 4 }
+          : { x: n.x - n.width / 2 + 6, y: n.y - n.height / 2 + 13 }
+      );
       t.textContent = `▾ ${clip(segLabel(c.seg))}`;
       const title = svg('title');
       title.textContent = `${segLabel(c.seg)}: ${c.seg.end - c.seg.start} nodes, expanded (click to collapse)`;
@@ -259,7 +347,7 @@ export class GraphView {
           : []
       )
     ].map(x => ({ ...x, label: clip(x.label), act: () => this.toggle(x.seg) }));
-    this.labels.set(groups);
+    this.labels.set(groups, this.size.width, this.size.height);
     this.mini.set(
       this.size.width,
       this.size.height,
@@ -428,7 +516,14 @@ export class GraphView {
       ['source', src ? src[0] : ''],
       ['code', src ? src[1] : ''],
       ['module', mod ? mod + (r.i ? ' (inferred)' : '') : ''],
-      ['kernel', kernel ? link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen') : ''],
+      [
+        'kernel',
+        !kernel
+          ? ''
+          : /^(extern_kernels|torch\.ops)\./.test(kernel)
+            ? link('pt2x-code-link', `runs as ${kernel}`, { kernel }, 'a library kernel: its row in codegen')
+            : link('pt2x-code-link', kernel, { kernel }, 'its row and source in codegen')
+      ],
       ['from this line', r.s !== undefined ? this.lineLinks(r.s) : ''],
       ['inputs', args.slice(0, 30).join(', ') + (args.length > 30 ? ' …' : '')]
     ];
@@ -668,7 +763,8 @@ export class GraphView {
   }
 
   /** Open on the payload's focus (the compile's most expensive kernel's nodes): shown,
-   * marked, zoomed to fit them (at most 1.5), the status saying why; false without one. */
+   * marked, zoomed to fit them (at most 1.5) where their labels stay readable (LOD_SCALE),
+   * else on the densest stretch of them at LOD_SCALE; the status saying why; false without one. */
   focusRegion(): boolean {
     const m = this.model;
     const focus = (m.p.focus ?? []).filter(i => i >= 0 && i < m.p.nodes.length);
@@ -682,11 +778,38 @@ export class GraphView {
     if (!boxes.length) {
       return false;
     }
-    const x0 = Math.min(...boxes.map(p => p.x - p.width / 2));
-    const x1 = Math.max(...boxes.map(p => p.x + p.width / 2));
-    const y0 = Math.min(...boxes.map(p => p.y - p.height / 2));
-    const y1 = Math.max(...boxes.map(p => p.y + p.height / 2));
-    const k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    // all of them where that is readable; else, at LOD_SCALE, the densest stretch of them
+    // that fits the box (the most of its nodes within one box's height)
+    const bounds = (ps: Placed[]) => [
+      Math.min(...ps.map(p => p.x - p.width / 2)),
+      Math.max(...ps.map(p => p.x + p.width / 2)),
+      Math.min(...ps.map(p => p.y - p.height / 2)),
+      Math.max(...ps.map(p => p.y + p.height / 2))
+    ];
+    let [x0, x1, y0, y1] = bounds(boxes);
+    let k = Math.min((r.width - 40) / (x1 - x0), (r.height - 40) / (y1 - y0), 1.5);
+    if (k < LOD_SCALE) {
+      k = LOD_SCALE;
+      const high = (r.height - 40) / k;
+      const byY = [...boxes].sort((a, b) => a.y - b.y);
+      let best = [0, 1];
+      for (let i = 0, j = 0; i < byY.length; i++) {
+        while (j < byY.length && byY[j].y - byY[i].y <= high) {
+          j++;
+        }
+        if (j - i > best[1] - best[0]) {
+          best = [i, j];
+        }
+      }
+      const dense = byY.slice(best[0], best[1]);
+      [x0, x1, y0, y1] = bounds(dense);
+      if ((x1 - x0) * k > r.width - 40) {
+        // wider than the box: centred on its middle node, across, not on empty space
+        const xs = dense.map(p => p.x).sort((a, b) => a - b);
+        const mid = xs[Math.floor(xs.length / 2)];
+        [x0, x1] = [mid, mid];
+      }
+    }
     const t = zoomIdentity
       .translate(r.width / 2 - ((x0 + x1) / 2) * k, r.height / 2 - ((y0 + y1) / 2) * k)
       .scale(k);
