@@ -9,12 +9,12 @@ The records they return are in ``compiler.types``. The four names that run a fix
 from typing import TYPE_CHECKING
 
 from .assemble._advice import FIXES, fix_named, fixes_for
+from .assemble._cgmode import mode_of as benchmark_mode
 from .assemble._costgroups import cost_groups
 from .assemble._gputime import kernel_costs
 from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._stages import reads_event
-from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name

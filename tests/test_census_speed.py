@@ -17,10 +17,11 @@ import sys
 
 import pytest
 
+import compiler
 from explorer.census import Settings, diff_census, diff_text, load_census
 from explorer.census._run import default_jobs
-from explorer.census._speedview import SEEDS, geomean, slower_groups, speed_groups
-from explorer.census._table import Census, CensusRow
+from explorer.census._speedview import SEEDS, geomean, slower_groups, speed_groups, speed_text
+from explorer.census._table import BreakSite, Census, CensusRow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples", "census_models.py")
@@ -191,28 +192,68 @@ def test_diff_counts_a_time_beyond_its_spread_only():
 
 
 def test_headline_and_slower_rows_by_cause():
+    item = BreakSite("Unsupported Tensor.item() call", "GB0124")
+    branch = BreakSite("Data-dependent branching", "GB0170")
     rows = [
         _row("a:eval", speedup=1.2),
         _row("a:eval:amp", speedup=2.0),
-        _row("b:eval", speedup=0.8, cause_key="launch", cause="launch-bound"),
-        _row("b:eval:amp", speedup=1.02, cause_key="library", cause="library kernels"),
+        _row("b:eval", speedup=0.8, cause_key="launch", cause="host-bound: the GPU waits for the host",
+             cause_group="launch-bound"),
+        _row("b:eval:amp", speedup=1.02, cause_key="library", cause="library kernels compile does not touch",
+             cause_group="fp32 GEMMs without TF32"),
         _row("c:eval", status="error", error="RuntimeError: boom"),
-        _row("c:eval:amp", speedup=1.01, cause_key="library", cause="library kernels"),
-    ]
+        _row("c:eval:amp", speedup=1.01, cause_key="library", cause="library kernels compile does not touch",
+             cause_group="fp32 GEMMs without TF32"),
+        # two sites of one id in a row count once for it; each row's title says its own count
+        _row("d:eval", speedup=0.5, cause_key="breaks", cause="graph breaks: 3 sites",
+             cause_group="graph breaks", breaks=(item, item, branch)),
+        _row("e:eval", speedup=0.6, cause_key="breaks", cause="graph breaks: 1 site",
+             cause_group="graph breaks", breaks=(item,)),
+        _row("f:eval", speedup=0.9, cause_key="backend", cause_group="backend aot_eager",
+             cause="backend aot_eager: no fused kernels, eager kernels run the graph"),
+    ]  # fmt: skip
     g = {(x.precision, x.mode): x for x in speed_groups(rows)}
-    assert (g["fp32", "eval"].rows, g["fp32", "eval"].passed, g["fp32", "eval"].timed) == (3, 2, 2)
-    assert math.isclose(g["fp32", "eval"].geomean, math.sqrt(1.2 * 0.8))
+    assert (g["fp32", "eval"].rows, g["fp32", "eval"].passed, g["fp32", "eval"].timed) == (6, 5, 5)
+    assert math.isclose(g["fp32", "eval"].geomean, geomean([1.2, 0.8, 0.5, 0.6, 0.9]))
     assert math.isclose(g["amp", "eval"].geomean, geomean([2.0, 1.02, 1.01]))
-    assert [(k, [r.key for r in rs]) for k, _w, rs in slower_groups(rows)] == [
-        ("library", ["b:eval:amp", "c:eval:amp"]),
-        ("launch", ["b:eval"]),
+    assert [(k, w, [r.key for r in rs]) for k, w, rs in slower_groups(rows)] == [
+        ("breaks", "graph breaks (GB0124 ×2, GB0170 ×1)", ["d:eval", "e:eval"]),
+        ("library", "fp32 GEMMs without TF32", ["b:eval:amp", "c:eval:amp"]),
+        ("backend", "backend aot_eager", ["f:eval"]),
+        ("launch", "launch-bound", ["b:eval"]),
     ]
     from explorer.census import census_text
 
     text = census_text(Census(tuple(rows), path="x"))
-    assert "compiled slower or barely faster (under ×1.05) on 3: 2 library, 1 launch" in text
+    assert (
+        "compiled slower or barely faster (under ×1.05) on 6: 2 graph breaks (GB0124 ×2, GB0170 ×1),\n"
+        "  2 fp32 GEMMs without TF32, 1 backend aot_eager, 1 launch-bound\n"
+        "  graph breaks (GB0124 ×2, GB0170 ×1) (2): d:eval ×0.50, e:eval ×0.60\n"
+    ) in text
     assert f"  beside: {SEEDS}" in text
     assert "errors (1), by their first cause:\n  RuntimeError: boom\n    c:eval" in text
+    # a census written before the groups: a key's words, else the cause's title
+    old = [
+        _row("p:eval", speedup=0.9, cause_key="library", cause="library kernels compile does not touch"),
+        _row("q:eval", speedup=0.9, cause_key="fallback", cause="eager fallback: no compiled code ran for forward"),
+        _row("r:eval", speedup=0.9, cause_key="fallback", cause="eager fallback: no compiled code ran for step"),
+    ]  # fmt: skip
+    assert [(w, len(rs)) for _k, w, rs in slower_groups(old)] == [
+        ("eager fallback", 2),
+        ("library kernels", 1),
+    ]
+
+
+def test_a_group_shows_every_row_within_the_width():
+    rows = [
+        _row(f"model_with_a_long_name_{i}:eval", speedup=0.9, cause_key="launch", cause_group="host overhead")
+        for i in range(9)
+    ]
+    lines = speed_text(rows, width=100)
+    at = next(i for i, x in enumerate(lines) if x.startswith("  host overhead (9): "))
+    shown = " ".join(lines[at:]).split("(9): ", 1)[1]
+    assert all(len(x) <= 100 for x in lines)
+    assert [x.strip(" ,") for x in shown.split("×0.90") if x.strip(" ,")] == [r.key for r in rows]
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +261,7 @@ def two_runs(tmp_path_factory):
     """The same small census, --bench, eval and a training step in fp32 and AMP, run twice."""
     base = tmp_path_factory.mktemp("speed")
     args = ["--models", EXAMPLES, "--only", "mlp,branchy", "--modes", "eval,train", "--precision", "fp32,amp",
-            "--backend", "aot_eager", "--bench", "-q"]  # fmt: skip
+            "--backend", "aot_eager", "--bench", "--keep-trace", "-q"]  # fmt: skip
     for name in ("a", "b"):
         done = _cli(*args, "--out", str(base / name), "--title", name.upper())
         assert done.returncode == 0, done.stderr
@@ -230,6 +271,8 @@ def two_runs(tmp_path_factory):
 @slow
 @census
 def test_bench_rows_time_eval_and_training_steps(two_runs):
+    from tests._torch_trace import read_log
+
     base, a, _b = two_runs
     assert [r.key for r in a.rows] == [
         "mlp:eval", "mlp:eval:amp", "mlp:train", "mlp:train:amp",
@@ -248,6 +291,20 @@ def test_bench_rows_time_eval_and_training_steps(two_runs):
             if r.mode == "train"
             else ("unchanged", f"eval {r.precision}")
         )
+        # aot_eager ran every frame compiled (torch's own trace of the case: no compile failed,
+        # AOTAutograd's graphs, no Inductor stage): the backend is the cause, never a fallback
+        records = [x for log in (base / "a" / r.trace).iterdir() for x in read_log(str(log))]
+        assert not [m for m, _p in records if (m.get("compilation_metrics") or {}).get("fail_type")]
+        assert any("aot_joint_graph" in m or "aot_inference_graph" in m for m, _p in records)
+        assert not [m for m, _p in records if "inductor_output_code" in m or "inductor_post_grad_graph" in m]
+        rep = compiler.load(base / "a" / r.report)
+        v = compiler.analysis.verdict(rep, rep.benchmarks[0])
+        assert v.main == "backend" and "fallback" not in [c.key for c in v.causes], v
+        assert [c.key for c in v.causes if c.key == "breaks"] == (["breaks"] if r.model == "branchy" else [])
+        if r.slower:
+            assert (r.cause_key, r.cause, r.cause_group) == (
+                "backend", "backend aot_eager: no fused kernels, eager kernels run the graph", "backend aot_eager"
+            )  # fmt: skip
 
 
 @slow

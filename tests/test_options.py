@@ -54,6 +54,7 @@ def test_the_api_takes_each_list_by_its_declared_names_and_defaults():
         "profile": True,
         "mutates": False,
         "compiled": None,
+        "compile_options": None,
         "name": None,
         "progress": True,
         "atol": None,

@@ -128,3 +128,54 @@ def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     assert v.main == "launch" and launch.title == "host overhead around the kernels"
     assert v.headline.split(": ", 1)[1].startswith("host overhead: ")
     assert launch.share > 0.5
+
+
+def test_cpp_kernels_the_profile_did_not_see_are_not_host_overhead():
+    """A compiled callable passed as a closure (as the census times a step): the benchmark
+    profiles it as it is, and Inductor's C++ kernels are invisible to the profiler. Their time
+    inside the compiled graph is its own part, never host overhead."""
+    from tests._torch_trace import RawTrace
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.LayerNorm(64)).eval()
+    x = torch.randn(32, 64)
+    with RawTrace() as raw, compiler.recording() as rec:
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            compiled(x)
+    # torch's own record: the compile's output code holds C++ kernels
+    (code,) = [p for m, p in raw.records if "inductor_output_code" in m]
+    assert "cpp_fused" in code
+
+    def eager():
+        with torch.no_grad():
+            return model(x)
+
+    def step():
+        with torch.no_grad():
+            return compiled(x)
+
+    b = compiler.benchmark(rec.report, eager, compiled=step, reps=5, warmup=1, progress=False)
+    assert b.profile_note.startswith("the compiled callable was passed without its torch.compile options")
+    assert not [k for k in b.launch_rows if k.kind == "cpp"] and b.timeline.graph_host_ms > 0
+    v = compiler.analysis.verdict(rec.report, b)
+    # the C++ part is the graph's own host time of the profiled call, scaled as the host's
+    # parts are to the median's time with no profiled kernel running; the rest is host overhead
+    t = b.timeline
+    idle = max(b.compiled.median_ms - sum(k.ms for k in compiler.analysis.kernel_costs(rec.report, b)), 0.0)
+    want = idle * t.graph_host_ms / (t.guard_ms + t.outside_ms + t.graph_host_ms)
+    cpp = next((c for c in v.causes if c.key == "cpp-unprofiled"), None)
+    if want == 0:  # a machine so busy that the profiled kernels outlast the median: no host part
+        assert cpp is None and v.missing[0].startswith("the profiled calls' kernels took ")
+        return
+    assert cpp.title == "generated C++ kernels, not profiled" and cpp.ms == pytest.approx(want)
+    assert cpp.evidence == (
+        f"{cpp.ms:.4g} ms a call inside the compiled graphs, outside every profiled op: their C++ kernels "
+        "run there (and the graphs' wrappers), invisible to the profiler",
+        b.profile_note,
+    )
+    launch = next((c.ms for c in v.causes if c.key == "launch"), 0.0)
+    guards = next((c.ms for c in v.causes if c.key == "guards"), 0.0)
+    assert launch + guards + cpp.ms == pytest.approx(idle)
+    parts = [c for c in v.causes if c.share is not None]
+    assert sum(c.ms for c in parts) == pytest.approx(max(b.compiled.median_ms, b.timeline.kernel_ms))

@@ -14,6 +14,7 @@ CAPTURE_SCALAR = "torch._dynamo.config.capture_scalar_outputs = True"
 CAPTURE_DYNAMIC = "torch._dynamo.config.capture_dynamic_output_shape_ops = True"
 DYNAMIC = "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
 RECOMPILE_LIMIT = "torch._dynamo.config.recompile_limit = 64  # a frame may hold more compiled entries"
+INDUCTOR = 'torch.compile(model)  # backend="inductor", the default: fused, generated kernels'
 REDUCE_OVERHEAD = 'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
 TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
 

@@ -23,6 +23,7 @@ from ..model._stagetypes import Kernel, Node
 from ..parse._kernelnames import cpp_kernel_of_event, is_attention_kernel, is_library_kernel, is_reduction_op
 from ..parse._provenance import KernelCall, Provenance, op_base, read_provenance
 from ..parse._tritonsrc import read_triton_source
+from ._backend import has_graph, inductor_ran
 
 NO_LINE = "an input or a copy"  # a kernel placed in its graph whose nodes carry no source line
 # the aten op the profiler names under an extern kernel's call, by the op the graph calls
@@ -194,11 +195,14 @@ class _Joiner:
             return NO_LINE
         if compile_id is None and kind == "eager":
             return "outside the compiled graphs (eager code, or autograd's engine running a backward)"
-        if (
-            cid is None
-            and compile_id is not None
-            and not any(self.report.kernels_of(i.strip()) for i in compile_id.split(","))
-        ):
+        ids = [i.strip() for i in (compile_id or "").split(",") if i.strip()]
+        graphs = [self.compiles[i] for i in ids if i in self.compiles and has_graph(self.compiles[i])]
+        if cid is None and graphs and not any(inductor_ran(c) for c in graphs):
+            return (
+                f"run inside [{compile_id}], a graph no Inductor compile made (a backend such as aot_eager "
+                "runs its ATen ops as they are): torch logs no kernel-to-line map for it"
+            )
+        if cid is None and ids and not any(self.report.kernels_of(i) for i in ids):
             return (
                 f"run inside [{compile_id}], a graph with no kernels of its own: a backward that "
                 "autograd's engine ran there, which torch's provenance does not place"

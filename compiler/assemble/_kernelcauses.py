@@ -1,12 +1,16 @@
 """The kernels' parts of a compiled call as causes: library kernels compile does not touch
 (with their precision and how close to the device's peak they ran), generated kernels held
-against eager's, and the compile time not yet paid off. Torch-free."""
+against eager's, C++ kernels the profile did not see, the kernels of a backend that runs the
+graph with eager kernels, and the compile time not yet paid off.
+Torch-free."""
 
 from __future__ import annotations
 
 from ..model._benchtypes import Benchmark
+from ..model._report import Report
 from ..model._verdicttypes import Cause
-from ._fixes import TF32
+from ._backend import OtherBackend
+from ._fixes import INDUCTOR, TF32
 from ._gputime import KernelCost, eager_costs
 from ._roofline import precision, roofline
 from ._text import short
@@ -41,13 +45,20 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
     return Cause("library", "library kernels compile does not touch", ms, share(ms), tuple(ev), fix)
 
 
-def generated(gen: list[KernelCost], share, bench: Benchmark, missing: list[str]) -> Cause | None:
+def generated(
+    gen: list[KernelCost], share, bench: Benchmark, missing: list[str], cpp_hidden: bool = False
+) -> Cause | None:
+    """``cpp_hidden``: the graphs' C++ kernels were not profiled (``cpp_unprofiled``): the
+    rest is not held against all of eager's kernels."""
     if not gen:
         return None
     ms = sum(k.ms for k in gen)
     ev = [f"{len(gen)} kernels, {sum(k.launches for k in gen):.0f} launches a call"]
     eager = [k for k in eager_costs(bench) if not k.library]
-    if eager:
+    if cpp_hidden:
+        ev.append("the graphs' C++ kernels were not profiled: these are not compared with eager's kernels")
+        slow = False
+    elif eager:
         em = sum(k.ms for k in eager)
         verb = "slower than" if ms > em else "faster than"
         ev.insert(
@@ -87,3 +98,51 @@ def of_peak(x: float) -> str:
     if x >= 0.01:
         return f"{x:.0%}"
     return f"{x:.1%}" if x >= 0.001 else "under 0.1%"
+
+
+def cpp_unprofiled(report: Report, bench: Benchmark) -> bool:
+    """A CPU benchmark whose compiles have Inductor's C++ kernels, none of which the profile
+    saw (profiled as the callable is, without ``cpp.enable_kernel_profile``): their time is
+    inside the compiled graphs' host time, not host overhead."""
+    own = set(bench.compile_ids) or {c.id for c in report.compiles}
+    cpp = any(k.language == "cpp" for i in own for k in report.kernels_of(i))
+    return bench.device == "cpu" and cpp and not any(x.kind == "cpp" for x in bench.launch_rows)
+
+
+def unprofiled(ms: float, share, bench: Benchmark) -> Cause | None:
+    """The compiled graphs' own time where their C++ kernels were not profiled."""
+    if ms <= 0:
+        return None
+    ev = (
+        f"{ms:.4g} ms a call inside the compiled graphs, outside every profiled op: their C++ kernels "
+        "run there (and the graphs' wrappers), invisible to the profiler",
+        bench.profile_note or "C++ kernels not profiled",
+    )
+    return Cause("cpp-unprofiled", "generated C++ kernels, not profiled", ms, share(ms), ev)
+
+
+def backend_cause(ob: OtherBackend, kernels: list[KernelCost], share) -> Cause:
+    """The cause: the graphs' kernels (all but the library ones, counted as such) are eager's.
+    "eager kernels run the graph" is said where the profile shows it: every kernel an ATen op."""
+    ms = sum(k.ms for k in kernels)
+    ids = ", ".join(f"[{i}]" for i in ob.compile_ids[:4]) + (" …" if len(ob.compile_ids) > 4 else "")
+    if ob.aot:
+        ran = f"{ids}: AOTAutograd traced the graphs and no Inductor stage ran (no fusion, no output code)"
+    else:
+        ran = f"{ids}: Dynamo's graph went to the backend as captured: no AOTAutograd, no Inductor stage ran"
+    aten = all(k.kind in ("extern", "eager") for k in kernels)
+    ev = [ran]
+    if kernels:
+        n = sum(k.launches for k in kernels)
+        ev.append(
+            f"{n:.0f} kernels a call, each an ATen op as eager runs it ({ms:.4g} ms a call), none generated"
+            if aten
+            else f"{n:.0f} kernels a call ({ms:.4g} ms), none of them Inductor's"
+        )
+    ev.append(
+        "a backend that runs the graph with eager kernels is for checking the capture, not for speed: "
+        "at best it matches eager, and its guards and wrappers cost host time"
+    )
+    who = f"backend {ob.name}" if ob.name else "a backend other than Inductor"
+    title = f"{who}: no fused kernels, " + ("eager kernels run the graph" if aten else "no Inductor kernels")
+    return Cause("backend", title, ms, share(ms), tuple(ev), INDUCTOR)

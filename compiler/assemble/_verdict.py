@@ -18,7 +18,10 @@ share of the call):
 
 The causes are checked in a fixed order, and the headline names the first that holds and takes
 5% of the call: an eager fallback (no compiled code ran for a frame; named first whatever its
-share where every kernel of the call ran outside the graphs), graph breaks, recompiles, a
+share where every kernel of the call ran outside the graphs), a backend that runs the
+graphs with eager kernels (``aot_eager``, ``eager``: every frame ran compiled, and nothing was
+fused; torch's records of the compiles say no Inductor stage ran; named first whatever its
+share), graph breaks, recompiles, a
 CUDA-graph skip, host↔device copies inside the call, then the largest part. Each cause says
 its fix as code where one is known (``Cause.fix``). The tool's own profiler ranges are never
 counted (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's
@@ -31,50 +34,17 @@ from __future__ import annotations
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
-from ..parse._speed import short_reason
 from ._attention import attention
+from ._backend import other_backend
+from ._cgmode import cudagraphs, mode_of, skips
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
-from ._kernelcauses import compile_cause, generated, library
+from ._kernelcauses import backend_cause, compile_cause, cpp_unprofiled, generated, library, unprofiled
 from ._speed import cudagraph_share
 from ._text import first_line, where
 
-ORDER = ("fallback", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
-
-
-def mode_of(report: Report | None, bench: Benchmark) -> str:
-    """The mode the benchmarked function was compiled with: the benchmark's own where it
-    compiled it, else what torch's records of the report's compiles say (a user's
-    ``torch.compile(model, mode="reduce-overhead")`` that the benchmark reused)."""
-    own = bench.config.mode
-    if own not in (None, "default") or report is None:
-        return own or "default"
-    seen = [c.config.mode for c in report.compiles if c.config is not None and c.config.mode]
-    return max(dict.fromkeys(seen), key=seen.count) if seen else own or "default"
-
-
-def cudagraphs(bench: Benchmark, report: Report | None = None) -> tuple[bool, str]:
-    """Whether the compiled arm ran under CUDA graphs, and why we think so: from the report's
-    own CUDA-graph facts where it has them (the share of the profiled GPU time that ran in
-    compiles whose graphs were used, and each skip's reason), else the mode."""
-    share = cudagraph_share(report, bench) if report is not None else None
-    if share is not None:
-        why = f"{share:.0%} of the profiled GPU time ran under CUDA graphs" + "".join(
-            f"; {s}" for s in _skips(report)[:3]
-        )
-        return share > 0.5, why
-    mode = mode_of(report, bench)
-    on = mode == "reduce-overhead"
-    return on, f"mode={mode}: CUDA graphs {'on' if on else 'off'}"
-
-
-def _skips(report: Report) -> list[str]:
-    return [
-        f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
-        for c in report.compiles
-        if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
-    ]
+ORDER = ("fallback", "backend", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
 
 
 def verdict(report: Report, bench: Benchmark) -> Verdict:
@@ -105,11 +75,20 @@ class _Judge:
         self.idle = max(c - kernels, 0.0)
         t = bench.timeline
         self.graphs = t.graphs if t is not None else None
+        # what ran compiled a call: Inductor's graphs; a backend that makes no Inductor graph
+        # (aot_eager, eager) shows in the compiled frames entered (older files: graphs alone)
+        regions = t.regions if t is not None else None
+        self.pieces, self.piece_words = (
+            (regions, "compiled frames entered") if self.graphs == 0 and regions else (self.graphs, "graphs")
+        )
+        self.other = other_backend(report, bench)
         # the host's profiled parts, scaled to the unprofiled idle time (the profiler's own
         # cost inflates the host's time; the split is the profiled call's)
         prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
         scale = self.idle / sum(prof) if sum(prof) > 0 else 0.0
         self.guard_ms, self.python_ms, self.wrap_ms = (x * scale for x in prof)
+        # CPU: C++ kernels the profile did not see run inside the graphs' host time
+        self.cpp_hidden = cpp_unprofiled(report, bench)
         if kernels > 1.1 * c:
             self.missing.append(
                 f"the profiled calls' kernels took {kernels:.4g} ms a call, more than the timed median's "
@@ -128,8 +107,10 @@ class _Judge:
         self.live_breaks = [
             b for b in report.graph_breaks if not fallen_ids.intersection(b.compile_ids or (b.compile_id,))
         ]
-        self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
-        self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        self.has_breaks = bool(self.live_breaks) and (self.pieces or 0) > 1
+        # no compiled frame ran a call (none entered, no kernel launched inside one)
+        ran_none = self.pieces == 0 and not inside
+        self.has_fallback = bool(self.fallen) or (ran_none and bool(self.outside))
         # every kernel of the call ran outside the compiled graphs: the frames that ran
         # eagerly are the whole call, and the fallback leads whatever its share
         self.all_eager = bool(self.outside) and not inside
@@ -146,7 +127,7 @@ class _Judge:
         self.has_cg_skip = (
             bench.device == "cuda"
             and mode in ("reduce-overhead", "max-autotune")
-            and (bool(_skips(report)) or (share is not None and share <= 0.5))
+            and (bool(skips(report)) or (share is not None and share <= 0.5))
         )
 
     def share(self, ms: float) -> float:
@@ -163,6 +144,7 @@ class _Judge:
         causes = [
             att[0] if att else None,
             self.fallback(),
+            self.backend(),
             self.breaks(),
             self.recompiles(),
             self.cudagraph_skip(),
@@ -170,7 +152,8 @@ class _Judge:
             self.guards(),
             self.launch(),
             library(self.lib, self.share, b),
-            generated(self.gen, self.share, b, self.missing),
+            None if self.other else generated(self.gen, self.share, b, self.missing, self.cpp_hidden),
+            unprofiled(self.wrap_ms, self.share, b) if self.cpp_hidden else None,
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
@@ -198,16 +181,22 @@ class _Judge:
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
         ev = list(dict.fromkeys(why for _f, why, _fix, _adv in self.fallen))  # frames alike: one line
         calls = self.bench.profiled_calls
-        if self.graphs == 0:
+        if self.pieces == 0:
             ev.insert(
                 0, f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
             )
+            timing = self.bench.compiles_while_timing
+            if timing and not self.fallen:  # the recording saw no limit: the timed calls went past it
+                ev.append(
+                    f"{len(timing)} compiles during the timed calls ({first_line(timing)}): a frame that "
+                    "compiles again on every call runs eagerly once it holds torch's recompile limit of entries"
+                )
         elif self.outside:
             ev.insert(
                 0,
                 f"{sum(k.launches for k in self.outside):.0f} of {self.bench.timeline.launches:.0f} kernels a call "
-                f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.graphs:.0f} graphs a call "
-                "are of other frames",
+                f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.pieces:.0f} "
+                f"{self.piece_words} a call are of other frames",
             )
         fix = next((fx for _f, _why, fx, _adv in self.fallen if fx), None)
         advice = None if fix else next((a for *_rest, a in self.fallen if a), None)
@@ -222,12 +211,17 @@ class _Judge:
             advice,
         )
 
+    def backend(self) -> Cause | None:
+        """Every frame ran its compiled code, and the code runs the graph with eager kernels:
+        the graphs' kernels (the library ones apart) are the backend's part of the call."""
+        return backend_cause(self.other, self.gen, self.share) if self.other else None
+
     def breaks(self) -> Cause | None:
         breaks = self.live_breaks
         if not self.has_breaks:
             return None
         ms = self.python_ms
-        ev = [f"{self.graphs:.0f} graphs a call: Python runs between them ({ms:.4g} ms a call)"]
+        ev = [f"{self.pieces:.0f} {self.piece_words} a call: Python runs between them ({ms:.4g} ms a call)"]
         ev += [
             f"{where(b.filename, b.line)}: {b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
             for b in sorted(breaks, key=lambda b: -b.count)[:5]
@@ -267,14 +261,14 @@ class _Judge:
         them (its reason), or most of the GPU time ran outside them."""
         if not self.has_cg_skip:
             return None
-        skips = _skips(self.report)
+        skipped = skips(self.report)
         _on, why = cudagraphs(self.bench, self.report)
         ms = self.wrap_ms
-        ev = (f"mode={self.mode} (as compiled)", *(skips[:3] if skips else (why,)))
-        title = "CUDA graphs skipped: " + (skips[0].split(": ", 1)[1] if skips else why)
+        ev = (f"mode={self.mode} (as compiled)", *(skipped[:3] if skipped else (why,)))
+        title = "CUDA graphs skipped: " + (skipped[0].split(": ", 1)[1] if skipped else why)
         advice = (
             "return the new value instead of changing an input in place (CUDA graphs skip a graph that mutates its inputs)"
-            if any("mutated inputs" in x for x in skips)
+            if any("mutated inputs" in x for x in skipped)
             else None
         )
         return Cause("cudagraphs", title, ms, self.share(ms), ev, advice=advice)
@@ -317,7 +311,7 @@ class _Judge:
         the graphs that no break or fallback explains."""
         b, t = self.bench, self.bench.timeline
         explained = self.python_ms if (self.has_fallback or self.has_breaks) else 0.0
-        explained += self.wrap_ms if self.has_cg_skip else 0.0
+        explained += self.wrap_ms if self.has_cg_skip or self.cpp_hidden else 0.0
         ms = max(self.idle - self.guard_ms - explained, 0.0)
         if ms <= 0:
             return None
@@ -333,7 +327,10 @@ class _Judge:
         cuda = b.device == "cuda"
         title = "host-bound: the GPU waits for the host" if cuda else "host overhead around the kernels"
         asked = self.mode in ("reduce-overhead", "max-autotune")
-        fix = REDUCE_OVERHEAD if cuda and not on and not asked and self.share(ms) >= 0.1 else None
+        inductor = self.other is None  # CUDA graphs are an Inductor mode's
+        fix = (
+            REDUCE_OVERHEAD if cuda and inductor and not on and not asked and self.share(ms) >= 0.1 else None
+        )
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
@@ -350,7 +347,7 @@ def _main(causes: list[Cause], bench: Benchmark, all_eager: bool = False) -> Cau
         hit = next((x for x in causes if x.key == key), None)
         if key == "recompiles" and not bench.compiles_while_timing:
             continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
-        always = key == "cudagraphs" or (key == "fallback" and all_eager)
+        always = key in ("cudagraphs", "backend") or (key == "fallback" and all_eager)
         if hit is not None and (hit.share is None or hit.share >= 0.05 or always):
             return hit
     ranked = [x for x in causes if x.share is not None and (x.key not in ORDER or x.key == "fallback")]

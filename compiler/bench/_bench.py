@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from ..assemble._backend import backend_of
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._options import BenchOptions
 from ..model._report import Kernel, Report
@@ -68,7 +69,8 @@ def benchmark(report: Report, fn=None, *args, **kwargs) -> Benchmark:
     callable is reused, never compiled twice. ``mutates=True`` allows a function that changes
     tensors in place (optimizer steps, ``w.add_``): they are snapshotted and restored. The
     keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``,
-    ``compiled``, ``name``, ``progress``, ``atol``, ``rtol``: compiler/model/_options.py) are
+    ``compiled``, ``compile_options``, ``name``, ``progress``, ``atol``, ``rtol``:
+    compiler/model/_options.py) are
     the benchmark's; other keyword arguments go to ``fn``, and one named like an option must be
     bound with ``functools.partial``. Methodology: docs/benchmark.md.
     """
@@ -110,6 +112,8 @@ def benchmark_report(
         compile_kwargs = subject.compile_kwargs
     elif compiled is None and subject is not None and subject.eager is fn:
         compiled, compile_kwargs = subject.compiled, subject.compile_kwargs
+    if o.compiled is not None and o.compile_options is not None:  # what the caller says it was made with
+        compile_kwargs = dict(o.compile_options)
     show = progress_line(o.progress)
     run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, o.atol, o.rtol)
     # the compile options of the compiled callable are known: it is the one the report
@@ -295,6 +299,9 @@ class _Run:
         if not self.cuda:
             cpp = any(k.language == "cpp" for k in kernels)
             backend = self.compile_kwargs.get("backend", "inductor")
+            other = backend_of(list(source.compiles)) if "backend" not in self.compile_kwargs else None
+            if other is not None:  # torch's records: no Inductor compile made these graphs
+                backend = "a backend other than Inductor"
             if backend == "inductor" and (cpp or not kernels):
                 prof_call, by_event, matched, self.prof_ids = profiling_compile(
                     self.fn, self.args, self.kwargs, self.compile_kwargs, source
@@ -315,7 +322,8 @@ class _Run:
                         "with cpp.enable_kernel_profile)"
                     )
             else:
-                note = f"backend {backend!r}: no Inductor kernels; the ATen ops the compiled code calls"
+                name = backend if other is not None else repr(backend)
+                note = f"backend {name}: no Inductor kernels; the ATen ops the compiled code calls"
         else:
             note = "CUDA kernels from torch.profiler; Triton kernels matched to the report by name"
             if not any(_profile.kernel_num_gb(k) for k in kernels):

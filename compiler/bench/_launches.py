@@ -202,6 +202,7 @@ class _CallFacts:
         self.kernel_us = 0.0
         self.launches = 0
         self.graphs = 0
+        self.regions = 0
         self.guard_us = 0.0
         self.graph_us = 0.0
         self.host_us = 0.0
@@ -212,6 +213,8 @@ class _CallFacts:
         name, us = evt.name, evt.time_range.elapsed_us()
         if name == GUARDS:
             self.guard_us += us
+        elif name.startswith(REGION):  # a compiled frame entered, whatever its backend
+            self.regions += 1
         elif name.startswith(GRAPH) and _ancestor(evt, GRAPH) is None:
             self.graphs += 1
             self.graph_us += us
@@ -238,6 +241,7 @@ def _timeline(per_call: list[_CallFacts], spans: list[tuple[float, float]], cuda
         busy_ms=(busy if cuda else kernel) / n / 1e3,
         launches=sum(f.launches for f in per_call) / n,
         graphs=sum(f.graphs for f in per_call) / n,
+        regions=sum(f.regions for f in per_call) / n,
         guard_ms=median_ms([f.guard_us for f in per_call]),
         graph_host_ms=median_ms([f.graph_us for f in per_call]),
         outside_ms=median_ms([max(f.host_us - f.graph_us - f.guard_us, 0.0) for f in per_call]),

@@ -73,7 +73,9 @@ class Timeline:
     kernel_ms: float  # summed kernel time (GPU; CPU: the C++ kernels and ATen ops)
     busy_ms: float  # GPU time with some kernel running (the union of the kernels' spans)
     launches: float  # kernels launched
-    graphs: float = 0.0  # compiled graphs run ("## Call CompiledFxGraph")
+    graphs: float = 0.0  # compiled graphs run ("## Call CompiledFxGraph": Inductor's alone)
+    # compiled frames entered ("Torch-Compiled Region", whatever the backend); None: not recorded
+    regions: float | None = None
     guard_ms: float = 0.0  # Dynamo's guard evaluation ("TorchDynamo Cache Lookup")
     graph_host_ms: float = 0.0  # host time inside the compiled graphs (their wrappers, launches)
     outside_ms: float = 0.0  # host time outside the graphs and guards: Python between graphs, wrappers

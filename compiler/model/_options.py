@@ -131,6 +131,11 @@ class BenchOptions(_Options):
     compiled: Callable | None = _option(
         None, "the compiled callable to time (default: the one the report remembers, or fn compiled)"
     )
+    compile_options: dict | None = _option(
+        None,
+        "the torch.compile keywords `compiled` was made with (its backend and mode, which the verdict names; "
+        "default: unknown)",
+    )
     name: str | None = _option(None, "the benchmark's label (default: the function's name)")
     progress: Any = _option(True, "show progress (True: a line on stderr; a callable gets each line)")
     atol: float | None = _option(None, "absolute tolerance of the accuracy check (default: by dtype)")

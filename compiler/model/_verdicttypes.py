@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Cause:
-    key: str  # fallback | breaks | recompiles | cudagraphs | sync | guards | launch | library | generated | compile
+    key: str  # fallback | backend | breaks | recompiles | cudagraphs | sync | guards | launch | library | generated | cpp-unprofiled | compile
     title: str
     ms: float | None  # of the compiled call's median (None: not a part of the call's time)
     share: float | None  # of the compiled call's median; the parts' shares add up to 1

@@ -64,6 +64,15 @@ def _call_args(inputs, batch: int, device: str):
     return (move(given),), {}
 
 
+def compile_options(mode: str, settings: Settings) -> dict:
+    """``torch.compile``'s keywords for a case: the census's backend and mode, and static
+    shapes unless the mode is dynamic."""
+    opts = {"backend": settings.backend, "dynamic": mode.endswith("dynamic")}
+    if settings.compile_mode:
+        opts["mode"] = settings.compile_mode
+    return opts
+
+
 def run_mode(model, inputs, mode: str, settings: Settings, batch: int = 2, precision: str = "fp32"):
     """Compile ``model`` as the mode says and call it twice (static: the same inputs, so a
     recompile is one the model's own state causes; dynamic: ``batch`` then ``batch + 1``).
@@ -76,10 +85,7 @@ def run_mode(model, inputs, mode: str, settings: Settings, batch: int = 2, preci
     dynamic = mode.endswith("dynamic")
     model.to(settings.device)
     model.train(train)
-    opts = {"backend": settings.backend, "dynamic": dynamic}
-    if settings.compile_mode:
-        opts["mode"] = settings.compile_mode
-    compiled = torch.compile(model, **opts)
+    compiled = torch.compile(model, **compile_options(mode, settings))
     for b in (batch, batch + 1) if dynamic else (batch, batch):
         args, kwargs = _call_args(inputs, b, settings.device)
         if train:
@@ -148,6 +154,7 @@ def run_case(job: dict) -> dict:
                         args,
                         kwargs,
                         train=case.mode.startswith("train"),
+                        compile_options=compile_options(case.mode, settings),
                         precision=case.precision,
                         device=settings.device,
                         loss_of=loss_of,

@@ -11,6 +11,7 @@ import contextlib
 import math
 import os
 
+from ._speedview import GROUPS
 from ._table import BARELY  # a speedup under it is "barely faster": its row carries the verdict's cause
 
 LR = 1e-4  # the training step's SGD: a step that changes the weights, with no state of its own
@@ -81,9 +82,20 @@ def step_fns(model, compiled, args, kwargs, train: bool, precision: str, device:
 
 
 def measure(
-    report, model, compiled, args, kwargs, *, train: bool, precision: str, device: str, loss_of
+    report,
+    model,
+    compiled,
+    args,
+    kwargs,
+    *,
+    train: bool,
+    precision: str,
+    device: str,
+    loss_of,
+    compile_options: dict | None = None,
 ) -> dict:
-    """The case's speed fields (``CensusRow``'s), from one benchmark appended to ``report``."""
+    """The case's speed fields (``CensusRow``'s), from one benchmark appended to ``report``;
+    ``compile_options``: what ``compiled`` was compiled with (the verdict names its backend)."""
     from compiler import benchmark
     from compiler.analysis import verdict
 
@@ -93,6 +105,7 @@ def measure(
         report,
         eager_fn,
         compiled=compiled_fn,
+        compile_options=compile_options,
         mutates=train,
         name=f"{'train step' if train else 'eval'} {precision}",
         progress=False,
@@ -106,7 +119,7 @@ def measure(
         except Exception as e:  # a verdict that cannot be made: said, never a lost row
             out["cause"] = f"no verdict: {type(e).__name__}: {e}"
         else:
-            out.update(cause_of(v))
+            out.update(cause_of(v, b.device))
     return out
 
 
@@ -131,9 +144,23 @@ def speed_fields(b) -> dict:
     return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in out.items()}
 
 
-def cause_of(v) -> dict:
+def cause_of(v, device: str = "cpu") -> dict:
     """The verdict's first cause: its key (``breaks``, ``launch``, ``library``, …), its
-    title with the detail that groups it (the break types' ids), and the headline."""
+    title, its group among the census's slower rows (``group_of``), and the headline."""
     main = next((c for c in v.causes if c.key == v.main), None)
     detail = main.title if main is not None else "no cause found"
-    return {"cause_key": v.main or "none", "cause": detail, "verdict": v.headline}
+    group = group_of(main, device) if main is not None else "no cause found"
+    return {"cause_key": v.main or "none", "cause": detail, "cause_group": group, "verdict": v.headline}
+
+
+def group_of(main, device: str) -> str:
+    """The slower rows' group of a first cause, in a few words: the same for every row it
+    holds (a title names one frame or a count of sites; the group does not)."""
+    if main.key == "launch":
+        return "launch-bound" if device.startswith("cuda") else "host overhead"
+    if main.key == "library":  # the fix of an fp32 matmul without TF32 (compiler.analysis's TF32)
+        tf32 = main.fix is not None and "set_float32_matmul_precision" in main.fix
+        return "fp32 GEMMs without TF32" if tf32 else "library kernels"
+    if main.key == "backend":  # "backend aot_eager: no fused kernels, …": the backend's name
+        return main.title.split(":")[0]
+    return GROUPS.get(main.key, main.title)

@@ -15,6 +15,20 @@ from ._table import BARELY, CensusRow
 SEEDS = "the seeds' census (163 models, A100): 93% pass, fp32 ×1.21, amp ×1.51"
 
 
+# a slower rows' group's words by its cause's key, where the cause's title is one frame's or
+# one count of sites (explorer/census/_speed.py ``group_of`` names the others)
+GROUPS = {
+    "fallback": "eager fallback",
+    "breaks": "graph breaks",
+    "sync": "host↔device copies",
+    "guards": "guard evaluation",
+    "generated": "generated kernels slower than eager's",
+    "generated-ok": "generated kernels, already faster than eager's",
+    "library": "library kernels",
+    "cudagraphs": "CUDA graphs skipped",
+}
+
+
 @dataclass(frozen=True)
 class SpeedGroup:
     zoo: str
@@ -52,27 +66,34 @@ def speed_groups(rows: list[CensusRow]) -> list[SpeedGroup]:
 
 
 def slower_groups(rows: list[CensusRow]) -> list[tuple[str, str, list[CensusRow]]]:
-    """(cause key, its words, the rows) of the rows compiled slower or barely faster, the
-    largest group first; a breaks group names the break ids (``GB0124 ×3``)."""
-    groups: dict[str, list[CensusRow]] = defaultdict(list)
+    """(cause key, the group's words, the rows) of the rows compiled slower or barely faster,
+    grouped by the words of their first cause's group (``CensusRow.cause_group``; a census
+    written before it: the key), the largest group first; a breaks group names its break ids,
+    each counted once a row (``graph breaks (GB0124 ×3, GB0170 ×1)``)."""
+    groups: dict[tuple[str, str], list[CensusRow]] = defaultdict(list)
     for r in rows:
         if r.slower:
-            groups[r.cause_key or "none"].append(r)
+            key = r.cause_key or "none"
+            groups[(key, group_words(r))].append(r)
     out = []
-    for key, rs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        words = rs[0].cause or ("no verdict" if key == "none" else key)
+    for (key, words), rs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if key == "breaks":
             ids: dict[str, int] = defaultdict(int)
             for r in rs:
                 for gb in dict.fromkeys(b.gb_id or "?" for b in r.breaks):
                     ids[gb] += 1
-            words = (
-                "graph breaks ("
-                + ", ".join(f"{g} ×{n}" for g, n in sorted(ids.items(), key=lambda x: -x[1]))
-                + ")"
-            )
+            words += " (" + ", ".join(f"{g} ×{n}" for g, n in sorted(ids.items(), key=lambda x: -x[1])) + ")"
         out.append((key, words, rs))
     return out
+
+
+def group_words(r: CensusRow) -> str:
+    """A slower row's group: its ``cause_group``; in a census written before it, the words of
+    its cause's key, else its cause's title."""
+    key = r.cause_key or "none"
+    if r.cause_group:
+        return r.cause_group
+    return "no verdict" if key == "none" else GROUPS.get(key) or r.cause or key
 
 
 def error_groups(rows: list[CensusRow]) -> list[tuple[str, list[CensusRow]]]:
@@ -113,22 +134,32 @@ def speed_text(rows: list[CensusRow], width: int = 100) -> list[str]:
     slow = slower_groups(rows)
     if slow:
         n = sum(len(rs) for _k, _w, rs in slow)
-        parts = ", ".join(f"{len(rs)} {key}" for key, _w, rs in slow)
-        out += ["", f"compiled slower or barely faster (under ×{BARELY:.2f}) on {n}: {parts}"]
-        for _key, words, rs in slow:
-            out.append(
-                clip(
-                    f"  {words} ({len(rs)}): " + ", ".join(f"{r.key} {fmt_speedup(r.speedup)}" for r in rs),
-                    width,
-                )
-            )
+        parts = [f"{len(rs)} {words}" for _key, words, rs in slow]
+        out += ["", *wrap(f"compiled slower or barely faster (under ×{BARELY:.2f}) on {n}: ", parts, width)]
+        for _key, words, rs in slow:  # every row of a group shown: wrapped, never cut
+            keys = [f"{r.key} {fmt_speedup(r.speedup)}" for r in rs]
+            out += wrap(f"  {words} ({len(rs)}): ", keys, width, "    ")
     errors = error_groups(rows)
     if errors:
         out += ["", f"errors ({sum(len(rs) for _e, rs in errors)}), by their first cause:"]
         for error, rs in errors:
             out.append(clip(f"  {error}", width))
-            out.append(clip("    " + ", ".join(r.key for r in rs), width))
+            out += wrap("    ", [r.key for r in rs], width, "    ")
     return out
+
+
+def wrap(head: str, items: list[str], width: int, indent: str = "  ") -> list[str]:
+    """``head`` and the ``items`` joined by ", " in lines of at most ``width`` columns, broken
+    between items (an item is never cut, nor left out), the lines after the first indented."""
+    lines = [head]
+    for i, item in enumerate(items):
+        text = item + ("," if i < len(items) - 1 else "")
+        sep = "" if lines[-1] in (head, indent) else " "
+        if len(lines[-1]) + len(sep) + len(text) > width and lines[-1] not in (head, indent):
+            lines.append(indent)
+            sep = ""
+        lines[-1] += sep + text
+    return [x.rstrip() for x in lines]
 
 
 def clip(line: str, width: int) -> str:

@@ -81,6 +81,8 @@ class CensusRow:
     # where compiled is slower or barely faster: the verdict's first cause (compiler.analysis.verdict)
     cause_key: str | None = None  # breaks | recompiles | launch | library | generated | …
     cause: str | None = None  # its title
+    # its group among the slower rows, in a few words ("launch-bound", "fp32 GEMMs without TF32")
+    cause_group: str | None = None
     verdict: str | None = None  # the verdict's headline
     wall_s: float | None = None
     peak_rss_mb: float | None = None
@@ -147,7 +149,7 @@ def row_from_report(case, rep, result: dict | None, error: str | None = None, **
         precision=case.precision,
         batch=case.batch,
         **{k: _number(result.get(k)) for k in _SPEED},
-        **{k: _text(result.get(k)) for k in ("bench_error", "cause_key", "cause", "verdict")},
+        **{k: _text(result.get(k)) for k in ("bench_error", "cause_key", "cause", "cause_group", "verdict")},
         wall_s=_number(result.get("wall_s")),
         peak_rss_mb=_number(result.get("peak_rss_mb")),
         torch_version=rep.torch_version if rep else None,
