@@ -56,7 +56,12 @@ def test_math_attention_is_named_with_its_figures(name, eager_op, backend, upcas
     assert sum(c.ms for c in v.causes if c.ms is not None) == pytest.approx(v.compiled_ms, rel=1e-6)
     casts = "the decomposition casts the bf16 query, key and value to fp32 (math SDPA's default)"
     assert (casts in cause.evidence) is upcast
-    assert (cause.fix is not None and "allow_fp16_bf16_reduction_math_sdp(True)" in cause.fix) is upcast
+    # measured on the H100: math SDPA kept in bf16 changed nothing (23.4 ms against 23.2 ms); the
+    # fused kernels refused the expanded mask: the advice is the mask's, no code fix
+    assert cause.fix is None
+    assert cause.advice is not None and cause.advice.startswith(
+        "a fused SDPA kernel needs the mask's last dimension"
+    )
     if main == "attention":
         assert v.headline.startswith(f"{b.speedup_words}: attention: {cause.evidence[0]}: ")
 

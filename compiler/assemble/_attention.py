@@ -6,8 +6,8 @@ encoder that builds an all-true mask while Dynamo traces it, where eager passes 
 way there. The compiled side's time is that of the kernels computing those nodes: the
 generated kernels whose nodes are the call's, and the extern calls of an op (``aten::bmm``)
 every post-grad node of which in the graph is the call's. Where the decomposition upcasts
-bf16/fp16 inputs to fp32 (the math backend's default), the fix keeps it in their precision.
-Torch-free."""
+bf16/fp16 inputs to fp32 (the math backend's default), the evidence says so. Where Dynamo's graph
+passes a mask, the advice is about the mask (no code fix: see ``MASK_ADVICE``). Torch-free."""
 
 from __future__ import annotations
 
@@ -25,8 +25,14 @@ FUSED = (
 )
 SDPA_CALL = "scaled_dot_product_attention("  # the user's line that made a node
 LOW = ("bf16", "f16")
-MATH_IN_LOW = (
-    "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)  # SDPA's math path in bf16/fp16, not fp32"
+# no code fix: keeping math SDPA in bf16 (torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp)
+# did not help BERT-base on an H100 (23.4 ms against 23.2 ms, notebooks/data/check_bert_amp.py);
+# there torch refused every fused kernel for the mask ("All fused kernels require the last dimension
+# of the input to have stride 1 ... Attn_mask.stride(-1): 0": an expanded all-true mask)
+MASK_ADVICE = (
+    "a fused SDPA kernel needs the mask's last dimension contiguous (stride 1); an expanded mask "
+    "(stride 0, as transformers' all-true mask is) sends SDPA to its math path: pass no mask where "
+    "none is needed, or a contiguous one"
 )
 
 
@@ -110,7 +116,7 @@ def attention(report: Report, bench: Benchmark, costs: list[KernelCost], share) 
     mask = _mask(report, ids)
     if mask:
         ev.append(mask)
-    return Cause("attention", title, ms, share(ms), tuple(ev), MATH_IN_LOW if upcast else None), taken
+    return Cause("attention", title, ms, share(ms), tuple(ev), None, MASK_ADVICE if mask else None), taken
 
 
 def _post_grad(c) -> list[Node]:
