@@ -20,6 +20,7 @@ from .listen._version import torch_name as _torch_name
 from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
+from .model._relpaths import relative_paths
 from .model._report import Report, ReportFormatError, load
 from .model._sourcefile import read_source
 from .model._subject import remember as remember_benchmark_subject
@@ -87,5 +88,6 @@ __all__ = [
     "advise",
     # files a report names, and files written whole
     "read_source",
+    "relative_paths",
     "write_file",
 ]

@@ -13,6 +13,7 @@ from .assemble._costgroups import cost_groups
 from .assemble._gputime import kernel_costs
 from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
+from .assemble._stages import reads_event
 from .assemble._verdict import mode_of as benchmark_mode
 from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
@@ -36,10 +37,10 @@ from .parse._names import (
 from .parse._normalize import kernel_base, normalize
 from .parse._outputcode import extern_calls, split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
-from .parse._speed import cache_key_changes, observed_sizes
+from .parse._speed import cache_key_changes, cache_pairs, observed_sizes
 from .parse._speed import short_reason as cudagraph_reason
 from .parse._text import one_gap
-from .parse._tritonir import debug_sections_start, ir_source_lines, occupancy
+from .parse._tritonir import ir_function, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ __all__ = [
     "cudagraph_share",
     # caches and CUDA graphs
     "cache_key_changes",
+    "cache_pairs",
+    "reads_event",
     "cache_saving",
     "fill_reason",
     "RUNNABLE_PREAMBLE",
@@ -85,7 +88,7 @@ __all__ = [
     "read_triton_source",
     "ir_source_lines",
     "occupancy",
-    "debug_sections_start",
+    "ir_function",
     # export, FlexAttention, bytecode
     "export_summary",
     "flex_calls",

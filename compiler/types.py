@@ -42,6 +42,7 @@ from .model._report import (
     RawEvent,
     Recompile,
     RoleGraph,
+    SideEffect,
     StackFrame,
     Timing,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "Recompile",
     "Kernel",
     "StackFrame",
+    "SideEffect",
     "RawEvent",
     "STAGES",
     "SCHEMA_VERSION",

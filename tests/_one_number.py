@@ -13,6 +13,7 @@ words saying what that one counts. ``check(report)`` asserts it for every compil
 
 from __future__ import annotations
 
+import html
 import re
 
 import explorer
@@ -29,6 +30,21 @@ def check(report, page: str | None = None) -> int:
         assert n in counts, n
     assert not re.search(r"^ *guards checked before it runs \(\d+\)", bytecode, re.M)  # no bare count
     facts = 0
+    # the page's words, tags left out: each compile's time, wherever a tab says it by its id
+    # (the compile-time tab's heading, the compiles tab's "compile time" row), is the model's
+    said_on_page: dict[str, set[str]] = {}
+    if page is not None:
+        words = html.unescape(re.sub(r"<[^>]+>", " ", page))
+        for pattern in (
+            r"\[(\d+/\d+)\] [^\[\]]*? — compile time (\d[\d.]* m?s)\b",
+            r"\[(\d+/\d+)\] [^\[\]]*? — \w+\s+compile\s+compile time\s+(\d[\d.]* m?s)\b",
+        ):
+            for cid, t in re.findall(pattern, words):
+                said_on_page.setdefault(cid, set()).add(t)
+    for c in report.compiles:
+        if c.compile_time_s is not None and c.id in said_on_page:
+            assert said_on_page[c.id] == {secs(c.compile_time_s)}, (c.id, said_on_page[c.id])
+            facts += 1
     for c in report.compiles:
         own = explorer.text(report, "compiles", compile=c.id)
         if c.compile_time_s is not None:

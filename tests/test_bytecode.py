@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import dis
+import logging
 import os
+import re
 import textwrap
 
 import pytest
@@ -236,3 +238,103 @@ def test_a_journal_replays_the_bytecode_events(fn, tmp_path):
     replayed = compiler.load_journal(journal)
     assert [c.stages.capture for c in replayed.compiles] == [c.stages.capture for c in rec.report.compiles]
     assert all(c.stages.capture.bytecode_modified for c in replayed.compiles)
+
+
+NESTED = textwrap.dedent(
+    """
+    import torch
+
+    def helper(t):
+        print("inside")  # BREAK inside
+        return t
+
+    def g(x):
+        y = x.sin()
+        z = helper(y)  # CALL helper
+        return z.cos()
+    """
+)
+
+
+def test_the_python_that_runs_at_a_break_is_named_with_its_line(tmp_path):
+    """A break inside a called function: the frame's code calls the graph, then runs the call
+    itself in Python; the steps name that call's source line (the frame's entry in the break's
+    stack, as torch's break record gives it) and where inside it the break was."""
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED)
+    scope: dict = {"__name__": "nested"}
+    exec(compile(NESTED, str(path), "exec"), scope)
+    with compiler.recording() as rec:
+        torch.compile(scope["g"], backend="eager")(torch.ones(4))
+    report = rec.report
+    lines = NESTED.splitlines()
+    call = next(i for i, ln in enumerate(lines, 1) if "# CALL helper" in ln)
+    inside = next(i for i, ln in enumerate(lines, 1) if "# BREAK inside" in ln)
+    (site,) = [b for b in report.graph_breaks if b.line == inside]
+    assert [(f.name, f.line) for f in site.user_stack if f.filename == str(path)] == [
+        ("g", call),
+        ("helper", inside),
+    ]
+    shown = text(report, "bytecode", compile="0/0").splitlines()
+    at = next(i for i, ln in enumerate(shown) if "calls the compiled graph" in ln)
+    assert shown[at + 1] == (
+        f"    {f'line {call}':<8} runs `z = helper(y)  # CALL helper` ({path}:{call}) itself, in Python: "
+        f"the graph break inside it, at {path}:{inside} ({site.type})"
+    )
+
+
+MUTATES = textwrap.dedent(
+    """
+    import torch
+
+    class Box:
+        pass
+
+    def h(box, x):
+        box.seen = x.shape[0]  # SET seen
+        box.kept = x.sum()  # SET kept
+        return x.sin()
+    """
+)
+
+
+def test_the_side_effects_replayed_after_the_graph_are_a_step(tmp_path):
+    """torch's ``dynamo_side_effects`` for a frame that sets attributes of an object it was
+    given: the capture stage reads the object's type, its source and each mutation's line, and
+    the bytecode view says the code replays them after the graph (their lines in --view capture)."""
+    path = tmp_path / "mutates.py"
+    path.write_text(MUTATES)
+    scope: dict = {"__name__": "mutates"}
+    exec(compile(MUTATES, str(path), "exec"), scope)
+    seen: list[str] = []
+
+    class Oracle(logging.Handler):  # torch's own record of the artifact, beside the recording
+        def emit(self, record):
+            if (record.metadata.get("artifact") or {}).get("name") == "dynamo_side_effects":
+                seen.append(record.payload)
+
+    trace_log = torch._logging._internal.trace_log
+    oracle = Oracle()
+    trace_log.addHandler(oracle)
+    try:
+        with compiler.recording() as rec:
+            torch.compile(scope["h"], backend="eager")(scope["Box"](), torch.ones(4))
+    finally:
+        trace_log.removeHandler(oracle)
+    lines = MUTATES.splitlines()
+    at = [next(i for i, ln in enumerate(lines, 1) if mark in ln) for mark in ("# SET seen", "# SET kept")]
+    (payload,) = seen
+    assert payload.startswith("Mutating object of type Box (source name: L['box'])")
+    (effect,) = rec.report.compiles[0].stages.capture.side_effects
+    assert (effect.type, effect.source) == ("Box", "L['box']")
+    assert [(f.filename, f.line, f.code) for f in effect.sites] == [
+        (str(path), at[0], "box.seen = x.shape[0]  # SET seen"),
+        (str(path), at[1], "box.kept = x.sum()  # SET kept"),
+    ]
+    shown = text(rec.report, "bytecode", compile="0/0").splitlines()
+    graph = next(i for i, ln in enumerate(shown) if "calls the compiled graph" in ln)
+    assert shown[graph + 1] == (
+        "             replays 2 mutations of 1 object (Box) in Python: Dynamo's side effects (their lines: --view capture)"
+    )
+    capture = text(rec.report, "capture", compile="0/0")
+    assert re.search(rf"^Box +L\['box'\] +2 +{re.escape(str(path))}:{at[0]}, {at[1]}$", capture, re.M)

@@ -57,8 +57,9 @@ def test_compile_tab_compares_stages_and_previous_compile(report, monkeypatch):
     compare = [b for b in row.children if getattr(b, "description", "") == "compare stages"][0]
     compare.click()
     (prev, out1, what1), (stages, out2, what2) = calls
-    # both under the row of compile buttons, above the stage tabs
-    assert out1 is out2 is app.tabs.children[2].children[2]
+    # both under the row of compile buttons and its fill-in line, above the stage tabs
+    assert app.tabs.children[2].children[2] is app.fill_status
+    assert out1 is out2 is app.tabs.children[2].children[3]
     assert (what1, what2) == ("diff [0/0] → [0/1]", "[0/1] capture vs autograd")
     assert (prev.a_label, prev.b_label) == ("0/0", "0/1")
     assert stages.title == "compile 0/1: capture vs autograd"

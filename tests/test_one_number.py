@@ -1,18 +1,22 @@
 """One number per fact (tests/_one_number.py) on the shipped GPU recordings
-(notebooks/data/*.json.gz): every report among them, its text views and its static page.
-The GPT-2 training step's check is in tests/test_terminal_fit.py (it records the step)."""
+(notebooks/data/*.json.gz): every report among them, its text views and its static page; and
+on the tour's recording (notebooks/00_tour.ipynb: its cells, run by ``%%compile`` in an IPython
+shell as the notebook runs them). The GPT-2 training step's check is in
+tests/test_terminal_fit.py (it records the step)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
 import pytest
 from _one_number import check
 
 import compiler
 import explorer
 
-DATA = Path(__file__).resolve().parent.parent / "notebooks" / "data"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+DATA = NOTEBOOKS / "data"
 # the recordings that are reports (the others: censuses, mode comparisons, rank sets)
 REPORTS = sorted(
     p.name
@@ -51,3 +55,22 @@ def test_cache_savings_nest_and_cuda_graph_sizes_say_what_they_count():
     text = explorer.text(graphs, "compiles", compile="3/0")
     assert "We have observed 5 distinct sizes." in text
     assert "[torch said this at its 5th size; 6 sizes were recorded in all]" in text
+
+
+@pytest.mark.slow
+def test_one_number_per_fact_on_the_tour(tmp_path, monkeypatch):
+    """The tour's training step (cells "model" and "step" after its first cell), recorded by
+    ``%%compile`` as in the notebook: a break, a recompile, a backward, Inductor's kernels."""
+    ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
+    monkeypatch.chdir(tmp_path)
+    nb = nbformat.read(NOTEBOOKS / "00_tour.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in [code[0], *(c for c in code if set(c.metadata.get("tags", ())) & {"model", "step"})]:
+        result = ip.run_cell(cell.source)
+        assert result.success, result.error_in_exec or result.error_before_exec
+    report = explorer.reports["step"]
+    # the cell, forward and its resume after the break, the cell's resumes; [1/1], [2/1]: the
+    # batch of 12's recompiles
+    assert [c.id for c in report.compiles] == ["0/0", "1/0", "2/0", "3/0", "4/0", "1/1", "2/1", "5/0"]
+    assert report.kernels_of("1/0") and report.graph_breaks
+    assert check(report, explorer.html(report)) >= len(report.compiles)

@@ -252,3 +252,49 @@ def test_gpt2_step_one_number_per_fact(gpt2):
         if c.stages.capture and counted.get(c.id):
             assert c.stages.capture.guard_count == counted[c.id]
     assert check(report, explorer.html(report)) >= len(report.compiles)
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_gpt2_bytecode_names_the_python_at_the_break(gpt2):
+    """[1/0] (GPT-2's forward): after the compiled graph, the frame's own ``self.loss_function(...)``
+    call runs in Python (the break is inside it, at ``logger.warning_once``), and with it the rest
+    of the frame: the line and its code as torch's own break record for [1/0] names them."""
+    path, records = gpt2
+    report = compiler.load(path)
+    (reason,) = [
+        p
+        for m, p in records
+        if (m.get("artifact") or {}).get("name") == "dynamo_graph_break_reason"
+        and (m.get("frame_id"), m.get("frame_compile_id")) == (1, 0)
+    ]
+    frames = re.findall(
+        r'File "([^"]+)", line (\d+), in (\S+)\n +(\S.*)', reason.split("User code traceback:")[1]
+    )
+    (own,) = [
+        (f, int(n), code)
+        for f, n, fn, code in frames
+        if f.endswith("gpt2/modeling_gpt2.py") and fn == "forward"
+    ]
+    inner = re.search(r"Graph break in user code at (\S+):(\d+)", reason)
+    assert own[2] == "loss = self.loss_function("
+    (effects,) = [
+        p
+        for m, p in records
+        if (m.get("artifact") or {}).get("name") == "dynamo_side_effects"
+        and (m.get("frame_id"), m.get("frame_compile_id")) == (1, 0)
+    ]
+    objects = re.findall(r"^Mutating object of type (\S+)", effects, re.M)
+    mutations = len(objects) + len(re.findall(r"^ *\*{8}$", effects, re.M))  # a stack each
+    shown = explorer.text(report, "bytecode", compile="1/0").splitlines()
+    at = next(i for i, ln in enumerate(shown) if "calls the compiled graph" in ln)
+    # after the graph: the side effects its code replays, then the call that breaks
+    assert shown[at + 1].strip() == (
+        f"replays {mutations} mutations of {len(objects)} objects ({', '.join(dict.fromkeys(objects))}) "
+        "in Python: Dynamo's side effects (their lines: --view capture)"
+    )
+    assert shown[at + 2] == (
+        f"    line {own[1]} runs `loss = self.loss_function(…)` ({where(own[0], own[1])}) itself, in Python, "
+        f"and the frame's code after it: the graph break inside it, at {where(inner[1], int(inner[2]))} "
+        "(logging.Logger method not supported for non-export cases)"
+    )

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import compiler
+import explorer
 from compiler.read._logfile import TraceTruncatedError, read_trace_file
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
@@ -349,12 +350,53 @@ def test_gpt2_sdpa():
     assert mask.nodes[-3:] == ("attention_mask", "attention_mask_1", "attn_output")
 
 
-def test_gpt2_unknown_events_are_kept():
+def test_gpt2_side_effects_are_read_as_torch_wrote_them():
+    """torch's ``dynamo_side_effects`` (one message per object Dynamo's code mutates after the
+    graph, each mutation's stack after it) is read into the capture stage, not kept raw: the
+    objects, their sources and each mutation's innermost frame, as torch's own log says them."""
+    from tests._torch_trace import read_log
+
     r = load(GPU_GPT2)
-    assert unknown_names(r) == {"artifact:dynamo_side_effects": 1}
-    (side,) = [e for e in r.unknown_events if e.name == "artifact:dynamo_side_effects"]
-    assert side.compile_id == "0/0"
-    assert side.payload.startswith("Mutating object of type CompileableContextVar")
+    assert "artifact:dynamo_side_effects" not in unknown_names(r)
+    (payload,) = [
+        p
+        for m, p in read_log(str(GPU_GPT2))
+        if (m.get("artifact") or {}).get("name") == "dynamo_side_effects"
+    ]
+    messages = payload.split("\n\n" + "=" * 40 + "\n\n")
+    effects = r.compile("0/0").stages.capture.side_effects
+    assert [e.type for e in effects] == [re.match(r"Mutating object of type (\S+)", m)[1] for m in messages]
+    assert [e.type for e in effects] == [
+        "CompileableContextVar", "DynamicCache", "DynamicLayer", "DynamicLayer",
+        "CausalLMOutputWithCrossAttentions", "CausalLMOutputWithCrossAttentions",
+    ]  # fmt: skip
+    assert [e.source for e in effects] == [
+        "G['__import_transformers_dot_utils_dot_output_capturing']._active_collector",
+        *["created in torch.compile region"] * 3,
+        None,
+        "created in torch.compile region",
+    ]
+    for e, m in zip(effects, messages):  # one site per stack: its last frame, with its code
+        stacks = re.split(r"^ *\*{8}$", m, flags=re.M)
+        last = [
+            re.findall(r'^ *File "([^"]+)", line (\d+), in (\S+)\n(?! *File )(.*)', s, re.M)[-1]
+            for s in stacks
+        ]
+        assert [(f.filename, f.line, f.name, f.code) for f in e.sites] == [
+            (file, int(line), fn, code.strip()) for file, line, fn, code in last
+        ]
+    assert [(f.filename.rsplit("/", 1)[1], f.line) for f in effects[0].sites] == [
+        ("output_capturing.py", 82), ("output_capturing.py", 83),
+        ("output_capturing.py", 90), ("output_capturing.py", 91),
+    ]  # fmt: skip
+    text = explorer.text(r, "capture", compile="0/0")
+    assert "side effects: objects Dynamo's code mutates after the graph, in Python" in text
+    assert re.search(
+        r"^CompileableContextVar +G\[\S+ +4 +transformers/utils/output_capturing.py:82, 83, 90, 91$",
+        text,
+        re.M,
+    )
+    assert "events kept raw" not in explorer.text(r, "summary")
 
 
 # ---- H100: mode="reduce-overhead" (CUDA graphs) --------------------------------------------------
@@ -731,3 +773,20 @@ def test_single_log_directory(tmp_path):
     log = d / "dedicated_log_torch_trace_zz.log"
     shutil.copy(GPU_CUDAGRAPHS, log)  # gzipped content under torch's plain name: sniffed
     assert compiler.load_trace(d) == dataclasses.replace(load(GPU_CUDAGRAPHS), source=f"torch-trace:{log}")
+
+
+def test_an_older_report_names_the_side_effects_it_kept_raw():
+    """A report written before side effects were read (the shipped H100 GPT-2 recording) keeps
+    torch's two dynamo_side_effects events raw: its summary says so in one line, and why they
+    are not in their view; an event no build reads stays "not mapped"."""
+    from compiler.analysis import reads_event
+
+    shipped = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-gpt2-train-bench.json.gz"
+    r = compiler.load(shipped)
+    assert unknown_names(r) == {"artifact:dynamo_side_effects": 2}
+    assert reads_event("artifact:dynamo_side_effects") and not reads_event("artifact:torch_version")
+    raw = [ln.strip() for ln in explorer.text(r, "summary").splitlines() if "kept raw" in ln]
+    assert raw == [
+        "2 events kept raw when this report was written, read now: artifact:dynamo_side_effects — load the "
+        "TORCH_TRACE log or record again to see them in their view; the Unmapped events tab shows them"
+    ]

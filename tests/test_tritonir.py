@@ -86,6 +86,34 @@ def test_ir_lines_tied_to_kernel_lines():
     assert compiler.analysis.ir_source_lines("sass", SASS) == (None, None, 21, None, 30)
 
 
+def test_ir_bounded_to_the_kernels_function():
+    """Each level's function, from its header to its closing brace: a PTX module's DWARF
+    sections, LLVM's declarations and metadata, MLIR's location table and SASS's symbol table
+    are outside it, and no line there is tied to a kernel line (a running ``.loc`` used to run
+    on into ``.debug_abbrev``)."""
+    ptx = PTX + '\n\t.file\t2 "/x/standard.py"\n\t.section\t.debug_abbrev\n\t{\n.b8 1\n\t}'
+    sass = (
+        "\t.target\tsm_90\n\n//----- .text.k -----\n"
+        + SASS
+        + "\n\n\n//----- SYMBOLS -----\n\t.type\tx,@object"
+    )
+    fn = compiler.analysis.ir_function
+    assert fn("ttir", TTIR) == (2, 9)  # tt.func … to its "} loc(#loc)"
+    assert TTIR.splitlines()[8] == "  } loc(#loc)"
+    assert fn("llir", LLIR) == (0, 5)
+    assert fn("ptx", ptx) == (1, 10)
+    assert fn("sass", sass) == (2, 8)  # the banner of .text.k to its last instruction
+    assert sass.splitlines()[7] == "        /*0010*/                   EXIT ;"
+    assert fn("ptx", "not an IR") == (0, 1) and fn("cubin", PTX) == (0, 10)
+    lines = compiler.analysis.ir_source_lines("ptx", ptx)
+    assert lines[:10] == (None, None, None, None, None, 21, None, None, 30, 30)
+    assert lines[10:] == (None,) * 5  # the .loc before ret no longer reaches the debug sections
+    assert (
+        compiler.analysis.ir_source_lines("sass", sass)
+        == (None,) * 3 + (None, None, 21, None, 30) + (None,) * 4
+    )
+
+
 def test_occupancy():
     # 32 regs, 4 warps: 4 warps x 32 threads x 32 regs = 4096 regs a block; 16 blocks by
     # registers, 16 by threads (64 warps / 4): full occupancy, threads the limit
@@ -188,3 +216,43 @@ def test_the_autotune_choice_found_where_torch_names_it_by_its_cache_key(tmp_pat
     mine = [(str(module), types.SimpleNamespace(hash=h), None) for h in (chosen, other)]
     assert _best_beside(mine)["XBLOCK"] == 1024
     assert _best_beside([(str(module), types.SimpleNamespace(hash=other), None)]) is None
+
+
+def test_shipped_kernel_body_numbered_as_its_ir_gutter():
+    """The H100 recording with Triton's IR (notebooks/data/h100-why-gemm.json.gz): the kernel's
+    body is numbered as its source counts lines, and each IR's gutter gives those numbers: a
+    ``tt.store`` / ``st.global`` sits on the body's ``tl.store`` line. Each IR block is its
+    function, from its header to its closing brace."""
+    report = compiler.load(Path(__file__).parent.parent / "notebooks/data/h100-why-gemm.json.gz")
+    for k in report.kernels:
+        text = explorer.text(report, "codegen", kernel=k.name)
+        blocks = text.split("\n\n")
+        body = next(b for b in blocks if b.startswith(f"inference kernel {k.name} (triton)"))
+        src = k.source.splitlines()
+        numbered = [ln.strip().split(" │ ", 1) for ln in body.splitlines()[1:]]
+        assert numbered[0] == [str(int(numbered[0][0])), "@triton.jit"]
+        assert all(src[int(n) - 1].strip() == code.strip() for n, code in numbered), k.name
+        stores = {n for n, code in numbered if "tl.store" in code}
+        for level, op, head, last in (
+            ("TTIR", "tt.store", "tt.func public @", "} loc(#loc)"),
+            ("PTX", "st.global", ".visible .entry ", "}"),
+        ):
+            ir = next(b for b in blocks if b.startswith(f"{k.name}: {level}"))
+            rows = [(n.strip(), code[1:]) for n, _, code in (ln.partition("│") for ln in ir.splitlines()[1:])]
+            assert rows[0][1].lstrip().startswith(head + k.name) and rows[-1][1].strip() == last, (
+                k.name,
+                level,
+            )
+            assert {n for n, code in rows if op in code} == stores, (k.name, level)
+            assert not any(".debug_" in code or code.startswith("#loc") for _, code in rows)
+        assert "Triton's line" not in text
+    ptx = (
+        next(k for k in report.kernels if k.name == "triton_poi_fused_add_addmm_view_2").binaries[0].ir["ptx"]
+    )
+    assert len(ptx.splitlines()) == 215 and ptx.splitlines()[10].startswith(".visible .entry")
+    assert ptx.splitlines()[91] == "}" and ptx.splitlines()[93] == "\t.section\t.debug_abbrev"
+    assert (
+        "triton_poi_fused_add_addmm_view_2: PTX, its function: lines 11–92 of 215 (the module's other 133"
+        " lines left out); left: the kernel's line, as numbered in its body (the IR's own locations count"
+        " the kernel's file: 1 more) (82 lines)"
+    ) in text.splitlines()

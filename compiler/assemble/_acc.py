@@ -29,6 +29,7 @@ class Kept:
     bytecode_original_source: str | None = None  # each as Python, where depyf decompiled it
     bytecode_modified_source: str | None = None
     bytecode_source_note: str | None = None  # why there is no Python
+    side_effects: str | None = None  # artifact:dynamo_side_effects: the mutations replayed after the graph
     joint: str | None = None  # aot_joint_graph
     forward: str | None = None  # aot_forward_graph
     backward: str | None = None  # aot_backward_graph

@@ -23,6 +23,7 @@ from ..model._report import (
 )
 from ..parse import _graphs, _modules, _outputcode, _text
 from ..parse._seqnr import parse_seq_nrs, with_seq_nrs
+from ..parse._sideeffects import side_effects
 from . import _autograd, _draft, _export, _speed
 from ._acc import Acc, Context, jsonable
 from ._collect import guess_role, limit_hit, on_metrics, on_runtime_metrics, on_start
@@ -172,7 +173,7 @@ def _stages(a: Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stage
     post = tuple(RoleGraph(r or guess_role(a), _graphs.parse_graph_from(g, dyn)) for r, g in a.post_grad if g)
 
     capture = None
-    if dyn or kept.guards or a.start_stack is not None or a.symbols:
+    if dyn or kept.guards or a.start_stack is not None or a.symbols or kept.side_effects:
         capture = Capture(
             graph=dyn,
             guards=kept.guards,
@@ -187,6 +188,7 @@ def _stages(a: Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stage
             bytecode_modified_source=kept.bytecode_modified_source,
             bytecode_source_note=kept.bytecode_source_note,
             time_s=stage_t.get("capture"),
+            side_effects=side_effects(kept.side_effects),
         )
     autograd = None
     if any(g is not None for g in (kept.joint, kept.forward, kept.backward, kept.inference)):

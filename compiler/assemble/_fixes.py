@@ -20,26 +20,43 @@ TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32
 
 def fallen_frames(report: Report) -> list[tuple[str, str, str | None, str | None]]:
     """(frame, why, fix, advice) of each frame that runs eagerly: no compile of it installed
-    code (it failed, or Dynamo skipped it), or its recompile limit was hit."""
-    out = []
+    code (it failed, or Dynamo skipped it), or its recompile limit was hit. Frames that fell
+    back the same way (the same stage and error, or the limit at the same count: a library's
+    wrappers around the model's forward) share one ``why`` that names them all."""
+    found = []  # (frame, how it fell back, where it is, fix, advice)
     for f in report.frames:
         mine = [c for c in report.compiles if c.frame == f.id]
         name = f"{f.name} ({where(f.filename, f.line)})"
         if f.compiles == 0 and mine:
             bad = next((c for c in mine if c.status != "ok"), mine[0])
             err = first_line((bad.error,)) if bad.error else "no code installed"
-            why = f"{name}: [{bad.id}] failed in {bad.failed_stage or 'compile'}: {err}: every call of it runs eagerly"
+            how = f"failed in {bad.failed_stage or 'compile'}: {err}"
             brk = next((b for b in report.graph_breaks if bad.id in (b.compile_ids or (b.compile_id,))), None)
             fix = break_fix(brk.type, brk.gb_id) if brk else None
             advice = None if fix or not brk else break_advice(brk.type, brk.gb_id, brk.hints)
-            out.append((f.name or "?", why, fix, advice))
+            found.append((f.name or "?", how, (name, f"[{bad.id}]"), fix, advice))
         elif f.recompile_limit_hit:
-            why = (
-                f"{name}: the recompile limit was hit ({f.compiles} entries): a call whose guards fail "
-                "on every entry runs eagerly"
-            )
-            out.append((f.name or "?", why, recompile_fix(report), None))
-    return out
+            how = f"the recompile limit was hit ({f.compiles} entries)"
+            found.append((f.name or "?", how, (name, ""), recompile_fix(report), None))
+    places: dict[str, list[tuple[str, str]]] = {}
+    for _f, how, place, *_rest in found:
+        places.setdefault(how, []).append(place)
+    return [(f, _fell(how, places[how]), fix, advice) for f, how, _place, fix, advice in found]
+
+
+def _fell(how: str, places: list[tuple[str, str]]) -> str:
+    """One frame: "forward (a.py:55): [0/0] failed in capture: ERR: every call of it runs
+    eagerly"; several that fell back alike: each with its compile id, then the failure once."""
+    limit = how.startswith("the recompile limit")
+    if len(places) == 1:
+        (name, cid), tail = (
+            places[0],
+            "a call whose guards fail on every entry" if limit else "every call of it",
+        )
+        return f"{name}: {cid + ' ' if cid else ''}{how}: {tail} runs eagerly"
+    names = ", ".join(f"{name} {cid}".rstrip() for name, cid in places)
+    tail = "a call whose guards fail on every entry" if limit else "every call of them"
+    return f"{names}: {how.replace(' entries)', ' entries each)')}: {tail} runs eagerly"
 
 
 def shape_recompiles(report: Report) -> bool:

@@ -3,9 +3,10 @@ the device's peaks, memory- or compute-bound, and how close to that bound it ran
 
 The peaks come from the datasheet table (compiler/model/_devices.py) keyed by the benchmark's
 device name; an unknown device, or a CPU run, has no roofline and says so. The precision of a
-matmul is read from its output's dtype, the benchmark's TF32 setting and the library kernel's
-own name (cuBLAS names its kernels ``…f32f32_tf32f32…`` when it runs TF32, ``…ffma…`` or
-``sgemm`` on the CUDA cores)."""
+matmul is read from its output's dtype (else the dtype its kernel's name says: ``…bf16bf16…``,
+``…f32f32…``, ``s1688gemm``), the benchmark's TF32 setting and the library kernel's own name
+(cuBLAS names its kernels ``…f32f32_tf32f32…`` when it runs TF32, ``…ffma…`` or ``sgemm`` on
+the CUDA cores)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from ..model._benchtypes import Benchmark
 from ..model._devices import DevicePeak, device_peak
-from ..parse._kernelnames import matmul_math
+from ..parse._kernelnames import matmul_math, operand_dtype
 from ._gputime import KernelCost
 
 
@@ -58,10 +59,12 @@ def roofline(costs: tuple[KernelCost, ...], bench: Benchmark) -> tuple[Placement
 def precision(c: KernelCost, bench: Benchmark) -> tuple[str | None, str]:
     """The peak a kernel's FLOPs are held against, and the evidence in words."""
     name = c.name.lower()
-    if c.dtype in ("bf16", "f16"):
-        return "bf16", f"{c.dtype} operands"
-    if c.dtype != "f32":
-        return None, "dtype unknown"
+    # the dtype of its graph node's output, else what the kernel's own name says
+    dtype, said = (c.dtype, "") if c.dtype else (operand_dtype(name), " (its kernel name says so)")
+    if dtype in ("bf16", "f16"):
+        return "bf16", f"{dtype} operands{said}"
+    if dtype != "f32":
+        return None, "dtype unknown: no graph node of it, and its kernel name does not say"
     math = matmul_math(name)
     if math == "tf32":
         return "tf32", "cuBLAS ran TF32 (its kernel name says tf32)"

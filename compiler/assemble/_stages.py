@@ -36,7 +36,10 @@ EVENTS: dict[str, Spec] = {
     "dynamo_cpp_guards_str": Spec("capture", c.keep("guards")),
     "artifact:dynamo_graph_break_reason": Spec("capture", c.on_graph_break),
     "artifact:recompile_reasons": Spec("capture", c.on_recompile_reasons, compiled=False),
-    "bytecode": Spec("capture", c.on_bytecode),  # the recording's bytecode hook (every frame)
+    "bytecode": Spec("capture", c.on_bytecode),
+    "artifact:dynamo_side_effects": Spec(
+        "capture", c.keep("side_effects")
+    ),  # the recording's bytecode hook (every frame)
     "nn_module_stack": Spec("capture", c.keep("module_stacks")),  # the recording's graph_code handler
     "create_symbol": Spec("capture", c.on_symbol),
     "symbolic_shape_specialization": Spec("capture", c.on_specialization),
@@ -132,3 +135,9 @@ IGNORED = frozenset(
         "link",
     }
 )
+
+
+def reads_event(name: str) -> bool:
+    """Whether a build maps the event ``name`` to a handler (a report written before its row
+    was added keeps such events raw: loading the log again reads them)."""
+    return lookup(name) is not None

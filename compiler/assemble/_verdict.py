@@ -16,13 +16,14 @@ share of the call):
   profiled timeline into guard evaluation, Python outside the graphs, and the graphs' own host
   work (wrappers and launches: what CUDA graphs remove).
 
-The causes are checked in a fixed order, and the headline names the first that holds: an
-eager fallback (no compiled code ran for a frame), graph breaks, recompiles, a CUDA-graph
-skip, host↔device copies inside the call, then the largest part. Each cause says its fix as
-code where one is known (``Cause.fix``). The tool's own profiler ranges are never counted
-(``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's records
-of the compiles say it, where the benchmark did not compile the function itself. A fact the
-benchmark did not record is named as missing, never filled in. Torch-free.
+The causes are checked in a fixed order, and the headline names the first that holds and takes
+5% of the call: an eager fallback (no compiled code ran for a frame; named first whatever its
+share where every kernel of the call ran outside the graphs), graph breaks, recompiles, a
+CUDA-graph skip, host↔device copies inside the call, then the largest part. Each cause says
+its fix as code where one is known (``Cause.fix``). The tool's own profiler ranges are never
+counted (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's
+records of the compiles say it, where the benchmark did not compile the function itself. A
+fact the benchmark did not record is named as missing, never filled in. Torch-free.
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ class _Judge:
         ]
         self.has_breaks = bool(self.live_breaks) and (self.graphs or 0) > 1
         self.has_fallback = bool(self.fallen) or (self.graphs == 0 and bool(self.outside))
+        # every kernel of the call ran outside the compiled graphs: the frames that ran
+        # eagerly are the whole call, and the fallback leads whatever its share
+        self.all_eager = bool(self.outside) and not inside
         if not self.has_fallback:
             # no frame ran eagerly: kernels outside the graphs' regions are autograd's backward
             # of a compiled graph (run by the engine, outside any "Torch-Compiled Region") and
@@ -170,7 +174,7 @@ class _Judge:
         ]
         causes = [x for x in causes if x is not None]
         causes.append(compile_cause(b))
-        main = _main(causes, b)
+        main = _main(causes, b, all_eager=self.all_eager)
         head = b.speedup_words + ": " + _headline(main, self, causes)
         return Verdict(
             b.name,
@@ -192,7 +196,7 @@ class _Judge:
         if not self.has_fallback:
             return None
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
-        ev = [why for _f, why, _fix, _adv in self.fallen]
+        ev = list(dict.fromkeys(why for _f, why, _fix, _adv in self.fallen))  # frames alike: one line
         calls = self.bench.profiled_calls
         if self.graphs == 0:
             ev.insert(
@@ -286,11 +290,15 @@ class _Judge:
         if not copies:
             return None
         calls = max(self.bench.profiled_calls, 1)
-        ev = [
-            f"{x.calls / calls:.0f} a call: {x.name} from {x.op or '?'}"
-            + (f" in [{x.compile_id}]" if x.compile_id else " outside the compiled graphs")
-            for x in copies
-        ]
+        # the profile keeps a row per launch site (each op's call in the graph): the same copy
+        # from the same op in the same graph is one line with its count, the most first
+        counts: dict[str, float] = {}
+        for x in copies:
+            what = f"{x.name} from {x.op or '?'}" + (
+                f" in [{x.compile_id}]" if x.compile_id else " outside the compiled graphs"
+            )
+            counts[what] = counts.get(what, 0.0) + x.calls
+        ev = [f"{n / calls:.0f} a call: {what}" for what, n in sorted(counts.items(), key=lambda kv: -kv[1])]
         ev.append("the host waits for the device at each copy: launches stop until it arrives")
         advice = "keep the value on the device: no .item(), .cpu() or .tolist() inside the compiled call"
         return Cause("sync", "host↔device copies inside the call", None, None, tuple(ev), advice=advice)
@@ -329,18 +337,23 @@ class _Judge:
         return Cause("launch", title, ms, self.share(ms), ev, fix)
 
 
-def _main(causes: list[Cause], bench: Benchmark) -> Cause | None:
-    """The first cause of ``ORDER`` that holds (recompiles only where they happened during the
-    timed calls); else the largest part. Generated kernels that
-    beat eager's are no cause: the largest other part is named, unless no other part is 5% of
-    the call (then the generated kernels are, as already faster than eager's)."""
+def _main(causes: list[Cause], bench: Benchmark, all_eager: bool = False) -> Cause | None:
+    """The first cause of ``ORDER`` that holds and takes 5% of the call (recompiles only where
+    they happened during the timed calls); else the largest part. An eager fallback leads where
+    every kernel of the call ran outside the compiled graphs (``all_eager``), else only by its
+    share: a frame that failed while its inner frames compiled (a wrapper around the model's
+    forward) costs the call only the kernels it ran outside the graphs, and is ranked by that
+    share like the rest. Generated kernels that beat eager's are no cause: the largest other
+    part is named, unless no other part is 5% of the call (then the generated kernels are, as
+    already faster than eager's)."""
     for key in ORDER:
         hit = next((x for x in causes if x.key == key), None)
         if key == "recompiles" and not bench.compiles_while_timing:
             continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
-        if hit is not None and (hit.share is None or hit.share >= 0.05 or key in ("fallback", "cudagraphs")):
+        always = key == "cudagraphs" or (key == "fallback" and all_eager)
+        if hit is not None and (hit.share is None or hit.share >= 0.05 or always):
             return hit
-    ranked = [x for x in causes if x.share is not None and x.key not in ORDER]
+    ranked = [x for x in causes if x.share is not None and (x.key not in ORDER or x.key == "fallback")]
     top = max(ranked, key=lambda x: x.share or 0.0, default=None)
     if top is not None and top.key == "generated-ok" and bench.eager_launches:
         rest = [x for x in ranked if x.key != "generated-ok"]

@@ -23,10 +23,11 @@ def torch_dir() -> str | None:
 
 
 _TORCH_PREFIXES = tuple(p for p in (torch_dir(),) if p)
-# paths from other machines' logs: anything inside a site-packages/torch tree
-_TORCH_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:torch|functorch)[/\\]")
+# paths from other machines' logs: anything inside a site-packages/torch tree (a shared report's
+# paths start there: compiler/model/_relpaths.py)
+_TORCH_PATH = re.compile(r"(?:^|[/\\])(?:site|dist)-packages[/\\](?:torch|functorch)[/\\]")
 # installed packages and the standard library (any machine's layout)
-_LIBRARY_PATH = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]")
+_LIBRARY_PATH = re.compile(r"(?:^|[/\\])(?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]")
 # the standard library, installed packages, and the environment's console-script launchers
 # (``.venv/bin/pytest``, ``bin/torchrun``: an installed package's entry point, not the program)
 _STDLIB = tuple(

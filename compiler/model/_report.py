@@ -47,6 +47,7 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     OutputCode,
     RoleGraph,
     SavedTensor,
+    SideEffect,
     Specialization,
     StackFrame,
     Stages,

@@ -106,6 +106,16 @@ class Specialization:
 
 
 @dataclass(frozen=True)
+class SideEffect:
+    """One object the code Dynamo made mutates after the graph runs, replaying in Python what
+    the traced code did to it (torch's ``dynamo_side_effects``, one entry per object)."""
+
+    type: str  # the object's Python type: "dict", "DynamicCache"
+    source: str | None  # where Dynamo found it: "L['self']", "created in torch.compile region"
+    sites: tuple[StackFrame, ...] = ()  # each mutation's innermost frame, in torch's order
+
+
+@dataclass(frozen=True)
 class Capture:
     graph: Graph | None = None
     guards: str | None = None  # torch's guard tree (dynamo_cpp_guards_str)
@@ -120,6 +130,7 @@ class Capture:
     bytecode_modified_source: str | None = None
     bytecode_source_note: str | None = None  # why one has no Python (depyf missing or failing)
     time_s: float | None = None
+    side_effects: tuple[SideEffect, ...] = ()  # the mutations its code replays after the graph
 
 
 @dataclass(frozen=True)

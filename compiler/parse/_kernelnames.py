@@ -14,6 +14,14 @@ _ATTENTION = re.compile(r"flash|fmha", re.I)
 _REDUCTION = re.compile(r"sum|mean|var|norm|softmax|amax|max|min|reduce")
 _TF32 = re.compile(r"tf32")
 _FP32 = re.compile(r"ffma|sgemm|f32f32_f32f32")
+# the operands' dtype a library kernel's name says, the first that matches: cuBLAS's
+# ``sm80_xmma_gemm_bf16bf16_bf16f32_f32`` and ``ampere_fp16_s16816gemm``, CUTLASS's ``s1688gemm``
+# (fp32 operands, TF32 math) and ``simt_sgemm``, a template's ``<float, …>`` or ``__nv_bfloat16``
+_DTYPES = (
+    ("bf16", re.compile(r"bf16|bfloat16")),
+    ("f16", re.compile(r"(?<!b)f16|fp16|hgemm|__half|half_t|c10::half|(?<![a-z])h\d{4,5}gemm")),
+    ("f32", re.compile(r"f32|sgemm|(?<![a-z])s\d{4,5}(?:gemm|fprop|dgrad|wgrad)|ffma|\bfloat\b")),
+)
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]\s*:\s*([0-9.eE+-]+)")
 
 
@@ -51,6 +59,12 @@ def matmul_math(name: str) -> str | None:
     if _FP32.search(name):
         return "fp32"
     return None
+
+
+def operand_dtype(name: str) -> str | None:
+    """The operands' dtype a library kernel's (lower-case) name says: ``"bf16"``, ``"f16"``,
+    ``"f32"``; None where it says none (``nvjet_sm90_tst_…``)."""
+    return next((dtype for dtype, pattern in _DTYPES if pattern.search(name)), None)
 
 
 def kernel_num_gb(source: str | None) -> float | None:

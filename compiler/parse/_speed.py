@@ -162,13 +162,30 @@ def _shown(component: tuple[str, str] | None) -> str | None:
     return value
 
 
+def cache_pairs(a, b) -> list[tuple[object, object]]:
+    """Two compiles' cache lookups (``CacheLookup``) paired: a lookup with the one of the same
+    kind and key, else with the next unpaired one of its kind in order (a compile looks up the
+    FX graph cache for its forward, then its backward); a lookup with none is left out."""
+    pairs, free = [], list(b.caches)
+    for la in a.caches:
+        lb = next((x for x in free if x.kind == la.kind and x.key == la.key and la.key is not None), None)
+        pairs.append([la, lb])
+        if lb is not None:
+            free.remove(lb)
+    for pair in pairs:
+        if pair[1] is None:
+            pair[1] = next((x for x in free if x.kind == pair[0].kind), None)
+            if pair[1] is not None:
+                free.remove(pair[1])
+    return [(x, y) for x, y in pairs if y is not None]
+
+
 def cache_key_changes(a, b) -> list[tuple[str, list[tuple[str, str | None, str | None]]]]:
     """For each cache two compiles (``Compile``) both looked up with different keys, the
     components that differ: [(kind, [(name, value in a, value in b), ...]), ...]."""
     out = []
-    for la in a.caches:
-        lb = next((x for x in b.caches if x.kind == la.kind), None)
-        if lb is None or la.key is None or lb.key is None or la.key == lb.key:
+    for la, lb in cache_pairs(a, b):
+        if la.key is None or lb.key is None or la.key == lb.key:
             continue
         out.append((la.kind, differing(la.component_lines, lb.component_lines)))
     return out

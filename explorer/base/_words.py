@@ -32,7 +32,7 @@ def cell_label(filename: str) -> str | None:
     return f"Cell In[{number}]" if number is not None else None
 
 
-_INSTALLED = re.compile(r"^.*[/\\](?:site|dist)-packages[/\\]")
+_INSTALLED = re.compile(r"^(?:.*[/\\])?(?:site|dist)-packages[/\\]")  # a shared report's: site-packages/…
 
 
 def where(filename: str | None, line: int | None) -> str:

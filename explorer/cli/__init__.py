@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         "process, checked against the cached code) and write the report back",
     )
     rep.add_argument(
+        "--relative-paths",
+        metavar="ROOT",
+        help="rewrite the report's paths relative to ROOT (your project), an installed package's as "
+        "site-packages/..., and write the report back: a report to share without this machine's paths",
+    )
+    rep.add_argument(
         "--view",
         choices=names(),
         default="summary",
@@ -247,6 +253,11 @@ def _report(ns, compiler) -> int:
         report = fill_report(report, ns.report)
         if report is None:
             return 1
+    if ns.relative_paths is not None:
+        report = compiler.relative_paths(report, ns.relative_paths)
+        if not saving(ns.report, lambda: report.to_json(ns.report)):
+            return 1
+        print(f"report: {ns.report} (paths relative to {ns.relative_paths})")
     if ns.kernel and ns.view == "summary":  # --kernel NAME alone: that kernel's code
         ns.view = "codegen"
     if ns.kernel and ns.view != "codegen":

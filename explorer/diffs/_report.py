@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compiler import Report
-from compiler.analysis import resume_of, without_entry
+from compiler.analysis import cache_pairs, resume_of, without_entry
 from compiler.types import Compile, Frame
 
 from ..model._speed import key_change_lines
@@ -117,15 +117,7 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
     cpairs += match(
         [c for cs in ba.values() for c in cs], [c for cs in bb.values() for c in cs], [lambda c: c.id]
     )
-    summary.append(
-        _phrase(
-            "compiles",
-            [
-                ("added", [f"{y.id} {display_name(y.name)}" for x, y in cpairs if x is None]),
-                ("removed", [f"{x.id} {display_name(x.name)}" for x, y in cpairs if y is None]),
-            ],
-        )
-    )
+    summary += _unpaired(cpairs, la, lb)
     pairs = [(x, y) for x, y in cpairs if x is not None and y is not None]
     for x, y in pairs:
         if x.status != y.status or x.failed_stage != y.failed_stage:
@@ -205,9 +197,8 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
     if kernels.phrases():
         summary.append("kernels: " + ", ".join(kernels.phrases()))
     for what, fn in (("Dynamo ops", dynamo_ops), ("ATen ops", aten_ops)):
-        delta = op_delta(
-            sum((fn(c) for c in a.compiles), Counter()), sum((fn(c) for c in b.compiles), Counter())
-        )
+        # the compiles both runs had: a compile on one side only is said above, not as ops lost
+        delta = op_delta(sum((fn(x) for x, _ in pairs), Counter()), sum((fn(y) for _, y in pairs), Counter()))
         if delta:
             summary.append(f"{what}: {delta}")
 
@@ -215,15 +206,31 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
     return bld.finish(title, [s for s in summary if s], context)
 
 
+def _unpaired(cpairs: list[tuple[Compile | None, Compile | None]], la: str, lb: str) -> list[str]:
+    """A line per compile one report has and the other has not ("B had no compile of 0/1 f"):
+    e.g. a warm run whose earlier run's recompile it did not need (torch's profile of dynamic
+    dimensions, kept beside the caches, compiled them dynamic at once). Its ops are not
+    compared: the other run never traced them."""
+    out = []
+    for x, y in cpairs:
+        if (x is None) == (y is None):
+            continue
+        had, c = (la, x) if y is None else (lb, y)
+        missing = lb if y is None else la
+        ops = sum(dynamo_ops(c).values())
+        counted = f" ({had}'s {ops} Dynamo ops there are not counted as changes)" if ops else ""
+        out.append(f"{missing} had no compile of {c.id} {display_name(c.name)}{counted}")
+    return out
+
+
 def warm_start_lines(bld: Builder, label: str, x: Compile, y: Compile) -> list[str]:
     """Why a warm start missed: each cache whose answer or key differs between the two
     compiles, with the key's components that differ (and a section with both keys' lists)."""
-    out = []
-    for lx in x.caches:
-        ly = next((c for c in y.caches if c.kind == lx.kind), None)
-        if ly is None or (lx.state == ly.state and lx.key == ly.key):
+    states: Counter = Counter()
+    for lx, ly in cache_pairs(x, y):
+        if lx.state == ly.state and lx.key == ly.key:
             continue
-        states = f"{lx.kind} cache {lx.state} → {ly.state}"
+        states[f"{lx.kind} cache {lx.state} → {ly.state}"] += 1
         if lx.key != ly.key and lx.components and ly.components:
             bld.add(
                 f"{label}cache-key:{lx.kind}",
@@ -232,7 +239,7 @@ def warm_start_lines(bld: Builder, label: str, x: Compile, y: Compile) -> list[s
                 lx.components,
                 ly.components,
             )
-        out.append(f"{label} {states}")
+    out = [f"{label} {what}" + (f" ×{n}" if n > 1 else "") for what, n in states.items()]
     changes = key_change_lines(x, y)
     if changes:
         out.append(f"{label} key components that differ: " + "; ".join(changes))

@@ -7,6 +7,7 @@ ships in the plotly wheel); inlined into the static page (``figure_html``).
 from __future__ import annotations
 
 import html
+import math
 
 import plotly.graph_objects as go
 
@@ -102,54 +103,110 @@ def kernels_figure(b: Benchmark, top: int = TOP_KERNELS) -> go.Figure:
 
 def roofline_figure(b: Benchmark) -> go.Figure | None:
     """Achieved GB/s per kernel that knows its bytes moved, against the device's peak; None
-    when no kernel knows its bytes."""
+    when no kernel knows its bytes. Each of the largest kernels is its own trace, named in the
+    legend (labels on the points overlapped wherever kernels took about the same time); the
+    rest share one. The GB/s axis is logarithmic, from below the slowest kernel to above the
+    peak: kernels at 0.5% of the peak and at 95% both read. Where every kernel is far below
+    the peak, the title says why: too few bytes a launch to fill the memory system."""
     rows = [k for k in b.kernel_rows if k.gb_per_s is not None]
     if not rows:
         return None
-    top = 1.1 * max([b.peak_gb_per_s or 0] + [k.gb_per_s for k in rows])
-    fig = go.Figure(
-        go.Scatter(
-            x=[k.per_call_ms / max(k.calls / max(b.profiled_calls, 1), 1) for k in rows],
-            y=[k.gb_per_s for k in rows],
-            mode="markers+text" if len(rows) <= 8 else "markers",  # names on the points when few
-            text=[short_name(k.name, 32) for k in rows],
-            textposition=[label_position(k.gb_per_s, b.peak_gb_per_s, top) for k in rows],
-            cliponaxis=False,
-            customdata=[chart_text(k.name) for k in rows],
-            hovertemplate="%{customdata}<br>%{y:.0f} GB/s, %{x:.4g} ms per launch<extra></extra>",
+
+    def per_launch(k) -> float:
+        return k.per_call_ms / max(k.calls / max(b.profiled_calls, 1), 1)
+
+    fig = go.Figure()
+    named, rest = rows[:LEGEND_KERNELS], rows[LEGEND_KERNELS:]
+    groups = [([k], middle_cut(k.name)) for k in named]
+    if rest:
+        groups.append((rest, f"{len(rest)} other kernel{'s' * (len(rest) != 1)}"))
+    for ks, label in groups:
+        fig.add_scatter(
+            x=[per_launch(k) for k in ks],
+            y=[k.gb_per_s for k in ks],
+            mode="markers",
+            marker=dict(size=9, symbol=_SYMBOLS[len(fig.data) % len(_SYMBOLS)]),
+            name=label,
+            customdata=[chart_text(k.name) for k in ks],
+            hovertemplate="%{customdata}<br>%{y:.3g} GB/s, %{x:.4g} ms per launch<extra></extra>",
         )
-    )
+    ys = [k.gb_per_s for k in rows if k.gb_per_s > 0]
+    lo = min(ys, default=1.0) / 2
+    hi = 1.5 * max([b.peak_gb_per_s or 0] + ys)
     if b.peak_gb_per_s:
-        fig.add_hline(
-            y=b.peak_gb_per_s,
-            line_dash="dash",
-            annotation_text=f"peak {b.peak_gb_per_s:.0f} GB/s",
-            annotation_position="right",  # in the right margin, beside the line: no point there
+        fig.add_hline(y=b.peak_gb_per_s, line_dash="dash")
+        fig.add_annotation(  # not add_hline's own: plotly places that at y, not log10(y), on a log axis
+            text=f"peak {b.peak_gb_per_s:.0f} GB/s",
+            xref="paper",
+            x=0,
+            xanchor="left",
+            y=math.log10(b.peak_gb_per_s),
+            yanchor="bottom",
+            showarrow=False,
         )
     fig.update_layout(
-        title=f"{chart_text(b.name)}: achieved bandwidth ({chart_text(b.device_name)})",
+        title=dict(
+            text=f"{chart_text(b.name)}: achieved bandwidth ({chart_text(b.device_name)}){far_below(b, rows)}"
+        ),
         xaxis_title="ms per launch",
-        yaxis_title="GB/s",
+        yaxis_title="GB/s (log)",
         xaxis_type="log",
+        yaxis_type="log",
+        yaxis_range=[math.log10(lo), math.log10(hi)],
+        yaxis_tickvals=log_ticks(lo, hi),
         height=ROOFLINE_HEIGHT,
-        width=720,
+        width=960,
         margin=ROOFLINE_MARGIN,
-        yaxis_range=[0, top],  # from 0: vs the peak
+        legend=dict(title_text="kernel", font=dict(size=11)),
     )
     return fig
 
 
-ROOFLINE_HEIGHT = 380
-ROOFLINE_MARGIN = dict(l=80, r=120, t=60, b=60)
-LABEL_PX = 22  # a point's label above it: marker radius, gap and one 12 px line of text
+ROOFLINE_HEIGHT = 420
+ROOFLINE_MARGIN = dict(l=80, r=20, t=90, b=60)
+LEGEND_KERNELS = 8  # kernels named in the legend, the largest by time; the rest share one entry
+_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle-down", "star", "hexagon")
+FAR_BELOW = 0.1  # every kernel under this share of the peak: the title says why
 
 
-def label_position(y: float, peak: float | None, top: float) -> str:
-    """A point's label above it, or below where above would reach the peak line."""
-    if not peak or y >= peak:
-        return "top center"
-    plot_px = ROOFLINE_HEIGHT - ROOFLINE_MARGIN["t"] - ROOFLINE_MARGIN["b"]
-    return "top center" if (peak - y) * plot_px / top > LABEL_PX else "bottom center"
+def middle_cut(name: str, width: int = 48) -> str:
+    """A kernel name cut in its middle to ``width`` characters: Inductor's names of one family
+    differ at their end (``…_native_layer_norm_view_2``, ``…_view_4``)."""
+    if len(name) <= width:
+        return chart_text(name)
+    tail = width // 3
+    return chart_text(name[: width - tail - 1] + "…" + name[-tail:])
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """The ticks of a log axis from ``lo`` to ``hi``: 1, 2, 3 and 5 of each decade, or the decades
+    alone where those are more than eight (plotly's own labels every 2 and 5 of many decades
+    as a bare digit: "5 2 1000 5 2 100")."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    fine = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 3, 5) if lo <= m * 10.0**e <= hi]
+    return fine if len(fine) <= 8 else [10.0**e for e in range(first, last + 1) if lo <= 10.0**e <= hi]
+
+
+def far_below(b: Benchmark, rows) -> str:
+    """The title's second line where every kernel is far below the device's peak bandwidth:
+    the most bytes one moves a launch and its time, too little data for the memory system."""
+    if not b.peak_gb_per_s or any(k.gb_per_s >= FAR_BELOW * b.peak_gb_per_s for k in rows):
+        return ""
+    top = max(rows, key=lambda k: k.gb_per_s)
+    most = max(k.gb or 0 for k in rows)
+    return (
+        f"<br><sup>every kernel under {FAR_BELOW:.0%} of the peak (the fastest {top.gb_per_s:.3g} GB/s):"
+        f" each moves at most {_bytes(most)} a launch, too little to fill the memory system;"
+        " its time is the launch's fixed cost</sup>"
+    )
+
+
+def _bytes(gb: float) -> str:
+    n = gb * 1e9
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
 
 
 def modes_figure(comparison) -> go.Figure:

@@ -120,10 +120,7 @@ def table_lines(
         )
     for r in body:  # a list ("a.py:3, b.py:9") in a column too narrow for it: an item a line
         table.add_row(
-            *(
-                Text(x.replace(", ", ",\n") if w is not None and cell_len(x) > w else x)
-                for x, w in zip(r, given)
-            )
+            *(Text(_items(x) if w is not None and cell_len(x) > w else x) for x, w in zip(r, given))
         )
     out = io.StringIO()
     console = Console(
@@ -139,6 +136,16 @@ def table_lines(
     )
     console.print(table)
     return [(pad + ln).rstrip() for ln in out.getvalue().splitlines()]
+
+
+def _items(cell: str) -> str:
+    """A list of names or places ("a.py:3, b.py:9", "mlp.fc1, mlp.act") an item a line, a
+    file's further lines beside it ("a.py:3, 7"); prose whose clauses hold commas ("wrapper
+    (a.py:3) [0/0], forward (b.py:9) [1/0]: failed …") as it is, wrapped between its words."""
+    items = cell.split(", ")
+    if len(items) == 1 or any(" " in x for x in items):
+        return cell
+    return items[0] + "".join((", " if x.isdigit() else ",\n") + x for x in items[1:])
 
 
 SMALL = 12  # a column this narrow keeps its width: the wide ones wrap

@@ -2,11 +2,12 @@
 metadata as a small table (size hints, signature, mutated arguments, the config that runs),
 and, where the recording captured Triton's output (``recording(triton_ir=True)``), each
 compiled variant's registers, spills, shared memory and occupancy, then its IR at every level
-with each IR line led by the kernel line it came from."""
+(its function only) with each IR line led by the kernel line it came from: the body's lines are
+numbered as the kernel's source counts them, the numbers the IR's gutter gives."""
 
 from __future__ import annotations
 
-from compiler.analysis import debug_sections_start, ir_source_lines, occupancy, read_triton_source
+from compiler.analysis import ir_function, ir_source_lines, occupancy, read_triton_source
 from compiler.types import Kernel, TritonBinary, TritonSource
 
 from ..base._types import Block, CodeBlock, Table
@@ -28,9 +29,13 @@ def kernel_blocks(k: Kernel) -> list[Block]:
     if t is None:
         meta = f"  {k.metadata}" if k.metadata else ""
         return [CodeBlock(title + meta, k.language, k.source), *_binary_blocks(k)]
+    first = t.body_line - 1  # the body starts at its decorator, the line above ``def``
+    body = t.body.splitlines()
     blocks: list[Block] = [
         CodeBlock(
-            f"{title}, lines {t.body_line - 1}–{t.body_line + t.body.count(chr(10)) - 1}", "python", t.body
+            f"{title}, lines {first}–{first + len(body) - 1}",
+            "python",
+            gutter(range(first, first + len(body)), body),
         ),
         Table(f"{k.name}: metadata", ("", ""), _meta_rows(t, k)),
     ]
@@ -124,16 +129,23 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
     locations, shifted to the lines of the kernel's source shown above)."""
     out: list[Block] = []
     for level, text in b.ir.items():
-        src = ir_source_lines(level, text)
-        lines = [
-            f"{(s - b.line_offset) if s is not None else '':>4} │ {ln}"
-            for s, ln in zip(src, text.splitlines(), strict=False)
-        ]
-        debug = debug_sections_start(text)
-        cut = f" (its debug sections, {len(lines) - debug} lines, left out)" if debug else ""
-        lines = lines[:debug] if debug else lines
-        title = f"{k.name}: {IR_TITLES.get(level, level)}, {len(lines)} lines{cut}; left: the kernel's line"
-        if b.line_offset:
-            title += f" (Triton's line {b.line_offset} more in the kernel's file)"
-        out.append(CodeBlock(title, "text", "\n".join(lines)))
+        lines = text.splitlines()
+        start, stop = ir_function(level, text)
+        src = ir_source_lines(level, text)[start:stop]
+        code = gutter((None if s is None else s - b.line_offset for s in src), lines[start:stop])
+        rest = len(lines) - (stop - start)
+        cut = f" (the module's other {rest} lines left out)" if rest else ""
+        title = (
+            f"{k.name}: {IR_TITLES.get(level, level)}, its function: lines {start + 1}–{stop} of {len(lines)}{cut};"
+            " left: the kernel's line, as numbered in its body"
+        )
+        if b.line_offset:  # Triton's locations count the kernel's file, which starts above the source
+            title += f" (the IR's own locations count the kernel's file: {b.line_offset} more)"
+        out.append(CodeBlock(title, "text", code))
     return out
+
+
+def gutter(numbers, lines) -> str:
+    """``lines``, each led by its number (blank for None) in a gutter: the kernel's body and its
+    IR numbered alike."""
+    return "\n".join(f"{'' if n is None else n:>4} │ {ln}" for n, ln in zip(numbers, lines, strict=True))

@@ -19,6 +19,7 @@ from ._guards import guard_tables
 from ._kernels import kernel_blocks
 from ._kerneltable import costliest, extern_nodes_of, extern_table, kernels_table, stack_lines
 from ._pipelines import autograd_blocks, autotune_blocks, flex_blocks
+from ._sideeffects import side_effects_table
 from ._speed import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
 
@@ -126,6 +127,8 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             blocks.append(CodeBlock(f"guards as torch prints them{counted}", "text", st.guards))
         if st.symbols:
             blocks.append(_symbols_table(st))
+        if st.side_effects:
+            blocks.append(side_effects_table(st.side_effects))
         blocks += _texts(
             ("shape guards", "\n".join(st.shape_guards)),
             ("why Dynamo restarted the analysis", "\n".join(st.restarts)),

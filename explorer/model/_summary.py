@@ -11,7 +11,7 @@ import sys
 from rich.console import Console
 
 from compiler import Report
-from compiler.analysis import one_gap
+from compiler.analysis import one_gap, reads_event
 from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped
@@ -120,12 +120,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         )
     unknown = None
     if report.unknown_events:
-        kinds = sorted({e.name for e in report.unknown_events})
-        unknown = (
-            f"{len(report.unknown_events)} events kept raw (not mapped): {', '.join(kinds[:8])}"
-            + (" …" if len(kinds) > 8 else "")
-            + " — torch logged them, no view of this explorer reads them; the Unmapped events tab shows them as written"
-        )
+        unknown = _kept_raw(report)
     damaged = None
     if report.damaged:
         n = len(report.damaged)
@@ -220,3 +215,25 @@ def echo_fitting(make, file=None) -> None:
     with text_width(room if room < UNWRAPPED else None):
         text = make()
     echo(text, file)
+
+
+def _kept_raw(report: Report) -> str:
+    """The events the report keeps raw, in one line: those no view reads, and those a build
+    reads now but that were kept raw when this report was written (an older report)."""
+    older = sorted({e.name for e in report.unknown_events if reads_event(e.name)})
+    kinds = sorted({e.name for e in report.unknown_events} - set(older))
+    parts = []
+    if kinds:
+        n = sum(e.name in kinds for e in report.unknown_events)
+        parts.append(
+            f"{n} events kept raw (not mapped): {', '.join(kinds[:8])}"
+            + (" …" if len(kinds) > 8 else "")
+            + " — torch logged them, no view of this explorer reads them; the Unmapped events tab shows them as written"
+        )
+    if older:
+        n = sum(e.name in older for e in report.unknown_events)
+        parts.append(
+            f"{n} events kept raw when this report was written, read now: {', '.join(older)} — "
+            "load the TORCH_TRACE log or record again to see them in their view; the Unmapped events tab shows them"
+        )
+    return "; ".join(parts)

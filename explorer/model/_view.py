@@ -7,6 +7,8 @@ parts by ``lower/_text.py`` and ``lower/_html.py``; tests assert its text.
 
 from __future__ import annotations
 
+import os
+
 from compiler import Report, read_source
 from compiler.analysis import resume_of
 from compiler.types import STAGES, Compile, StackFrame
@@ -53,13 +55,29 @@ def source_context(
     not (a report may name a FIFO or /dev/zero: only a regular file of a bounded size is)."""
     if not filename or not line:
         return (), None
-    lines, why = read_source(filename)
+    lines, why = read_source(project_file(filename))
     if why is not None:
         return (), f"{filename} not read: {why}"
     if not lines or line > len(lines):
         return (), None
     lo, hi = max(1, line - radius), min(len(lines), line + radius)
     return tuple(SourceLine(i, lines[i - 1].rstrip("\n"), i == line) for i in range(lo, hi + 1)), None
+
+
+def project_file(filename: str, up: int = 3) -> str:
+    """A relative ``filename`` (a shared report names its project's files from the project's
+    root: ``compiler.relative_paths``) found from the working directory or, where it is not
+    there, from the nearest of ``up`` directories above it (a notebook runs in the project's
+    ``notebooks/``); else ``filename`` as it is."""
+    if os.path.isabs(filename) or filename.startswith("<") or os.path.exists(filename):
+        return filename
+    here = os.getcwd()
+    for _ in range(up):
+        here = os.path.dirname(here)
+        candidate = os.path.join(here, filename)
+        if os.path.isfile(candidate):
+            return candidate
+    return filename
 
 
 def _before(report: Report, b):

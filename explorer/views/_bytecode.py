@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from compiler import Report
 from compiler.analysis import bytecode_steps, resume_of
-from compiler.types import BytecodeStep, Compile
+from compiler.types import BytecodeStep, Compile, GraphBreak, StackFrame
 
 from ..lower._html import code_html, esc
 from ..model._summary import where
@@ -48,11 +48,66 @@ def _resume_names(report: Report, c: Compile, line: int | None) -> str:
     )
 
 
-def _step_text(report: Report, c: Compile, s: BytecodeStep) -> str:
+def _break_sites(report: Report, c: Compile) -> dict[int, tuple[StackFrame, GraphBreak]]:
+    """line of ``c``'s frame -> (that frame's entry in a graph break's stack, the break), for
+    the breaks torch logged while compiling ``c``: the line whose code then runs in Python."""
+    names = {c.name, *(resume_of(c.name) or ())[:1]}
+    out: dict[int, tuple[StackFrame, GraphBreak]] = {}
+    for g in report.graph_breaks:
+        if c.id not in (g.compile_ids or (g.compile_id,)):
+            continue
+        own = [f for f in g.user_stack if f.filename == c.filename and f.name in names]
+        if own:
+            out.setdefault(own[-1].line, (own[-1], g))
+    return out
+
+
+def _with_break_sites(steps: tuple[BytecodeStep, ...], sites: dict) -> tuple[BytecodeStep, ...]:
+    """The steps, with a ``python`` step for each break line the ``dis`` listing shows none for
+    (the code after the graph call runs the frame's own instructions from there, no resume
+    function): after the graph call, in line order."""
+    shown = {s.line for s in steps if s.kind == "python"}
+    extra = [BytecodeStep("python", "", line) for line in sorted(sites) if line not in shown]
+    if not extra:
+        return steps
+    at = next((i + 1 for i, s in enumerate(steps) if s.kind == "graph"), len(steps))
+    return (*steps[:at], *extra, *steps[at:])
+
+
+def _side_effects_step(effects) -> str:
+    n = sum(len(e.sites) for e in effects)
+    kinds = ", ".join(dict.fromkeys(e.type for e in effects))
+    return (
+        f"replays {n} mutation{'s' if n != 1 else ''} of {len(effects)} object{'s' if len(effects) != 1 else ''}"
+        f" ({kinds}) in Python: Dynamo's side effects (their lines: --view capture)"
+    )
+
+
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def _statement(code: str) -> str:
+    """The source line a traceback shows, its call's arguments on later lines shown as "…":
+    ``loss = self.loss_function(…)``."""
+    return f"{code}…{_CLOSE[code[-1]]}" if code[-1] in _CLOSE else code
+
+
+def _step_text(report: Report, c: Compile, s: BytecodeStep, sites: dict | None = None) -> str:
     if s.kind == "graph":
         return f"calls the compiled graph {s.name}"
     if s.kind == "python":
-        return f"runs {s.name} itself, in Python: the graph break"
+        site = (sites or {}).get(s.line)
+        if site is None:
+            return f"runs {s.name} itself, in Python: the graph break"
+        frame, g = site
+        what = f"`{_statement(frame.code)}`" if frame.code else s.name or "its instruction"
+        inner = (g.filename, g.line) != (frame.filename, frame.line)
+        where_break = f" inside it, at {where(g.filename, g.line)}" if inner else ""
+        rest = "" if s.name else ", and the frame's code after it"
+        return (
+            f"runs {what} ({where(frame.filename, frame.line)}) itself, in Python{rest}: "
+            f"the graph break{where_break} ({g.type})"
+        )
     return f"continues in {s.name}: resume function {_resume_names(report, c, s.line)}"
 
 
@@ -62,11 +117,15 @@ def frame_code(report: Report, c: Compile) -> FrameCode | None:
         return None
     of = resume_of(c.name)
     resumes = f"continues {of[0]} after line {of[1]} ({where(c.filename, of[1])})" if of else None
-    all_steps = bytecode_steps(cap.bytecode_modified)
+    sites = _break_sites(report, c)
+    all_steps = _with_break_sites(bytecode_steps(cap.bytecode_modified), sites)
     steps = tuple(
-        (f"line {s.line}" if s.line is not None else "", _step_text(report, c, s))
+        (f"line {s.line}" if s.line is not None else "", _step_text(report, c, s, sites))
         for s in all_steps[:STEP_ROWS]
     )
+    if cap.side_effects:  # torch's dynamo_side_effects: after the graph, before what follows it
+        at = next((i + 1 for i, s in enumerate(steps) if s[1].startswith("calls the compiled graph")), 0)
+        steps = (*steps[:at], ("", _side_effects_step(cap.side_effects)), *steps[at:])
     python = tuple(
         (title, code)
         for title, code in (

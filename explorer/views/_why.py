@@ -22,6 +22,14 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f"{x:.0%}"
 
 
+def _of_peak(x: float | None) -> str:
+    """A kernel's share of its bound's peak, not rounded to 0% (the evidence's words, in
+    compiler/assemble/_kernelcauses.py: 0.5%, under 0.1%)."""
+    if x is None or x >= 0.01:
+        return _pct(x)
+    return f"{x:.1%}" if x >= 0.001 else "under 0.1%"
+
+
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{x:.4g}"
 
@@ -152,12 +160,22 @@ def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:
     if by == "module":
         rows = tuple((g.key, _ms(g.ms), _pct(g.share), str(g.kernels), _ms(g.eager_ms)) for g in groups)
         return Table(title, (key, "ms a call", "of kernel time", "kernels", "eager ms"), rows)
-    label = where_source if by == "line" else str
-    rows = tuple(
-        (", ".join(label(k) for k in g.key.split(", ")), _ms(g.ms), _pct(g.share), str(g.kernels))
-        for g in groups
-    )
+    label = _places if by == "line" else str
+    rows = tuple((label(g.key), _ms(g.ms), _pct(g.share), str(g.kernels)) for g in groups)
     return Table(title, (key, "ms a call", "of kernel time", "kernels"), rows)
+
+
+def _places(key: str) -> str:
+    """A group's lines (``a.py:3, a.py:7, b.py:2``) in ``where``'s style, a file named once
+    for its lines in a row: ``a.py:3, 7, b.py:2``."""
+    out, last = [], None
+    for source in key.split(", "):
+        place = where_source(source)
+        path, sep, line = place.rpartition(":")
+        same = bool(sep) and line.isdigit() and path == last
+        out.append(line if same else place)
+        last = path if sep and line.isdigit() else None
+    return ", ".join(out)
 
 
 def _kernel_table(costs, b: Benchmark) -> Table:
@@ -175,7 +193,7 @@ def _kernel_table(costs, b: Benchmark) -> Table:
                 ", ".join(c.nodes[:4]) + (" …" if len(c.nodes) > 4 else ""),
                 "" if p is None or p.gb_per_s is None else f"{p.gb_per_s:.0f}",
                 "" if p is None or p.tflops is None else f"{p.tflops:.1f}",
-                "" if p is None or p.bound is None else f"{p.bound}, {_pct(p.of_bound)}",
+                "" if p is None or p.bound is None else f"{p.bound}, {_of_peak(p.of_bound)}",
             )
         )
     why_not = no_roofline(b)

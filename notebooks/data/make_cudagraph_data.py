@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports name files from ROOT
 
 import torch  # noqa: E402
 
@@ -63,7 +63,7 @@ def cudagraphs(out: Path) -> None:
                 for _ in range(2):
                     d(torch.randn(n, 256, device="cuda"), w)
     torch.cuda.synchronize()
-    rec.report.to_json(out / "h100-cudagraphs.json.gz")
+    compiler.relative_paths(rec.report, ROOT).to_json(out / "h100-cudagraphs.json.gz")
 
 
 def caches(out: Path) -> None:
@@ -73,11 +73,11 @@ def caches(out: Path) -> None:
         torch.compile(layer)(x, w)  # cold: misses, the caches written
         torch._dynamo.reset()
         torch.compile(layer)(x, w)  # warm: hits
-    rec.report.to_json(out / "h100-caches.json.gz")
+    compiler.relative_paths(rec.report, ROOT).to_json(out / "h100-caches.json.gz")
     torch._dynamo.reset()
     with torch._inductor.config.patch({"max_fusion_size": 32}), compiler.recording(caches=True) as rec:
         torch.compile(layer)(x, w)
-    rec.report.to_json(out / "h100-caches-changed.json.gz")
+    compiler.relative_paths(rec.report, ROOT).to_json(out / "h100-caches-changed.json.gz")
 
 
 if __name__ == "__main__":

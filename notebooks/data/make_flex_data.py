@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports name files from ROOT
 
 import torch  # noqa: E402
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention  # noqa: E402
@@ -52,7 +52,7 @@ def main() -> int:
     report = rec.report
     for kern in report.kernels:
         print("kernel", kern.compile_id, kern.name, kern.language, kern.nodes, len(kern.source))
-    report.to_json(out / "h100-flex-sliding-window.json.gz")  # written gzipped (.gz)
+    compiler.relative_paths(report, ROOT).to_json(out / "h100-flex-sliding-window.json.gz")  # gzipped
     return 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports name files from ROOT
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -48,7 +48,7 @@ def main() -> int:
     )
     for k in b.kernels:
         print(f"  {k.name:60s} {k.kind:7s} {k.per_call_ms:.4f} ms {k.share:6.1%} {k.gb_per_s or 0:8.0f} GB/s")
-    report.to_json(out / "h100-bench-mlp.json")
+    compiler.relative_paths(report, ROOT).to_json(out / "h100-bench-mlp.json")
     _gzip(out / "h100-bench-mlp.json")
     if "--no-modes" not in sys.argv:
         # a small batch: launch overhead matters here, which is where modes differ
@@ -73,7 +73,7 @@ def main() -> int:
             print(
                 r.label, r.skipped or r.error or f"x{bb.speedup:.2f} compiled {bb.compiled.median_ms:.3f} ms"
             )
-        cmp.save(out / "h100-modes-mlp.json.gz")
+        compiler.relative_paths(cmp, ROOT).save(out / "h100-modes-mlp.json.gz")
     return 0
 
 

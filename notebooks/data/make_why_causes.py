@@ -27,7 +27,7 @@ import sys
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports name files from ROOT
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -194,7 +194,7 @@ def main() -> int:
             torch._dynamo.reset()
             report = CASES[name]()
             show(name, report)
-            report.to_json(out / f"h100-cause-{name}.json.gz")
+            compiler.relative_paths(report, ROOT).to_json(out / f"h100-cause-{name}.json.gz")
         except Exception:
             traceback.print_exc()
             failed += 1

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports name files from ROOT
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
@@ -119,7 +119,7 @@ def main() -> int:
         try:  # one case's failure leaves the others' files
             report = make()
             show(report)
-            report.to_json(out / f"h100-why-{name}.json.gz")
+            compiler.relative_paths(report, ROOT).to_json(out / f"h100-why-{name}.json.gz")
         except Exception:
             import traceback
 
