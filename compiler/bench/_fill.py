@@ -12,14 +12,18 @@ again with the caches off in one fresh process (compiler/bench/_fillchild.py) an
 Its kernels are checked against the cached output code (the same kernels, the same code, by
 role and order: Inductor may name a kernel of the runnable after decomposed ops), and only
 then are its facts merged: each kernel's nodes (the runnable's lines Inductor's provenance
-names, one node each), the IR before and after fusion, the fusion decisions. The compile's
-``regenerated`` says what was merged, the cold compile's time there, and what could not be
-rebuilt.
+names, one node each), each kernel call's nodes as a provenance map (``regeneratedCodeToPost``,
+extern calls too: ``extern_kernels.addmm``), the IR before and after fusion, the fusion
+decisions. A merge only adds: every fact the recording had (its provenance text, a kernel's
+nodes, its IR) is kept as it was, and a regenerated one fills only what it lacks. The
+compile's ``regenerated`` says what was added, the cold compile's time there, and what could
+not be rebuilt.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -31,7 +35,12 @@ from collections.abc import Callable
 from ..model._report import Compile, Kernel, Report
 from ..model._speedtypes import Regenerated, fill_reason
 from ..model._stagetypes import Fuse, KernelNodes
-from ..parse._provenance import stack_trace_nodes
+from ..parse._provenance import read_provenance, stack_trace_calls, stack_trace_nodes
+
+# The key of the kernel-call-to-node map a fill regenerates, in the form of torch's own
+# ``inductor_provenance_tracking_node_mappings`` (``cppCodeToPost``): read as torch's map is,
+# and told from a recorded one by its name
+REGENERATED_MAP = "regeneratedCodeToPost"
 
 # Inductor names a kernel after the ATen ops its nodes came from (node meta), which the repro's
 # make_fx keeps only under preserve_node_meta: kept, the kernels get the recorded names where no
@@ -177,6 +186,7 @@ def _merge(
     ir_post: list[str] = []
     fusion_log: list[str] = []
     missing: list[str] = []
+    calls: dict[str, list[str]] = {}  # the regenerated provenance: each kernel call -> its nodes
     for role, path in paths:
         got = load(path + ".json")
         with open(path + ".time") as f:
@@ -197,32 +207,41 @@ def _merge(
                 c, regenerated=Regenerated("differs", cold_time_s=cold, same_code=False, note=note)
             ), []
         nodes = _nodes_by_kernel(fc, path)
-        for m, t in zip(mine, theirs):
-            pairs.append((m, dataclasses.replace(m, nodes=nodes.get(t.name, m.nodes))))
+        # the recording's nodes stay where it had them: the fill adds, it never replaces
+        pairs += [
+            (m, dataclasses.replace(m, nodes=m.nodes or nodes.get(t.name, ()))) for m, t in zip(mine, theirs)
+        ]
+        calls.update(_calls(fc, path, {t.name: m.name for m, t in zip(mine, theirs)}))
         fuse = fc.stages.fuse
         if fuse is not None:
             ir_pre += fuse.ir_pre_fusion
             ir_post += fuse.ir_post_fusion
             fusion_log += fuse.fusion_log
     old = c.stages.fuse or Fuse()
-    kernel_nodes = tuple(KernelNodes(k.name, k.nodes, k.aten_ops) for _m, k in pairs if k.nodes)
+    # every fact the recording had is kept as it was; a regenerated one fills only what it lacks
+    had = {kn.kernel for kn in old.kernel_nodes}
+    added_nodes = tuple(KernelNodes(k.name, k.nodes, k.aten_ops) for m, k in pairs if k.nodes and not m.nodes)
+    added_nodes = tuple(kn for kn in added_nodes if kn.kernel not in had)
+    # the calls whose nodes the recording's own map (if any) does not name
+    mapped = {n for call in read_provenance(old.provenance).calls for n in call.nodes}
+    new_calls = {k: v for k, v in calls.items() if not mapped.intersection(v)}
+    payload = json.dumps({REGENERATED_MAP: new_calls}) if new_calls else None
+    added = {
+        "kernel nodes": added_nodes,
+        "provenance": payload,
+        "IR before fusion": not old.ir_pre_fusion and ir_pre,
+        "IR after fusion": not old.ir_post_fusion and ir_post,
+        "fusion decisions": not old.fusion_log and fusion_log,
+    }
     fuse = dataclasses.replace(
         old,
-        ir_pre_fusion=tuple(ir_pre) or old.ir_pre_fusion,
-        ir_post_fusion=tuple(ir_post) or old.ir_post_fusion,
-        fusion_log=tuple(fusion_log) or old.fusion_log,
-        kernel_nodes=kernel_nodes or old.kernel_nodes,
+        ir_pre_fusion=old.ir_pre_fusion or tuple(ir_pre),
+        ir_post_fusion=old.ir_post_fusion or tuple(ir_post),
+        fusion_log=old.fusion_log or tuple(fusion_log),
+        kernel_nodes=old.kernel_nodes + added_nodes,
+        provenance="\n".join(p for p in (old.provenance, payload) if p is not None) or old.provenance,
     )
-    facts = [
-        name
-        for name, have in (
-            ("kernel nodes", kernel_nodes),
-            ("IR before fusion", ir_pre),
-            ("IR after fusion", ir_post),
-            ("fusion decisions", fusion_log),
-        )
-        if have
-    ]
+    facts = [name for name, have in added.items() if have]
     unnamed = [k.name for _m, k in pairs if not k.nodes and k.language in ("cpp", "triton")]
     if unnamed:
         missing.append(
@@ -233,6 +252,17 @@ def _merge(
     )
     stages = dataclasses.replace(c.stages, fuse=fuse)
     return dataclasses.replace(c, stages=stages, regenerated=regen), pairs
+
+
+def _calls(fc: Compile, path: str, names: dict[str, str]) -> dict[str, list[str]]:
+    """Each kernel call of the runnable's compile (its wrapper's key: ``extern_kernels.addmm:1``,
+    a generated kernel under the recorded kernel's name) -> the runnable's nodes it computes."""
+    text = fc.stages.fuse.provenance if fc.stages.fuse else None
+    out: dict[str, list[str]] = {}
+    for key, nodes in stack_trace_calls(text, os.path.basename(path)).items():
+        name, _, place = key.rpartition(":")
+        out[f"{names.get(name, name)}:{place}" if name else key] = list(nodes)
+    return out
 
 
 def _nodes_by_kernel(fc: Compile, path: str) -> dict[str, tuple[str, ...]]:

@@ -100,11 +100,28 @@ def stack_trace_nodes(text: str | None, file_base: str) -> dict[str, tuple[str, 
     the repro's nodes its traces end at, in the repro's line order. Each line of a runnable's
     ``forward`` is one node (``constant_pad_nd = torch.ops.aten...``): its name is the node's."""
     out: dict[str, dict[int, str]] = {}
+    for key, lines in _trace_lines(text, file_base).items():
+        out.setdefault(key.rsplit(":", 1)[0], {}).update(lines)
+    return {name: tuple(dict(sorted(lines.items())).values()) for name, lines in out.items()}
+
+
+def stack_trace_calls(text: str | None, file_base: str) -> dict[str, tuple[str, ...]]:
+    """As ``stack_trace_nodes``, each kernel call as torch keys it (its place in the wrapper
+    kept: ``extern_kernels.addmm:1``, ``cpp_fused_gelu_0:2``), extern calls too: the repro's
+    nodes of each, in the repro's line order."""
+    return {
+        key: tuple(dict(sorted(lines.items())).values())
+        for key, lines in _trace_lines(text, file_base).items()
+    }
+
+
+def _trace_lines(text: str | None, file_base: str) -> dict[str, dict[int, str]]:
+    """Each kernel call key of the stack traces -> {the repro's line: its node} (``stack_trace_nodes``)."""
+    out: dict[str, dict[int, str]] = {}
     for doc in _docs(text or ""):
         for key, traces in doc.items():
             if not isinstance(traces, list) or key.endswith("CodeToPost") or key == "version":
                 continue
-            name = key.rsplit(":", 1)[0]
             for trace in traces:
                 if not isinstance(trace, str):
                     continue
@@ -114,8 +131,8 @@ def stack_trace_nodes(text: str | None, file_base: str) -> dict[str, tuple[str, 
                     rest = trace[m.end() :].split("\n", 2)
                     node = _NODE_LINE.match("\n" + rest[1]) if len(rest) > 1 else None
                     if node:
-                        out.setdefault(name, {})[int(m.group("line"))] = node.group(1)
-    return {name: tuple(dict(sorted(lines.items())).values()) for name, lines in out.items()}
+                        out.setdefault(str(key), {})[int(m.group("line"))] = node.group(1)
+    return out
 
 
 _FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
