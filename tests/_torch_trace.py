@@ -175,3 +175,16 @@ class ModuleStacks:
         from torch._dynamo.backends.registry import lookup_backend
 
         return lookup_backend("aot_eager")(gm, inputs)
+
+
+def provenance_calls(records: list[tuple[dict, str | None]]) -> dict[str, set[str]]:
+    """Each kernel call Inductor's provenance map (``*CodeToPost``) names, its place left out
+    (``extern_kernels.addmm``, ``cpp_fused_gelu_sum_0``) -> the post-grad nodes it names."""
+    out: dict[str, set[str]] = {}
+    for meta, payload in records:
+        if meta.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings":
+            for key, mapping in json.loads(payload).items():
+                if key.endswith("CodeToPost"):
+                    for call, nodes in mapping.items():
+                        out.setdefault(call.rsplit(":", 1)[0], set()).update(nodes)
+    return out

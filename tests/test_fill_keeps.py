@@ -10,13 +10,11 @@ import json
 
 import pytest
 import torch
-import torch._functorch.config
-import torch._inductor.config
-from torch._inductor.utils import fresh_cache
 
 import compiler
 from compiler.bench._fill import REGENERATED_MAP
-from tests._torch_trace import RawTrace
+from tests._caches import user_caches_in
+from tests._torch_trace import RawTrace, provenance_calls
 
 pytestmark = pytest.mark.child
 FILLED = ("kernel nodes", "provenance", "IR before fusion", "IR after fusion", "fusion decisions")
@@ -30,18 +28,6 @@ def _program():
     w = torch.randn(4, 16, requires_grad=True)
     b = torch.randn(4, requires_grad=True)
     torch.compile(train_step)(torch.randn(8, 16), w, b).sum().backward()
-
-
-def _torch_map(raw: RawTrace) -> dict[str, set[str]]:
-    """Each kernel call torch's provenance map names (the call's place left out) -> its nodes."""
-    out: dict[str, set[str]] = {}
-    for meta, payload in raw.records:
-        if meta.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings":
-            for key, mapping in json.loads(payload).items():
-                if key.endswith("CodeToPost"):
-                    for call, nodes in mapping.items():
-                        out.setdefault(call.rsplit(":", 1)[0], set()).update(nodes)
-    return out
 
 
 def _facts(report: compiler.Report) -> dict[str, object]:
@@ -58,11 +44,7 @@ def _facts(report: compiler.Report) -> dict[str, object]:
 
 
 def test_fill_keeps_what_the_recording_had_and_marks_what_it_adds(tmp_path):
-    with (
-        fresh_cache(dir=str(tmp_path)),
-        torch._inductor.config.patch({"fx_graph_cache": True}),
-        torch._functorch.config.patch({"enable_autograd_cache": True}),
-    ):
+    with user_caches_in(str(tmp_path)):
         _program()  # the user's first run: stores the cache entries
         torch._dynamo.reset()
         with compiler.recording() as warm:
@@ -71,7 +53,7 @@ def test_fill_keeps_what_the_recording_had_and_marks_what_it_adds(tmp_path):
         with RawTrace() as raw, compiler.recording(caches=False, fusion_ir=True, fusion_logs=True) as fresh:
             _program()
     torch._dynamo.reset()
-    theirs = _torch_map(raw)
+    theirs = provenance_calls(raw.records)
     externs = {n: call for call, nodes in theirs.items() if call.startswith("extern_kernels.") for n in nodes}
     assert externs == {"addmm": "extern_kernels.addmm"}  # torch's own map of the cold compile
 

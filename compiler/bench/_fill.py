@@ -8,7 +8,9 @@ Inductor's provenance level in the FX-graph key, so the recording leaves it as i
 
 For each such compile, its runnable repro (torch's ``fx_graph_runnable``: the graph Inductor
 got, the non-default config, inputs of the recorded shapes), forward and backward, is compiled
-again with the caches off in one fresh process (compiler/bench/_fillchild.py) and recorded.
+again with the caches off in one fresh process (compiler/bench/_fillchild.py) and recorded;
+the backward as AOTAutograd compiles one, with the donated buffers its forward gives (a saved
+activation GELU's backward writes over: compiler/bench/_filldonated.py).
 Its kernels are checked against the cached output code (the same kernels, the same code, by
 role and order: Inductor may name a kernel of the runnable after decomposed ops), and only
 then are its facts merged: each kernel's nodes (the runnable's lines Inductor's provenance

@@ -10,6 +10,9 @@ runnable's lines, and each line is one node of the graph Inductor got.
 
 A runnable whose inputs have size symbols is compiled with those sizes symbolic and the others
 static, as its compile had them (compiler/bench/_fillsizes.py), not as ``run_repro`` traces it.
+A backward's runnable (``*_backward.py``) is compiled there too, as a backward, with the donated
+buffers of its forward's runnable (``*_forward.py`` beside it, where given): the saved tensors
+AOTAutograd let Inductor write in place (compiler/bench/_filldonated.py).
 
     python -m compiler.bench._fillchild REPRO.py [REPRO.py ...]
 """
@@ -19,6 +22,9 @@ from __future__ import annotations
 import runpy
 import sys
 import time
+
+# how the fill names its runnables (compiler/bench/_fill.py): a backward's forward is beside it
+FORWARD, BACKWARD = "_forward.py", "_backward.py"
 
 
 def main(paths: list[str]) -> int:
@@ -37,8 +43,11 @@ def main(paths: list[str]) -> int:
             with compiler.recording(caches=False, fusion_ir=True, fusion_logs=True) as rec:
                 t0 = time.perf_counter()
                 namespace = runpy.run_path(path, run_name="__pt2x_fill__")
-                if size_symbols(namespace):
-                    compile_with_recorded_sizes(namespace)
+                backward = path.endswith(BACKWARD)
+                if backward or size_symbols(namespace):
+                    forward = path[: -len(BACKWARD)] + FORWARD
+                    fw = runpy.run_path(forward, run_name="__pt2x_fill__") if forward in paths else None
+                    compile_with_recorded_sizes(namespace, fw, backward=backward)
                 else:
                     runpy.run_path(path, run_name="__main__")
                 wall = time.perf_counter() - t0

@@ -11,10 +11,13 @@ Here the runnable's own ``load_args`` builds the inputs, with each of its size s
 to a symbolic size of one ShapeEnv (its hint the recorded value) and the rest static, as fake
 tensors; ``make_fx`` traces the runnable's graph module over them and Inductor's
 ``compile_fx_inner`` compiles it, as ``run_repro`` does (not run: the fill needs the compile).
+A backward's runnable is compiled so too (static or not), as a backward, with the donated
+buffers its forward's runnable gives (compiler/bench/_filldonated.py).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..parse._names import is_size_symbol
@@ -25,13 +28,29 @@ def size_symbols(namespace: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in namespace.items() if is_size_symbol(k) and type(v) is int}
 
 
-def compile_with_recorded_sizes(namespace: dict[str, Any]) -> None:
+def compile_with_recorded_sizes(
+    namespace: dict[str, Any], forward: dict[str, Any] | None = None, *, backward: bool = False
+) -> None:
     """Compile the runnable loaded into ``namespace`` (its ``mod`` and ``load_args``) with
-    Inductor, its size symbols symbolic and every other size static."""
+    Inductor, its size symbols symbolic and every other size static. A backward's is compiled
+    as one (``is_backward``), its donated buffers those of ``forward``, its forward's runnable
+    (compiler/bench/_filldonated.py): the saved tensors Inductor may write in place."""
+    from torch._inductor.compile_fx import compile_fx_inner
+
+    from ._filldonated import donated_context
+
+    gm, args = trace(namespace)
+    names = list(inspect.signature(namespace["mod"].forward).parameters)
+    with donated_context(gm, trace(forward)[0] if backward and forward is not None else None, names):
+        compile_fx_inner(gm, args, is_backward=backward)
+
+
+def trace(namespace: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """The runnable's graph module traced by ``make_fx`` over fake inputs of the recorded
+    sizes (each size symbol symbolic), with the inputs its placeholders stand for."""
     import torch
     from torch._dynamo.debug_utils import _device_or_default, _dtype_or_default, _stride_or_default
     from torch._dynamo.source import ConstantSource
-    from torch._inductor.compile_fx import compile_fx_inner
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
@@ -83,8 +102,7 @@ def compile_with_recorded_sizes(namespace: dict[str, Any]) -> None:
     load_args.__globals__.update(symbols)  # the shapes load_args writes read these names
     reader = Reader()
     load_args(reader)
-    with torch.no_grad():
-        with fake:
-            gm = make_fx(namespace["mod"], tracing_mode="symbolic")(*reader.args)
-        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        compile_fx_inner(gm, [n.meta.get("val", a) for n, a in zip(placeholders, reader.args)])
+    with torch.no_grad(), fake:
+        gm = make_fx(namespace["mod"], tracing_mode="symbolic")(*reader.args)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return gm, [n.meta.get("val", a) for n, a in zip(placeholders, reader.args)]
