@@ -121,6 +121,7 @@ TIMELINE = (
     ("device busy (ms)", "busy_ms"),
     ("launches", "launches"),
     ("graphs", "graphs"),
+    ("compiled frames entered", "regions"),
     ("guards (ms)", "guard_ms"),
     ("host inside graphs (ms)", "graph_host_ms"),
     ("host outside graphs and guards (ms)", "outside_ms"),
