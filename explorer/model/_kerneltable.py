@@ -77,8 +77,21 @@ def _home(c: Compile, k: Kernel) -> Graph | None:
 
 
 def stack_lines(c: Compile) -> dict[str, tuple[tuple[str, int], ...]]:
-    """Each kernel -> the user lines of torch's stacks for it (``compiler.kernel_stacks``)."""
-    return kernel_stacks(c.stages.fuse.provenance if c.stages.fuse else None)
+    """Each kernel -> the user lines of torch's stacks for it (``compiler.kernel_stacks``), those
+    of this compile's own graph: torch files a lazily compiled backward's stacks in a table of
+    the process keyed by kernel name and never emptied there, so a kernel named as one an earlier
+    compile made also carries that compile's lines (another program's, in one process). A
+    kernel none of whose lines is a line of Dynamo's graph keeps them all."""
+    stacks = kernel_stacks(c.stages.fuse.provenance if c.stages.fuse else None)
+    cap = c.stages.capture.graph if c.stages.capture else None
+    own = {n.source for n in cap.nodes if n.source} if cap is not None else set()
+    if not own:
+        return stacks
+    out = {}
+    for name, lines in stacks.items():
+        mine = tuple(fl for fl in lines if f"{fl[0]}:{fl[1]}" in own)
+        out[name] = mine or lines
+    return out
 
 
 def extern_nodes_of(c: Compile) -> dict[str, str]:
