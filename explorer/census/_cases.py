@@ -79,7 +79,12 @@ class Case:
     @property
     def slug(self) -> str:
         """The case's file names: its key with path-safe characters only."""
-        return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.key.replace(":", "."))
+        return slug_of(self.key)
+
+
+def slug_of(key: str) -> str:
+    """A row's file names from its key (``resnet18:eval:amp``: ``resnet18.eval.amp``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key.replace(":", "."))
 
 
 @dataclass

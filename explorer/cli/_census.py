@@ -279,7 +279,9 @@ def _renamed(rel: str, row) -> str:
     if not row.model.endswith(f" ({row.source})"):
         return rel
     head, name = os.path.split(rel)
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in row.key.replace(":", "."))
+    from ..census._cases import slug_of
+
+    stem = slug_of(row.key)
     ext = name[name.index(".json") :] if ".json" in name else ""
     return f"{head}/{stem}{ext}" if head else f"{stem}{ext}"
 
