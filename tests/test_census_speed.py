@@ -202,6 +202,10 @@ def test_headline_and_slower_rows_by_cause():
         _row("b:eval:amp", speedup=1.02, cause_key="library", cause="library kernels compile does not touch",
              cause_group="fp32 GEMMs without TF32"),
         _row("c:eval", status="error", error="RuntimeError: boom"),
+        # two rows out of memory by other amounts: one cause; a sentence of no "Kind: " its own
+        _row("g:eval", status="error", error="OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB."),
+        _row("h:eval", status="error", error="OutOfMemoryError: CUDA out of memory. Tried to allocate 384.00 MiB."),
+        _row("i:eval", status="error", error="no result. It stopped"),
         _row("c:eval:amp", speedup=1.01, cause_key="library", cause="library kernels compile does not touch",
              cause_group="fp32 GEMMs without TF32"),
         # two sites of one id in a row count once for it; each row's title says its own count
@@ -213,7 +217,7 @@ def test_headline_and_slower_rows_by_cause():
              cause="backend aot_eager: no fused kernels, eager kernels run the graph"),
     ]  # fmt: skip
     g = {(x.precision, x.mode): x for x in speed_groups(rows)}
-    assert (g["fp32", "eval"].rows, g["fp32", "eval"].passed, g["fp32", "eval"].timed) == (6, 5, 5)
+    assert (g["fp32", "eval"].rows, g["fp32", "eval"].passed, g["fp32", "eval"].timed) == (9, 5, 5)
     assert math.isclose(g["fp32", "eval"].geomean, geomean([1.2, 0.8, 0.5, 0.6, 0.9]))
     assert math.isclose(g["amp", "eval"].geomean, geomean([2.0, 1.02, 1.01]))
     assert [(k, w, [r.key for r in rs]) for k, w, rs in slower_groups(rows)] == [
@@ -231,7 +235,10 @@ def test_headline_and_slower_rows_by_cause():
         "  graph breaks (GB0124 ×2, GB0170 ×1) (2): d:eval ×0.50, e:eval ×0.60\n"
     ) in text
     assert f"  beside: {SEEDS}" in text
-    assert "errors (1), by their first cause:\n  RuntimeError: boom\n    c:eval" in text
+    assert (
+        "errors (4), by their first cause:\n  OutOfMemoryError: CUDA out of memory.\n    g:eval, h:eval\n"
+        "  RuntimeError: boom\n    c:eval\n  no result. It stopped\n    i:eval"
+    ) in text
     # a census written before the groups: a key's words, else the cause's title
     old = [
         _row("p:eval", speedup=0.9, cause_key="library", cause="library kernels compile does not touch"),

@@ -97,12 +97,23 @@ def group_words(r: CensusRow) -> str:
 
 
 def error_groups(rows: list[CensusRow]) -> list[tuple[str, list[CensusRow]]]:
-    """(first cause, the error rows) by the error's first line, the largest group first."""
+    """(first cause, the error rows) by the error's first sentence (``error_kind``), the
+    largest group first; each row keeps its whole error."""
     groups: dict[str, list[CensusRow]] = defaultdict(list)
     for r in rows:
         if r.status == "error":
-            groups[r.error or "no reason recorded"].append(r)
+            groups[error_kind(r.error)].append(r)
     return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def error_kind(error: str | None) -> str:
+    """An error's first sentence: what two rows' errors share where their figures differ
+    ("OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB ...": the part before
+    "Tried")."""
+    if not error:
+        return "no reason recorded"
+    head, dot, _rest = error.partition(". ")
+    return head + "." if dot and ": " in head else error
 
 
 def fmt_speedup(x: float | None) -> str:
