@@ -135,6 +135,8 @@ def speed_fields(b) -> dict:
         "eager_iqr_ms": b.eager.iqr_ms if b.eager else None,
         "compiled_ms": b.compiled.median_ms if b.compiled else None,
         "compiled_iqr_ms": b.compiled.iqr_ms if b.compiled else None,
+        "eager_waited_ms": b.eager.waited_ms if b.eager else None,
+        "compiled_waited_ms": b.compiled.waited_ms if b.compiled else None,
         "peak_mb_eager": mb(b.peak_memory_eager),
         "peak_mb_compiled": mb(b.peak_memory_compiled),
         "break_even_calls": b.break_even_calls,
