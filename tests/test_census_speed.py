@@ -392,7 +392,8 @@ def test_page_links_each_slower_row_to_its_line():
     page = census_page(c, {r.key: f"reports/{r.model}.html" for r in c.rows if r.report})
     ids = re.findall(r'<tr id="([^"]+)">', page)
     assert len(ids) == len(c.rows) == len(set(ids))
-    section = page[page.index("compiled slower or barely faster") : page.index("<h3>by break type")]
+    start = page.index("compiled slower or barely faster")
+    section = page[start : page.index("<h3>", start)]
     targets = re.findall(r'<a href="#(row-[^"]+)">([^<]+)</a>', section)
     # each slower row once, in its cause's group (the groups largest first)
     assert sorted(key for _id, key in targets) == sorted(slower) and all(i in ids for i, _k in targets)
@@ -425,10 +426,48 @@ def test_merge_names_two_sources_models_apart(tmp_path):
     ]
     for zoo in ("timm-base", "torchvision"):
         assert (tmp_path / "all" / "reports" / f"resnet18__{zoo}_.eval.json.gz").read_bytes() == zoo.encode()
+    # merged again with a shard that has only torchvision's resnet18 (a training census): the
+    # same model as the merged census's "resnet18 (torchvision)", named so
+    (tmp_path / "tr").mkdir()
+    train = CensusRow("resnet18", "train", "one graph", source="torchvision")
+    Census((train,), settings={"backend": "inductor"}).save(str(tmp_path / "tr" / "census.json"))
+    done = _cli("merge", str(tmp_path / "all"), str(tmp_path / "tr"), "--out", str(tmp_path / "again"))
+    assert done.returncode == 0, done.stderr
+    assert [r.key for r in load_census(tmp_path / "again").rows] == [
+        "resnet18 (timm-base):eval", "only_timm:eval", "resnet18 (torchvision):eval", "only_torc:eval",
+        "resnet18 (torchvision):train",
+    ]  # fmt: skip
     again = _cli("merge", shards[0], shards[0], "--out", str(tmp_path / "twice"))
     assert again.returncode == 2 and again.stderr.strip().endswith(
         f"resnet18:eval is in more than one of the censuses ({shards[0]}/census.json): cannot merge them"
     ), again.stderr
+
+
+def test_merge_joins_an_eval_census_and_a_training_one(tmp_path):
+    """Shards that chose other modes and precisions join, their choices united; any other
+    setting that differs is refused, naming it."""
+    base = {"backend": "inductor", "device": "cuda", "timeout_s": 300.0, "bench": True}
+    shards = {
+        "ev": ({**base, "modes": ["eval"], "precisions": ["fp32", "amp"]},
+               (("bert", "eval", "fp32"), ("bert", "eval", "amp"))),
+        "tr": ({**base, "modes": ["train"], "precisions": ["amp"]}, (("bert", "train", "amp"),)),
+        "slow": ({**base, "timeout_s": 600.0, "device": "cpu", "modes": ["train"], "precisions": ["amp"]},
+                 (("gpt2", "train", "amp"),)),
+    }  # fmt: skip
+    for name, (settings, rows) in shards.items():
+        rows = tuple(CensusRow(m, mode, "one graph", precision=p, source="hf-base") for m, mode, p in rows)
+        (tmp_path / name).mkdir()
+        Census(rows, settings=settings).save(str(tmp_path / name / "census.json"))
+    done = _cli("merge", str(tmp_path / "ev"), str(tmp_path / "tr"), "--out", str(tmp_path / "all"))
+    assert done.returncode == 0, done.stderr
+    merged = load_census(tmp_path / "all")
+    assert [r.key for r in merged.rows] == ["bert:eval", "bert:eval:amp", "bert:train:amp"]
+    assert merged.settings == {**base, "modes": ["eval", "train"], "precisions": ["fp32", "amp"]}
+    refused = _cli("merge", str(tmp_path / "ev"), str(tmp_path / "slow"), "--out", str(tmp_path / "no"))
+    assert refused.returncode == 2 and refused.stderr.strip().endswith(
+        f"{tmp_path / 'slow'}/census.json was run with other settings (device, timeout_s) than "
+        f"{tmp_path / 'ev'}/census.json: cannot merge them"
+    ), refused.stderr
 
 
 def test_one_census_of_two_sources_with_one_name_is_refused(tmp_path):

@@ -4,8 +4,11 @@ graph has no fused attention op and its post-grad nodes of the ``scaled_dot_prod
 call are SDPA's math decomposition (matmuls and a softmax the graph computes itself). An HF
 encoder that builds an all-true mask while Dynamo traces it, where eager passes none, is one
 way there. The compiled side's time is that of the kernels computing those nodes: the
-generated kernels whose nodes are the call's, and the extern calls of an op (``aten::bmm``)
-every post-grad node of which in the graph is the call's. Where the decomposition upcasts
+generated kernels whose nodes are the call's (a backward's softmax and dropout backward
+too: their nodes carry the call's line), and the extern calls of an op (``aten::bmm``) every
+post-grad node of which in the graph is the call's: in the graph's region, or outside every
+region where the compile's backward calls that op (autograd's engine runs a compiled backward
+outside the "Torch-Compiled Region", so the profile places its extern kernels in no graph). Where the decomposition upcasts
 bf16/fp16 inputs to fp32 (the math backend's default), the evidence says so. Where Dynamo's graph
 passes a mask, the advice is about the mask (no code fix: see ``MASK_ADVICE``). Torch-free."""
 
@@ -15,6 +18,8 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._stagetypes import Node
 from ..model._verdicttypes import Cause
+from ..parse._outputcode import extern_calls
+from ..parse._provenance import op_base
 from ._gputime import KernelCost
 
 # the ATen ops that launch a fused attention kernel, by the backend's name
@@ -67,15 +72,18 @@ def attention(report: Report, bench: Benchmark, costs: list[KernelCost], share) 
         if k.compile_id in mine and set(k.nodes) & (set(mine[k.compile_id]) | pre[k.compile_id])
     }
     extern_ms, extern_n, ops = 0.0, 0.0, []
+    backward = {c.id: _backward_externs(c) for c in report.compiles if c.id in ids}
     for k in costs:
         op = _extern_op(k)
-        if op is None or k.compile_id not in mine:
+        # run outside every region: autograd's engine running the backward graphs that call it
+        cids = [k.compile_id] if k.kind == "extern" else [i for i, b in backward.items() if op in b]
+        if op is None or not cids or any(i not in mine for i in cids):
             continue
-        same = [n for n in graphs[k.compile_id] if n.target.split(".")[-2:-1] == [op]]
-        if same and all(n.name in mine[k.compile_id] for n in same):
+        same = [(i, n) for i in cids for n in graphs[i] if n.target.split(".")[-2:-1] == [op]]
+        if same and all(n.name in mine[i] for i, n in same):
             taken.add(id(k))
             extern_ms += k.ms
-            extern_n += k.launches
+            extern_n += 0.0 if k.name.startswith("Memset") else k.launches  # cuBLAS's workspace memsets
             ops.append(op)
     if not taken:
         return None
@@ -131,10 +139,22 @@ def _captured(c) -> set[str]:
 
 
 def _extern_op(k: KernelCost) -> str | None:
-    """The ATen op of an extern call, as the post-grad graph's targets end ("aten::bmm": bmm)."""
-    if k.kind != "extern" or not k.op or not k.op.startswith("aten::"):
+    """The ATen op of an extern call, as the post-grad graph's targets end ("aten::bmm": bmm):
+    one in a graph's region, or one outside every region (``eager``: where a compiled backward
+    calls that op, autograd's engine ran it)."""
+    inside = k.kind == "extern" or (k.kind == "eager" and k.compile_id is None)
+    if not inside or not k.op or not k.op.startswith("aten::"):
         return None
     return k.op.removeprefix("aten::")
+
+
+def _backward_externs(c) -> set[str]:
+    """The ATen ops a compile's backward calls as extern kernels (``extern_kernels.bmm``):
+    autograd's engine runs the backward outside every "Torch-Compiled Region", so the profile
+    places its extern kernels in no graph."""
+    gen = c.stages.codegen
+    codes = [o.code for o in (gen.output_code if gen else ()) if o.role == "backward"]
+    return {op_base(x) for code in codes for x in extern_calls(code)}
 
 
 def _kernel_words(costs: list[KernelCost]) -> str:

@@ -6,7 +6,10 @@ an ATen op) by the op that launched it and its place among that op's calls in th
 matched in order to Inductor's provenance (``extern_kernels.mm:2``, ``:4``…). The kernel's
 post-grad nodes come from the provenance (or, without it, torch's comment above the kernel);
 a node's source line and module come from the graphs, a post-grad node without a module
-taking its pre-grad node's. Torch-free: a saved report answers as well as a live one.
+taking its pre-grad node's. A kernel launched outside every region (autograd's engine runs a
+compiled backward there) is its graph's Triton kernel where its name says one; an ATen op's
+kernel there is a library kernel by its name or op, as eager's are. Torch-free: a saved
+report answers as well as a live one.
 
 A benchmark recorded before launches were kept (no ``Benchmark.launches``) joins its
 per-kernel rows instead: an extern row then stands for every extern call of its op at once.
@@ -55,9 +58,9 @@ class KernelCost:
     lines: tuple[str, ...] = ()  # "file.py:34" of those nodes
     code: tuple[str, ...] = ()  # those lines' code
     modules: tuple[str, ...] = ()  # their nn.Module paths ("" the model itself)
-    library: bool = (
-        False  # a vendor library's kernel (cuBLAS, cuDNN, FlashAttention): compile does not touch it
-    )
+    # a vendor library's kernel (cuBLAS, cuDNN, FlashAttention), by its name or its op wherever
+    # it ran: compile does not touch it
+    library: bool = False
     dtype: str | None = None  # of its output node, where known
     bytes: float | None = None  # moved per launch, where known
     flops: float | None = None  # per launch, where known
@@ -92,6 +95,7 @@ def eager_costs(bench: Benchmark) -> tuple[KernelCost, ...]:
             launches=r.calls / calls,
             modules=(r.module,) if r.module is not None else (),
             library=_library(r.name, r.op),
+            op=r.op,
         )
         for r in bench.eager_launch_rows
     ]
@@ -181,7 +185,10 @@ class _Joiner:
             lines=lines,
             code=code,
             modules=tuple(m for m in modules if m is not None),
-            library=kind == "extern" and _library(name, op),
+            # a library kernel by its name or op wherever it ran, as eager's are judged: a
+            # compiled backward's cuBLAS call that autograd's engine runs outside every region
+            # ("eager" here) is no generated kernel
+            library=kind in ("extern", "eager") and _library(name, op),
             dtype=out_node.dtype if out_node else None,
             bytes=work[0],
             flops=work[1],
@@ -300,7 +307,7 @@ def _family(kind: str, name: str, op: str | None, targets: list[str]) -> str:
             if name.startswith(prefix):
                 return fam
         return "reduction" if name.startswith(("triton_per_", "triton_red_")) else "other"
-    if kind == "extern":
+    if kind == "extern" or (kind == "eager" and op):  # an ATen op's kernel, in a region or not
         bases = [op_base(t) for t in targets] if op is None else [op_base(op)]
         fams = [_family_of_op(b, name) for b in bases] or [_family_of_op("", name)]
         return next((f for f in fams if f != "pointwise"), fams[0])

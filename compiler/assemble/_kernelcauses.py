@@ -23,7 +23,7 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
     ev = []
     places = {p.name: p for p in roofline(tuple(lib), bench)}
     no_tf32 = False
-    for k in lib[:3]:
+    for k in sorted(lib, key=lambda k: -k.ms)[:3]:
         cuda_mm = k.family == "matmul" and bench.device == "cuda"
         prec, why = precision(k, bench) if cuda_mm else (None, "")
         no_tf32 |= cuda_mm and prec == "fp32"
@@ -46,15 +46,21 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
 
 
 def generated(
-    gen: list[KernelCost], share, bench: Benchmark, missing: list[str], cpp_hidden: bool = False
+    gen: list[KernelCost],
+    share,
+    bench: Benchmark,
+    missing: list[str],
+    cpp_hidden: bool = False,
+    attention: bool = False,
 ) -> Cause | None:
     """``cpp_hidden``: the graphs' C++ kernels were not profiled (``cpp_unprofiled``): the
-    rest is not held against all of eager's kernels."""
+    rest is not held against all of eager's kernels. ``attention``: the attention cause holds
+    eager's fused attention ops, their small helper kernels (cuDNN's seed unpacking) too."""
     if not gen:
         return None
     ms = sum(k.ms for k in gen)
     ev = [f"{len(gen)} kernels, {sum(k.launches for k in gen):.0f} launches a call"]
-    eager = [k for k in eager_costs(bench) if not k.library]
+    eager = [k for k in eager_costs(bench) if not k.library and not (attention and k.family == "attention")]
     if cpp_hidden:
         ev.append("the graphs' C++ kernels were not profiled: these are not compared with eager's kernels")
         slow = False

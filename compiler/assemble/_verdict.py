@@ -8,10 +8,13 @@ share of the call):
 - **attention** the compiled graph runs as SDPA's math decomposition where eager ran a fused
   kernel (compiler/assemble/_attention.py): those kernels, no longer counted below;
 - **library kernels** compile does not touch (cuBLAS / cuDNN GEMMs, attention kernels, ATen
-  matmuls on CPU): their profiled time; the evidence says their precision (fp32 without TF32)
-  and how close to the device's peak they ran;
-- **generated kernels** (Triton / C++) and the other ATen kernels the graphs call: held
-  against the eager kernels they replace, when the benchmark profiled eager;
+  matmuls on CPU), by their name or op wherever they ran (a compiled backward's cuBLAS calls
+  run by autograd's engine outside every compiled region too), as eager's are judged: their
+  profiled time; the evidence says their precision (fp32 without TF32) and how close to the
+  device's peak they ran, the slowest first;
+- **generated kernels** (Triton / C++) and the other ATen kernels of the call (an optimizer
+  step's): held against eager's kernels that are neither library kernels nor, where the
+  attention cause holds, its fused attention ops' helpers, when the benchmark profiled eager;
 - **the host's time** the device waits for (the median minus the kernels' time), split by the
   profiled timeline into guard evaluation, Python outside the graphs, and the graphs' own host
   work (wrappers and launches: what CUDA graphs remove).
@@ -152,7 +155,9 @@ class _Judge:
             self.guards(),
             self.launch(),
             library(self.lib, self.share, b),
-            None if self.other else generated(self.gen, self.share, b, self.missing, self.cpp_hidden),
+            None
+            if self.other
+            else generated(self.gen, self.share, b, self.missing, self.cpp_hidden, att is not None),
             unprofiled(self.wrap_ms, self.share, b) if self.cpp_hidden else None,
         ]
         causes = [x for x in causes if x is not None]

@@ -307,19 +307,26 @@ def _build(cls, d, where: str, path: str):
 
 
 def qualified(censuses: list[Census]) -> list[Census]:
-    """The censuses with each row whose name another census gives a model of another source
-    (timm's ``resnet18`` and torchvision's) named with its source, ``resnet18 (torchvision)``:
-    two models, two rows. The same source's model twice is still the same row (``merge``
-    refuses it)."""
+    """The censuses with each row whose model another census's row of another source also
+    names (timm's ``resnet18`` and torchvision's, in any mode) named with its source,
+    ``resnet18 (torchvision)``: two models, two rows. A name that carries its source already
+    (a merged census merged again) counts as the name without it. The same source's model twice
+    is still the same row (``merge`` refuses it)."""
+
+    def bare(r: CensusRow) -> str:
+        return r.model.removesuffix(f" ({r.source})") if r.source else r.model
+
     sources: dict[str, set] = {}
     for c in censuses:
         for r in c.rows:
-            sources.setdefault(r.key, set()).add(r.source)
+            sources.setdefault(bare(r), set()).add(r.source)
     return [
         dataclasses.replace(
             c,
             rows=tuple(
-                dataclasses.replace(r, model=f"{r.model} ({r.source})") if len(sources[r.key]) > 1 else r
+                dataclasses.replace(
+                    r, model=f"{bare(r)} ({r.source})" if len(sources[bare(r)]) > 1 else bare(r)
+                )
                 for r in c.rows
             ),
         )
@@ -327,18 +334,38 @@ def qualified(censuses: list[Census]) -> list[Census]:
     ]
 
 
+# the settings that only choose which cases run (each row names its mode and precision): shards
+# that differ in them join (an eval census beside a training one), their lists united in order
+CASE_CHOICE = ("modes", "precisions")
+
+
 def merge(censuses: list[Census], title: str | None = None) -> Census:
     """One census of the shards' rows (in their order); ValueError where the shards were run
-    with different settings or torch versions, or two hold the same row (``qualified`` names
-    the models of different sources apart first)."""
+    with different settings (but ``CASE_CHOICE``: united) or torch versions, or two hold the
+    same row (``qualified`` names the models of different sources apart first)."""
     first = censuses[0]
     rows: dict[str, CensusRow] = {}
+    chosen: dict[str, list] = {k: [] for k in CASE_CHOICE}
     for c in censuses:
-        for k in ("settings", "torch_version"):
-            if getattr(c, k) != getattr(first, k):
-                raise ValueError(f"{c.path} was run with other {k} than {first.path}: cannot merge them")
+        if c.torch_version != first.torch_version:
+            raise ValueError(
+                f"{c.path} was run with other torch_version than {first.path}: cannot merge them"
+            )
+        rest, first_rest = (
+            {k: v for k, v in s.items() if k not in CASE_CHOICE} for s in (c.settings, first.settings)
+        )
+        if rest != first_rest:
+            said = sorted(k for k in rest.keys() | first_rest.keys() if rest.get(k) != first_rest.get(k))
+            raise ValueError(
+                f"{c.path} was run with other settings ({', '.join(said)}) than {first.path}: cannot merge them"
+            )
+        for k in CASE_CHOICE:
+            chosen[k] += [x for x in c.settings.get(k) or () if x not in chosen[k]]
         for r in c.rows:
             if r.key in rows:
                 raise ValueError(f"{r.key} is in more than one of the censuses ({c.path}): cannot merge them")
             rows[r.key] = r
-    return dataclasses.replace(first, rows=tuple(rows.values()), title=title or first.title, path=None)
+    settings = {**first.settings, **{k: v for k, v in chosen.items() if k in first.settings or v}}
+    return dataclasses.replace(
+        first, rows=tuple(rows.values()), settings=settings, title=title or first.title, path=None
+    )

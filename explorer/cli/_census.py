@@ -266,6 +266,7 @@ def _merge(ns) -> int:
     for line in left_out:
         print(f"pt2-explorer census: warning: {printable(line)}", file=sys.stderr)
     merged = dataclasses.replace(merged, rows=tuple(rows), path=os.path.join(ns.out, "census.json"))
+    os.makedirs(ns.out, exist_ok=True)  # shards with no report to copy have not made it
     merged.save(merged.path)
     if ns.html:
         save_census_html(merged, ns.html)
