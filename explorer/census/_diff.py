@@ -37,8 +37,9 @@ RANK = {"one graph": 0, "no graph": 0, "several graphs": 1, "recompiles": 2, "gr
 SLOWER = 1.25  # a compile this much slower (and by SLOWER_S at least) is a regression
 # floors below which a move is not told apart from a loaded machine, measured: two runs of the
 # same census (tests/test_census_speed.py) on this project's shared 2-core machine moved an
-# aot_eager compile from 0.3 s to 1.5 s (a call's speedup that moved from ×0.31 to ×0.99 was
-# one whose calls waited for a core: WAITED)
+# aot_eager compile from 0.3 s to 1.5 s; a call's speedup that moved from ×0.31 to ×0.99 was
+# one whose calls waited for a core (WAITED: not compared), and MIN_MS, set from that swing
+# before its cause was known, is kept for calls of a few hundredths of a ms timed under load
 SLOWER_S = 2.0
 FASTER = 1.05  # a speedup that moves by less than this factor is unchanged
 MIN_MS = 0.2  # nor one whose arms' medians each moved by less than this

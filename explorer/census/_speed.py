@@ -1,6 +1,6 @@
 """One case's speed, in its own process (``_child.py``): eager against compiled as
-``compiler.benchmark`` times them (median and spread, peak memory, compile time and break-even
-calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
+``compiler.benchmark`` times them (median and spread, on the CPU each arm's wait for a core,
+peak memory, compile time and break-even calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
 state restored around each call: ``mutates=True``), in float32 or under bf16 autocast (AMP);
 and the verdict's first cause (``compiler.analysis.verdict``) where compiled is slower or barely faster.
 """
