@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import compiler
-from compiler.bench._timing import block_size, block_sizes, break_even, schedule, timing
+from compiler.bench import _timing
+from compiler.bench._timing import Timer, block_size, block_sizes, break_even, schedule, timing
 from compiler.model._benchtypes import timing_notes
 
 
@@ -47,6 +48,30 @@ def test_timing_median_quartiles():
     assert (t.median_ms, t.p25_ms, t.p75_ms, t.min_ms, t.max_ms, t.reps) == (3.0, 2.0, 4.0, 1.0, 5.0, 5)
     assert t.iqr_ms == 2.0 and t.samples_ms == (5.0, 1.0, 3.0, 2.0, 4.0)
     assert timing([1.0, 2.0, 3.0, 4.0]).median_ms == 2.5
+    assert t.waited_ms is None  # not measured
+    assert timing([5.0, 1.0, 3.0], [0.0, 9.0, 0.5]).waited_ms == 0.5  # the median call's wait
+    assert timing([5.0, 1.0, 3.0], [0.0, 9.0]).waited_ms is None  # not every call's (interrupted)
+
+
+def test_each_cpu_call_says_how_long_it_waited_for_a_core(monkeypatch):
+    """The threads' wait for a core (Linux's schedstat run delay), read before and after each
+    timed call, outside the timed region: the call's own wait."""
+    clock = {"ms": 100.0}
+    monkeypatch.setattr(_timing, "waited_ms", lambda: clock["ms"])
+
+    def arm(wait):
+        def call():
+            clock["ms"] += wait
+
+        return call
+
+    timer = Timer({"eager": arm(0.25), "compiled": arm(12.0)}, cuda=False, show=lambda *a, **k: None)
+    timer.run(reps=3, warmup=1, label="x")
+    assert timer.waits == {"eager": [0.25] * 3, "compiled": [12.0] * 3}
+    monkeypatch.setattr(_timing, "waited_ms", lambda: None)  # no schedstat: none said
+    timer = Timer({"eager": arm(1.0), "compiled": arm(1.0)}, cuda=False, show=lambda *a, **k: None)
+    timer.run(reps=2, warmup=0, label="x")
+    assert timer.waits == {"eager": [], "compiled": []} and len(timer.samples["eager"]) == 2
 
 
 def test_break_even():
@@ -106,6 +131,8 @@ def test_benchmark_of_remembered_subject_and_json_round_trip(tmp_path):
     assert b.threads == torch.get_num_threads() and "ABBA" in b.method
     assert b.accuracy.ok and b.accuracy.max_abs == 0.0 and b.accuracy.tensors == 1
     assert b.config.backend == "aot_eager" and b.state == "unchanged"
+    # each arm's median wait for a core, where the kernel says (Linux's schedstat)
+    assert (b.eager.waited_ms is None, b.compiled.waited_ms is None) == (_timing.waited_ms() is None,) * 2
     report.to_json(tmp_path / "r.json")
     again = compiler.load(tmp_path / "r.json")
     assert again.benchmarks == report.benchmarks and again == report
@@ -533,6 +560,18 @@ def test_compile_magic_bench_and_explorer_button():
     assert bare.bench_button.disabled and "compiler.benchmark(report, fn, *args)" in bare.bench_button.tooltip
     for n in ("x", "y"):
         ip.user_ns.pop(n, None)
+
+
+def test_timing_notes_say_an_arm_that_waited_for_a_core():
+    t = timing([12.0, 11.9, 12.1], [16.0, 8.0, 16.0])
+    calm = timing([12.0, 11.9, 12.1], [1.0, 0.0, 1.1])  # under a tenth of the call: nothing said
+    assert timing_notes(calm, t, cpu=True)[:1] == (
+        "compiled waited for a core: its median call's threads waited 16 ms for one, against 12 ms a "
+        "call (other processes held the cores its parallel regions needed): its time is the machine's "
+        "load; on a shared CPU, fewer threads than free cores (OMP_NUM_THREADS=N, or "
+        "torch.set_num_threads(N)) or the process pinned to cores (taskset -c 0-3 python …) steadies it",
+    )
+    assert not [n for n in timing_notes(calm, calm, cpu=True) if "waited" in n]
 
 
 def test_timing_notes_say_two_speeds_and_stalls_with_the_remedy_on_cpu():

@@ -191,6 +191,55 @@ def test_diff_counts_a_time_beyond_its_spread_only():
     assert "noise: compile times: ×1.31 overall" in diff_text(d)
 
 
+def test_diff_leaves_a_speedup_timed_waiting_for_a_core_uncompared():
+    """A row whose calls waited for a core (a bf16 call's parallel region on a machine whose
+    other core is busy: 12 ms a call, both arms alike) has the machine's load for its speedup:
+    not compared, named; a real regression of a few ms a call, timed with no wait, still shows;
+    a row written before the wait was measured is compared as before."""
+
+    def timed(key, e, c, wait=None, iqr=0.01):
+        return _row(key, speedup=e / c, eager_ms=e, compiled_ms=c, eager_iqr_ms=iqr, compiled_iqr_ms=iqr,
+                    eager_waited_ms=wait, compiled_waited_ms=wait, graphs=1)  # fmt: skip
+
+    a = Census(
+        (
+            timed("mlp:eval:amp", 0.05, 0.16, wait=0.0),
+            timed("big:eval", 4.0, 2.0, wait=0.01),
+            timed("old:eval", 4.0, 2.0),
+        ),
+        path="a",
+    )
+    b = Census(
+        (
+            timed("mlp:eval:amp", 11.9, 12.0, wait=16.0),  # ×0.31 → ×0.99, every call waited
+            timed("big:eval", 4.0, 4.0, wait=0.01),  # compiled twice as slow
+            timed("old:eval", 4.0, 4.0),
+        ),
+        path="b",
+    )
+    d = diff_census(a, b)
+    assert [(c.key, c.worse) for c in d.regressions] == [
+        ("big:eval", ("speedup ×2.00 → ×1.00 (spreads ×1.99–2.01, ×1.00–1.00)",)),
+        ("old:eval", ("speedup ×2.00 → ×1.00 (spreads ×1.99–2.01, ×1.00–1.00)",)),
+    ]
+    assert (d.fixes, d.unchanged, d.waited) == ((), 1, ("mlp:eval:amp",))
+    assert (
+        "speedup not compared, timed while its calls waited for a core (the machine's load): mlp:eval:amp\n"
+        in diff_text(d)
+    )
+    from explorer.census import diff_page
+
+    assert (
+        '<p class="noise">speedup not compared, timed while its calls waited for a core (the machine&#x27;s '
+        "load): mlp:eval:amp</p>"
+    ) in diff_page(d)
+    # the other way round (a loaded run before an idle one), and a wait under a tenth of the call
+    d = diff_census(b, a)
+    assert ([c.key for c in d.fixes], d.waited) == (["big:eval", "old:eval"], ("mlp:eval:amp",))
+    calm = Census((timed("mlp:eval:amp", 11.9, 12.0, wait=1.0),), path="c")
+    assert diff_census(Census((timed("mlp:eval:amp", 0.05, 0.16, wait=0.0),), path="a"), calm).waited == ()
+
+
 def test_headline_and_slower_rows_by_cause():
     item = BreakSite("Unsupported Tensor.item() call", "GB0124")
     branch = BreakSite("Data-dependent branching", "GB0170")

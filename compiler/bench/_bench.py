@@ -128,6 +128,7 @@ class _Run:
         self.compiled, self.compile_kwargs, self.show = compiled, compile_kwargs, show
         self.atol, self.rtol = atol, rtol
         self.samples: dict[str, list[float]] = {"eager": [], "compiled": []}
+        self.waits: dict[str, list[float]] = {"eager": [], "compiled": []}
         self.compile_report: Report | None = None
         self.fields: dict[str, Any] = {}
 
@@ -263,7 +264,7 @@ class _Run:
                 raise _CompiledRaised(e) from e
 
         timer = Timer({"eager": self.eager_call, "compiled": compiled_call}, self.cuda, self.show)
-        self.samples = timer.samples  # kept on KeyboardInterrupt
+        self.samples, self.waits = timer.samples, timer.waits  # kept on KeyboardInterrupt
         try:
             with recording(fusion_logs=False, provenance=False, caches=True) as rec:
                 timer.run(reps, warmup, label)
@@ -355,8 +356,8 @@ class _Run:
     def _finish(self) -> Benchmark:
         f = dict(self.fields)
         e, c = self.samples["eager"], self.samples["compiled"]
-        f["eager"] = timing(e) if e else None
-        f["compiled"] = timing(c) if c else None
+        f["eager"] = timing(e, self.waits["eager"]) if e else None
+        f["compiled"] = timing(c, self.waits["compiled"]) if c else None
         if f["eager"] and f["compiled"]:
             f["speedup"] = f["eager"].median_ms / f["compiled"].median_ms
             f["break_even_calls"] = break_even(

@@ -1,7 +1,11 @@
 """How eager and compiled calls are timed (``compiler.benchmark``); docs/benchmark.md.
 
 CPU: single calls interleave in ABBA order (E C, C E, E C, ...), so drift (thermal, frequency,
-other processes) and order effects cancel; ``time.perf_counter`` per call.
+other processes) and order effects cancel; ``time.perf_counter`` per call. Around each call,
+how long the process's threads waited for a core (Linux's per-thread ``schedstat`` run delay,
+``waited_ms``): on a machine whose cores are taken, a call that runs a parallel region (a bf16
+matmul under autocast, even on 2x8) waits for its second thread's core on every call, and its
+time is the scheduler's (12 ms against 0.05 ms on a shared 2-core machine), for both arms alike.
 
 GPU: as ``triton.testing.do_bench`` times one function — a 256 MB buffer zeroed before every
 call (flushes L2, not timed), a pair of CUDA events around each call, no synchronisation
@@ -15,6 +19,7 @@ per arm in all.
 
 from __future__ import annotations
 
+import glob
 import math
 import sys
 import time
@@ -62,11 +67,29 @@ def _quantile(sorted_xs: list[float], q: float) -> float:
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 
-def timing(samples_ms: list[float]) -> Timing:
-    """Median, quartiles (linear interpolation, as numpy's default), min, max."""
+def waited_ms() -> float | None:
+    """How long this process's threads have waited, runnable, for a core since they started
+    (the second field of Linux's ``/proc/self/task/*/schedstat``), in ms; None where the
+    kernel does not say (another OS, no schedstats). A thread that ended in between drops out:
+    a difference of two readings is a lower bound."""
+    total, seen = 0, False
+    for path in glob.glob("/proc/self/task/*/schedstat"):
+        try:
+            with open(path, encoding="ascii") as f:
+                total += int(f.read().split()[1])
+            seen = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e6 if seen else None
+
+
+def timing(samples_ms: list[float], waits_ms: list[float] | None = None) -> Timing:
+    """Median, quartiles (linear interpolation, as numpy's default), min, max; and the median
+    call's wait for a core where each call's was measured (``waits_ms``)."""
     if not samples_ms:
         raise ValueError("no samples")
     xs = sorted(samples_ms)
+    waits = sorted(waits_ms) if waits_ms and len(waits_ms) == len(samples_ms) else None
     return Timing(
         median_ms=_quantile(xs, 0.5),
         p25_ms=_quantile(xs, 0.25),
@@ -75,6 +98,7 @@ def timing(samples_ms: list[float]) -> Timing:
         max_ms=xs[-1],
         reps=len(xs),
         samples_ms=tuple(samples_ms),
+        waited_ms=_quantile(waits, 0.5) if waits else None,
     )
 
 
@@ -94,6 +118,7 @@ class Timer:
     def __init__(self, calls: dict[str, Callable], cuda: bool, show: Callable[[str], None]):
         self.calls, self.cuda, self.show = calls, cuda, show
         self.samples: dict[str, list[float]] = {"eager": [], "compiled": []}
+        self.waits: dict[str, list[float]] = {"eager": [], "compiled": []}  # CPU, where Linux says
         self.note = ""
 
     def run(self, reps: int | None, warmup: int, label: str) -> None:
@@ -117,9 +142,13 @@ class Timer:
 
     def _cpu(self, reps: int, label: str) -> None:
         for i, arm in enumerate(schedule(reps)):
+            w = waited_ms()  # read outside the timed region
             t = time.perf_counter()
             self.calls[arm]()
             self.samples[arm].append((time.perf_counter() - t) * 1e3)
+            w2 = waited_ms() if w is not None else None
+            if w is not None and w2 is not None:
+                self.waits[arm].append(max(w2 - w, 0.0))
             if i % 2 == 1:
                 self.show(f"benchmark {label}: rep {i // 2 + 1}/{reps}")
 

@@ -26,6 +26,9 @@ class Timing:
     max_ms: float
     reps: int
     samples_ms: tuple[float, ...] = ()
+    # CPU: how long the median call's threads waited, runnable, for a core (Linux's schedstat
+    # run delay); None where not measured (GPU, another OS, files written before it)
+    waited_ms: float | None = None
 
     @property
     def iqr_ms(self) -> float:
@@ -232,6 +235,7 @@ def speedup_words(speedup: float | None) -> str:
 
 
 UNSTABLE_IQR = 0.10  # an arm whose IQR exceeds this fraction of its median is flagged
+WAITED = 0.10  # an arm whose median call waited for a core this fraction of its time is flagged
 
 
 STALL = 3.0  # a sample over this many times its arm's median is a stall
@@ -272,6 +276,8 @@ def timing_notes(eager: Timing | None, compiled: Timing | None, cpu: bool = Fals
     """What makes a pair of timings hard to read, in words, each note led by a short label
     before its colon: an arm whose samples ran at two speeds or stalled ("eager bimodal",
     "compiled stalled", with the remedy on a CPU: fewer threads, or pinned), an arm whose IQR
+    waited for a core a tenth of its time or more ("eager waited for a core": the machine's load,
+    with the remedy), an arm whose IQR
     exceeds 10% of its median ("eager unstable": timed at the host's speed, launch-bound,
     synchronising, or a busy machine), and a difference of medians within the wider IQR ("no
     clear winner")."""
@@ -280,6 +286,18 @@ def timing_notes(eager: Timing | None, compiled: Timing | None, cpu: bool = Fals
         note = _shape_note(arm, t, cpu) if t is not None else None
         if note is not None:
             out.append(note)
+    for arm, t in (("eager", eager), ("compiled", compiled)):
+        if (
+            t is not None
+            and t.waited_ms is not None
+            and t.median_ms > 0
+            and t.waited_ms >= WAITED * t.median_ms
+        ):
+            out.append(
+                f"{arm} waited for a core: its median call's threads waited {t.waited_ms:.4g} ms for one, "
+                f"against {t.median_ms:.4g} ms a call (other processes held the cores its parallel regions "
+                f"needed): its time is the machine's load{THREADS}"
+            )
     for arm, t in (("eager", eager), ("compiled", compiled)):
         if t is not None and t.median_ms > 0 and t.iqr_ms > UNSTABLE_IQR * t.median_ms:
             out.append(

@@ -7,6 +7,8 @@ from __future__ import annotations
 from ..lower._html import CSS, esc
 from ._diff import CensusDiff
 
+WAITED_WORDS = "timed while its calls waited for a core (the machine's load)"
+
 
 def _change_lines(c) -> list[str]:
     return [f"  {c.key}: " + "; ".join(c.worse + c.better)]
@@ -21,6 +23,8 @@ def diff_text(d: CensusDiff) -> str:
     out += [ln for c in d.fixes for ln in _change_lines(c)] or ["  none"]
     out.append(f"unchanged: {d.unchanged}")
     out += [f"noise: {n.line}" for n in d.noise]
+    if d.waited:
+        out.append(f"speedup not compared, {WAITED_WORDS}: {', '.join(d.waited)}")
     if d.only_a:
         out.append(f"only in {d.a}: {', '.join(d.only_a)}")
     if d.only_b:
@@ -51,6 +55,11 @@ def diff_page(d: CensusDiff) -> str:
         f'<style>{CSS}.worse{{color:#b00}}.fix{{color:#070}}</style></head><body><div class="pt2x"><h2>{title}</h2>'
         f"{section('regressions', d.regressions, 'worse')}{section('fixes', d.fixes, 'fix')}"
         f"<p>unchanged: {d.unchanged}</p>{only}"
+        + (
+            f'<p class="noise">speedup not compared, {esc(WAITED_WORDS)}: {esc(", ".join(d.waited))}</p>'
+            if d.waited
+            else ""
+        )
         + "".join(f'<p class="noise">noise: {esc(n.line)}</p>' for n in d.noise)
         + "</div></body></html>"
     )

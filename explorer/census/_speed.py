@@ -1,6 +1,6 @@
 """One case's speed, in its own process (``_child.py``): eager against compiled as
-``compiler.benchmark`` times them (median and spread, peak memory, compile time and break-even
-calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
+``compiler.benchmark`` times them (median and spread, on the CPU each arm's wait for a core,
+peak memory, compile time and break-even calls), an eval call or a training step (forward, loss, backward and an optimizer step, its
 state restored around each call: ``mutates=True``), in float32 or under bf16 autocast (AMP);
 and the verdict's first cause (``compiler.analysis.verdict``) where compiled is slower or barely faster.
 """
@@ -135,6 +135,8 @@ def speed_fields(b) -> dict:
         "eager_iqr_ms": b.eager.iqr_ms if b.eager else None,
         "compiled_ms": b.compiled.median_ms if b.compiled else None,
         "compiled_iqr_ms": b.compiled.iqr_ms if b.compiled else None,
+        "eager_waited_ms": b.eager.waited_ms if b.eager else None,
+        "compiled_waited_ms": b.compiled.waited_ms if b.compiled else None,
         "peak_mb_eager": mb(b.peak_memory_eager),
         "peak_mb_compiled": mb(b.peak_memory_compiled),
         "break_even_calls": b.break_even_calls,

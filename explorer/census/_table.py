@@ -74,6 +74,10 @@ class CensusRow:
     eager_iqr_ms: float | None = None
     compiled_ms: float | None = None
     compiled_iqr_ms: float | None = None
+    # CPU: how long the median call of each arm waited for a core (the benchmark's waited_ms);
+    # where it is a large part of the call, its time is the machine's load (census diff)
+    eager_waited_ms: float | None = None
+    compiled_waited_ms: float | None = None
     peak_mb_eager: float | None = None
     peak_mb_compiled: float | None = None
     break_even_calls: float | None = None
@@ -162,6 +166,8 @@ _SPEED = (
     "eager_iqr_ms",
     "compiled_ms",
     "compiled_iqr_ms",
+    "eager_waited_ms",
+    "compiled_waited_ms",
     "peak_mb_eager",
     "peak_mb_compiled",
     "break_even_calls",
