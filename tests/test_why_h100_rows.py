@@ -27,6 +27,7 @@ from explorer.census._speed import cause_of
 from explorer.lower._fit import table_lines, text_width
 from explorer.views._registry import Subject, view
 from explorer.views._why import change_lines
+from tests._verdicts import cause, judged
 
 DATA = Path(__file__).parent.parent / "notebooks" / "data"
 SWITCH = DATA / "census-h100-speed" / "switch_transformers.eval.json.gz"
@@ -35,13 +36,7 @@ COLUMNS = 100
 
 @pytest.fixture(scope="module")
 def switch():
-    r = compiler.load(SWITCH)
-    (b,) = r.benchmarks
-    return r, b, verdict(r, b)
-
-
-def _cause(v, key):
-    return next(c for c in v.causes if c.key == key)
+    return judged(SWITCH)
 
 
 def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switch):
@@ -51,7 +46,7 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     assert b.timeline.graphs == 88  # the inner frames ran compiled: 88 graphs a call
     calls = b.profiled_calls
     outside = [x for x in b.launch_rows if x.compile_id is None]
-    fb = _cause(v, "fallback")  # still listed, with what it costs: the kernels outside the graphs
+    fb = cause(v, "fallback")  # still listed, with what it costs: the kernels outside the graphs
     assert fb.ms == pytest.approx(sum(x.total_ms for x in outside) / calls)
     assert fb.share < 0.01
     assert fb.evidence[0].startswith(
@@ -73,7 +68,7 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     )
     limit = [(f.line, f.compiles) for f in r.frames if f.recompile_limit_hit]
     assert sorted(limit) == [(143, 8), (533, 8)]
-    brk = _cause(v, "breaks")
+    brk = cause(v, "breaks")
     assert (brk.title, round(brk.share, 2)) == ("graph breaks: 2 sites", 0.41)
     # the breaks of frames that compiled; those of the failed frames are their fallback's
     fallen = {c.id for c in r.compiles for f in r.frames if c.frame == f.id and f.compiles == 0}
@@ -97,7 +92,7 @@ def test_a_fallback_that_costs_the_call_still_leads():
     r = compiler.load(DATA / "h100-cause-fallback.json.gz")
     b = r.benchmarks[-1]
     v = verdict(r, b)
-    fb = _cause(v, "fallback")
+    fb = cause(v, "fallback")
     assert v.main == "fallback" and fb.share > 0.5 and b.timeline.graphs == 4
     assert v.headline.endswith(
         f": eager fallback: no compiled code ran for forward: {fb.share:.0%} of the compiled call"
@@ -117,7 +112,7 @@ def test_the_same_copy_is_one_line_with_its_count(switch):
         ("Memcpy DtoH (Device -> Pinned)", "aten::nonzero", "12/0"): 50,
         ("Memcpy DtoH (Device -> Pinned)", "aten::_local_scalar_dense", "12/0"): 44,
     }
-    assert _cause(v, "sync").evidence == (
+    assert cause(v, "sync").evidence == (
         "50 a call: Memcpy DtoH (Device -> Pinned) from aten::nonzero in [12/0]",
         "44 a call: Memcpy DtoH (Device -> Pinned) from aten::_local_scalar_dense in [12/0]",
         "the host waits for the device at each copy: launches stop until it arrives",
@@ -126,7 +121,7 @@ def test_the_same_copy_is_one_line_with_its_count(switch):
 
 def test_a_library_gemm_says_the_dtype_its_name_gives(switch):
     r, b, v = switch
-    lib = _cause(v, "library")
+    lib = cause(v, "library")
     top = [k for k in compiler.analysis.kernel_costs(r, b) if k.library][:3]
     assert all(k.dtype is None and k.name.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_") for k in top)
     assert b.matmul_precision == "highest"
@@ -192,7 +187,7 @@ def test_the_why_view_piped_keeps_whole_lines(switch):
         check=True,
     )
     row = next(ln for ln in run.stdout.splitlines() if ln.startswith("host↔device copies inside the call "))
-    assert row.endswith("; ".join(_cause(v, "sync").evidence))
+    assert row.endswith("; ".join(cause(v, "sync").evidence))
 
 
 def test_a_rows_lines_name_their_file_once(switch):

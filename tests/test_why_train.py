@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import compiler
-from compiler.analysis import verdict
+from tests._verdicts import cause, judged
 
 BERT = Path(__file__).parent.parent / "notebooks" / "data" / "census-h100-speed" / "bert.train.amp.json.gz"
 SDPA = "scaled_dot_product_attention("
@@ -24,13 +23,7 @@ SDPA = "scaled_dot_product_attention("
 
 @pytest.fixture(scope="module")
 def bert():
-    r = compiler.load(BERT)
-    (b,) = r.benchmarks
-    return r, b, verdict(r, b)
-
-
-def _cause(v, key):
-    return next(c for c in v.causes if c.key == key)
+    return judged(BERT)
 
 
 def _ms(rows, calls) -> float:
@@ -83,7 +76,7 @@ def test_the_attention_takes_the_backwards_bmm_and_its_softmax_backward(bert):
     bmm = [x for x in b.launch_rows if x.op == "aten::bmm"]
     assert {x.compile_id for x in bmm} == {"0/0", None}  # the forward's in its region, the backward's outside
     gen = [x for x in b.launch_rows if x.name in theirs]
-    att = _cause(v, "attention")
+    att = cause(v, "attention")
     assert att.ms == pytest.approx(_ms(bmm, calls) + _ms(gen, calls))
     assert f"{att.ms:.4g}" == "33.63"
     assert f"compiled: 72 bmm calls a call, {_ms(bmm, calls):.4g} ms" in "\n".join(att.evidence)
@@ -108,18 +101,16 @@ def test_the_backwards_gemms_are_library_kernels_and_the_rest_beats_eager(bert):
     calls = b.profiled_calls
     mm = [x for x in b.launch_rows if x.op in ("aten::mm", "aten::addmm")]
     assert {x.compile_id for x in mm} == {"0/0", None}  # the forward's addmm, the backward's mm
-    assert _cause(v, "library").ms == pytest.approx(_ms(mm, calls))
+    assert cause(v, "library").ms == pytest.approx(_ms(mm, calls))
     assert (
-        _cause(v, "library")
-        .evidence[0]
-        .startswith("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT: 2.646 ms")
+        cause(v, "library").evidence[0].startswith("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT: 2.646 ms")
     )
     # the generated part: Triton kernels the attention does not hold, and the ATen ops outside
     # the graphs that the backward does not call (the optimizer step, the gradients' zeroing)
     theirs, _nodes = _sdpa_kernels(r)
     mm_ops = ("aten::mm", "aten::addmm", "aten::bmm")
     rest = [x for x in b.launch_rows if x.op not in mm_ops and x.name not in theirs]
-    gen = _cause(v, "generated-ok")
+    gen = cause(v, "generated-ok")
     assert gen.ms == pytest.approx(_ms(rest, calls))
     outside = {x.op for x in rest if x.compile_id is None and x.op.startswith("aten::")}
     assert {"aten::_foreach_add_", "aten::fill_", "aten::add_"} <= outside
