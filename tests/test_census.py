@@ -211,6 +211,36 @@ def test_hang_crash_and_memory_are_rows(tmp_path):
     assert "12884901888 bytes" in rows["hog"].error  # 12 GiB refused at the data limit (RLIMIT_DATA)
 
 
+def test_retry_runs_the_failed_rows_again_under_other_limits(tmp_path):
+    """The limits (time, address space) only bound a case: a census resumes under others, and
+    --retry runs its failed rows again; the census records the loosest limit it ran under."""
+    out = tmp_path / "c"
+    common = ["--models", FAULTS, "--only", "hog,abort", "--backend", "eager", "--out", str(out), "-q"]
+    first = _cli(*common, "--timeout", "45", "--memory", "8")
+    assert first.returncode == 0, first.stderr
+    assert {r.model: r.status for r in load_census(out).rows} == {"abort": "error", "hog": "error"}
+    logs = {n: os.path.getmtime(out / "logs" / n) for n in ("abort.eval.log", "hog.eval.log")}
+    # another limit alone resumes (nothing to run); --retry runs both failed rows again
+    again = _cli(*common, "--timeout", "90", "--memory", "0")
+    assert again.returncode == 0, again.stderr
+    assert {n: os.path.getmtime(out / "logs" / n) for n in logs} == logs
+    retried = _cli(*common, "--timeout", "90", "--memory", "0", "--retry")
+    assert retried.returncode == 0, retried.stderr
+    assert all(os.path.getmtime(out / "logs" / n) > logs[n] for n in logs)
+    census = load_census(out)
+    rows = {r.model: r for r in census.rows}
+    assert (rows["hog"].status, rows["hog"].error) == ("one graph", None)  # no limit: the pages untouched
+    assert rows["abort"].error == "crashed: killed by SIGABRT"
+    assert (census.settings["timeout_s"], census.settings["memory_gb"]) == (90.0, None)
+    assert json.loads((out / "settings.json").read_text())["timeout_s"] == 90.0
+    # a finished row is not run again by --retry; a tighter limit keeps the loosest recorded
+    logs = {n: os.path.getmtime(out / "logs" / n) for n in logs}
+    tight = _cli(*common, "--only", "hog", "--timeout", "30", "--retry")
+    assert tight.returncode == 0, tight.stderr
+    assert os.path.getmtime(out / "logs" / "hog.eval.log") == logs["hog.eval.log"]
+    assert load_census(out).settings["timeout_s"] == 90.0
+
+
 def test_bad_input_is_one_line(tmp_path):
     bad = tmp_path / "m.py"
     bad.write_text("CENSUS_MODELS = []\n")

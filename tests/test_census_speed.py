@@ -451,14 +451,16 @@ def test_merge_names_two_sources_models_apart(tmp_path):
 
 
 def test_merge_joins_an_eval_census_and_a_training_one(tmp_path):
-    """Shards that chose other modes and precisions join, their choices united; any other
-    setting that differs is refused, naming it."""
+    """Shards that chose other modes and precisions join, their choices united, and so do
+    shards run under other limits; any other setting that differs is refused, naming it."""
     base = {"backend": "inductor", "device": "cuda", "timeout_s": 300.0, "bench": True}
     shards = {
         "ev": ({**base, "modes": ["eval"], "precisions": ["fp32", "amp"]},
                (("bert", "eval", "fp32"), ("bert", "eval", "amp"))),
         "tr": ({**base, "modes": ["train"], "precisions": ["amp"]}, (("bert", "train", "amp"),)),
         "slow": ({**base, "timeout_s": 600.0, "device": "cpu", "modes": ["train"], "precisions": ["amp"]},
+                 (("gpt2", "train", "amp"),)),
+        "long": ({**base, "timeout_s": 600.0, "modes": ["train"], "precisions": ["amp"]},
                  (("gpt2", "train", "amp"),)),
     }  # fmt: skip
     for name, (settings, rows) in shards.items():
@@ -472,9 +474,18 @@ def test_merge_joins_an_eval_census_and_a_training_one(tmp_path):
     assert merged.settings == {**base, "modes": ["eval", "train"], "precisions": ["fp32", "amp"]}
     refused = _cli("merge", str(tmp_path / "ev"), str(tmp_path / "slow"), "--out", str(tmp_path / "no"))
     assert refused.returncode == 2 and refused.stderr.strip().endswith(
-        f"{tmp_path / 'slow'}/census.json was run with other settings (device, timeout_s) than "
+        f"{tmp_path / 'slow'}/census.json was run with other settings (device) than "
         f"{tmp_path / 'ev'}/census.json: cannot merge them"
     ), refused.stderr
+    # a limit may differ (a shard retried with a longer --timeout): the loosest is kept
+    done = _cli("merge", str(tmp_path / "ev"), str(tmp_path / "long"), "--out", str(tmp_path / "lim"))
+    assert done.returncode == 0, done.stderr
+    assert load_census(tmp_path / "lim").settings == {
+        **base,
+        "timeout_s": 600.0,
+        "modes": ["eval", "train"],
+        "precisions": ["fp32", "amp"],
+    }
 
 
 def test_one_census_of_two_sources_with_one_name_is_refused(tmp_path):

@@ -30,6 +30,17 @@ PRECISIONS = ("fp32", "amp")
 GPU_SHARE_ENV = "PT2X_CENSUS_GPU_SHARE"  # cases sharing a child's GPU: each may take 1/N of its memory
 
 
+# the settings that only bound a case (its time, its process's address space): a row that
+# finished under one limit is the same row under any other, so a census resumes (``--retry``
+# its failed rows with a longer ``--timeout``) and merges across them, keeping the loosest
+LIMITS = ("timeout_s", "memory_gb")
+
+
+def loosest(limits: list) -> float | None:
+    """The loosest of a limit's values (None: no limit), what every row finished within."""
+    return None if None in limits else max(limits)
+
+
 @dataclass(frozen=True)
 class Settings:
     """What every case of a census shares (the census file's ``settings``)."""

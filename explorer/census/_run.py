@@ -6,8 +6,10 @@ and a rerun skips it).
 The output directory::
 
     census.json            the table (rewritten as rows finish)
-    settings.json          the settings its rows were run with (resuming needs the same)
-    rows/<case>.json       each finished row (what a rerun skips)
+    settings.json          the settings its rows were run with (resuming needs the same, but
+                           the limits: ``LIMITS``)
+    rows/<case>.json       each finished row (what a resumed run skips; ``--retry``: unless it
+                           failed)
     reports/<case>.json.gz each case's full report (the row links to it)
     logs/<case>.log        each case's own output
     traces/<case>/         torch's TORCH_TRACE log of the case (--keep-trace)
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -24,7 +27,7 @@ import shutil
 import threading
 from collections import Counter
 
-from ._cases import Case, Settings
+from ._cases import LIMITS, Case, Settings, loosest
 from ._files import as_text, check_settings, read_json, write_json
 from ._process import finished, run_one
 from ._table import Census, CensusRow
@@ -46,15 +49,17 @@ def write_census(out: str, cases: list[Case], settings: Settings, title: str | N
     return census
 
 
-def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
+def _same_settings(out: str, settings: Settings, rerun: bool) -> Settings:
     """A census directory holds rows of one set of settings (the modes and precisions aside:
     they pick cases): resuming with others would mix them. ValueError saying so, also where its
     ``settings.json`` is damaged, or missing beside finished rows (their settings are then
-    unknown); ``rerun`` starts over."""
+    unknown); ``rerun`` starts over. The limits (``LIMITS``) may change: the settings to
+    record, returned, keep the loosest of each that its rows ran under."""
     path = os.path.join(out, "settings.json")
     mine = as_text(
         {k: v for k, v in settings.to_dict().items() if k not in ("modes", "precisions")}
     )  # as the file holds it
+    same = {k: v for k, v in json.loads(json.dumps(mine)).items() if k not in LIMITS}  # limits may change
     how = "use --rerun to run its cases again, or another --out"
     try:
         theirs = check_settings(read_json(path), path)
@@ -70,9 +75,9 @@ def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
         if not rerun:
             msg = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) else str(e)
             raise ValueError(f"{msg}: {out} cannot be resumed with its settings unknown: {how}") from None
-    if theirs is not None and theirs != json.loads(json.dumps(mine)) and not rerun:
+    if theirs is not None and {k: v for k, v in theirs.items() if k not in LIMITS} != same and not rerun:
         diff = ", ".join(
-            [f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in mine.items() if theirs.get(k) != v]
+            [f"{k} {theirs.get(k)!r} there, {v!r} now" for k, v in same.items() if theirs.get(k) != v]
             + [f"{k} {v!r} there" for k, v in theirs.items() if k not in mine]
         )
         raise ValueError(
@@ -80,7 +85,16 @@ def _same_settings(out: str, settings: Settings, rerun: bool) -> None:
         )
     if rerun and theirs != mine:
         shutil.rmtree(os.path.join(out, "rows"), ignore_errors=True)
+    elif theirs is not None:
+        mine.update({k: loosest([theirs[k], mine[k]]) for k in LIMITS if k in theirs})
     write_json(path, mine)
+    return dataclasses.replace(settings, **{k: mine[k] for k in LIMITS})
+
+
+def failed(row: CensusRow, settings: Settings) -> bool:
+    """A row ``--retry`` runs again: an error (a timeout, a crash, out of memory), or, with
+    ``--bench``, a compile whose timing raised (no speedup)."""
+    return row.status == "error" or (settings.bench and row.speedup is None)
 
 
 def _has_rows(out: str) -> bool:
@@ -99,22 +113,26 @@ def run_census(
     gpus: list[str] | None = None,
     ray_address: str | None = None,
     rerun: bool = False,
+    retry: bool = False,
     progress: bool = True,
     title: str | None = None,
 ) -> Census:
-    """Run every case not finished yet (all with ``rerun``), ``jobs`` at a time or on Ray;
+    """Run every case not finished yet (all with ``rerun``; also the failed ones with
+    ``retry``: ``failed``), ``jobs`` at a time or on Ray;
     returns the census, also written to ``out/census.json``. On ``--device cuda``, the jobs
     are spread over ``gpus`` (default: every GPU this process sees), each case on one of them."""
     os.makedirs(out, exist_ok=True)
-    _same_settings(out, settings, rerun)
-    todo = [c for c in cases if rerun or finished(out, c) is None]
+    recorded = _same_settings(out, settings, rerun)  # the cases run with settings' limits
+    todo = [
+        c for c in cases if rerun or (row := finished(out, c)) is None or (retry and failed(row, settings))
+    ]
     with _Progress(len(cases), len(cases) - len(todo), progress) as bar:
         if ray_address is not None:
             from ._ray import run_on_ray
 
             for case, row in run_on_ray(todo, settings, out, ray_address):
                 bar.done(case, row)
-                write_census(out, cases, settings, title)
+                write_census(out, cases, recorded, title)
         else:
             slots = (
                 GpuSlots(gpus if gpus is not None else visible_gpus(), jobs)
@@ -125,8 +143,8 @@ def run_census(
                 futures = {pool.submit(_run_case, c, settings, out, jobs, slots): c for c in todo}
                 for fut in cf.as_completed(futures):
                     bar.done(futures[fut], fut.result())
-                    write_census(out, cases, settings, title)
-    return write_census(out, cases, settings, title)
+                    write_census(out, cases, recorded, title)
+    return write_census(out, cases, recorded, title)
 
 
 def _run_case(case: Case, settings: Settings, out: str, jobs: int, slots: GpuSlots | None) -> CensusRow:

@@ -16,6 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from ._cases import LIMITS, loosest
 from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json
 from ._paths import resolve, unsafe
 
@@ -341,7 +342,7 @@ CASE_CHOICE = ("modes", "precisions")
 
 def merge(censuses: list[Census], title: str | None = None) -> Census:
     """One census of the shards' rows (in their order); ValueError where the shards were run
-    with different settings (but ``CASE_CHOICE``: united) or torch versions, or two hold the
+    with different settings (but ``CASE_CHOICE``: united, and ``LIMITS``: the loosest) or torch versions, or two hold the
     same row (``qualified`` names the models of different sources apart first)."""
     first = censuses[0]
     rows: dict[str, CensusRow] = {}
@@ -352,7 +353,8 @@ def merge(censuses: list[Census], title: str | None = None) -> Census:
                 f"{c.path} was run with other torch_version than {first.path}: cannot merge them"
             )
         rest, first_rest = (
-            {k: v for k, v in s.items() if k not in CASE_CHOICE} for s in (c.settings, first.settings)
+            {k: v for k, v in s.items() if k not in CASE_CHOICE + LIMITS}
+            for s in (c.settings, first.settings)
         )
         if rest != first_rest:
             said = sorted(k for k in rest.keys() | first_rest.keys() if rest.get(k) != first_rest.get(k))
@@ -366,6 +368,10 @@ def merge(censuses: list[Census], title: str | None = None) -> Census:
                 raise ValueError(f"{r.key} is in more than one of the censuses ({c.path}): cannot merge them")
             rows[r.key] = r
     settings = {**first.settings, **{k: v for k, v in chosen.items() if k in first.settings or v}}
+    for k in LIMITS:  # the loosest (None: no limit): every row finished within it
+        limits = [c.settings[k] for c in censuses if k in c.settings]
+        if limits:
+            settings[k] = loosest(limits)
     return dataclasses.replace(
         first, rows=tuple(rows.values()), settings=settings, title=title or first.title, path=None
     )

@@ -2,7 +2,7 @@
 
 pt2-explorer census [--zoo NAME | --models FILE_OR_MODULE]... [--modes eval,train,...]
         [--precision fp32,amp] [--backend B] [--compile-mode M] [--device D] [--timeout S] [--memory GB] [--bench]
-        [--jobs N [--gpus LIST] | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun] [--html OUT]
+        [--jobs N [--gpus LIST] | --ray ADDRESS] [--shard i/n] [--out DIR] [--rerun | --retry] [--html OUT]
 pt2-explorer census show CENSUS [--status S] [--family F] [--break-type T] [--sort COL] [--html OUT]
 pt2-explorer census merge SHARD_DIR... --out DIR [--html OUT]
 pt2-explorer census diff CENSUS_A CENSUS_B [--slower X] [--html OUT]
@@ -75,6 +75,12 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", metavar="i/n", help="run shard i of n (0 <= i < n), e.g. a SLURM array's task")
     p.add_argument("--out", default="census", metavar="DIR", help="the census directory (default: ./census)")
     p.add_argument("--rerun", action="store_true", help="run finished cases again (default: skip them)")
+    p.add_argument(
+        "--retry",
+        action="store_true",
+        help="also run again the cases that failed: an error, or with --bench no speedup "
+        "(a longer --timeout may go with it)",
+    )
     p.add_argument("--title", help="the census's name (shown by its views and diffs)")
     p.add_argument("--html", metavar="OUT", help="also write the census page (and each model's report page)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no table")
@@ -204,6 +210,7 @@ def _run(ns) -> int:
         gpus=gpus,
         ray_address=ns.ray,
         rerun=ns.rerun,
+        retry=ns.retry,
         progress=not ns.quiet,
         title=ns.title,
     )

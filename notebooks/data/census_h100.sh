@@ -6,6 +6,11 @@
 # MODES and PRECISION default to eval and fp32,amp (directories hb, tv, tb); another choice runs
 # its own census beside them (train and amp: hb-train-amp, ...), joined with `census merge`.
 # hf-base on the first half of the GPUs; torchvision, then timm-base, on the other half.
+# The environment may change that: ZOO=NAME runs that zoo alone on every GPU (ONLY=a,b: those
+# models of it); GPUS=LIST: these GPUs alone; PER_GPU cases share each GPU (default 3); TIMEOUT is each case's limit (default
+# 300 s); RETRY=1 also runs again the rows that failed (an error, or no speedup).
+# The compile caches start empty, as on a fresh machine: a case cut off by LIMIT and run again
+# on a machine that stayed up compiles cold, not from its first attempt's cache entries.
 set -u
 LIMIT=${1:-540}
 DEST=${2:-.}
@@ -15,22 +20,34 @@ PREC=${5:-fp32,amp}
 S=""
 [ "$MODES,$PREC" = "eval,fp32,amp" ] || S="-$(echo "$MODES-$PREC" | tr , -)"
 [ -d "hb$S" ] || [ ! -f "$STATE" ] || tar xzf "$STATE"
-N=$(nvidia-smi -L | wc -l)
+G=${GPUS:-$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))}  # GPUS=2,3: these alone
+N=$(echo "$G" | tr , '\n' | wc -l)
 H=$((N / 2)); [ "$H" -ge 1 ] || H=1
-A=$(seq -s, 0 $((H - 1))); B=$(seq -s, $((N - H)) $((N - 1)))
-JA=$((3 * H)); JB=$((3 * (N - H)))
+A=$(echo "$G" | cut -d, -f1-"$H"); B=$(echo "$G" | cut -d, -f$((N - H + 1))-"$N")
+P=${PER_GPU:-3}
+JA=$((P * H)); JB=$((P * (N - H)))
 END=$(($(date +%s) + LIMIT))
 left() { echo $((END - $(date +%s))); }
 export OMP_NUM_THREADS=4
-C="python3 -m explorer census --bench --modes $MODES --precision $PREC --device cuda --memory 0 --timeout 300 -q"
-timeout "$(left)" $C --zoo hf-base --gpus "$A" --jobs "$JA" --out "hb$S" &
-(
-    timeout "$(left)" $C --zoo torchvision --gpus "$B" --jobs "$JB" --out "tv$S"
-    [ "$(left)" -gt 30 ] && timeout "$(left)" $C --zoo timm-base --gpus "$B" --jobs "$JB" --out "tb$S"
-) &
-wait
+CACHE=$(mktemp -d)  # this run's own compile caches, empty (yours are left alone)
+export TORCHINDUCTOR_CACHE_DIR="$CACHE/inductor" TRITON_CACHE_DIR="$CACHE/triton"
+C="python3 -m explorer census --bench --modes $MODES --precision $PREC --device cuda --memory 0"
+C="$C --timeout ${TIMEOUT:-300} -q${RETRY:+ --retry}"
+if [ -n "${ZOO:-}" ]; then
+    D=$(case $ZOO in hf-base) echo hb ;; torchvision) echo tv ;; *) echo tb ;; esac)
+    timeout "$(left)" $C --zoo "$ZOO" ${ONLY:+--only "$ONLY"} --gpus "$G" \
+        --jobs $((P * N)) --out "$D$S"
+else
+    timeout "$(left)" $C --zoo hf-base --gpus "$A" --jobs "$JA" --out "hb$S" &
+    (
+        timeout "$(left)" $C --zoo torchvision --gpus "$B" --jobs "$JB" --out "tv$S"
+        [ "$(left)" -gt 30 ] && timeout "$(left)" $C --zoo timm-base --gpus "$B" --jobs "$JB" --out "tb$S"
+    ) &
+    wait
+fi
 pkill -9 -f explorer.census._child
 sleep 2
+rm -rf "$CACHE"
 python3 - "$DEST" "$S" <<'PY'
 import json, os, sys, tarfile
 dest, s = sys.argv[1], sys.argv[2]
