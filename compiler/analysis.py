@@ -19,6 +19,7 @@ from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
+from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
@@ -99,6 +100,10 @@ __all__ = [
     "without_entry",
     "without_local_scope",
     "rank_path",
+    # torch's warning on a frame it will not convert: folded into its compile's break
+    "WONT_CONVERT",
+    "frame_warning",
+    "fold_frame_warnings",
     # torch's text, read: guards, kernel and graph names, compile phases
     "parse_guards",
     "extern_calls",

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
+from ..model._skipwarn import fold_frame_warnings
 from ..parse import _text
 from ..parse._names import resume_of
 
@@ -135,6 +136,8 @@ def dedupe_breaks(
     """One entry per user site. A break inside an inlined helper is reported twice by
     torch (at the caller's frame while inlining, then in the helper's own frame): the
     second report of that same hit is folded into the first."""
+    # torch's warning on a frame it will not convert, told again by its compile's break
+    breaks = fold_frame_warnings(breaks, lambda cb: cb[1].type, lambda cb: (cb[0],))
     kept: list[tuple[str, _text.BreakEvent]] = []
     echoes: dict[int, list[str]] = {}  # index in kept -> compile ids of its folded echoes
     skip_next_echo: tuple | None = None

@@ -25,6 +25,7 @@ from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._frozen import FrozenBut
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
+from ._skipwarn import with_folded_warnings
 from ._speedtypes import (
     CacheLookup,
     CompileConfig,
@@ -268,6 +269,7 @@ def from_json(
     try:
         data = {**_resolve.decode(data, budget), "schema_version": SCHEMA_VERSION}
         data = with_component_lines(data)  # an older report's cache key components: one text
+        data = with_folded_warnings(data)  # an older report's WON'T CONVERT warnings: breaks of their own
         return _schema.decode(cls or Report, data)
     except _resolve.FileFormError as e:
         raise ReportFormatError(str(e)) from None

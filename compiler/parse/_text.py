@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
 from ..model._report import StackFrame
+from ..model._skipwarn import WONT_CONVERT, frame_warning
 from ._names import TORCH_ID, without_local_scope
 from ._registry import graph_break_registry
 
@@ -111,7 +112,10 @@ def parse_graph_break(text: str) -> BreakEvent:
             hints = tuple(str(h) for h in registered.get("Hints") or ())
     filename = line = None
     user = [f for f in stack if is_user_file(f.filename)]
-    if user:
+    warned = frame_warning(text)
+    if warned:  # torch's warning on a frame it will not convert: the frame is the site
+        btype, (_name, filename, line) = WONT_CONVERT, warned
+    elif user:
         filename, line = user[-1].filename, user[-1].line
     else:
         hm = _HEADER_SITE.match(lines[0]) if lines else None

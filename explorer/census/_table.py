@@ -16,6 +16,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from compiler.analysis import WONT_CONVERT, fold_frame_warnings, frame_warning
+
 from ._cases import LIMITS, loosest
 from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json
 from ._paths import resolve, unsafe
@@ -253,7 +255,7 @@ def census_from_dict(data, path: str = "<census>") -> Census:
     rows = data.get("rows")
     if not isinstance(rows, list):
         raise bad(path, "$.rows", "expected a list")
-    out = [_build(CensusRow, r, f"$.rows[{i}]", path) for i, r in enumerate(rows)]
+    out = [_folded(_build(CensusRow, r, f"$.rows[{i}]", path)) for i, r in enumerate(rows)]
     problems = []
     for i, r in enumerate(out):
         for k in ("report", "trace"):
@@ -270,6 +272,21 @@ def census_from_dict(data, path: str = "<census>") -> Census:
         if v is not None and not isinstance(v, str):
             raise bad(path, f"$.{k}", "expected a string")
     return Census(tuple(out), settings, path=path, problems=tuple(problems), **meta)
+
+
+def _folded(row: CensusRow) -> CensusRow:
+    """A row written before torch's WON'T CONVERT warnings were folded into their compile's
+    break: each told again by a break of its compiles is left out; one alone has the one
+    type, at its frame's file and line."""
+    if not any(frame_warning(b.type) for b in row.breaks):
+        return row
+    kept = fold_frame_warnings(row.breaks, lambda b: b.type, lambda b: b.compiles)
+    alone = [(b, frame_warning(b.type)) for b in kept]
+    breaks = tuple(
+        dataclasses.replace(b, type=WONT_CONVERT, file=b.file or w[1], line=b.line or w[2]) if w else b
+        for b, w in alone
+    )
+    return dataclasses.replace(row, breaks=breaks)
 
 
 _NESTED = {"breaks": BreakSite, "recompiles": RecompileFact}
