@@ -70,9 +70,13 @@ class Facts:
     recompiles: dict[str, list[str]] = field(default_factory=dict)  # compile id -> reasons
     guards: dict[str, str] = field(default_factory=dict)  # compile id -> guard tree
     symbols: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    # compile id -> (function, file, first line, the exception "Type: message") of each frame
+    # torch warned it will not convert (torch._dynamo.exc.unimplemented_with_warning)
+    frame_warnings: dict[str, tuple[str, str, int, str]] = field(default_factory=dict)
 
 
 _HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)$")
+_WONT = re.compile(r"^WON'T CONVERT (\S+) (.+) line (\d+)\s*$")
 _GB = re.compile(r"/gb/gb(\d{4})\.html")
 
 
@@ -81,6 +85,13 @@ def facts(records: list[tuple[dict, str | None]]) -> Facts:
     for meta, payload in records:
         name = _artifact(meta)
         if name == "dynamo_graph_break_reason":
+            wont = _WONT.match(payload.splitlines()[0])
+            if wont:  # the frame's traceback: the exception is its one unindented line after it
+                lines = payload.splitlines()
+                at = lines.index("Traceback (most recent call last):")
+                exc = next(ln for ln in lines[at + 1 :] if ln and not ln[0].isspace())
+                f.frame_warnings[_cid(meta)] = (wont.group(1), wont.group(2), int(wont.group(3)), exc)
+                continue
             # torch names the site in the payload's first line; the GB id in its link
             site_m = _HEADER.match(payload.splitlines()[0])
             site = (site_m.group(1), int(site_m.group(2)))

@@ -16,6 +16,7 @@ import pytest
 
 import compiler
 import explorer
+from tests._torch_trace import REGISTRY
 
 # compiles a training step with Inductor's C++ backend, in fresh processes
 pytestmark = [pytest.mark.slow, pytest.mark.child]
@@ -147,10 +148,14 @@ def test_record_bench_names_an_eager_fallback_first_on_cpu(tmp_path):
     v = compiler.analysis.verdict(r, b)
     assert v.main == "fallback"
     fb = next(c for c in v.causes if c.key == "fallback")
-    assert fb.title == "eager fallback: no compiled code ran for forward"
-    assert f"forward (checked.py:{frame.line}): [{failed.id}] failed in capture: " in "\n".join(fb.evidence)
+    # the reason is the break's registered type (torch's graph-break registry) and its id
+    (gb_type,) = {e["Gb_type"] for e in REGISTRY["GB0124"]}
+    assert fb.title == f"eager fallback: {gb_type} (GB0124) in forward"
+    assert f"forward (checked.py:{frame.line}): [{failed.id}] failed in capture: {gb_type} (GB0124): " in (
+        "\n".join(fb.evidence)
+    )
     assert fb.fix == "torch._dynamo.config.capture_scalar_outputs = True"
-    assert v.headline.startswith(b.speedup_words + ": eager fallback: no compiled code ran for forward: ")
+    assert v.headline.startswith(f"{b.speedup_words}: {fb.title}: ")
     # the terminal summary ends with the verdict in one line: the speedup in words, the first
     # cause, and its fix, before the report's path
     why = [x for x in done.stdout.splitlines() if x.startswith("why ")]

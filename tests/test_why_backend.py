@@ -7,6 +7,7 @@ traced it, that no Inductor stage ran, and which frame failed."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ import torch
 from torch import nn
 
 import compiler
-from tests._torch_trace import RawTrace, read_log
+from tests._torch_trace import REGISTRY, RawTrace, read_log
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKEND = "backend {}: no fused kernels, eager kernels run the graph"
@@ -183,14 +184,23 @@ def test_a_failed_frame_under_aot_eager_is_an_eager_fallback(cls):
     assert v.main == "fallback"
     (frame,) = r.frames
     fb = _cause(v, "fallback")
-    assert fb.title == "eager fallback: no compiled code ran for forward"
+    # the reason: the registered type and id of the break torch logged for the failed compile
+    (gb,) = {
+        m.group(1).upper()
+        for meta, p in records
+        if meta.get("artifact", {}).get("name") == "dynamo_graph_break_reason" and _cid(meta) == bad
+        for m in [re.search(r"/gb/(gb\d{4})\.html", p or "")]
+        if m
+    }
+    (gb_type,) = {e["Gb_type"] for e in REGISTRY[gb]}
+    assert fb.title == f"eager fallback: {gb_type} ({gb}) in forward"
     calls = b.profiled_calls
     assert (
         fb.evidence[0]
         == f"no compiled code ran: {calls} of {calls} profiled calls ran eagerly (no compiled graph)"
     )
     assert fb.evidence[1].startswith(
-        f"forward (test_why_backend.py:{frame.line}): [{bad}] failed in capture: "
+        f"forward (test_why_backend.py:{frame.line}): [{bad}] failed in capture: {gb_type} ({gb}): "
     )
     assert fb.evidence[1].endswith(": every call of it runs eagerly")
     assert (fb.fix, fb.advice) == FIXES[cls]

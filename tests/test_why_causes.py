@@ -69,7 +69,7 @@ def test_an_eager_fallback_is_named_first():
     assert v.main == "fallback" and _named(v) == ["fallback", "recompiles", "sync"]
     fb = _cause(v, "fallback")
     assert v.headline == (
-        f"compiled is {1 / b.speedup:.2f}× slower than eager: eager fallback: no compiled code ran for "
+        f"compiled is {1 / b.speedup:.2f}× slower than eager: eager fallback: {brk.type} (GB0124) in "
         f"forward: {fb.share:.0%} of the compiled call"
     )
     outside = [x for x in b.launches if x.compile_id is None]
@@ -79,8 +79,8 @@ def test_an_eager_fallback_is_named_first():
         f"{sum(x.calls for x in outside) / calls:.0f} of {b.timeline.launches:.0f} kernels a call ran outside "
         f"the compiled graphs ({sum(x.total_ms for x in outside) / calls:.4g} ms); the {b.timeline.graphs:.0f} "
         "graphs a call are of other frames",
-        "forward (make_why_causes.py:55): [0/0] failed in capture: Unsupported: Unsupported Tensor.item() call "
-        "with capture_scalar_outputs=False: every call of it runs eagerly",
+        "forward (make_why_causes.py:55): [0/0] failed in capture: Unsupported Tensor.item() call "
+        "with capture_scalar_outputs=False (GB0124): every call of it runs eagerly",
     )
     assert fb.fix == "torch._dynamo.config.capture_scalar_outputs = True" == v.fixes[0]
     # the graph break is the frame's fallback, not a cause of its own

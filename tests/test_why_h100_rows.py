@@ -56,16 +56,24 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     stage = {c.id: (c.failed_stage, c.error.splitlines()[0]) for c in r.compiles if c.status == "failed"}
     alike = ["0/0", "1/0", "2/0", "3/0", "4/0"]
     assert {stage[i] for i in alike} == {("capture", "Unsupported: Observed exception")}
+    # each group's reason is its break's registered type and GB id; the groups whose every
+    # call runs eagerly first, the most frames leading, then the recompile limit's
+    gb = {c: (x.type, x.gb_id) for x in r.graph_breaks if x.gb_id for c in x.compile_ids}
+    assert {gb[i] for i in alike} == {("Observed exception", "GB0088")}
+    assert gb["13/0"] == ("Dynamic shape operator", "GB0036")
     assert fb.evidence[1:] == (
         "wrapper (generic.py:933) [0/0], forward (modeling_switch_transformers.py:824) [1/0], "
         "wrapper (generic.py:1006) [2/0], wrapper (output_capturing.py:249) [3/0], "
-        "forward (modeling_switch_transformers.py:698) [4/0]: failed in capture: Unsupported: Observed "
-        "exception: every call of them runs eagerly",
+        "forward (modeling_switch_transformers.py:698) [4/0]: failed in capture: Observed exception "
+        "(GB0088): every call of them runs eagerly",
+        "torch_dynamo_resume_in_forward_at_170 (modeling_switch_transformers.py:170): [13/0] failed in "
+        "capture: Dynamic shape operator (GB0036): every call of it runs eagerly",
         "forward (modeling_switch_transformers.py:533), forward (modeling_switch_transformers.py:143): the "
         "recompile limit was hit (8 entries each): a call whose guards fail on every entry runs eagerly",
-        "torch_dynamo_resume_in_forward_at_170 (modeling_switch_transformers.py:170): [13/0] failed in "
-        "capture: Unsupported: Dynamic shape operator: every call of it runs eagerly",
     )
+    assert fb.title == "eager fallback: Observed exception (GB0088) in wrapper, forward (and 3 more frames)"
+    # the leading frames' break has no fix as code: its advice is the registry's hint
+    assert (fb.fix, fb.advice) == (None, next(x.hints[0] for x in r.graph_breaks if x.gb_id == "GB0088"))
     limit = [(f.line, f.compiles) for f in r.frames if f.recompile_limit_hit]
     assert sorted(limit) == [(143, 8), (533, 8)]
     brk = cause(v, "breaks")
@@ -82,7 +90,7 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     changes = [ln.split(":")[0] for ln in change_lines(v)]
     assert changes[0] == "fix (graph breaks"
     assert changes.index("fix (host-bound") < changes.index(
-        "fix (eager fallback"
+        "advice (eager fallback"
     )  # fmt: skip
 
 
@@ -94,8 +102,10 @@ def test_a_fallback_that_costs_the_call_still_leads():
     v = verdict(r, b)
     fb = cause(v, "fallback")
     assert v.main == "fallback" and fb.share > 0.5 and b.timeline.graphs == 4
+    (brk,) = r.graph_breaks
+    assert brk.gb_id == "GB0124"
     assert v.headline.endswith(
-        f": eager fallback: no compiled code ran for forward: {fb.share:.0%} of the compiled call"
+        f": eager fallback: {brk.type} (GB0124) in forward: {fb.share:.0%} of the compiled call"
     )
     # no compiled code at all ran (the recompile limit): the fallback leads whatever its share
     r = compiler.load(DATA / "h100-cause-recompile.json.gz")

@@ -5,7 +5,9 @@ compiled backward outside every "Torch-Compiled Region", so the profile places i
 calls in no graph: they are still library kernels (as eager's are), and the backward's bmm of
 SDPA's math decomposition are the attention's. Each figure is checked against the report's own
 records, read here directly: the profiler's launches, the backward's output code, the
-post-grad graphs' nodes and the kernels' nodes. Torch-free."""
+post-grad graphs' nodes and the kernels' nodes. And the kept training rows whose frames fell
+back (mixtral, qwen2_moe, olmoe: Inductor failing on the MoE's backward; wav2vec2) name torch's
+reason for the frames they lead with, and only those frames' fix. Torch-free."""
 
 from __future__ import annotations
 
@@ -127,3 +129,72 @@ def test_the_backwards_gemms_are_library_kernels_and_the_rest_beats_eager(bert):
     assert f"{gen.ms:.4g}" == "12.96"
     # the parts add up to the compiled call
     assert sum(c.ms for c in v.causes if c.ms is not None) == pytest.approx(v.compiled_ms, rel=1e-6)
+
+
+CENSUS = Path(__file__).parent.parent / "notebooks" / "data" / "census-h100-speed"
+GB0219 = "the backend failed (aten._local_scalar_dense.default, GB0219)"
+MOE_FRAMES = "wrapper, forward, __call__, grouped_mm_experts_forward, _grouped_linear, _grouped_mm"
+BACKEND_HINT = "Report an issue to the backend compiler repo."
+DYNAMIC = "torch.compile(..., dynamic=True)  # or torch._dynamo.mark_dynamic(x, 0) on the changing dimension"
+# the kept training rows (AMP) whose frames fell back: the headline, the fallback's fix and advice
+FALLEN = {
+    "mixtral": (
+        f"compiled is 1.05× faster than eager: eager fallback: {GB0219} in {MOE_FRAMES} (and 1 more frame): "
+        "89% of the compiled call",
+        None,
+        BACKEND_HINT,
+    ),
+    "qwen2_moe": (
+        f"compiled is 1.06× slower than eager: eager fallback: {GB0219} in {MOE_FRAMES} (and 1 more frame): "
+        "85% of the compiled call",
+        None,
+        BACKEND_HINT,
+    ),
+    "olmoe": (
+        f"compiled is 1.14× slower than eager: eager fallback: {GB0219} in {MOE_FRAMES}: 92% of the compiled call",
+        None,
+        BACKEND_HINT,
+    ),
+    "wav2vec2": (
+        "compiled is 1.05× slower than eager: eager fallback: setattr() on Tensor.requires_grad (GB0206) in "
+        "wrapper, torch_dynamo_resume_in_wrapper_at_271 (and 3 more frames): 14% of the compiled call",
+        None,
+        "It may be possible to write Dynamo tracing rules for this code. Please report an issue to PyTorch if "
+        "you encounter this graph break often and it is causing performance issues.",
+    ),
+}
+
+
+@pytest.mark.parametrize("model", FALLEN)
+def test_a_fallback_names_torchs_reason_for_the_frames_it_leads_with(model):
+    """The fallback's title says why its leading frames (the most of those whose every call
+    runs eagerly) fell back, as torch's records of their compiles say it: a backend's exception
+    and the break's GB id, or the break's registered type. Its fix and advice are theirs: a
+    frame that hit the recompile limit is counted, and its fix (dynamic shapes) is not the
+    fallback's."""
+    r, _b, v = judged(CENSUS / f"{model}.train.amp.json.gz")
+    headline, fix, advice = FALLEN[model]
+    fb = cause(v, "fallback")
+    assert (v.main, v.headline, fb.fix, fb.advice) == ("fallback", headline, fix, advice)
+    # torch's warning on each frame it would not convert is its compile's break, not a site of its own
+    assert not [x for x in r.graph_breaks if "WON'T CONVERT" in x.type or x.gb_id is None]
+    failed = {c.id: c for c in r.compiles if c.status == "failed"}
+    brk = {i: x for x in r.graph_breaks for i in x.compile_ids if i in failed}
+    lead = fb.evidence[1]
+    ids = [i for i in failed if f"[{i}]" in lead.split(": failed in ")[0]]
+    assert len(ids) == len(lead.split("], ")) and ids
+    if model == "wav2vec2":
+        assert {brk[i].gb_id for i in ids} == {"GB0206"}
+        return
+    # the leading frames: failed while AOTAutograd traced the backward, Inductor raising on
+    # a tensor's value read back (torch's debug context: the backend and its exception)
+    assert {(failed[i].failed_stage, brk[i].gb_id) for i in ids} == {("autograd", "GB0219")}
+    assert {
+        "Exception:aten._local_scalar_dense.default" in failed[i].error
+        and "Backend: inductor" in failed[i].error
+        for i in ids
+    } == {True}
+    # the shapes that change are the recompiles' cause, with their own fix, not the fallback's
+    limit = [f.name for f in r.frames if f.recompile_limit_hit]
+    assert limit == ([] if model == "olmoe" else ["forward"])
+    assert [c.fix for c in v.causes if c.key == "recompiles"] == [DYNAMIC]

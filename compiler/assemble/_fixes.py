@@ -5,7 +5,9 @@ advice, in words, and never dressed as code. Torch-free."""
 
 from __future__ import annotations
 
-from ..model._report import Report
+from typing import NamedTuple
+
+from ..model._report import GraphBreak, Report
 from ._text import first_line, where
 
 # each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/assemble/_advice.py)
@@ -19,30 +21,91 @@ REDUCE_OVERHEAD = 'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
 TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
 
 
-def fallen_frames(report: Report) -> list[tuple[str, str, str | None, str | None]]:
-    """(frame, why, fix, advice) of each frame that runs eagerly: no compile of it installed
-    code (it failed, or Dynamo skipped it), or its recompile limit was hit. Frames that fell
-    back the same way (the same stage and error, or the limit at the same count: a library's
-    wrappers around the model's forward) share one ``why`` that names them all."""
-    found = []  # (frame, how it fell back, where it is, fix, advice)
+class Fallen(NamedTuple):
+    """Frames that ran eagerly the same way: ``label`` says why in torch's terms (the break's
+    type or the backend's exception, with its GB id), ``why`` the frames with their compile
+    ids and that reason (the evidence), ``every``: every call of them runs eagerly (a failed
+    or skipped compile), else only calls whose guards fail (the recompile limit)."""
+
+    names: tuple[str, ...]
+    label: str
+    why: str
+    fix: str | None
+    advice: str | None
+    every: bool
+    count: int  # frames in the group
+
+
+def fallen_frames(report: Report) -> list[Fallen]:
+    """The frames that run eagerly: no compile of it installed code (it failed, or Dynamo
+    skipped it), or its recompile limit was hit. Frames that fell back the same way (the
+    same stage and reason, or the limit at the same count: a library's wrappers around the
+    model's forward) are one group. The groups whose every call runs eagerly come first, the
+    one with the most frames leading: the fix and advice of a group are its own."""
+    found = []  # (frame, how it fell back, where it is, fix, advice, label, every call)
     for f in report.frames:
         mine = [c for c in report.compiles if c.frame == f.id]
         name = f"{f.name} ({where(f.filename, f.line)})"
         if f.compiles == 0 and mine:
             bad = next((c for c in mine if c.status != "ok"), mine[0])
-            err = first_line((bad.error,)) if bad.error else "no code installed"
-            how = f"failed in {bad.failed_stage or 'compile'}: {err}"
-            brk = next((b for b in report.graph_breaks if bad.id in (b.compile_ids or (b.compile_id,))), None)
+            brks = [b for b in report.graph_breaks if bad.id in (b.compile_ids or (b.compile_id,))]
+            brk = next((b for b in brks if b.gb_id), brks[0] if brks else None)
+            label = fell_because(bad.error, brk)
+            how = f"failed in {bad.failed_stage or 'compile'}: {label}"
             fix = break_fix(brk.type, brk.gb_id) if brk else None
             advice = None if fix or not brk else break_advice(brk.type, brk.gb_id, brk.hints)
-            found.append((f.name or "?", how, (name, f"[{bad.id}]"), fix, advice))
+            found.append((f.name or "?", how, (name, f"[{bad.id}]"), fix, advice, label, True))
         elif f.recompile_limit_hit:
             how = f"the recompile limit was hit ({f.compiles} entries)"
-            found.append((f.name or "?", how, (name, ""), recompile_fix(report), None))
-    places: dict[str, list[tuple[str, str]]] = {}
-    for _f, how, place, *_rest in found:
-        places.setdefault(how, []).append(place)
-    return [(f, _fell(how, places[how]), fix, advice) for f, how, _place, fix, advice in found]
+            found.append((f.name or "?", how, (name, ""), recompile_fix(report), None, how, False))
+    groups: dict[str, list] = {}
+    for x in found:
+        groups.setdefault(x[1], []).append(x)
+    out = [
+        Fallen(
+            tuple(dict.fromkeys(x[0] for x in xs)),
+            xs[0][5],
+            _fell(how, [x[2] for x in xs]),
+            next((x[3] for x in xs if x[3]), None),
+            next((x[4] for x in xs if x[4]), None),
+            xs[0][6],
+            len(xs),
+        )
+        for how, xs in groups.items()
+    ]
+    return sorted(out, key=lambda g: (not g.every, -len(g.names)))
+
+
+def fell_because(error: str | None, brk: GraphBreak | None) -> str:
+    """Why a compile installed no code, in torch's terms: where a backend failed (torch's
+    debug context names the backend and its exception), "the backend failed (EXC, GB0219)";
+    else the break's registered type with its GB id; else the error's first line."""
+    if brk is None:
+        return first_line((error,)) if error else "no code installed"
+    context = debug_context(brk.reason) or debug_context(error)
+    if "Backend" in context:
+        said = ", ".join(x for x in (context.get("Exception"), brk.gb_id) if x)
+        return f"the backend failed ({said})" if said else "the backend failed"
+    return f"{brk.type} ({brk.gb_id})" if brk.gb_id else brk.type
+
+
+def debug_context(text: str | None) -> dict[str, str]:
+    """The "Key: value" lines of torch's ``Developer debug context`` of an Unsupported (the
+    ``context`` torch's graph-break call was given), e.g. {"Backend": "inductor",
+    "Exception": "aten._local_scalar_dense.default"}."""
+    lines = (text or "").splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Developer debug context:")), None)
+    if at is None:
+        return {}
+    body = [lines[at].strip()[len("Developer debug context:") :], *lines[at + 1 :]]
+    out: dict[str, str] = {}
+    for ln in body:
+        if not ln.strip():
+            break
+        key, sep, value = ln.strip().partition(":")
+        if sep and key.isidentifier() and value.strip() and key not in out:
+            out[key] = value.strip()
+    return out
 
 
 def _fell(how: str, places: list[tuple[str, str]]) -> str:

@@ -184,7 +184,7 @@ class _Judge:
         if not self.has_fallback:
             return None
         ms = self.out_ms + (0.0 if self.has_breaks else self.python_ms)
-        ev = list(dict.fromkeys(why for _f, why, _fix, _adv in self.fallen))  # frames alike: one line
+        ev = [g.why for g in self.fallen]  # frames alike: one line
         calls = self.bench.profiled_calls
         if self.pieces == 0:
             ev.insert(
@@ -203,18 +203,18 @@ class _Judge:
                 f"ran outside the compiled graphs ({self.out_ms:.4g} ms); the {self.pieces:.0f} "
                 f"{self.piece_words} a call are of other frames",
             )
-        fix = next((fx for _f, _why, fx, _adv in self.fallen if fx), None)
-        advice = None if fix else next((a for *_rest, a in self.fallen if a), None)
-        names = ", ".join(dict.fromkeys(f for f, *_rest in self.fallen)) or self.bench.name
-        return Cause(
-            "fallback",
-            f"eager fallback: no compiled code ran for {names}",
-            ms,
-            self.share(ms),
-            tuple(ev),
-            fix,
-            advice,
-        )
+        # the frames whose every call runs eagerly, the most of them first: the title's
+        # reason and the fix are theirs (none where their reason has none)
+        lead = self.fallen[0] if self.fallen else None
+        title = f"eager fallback: no compiled code ran for {self.bench.name}"
+        if lead is not None:
+            more = sum(g.count for g in self.fallen[1:])
+            title = f"eager fallback: {lead.label} in {', '.join(lead.names)}" + (
+                f" (and {more} more frame{'s' if more > 1 else ''})" if more else ""
+            )
+        fix = lead.fix if lead else None
+        advice = None if fix or lead is None else lead.advice
+        return Cause("fallback", title, ms, self.share(ms), tuple(ev), fix, advice)
 
     def backend(self) -> Cause | None:
         """Every frame ran its compiled code, and the code runs the graph with eager kernels:
