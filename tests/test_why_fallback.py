@@ -9,6 +9,7 @@ without it."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -121,3 +122,28 @@ def test_the_census_written_before_reads_the_warnings_folded():
         assert {c for b in warned for c in b["compiles"]} == told
         assert len(row.breaks) == len(raw[key]["breaks"]) - len(warned)
     assert not [b for r in rows.values() for b in r.breaks if "WON'T CONVERT" in b.type]
+
+
+def test_a_warning_with_no_break_of_its_compile_stays_one_type_at_its_frame(tmp_path):
+    """The kept mixtral row with the GB0219 break of compile 0/0 taken out (a log whose break
+    record was lost): the warning on that frame is then the only word on it, kept as one type
+    at the frame's own file and first line; the warnings of the other compiles still fold."""
+    path = DATA / "census-h100-speed" / "mixtral.train.amp.json.gz"
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    strings = data["strings"]
+
+    def text(v):
+        return strings[v["$s"]] if isinstance(v, dict) else v
+
+    gb0219 = [b for b in data["graph_breaks"] if b.get("gb_id") and b["compile_ids"] == ["0/0"]]
+    assert len(gb0219) == 1
+    data["graph_breaks"] = [b for b in data["graph_breaks"] if b not in gb0219]
+    warned = [b for b in data["graph_breaks"] if text(b["type"]).startswith("WON'T CONVERT ")]
+    (frame,) = [f for f in data["frames"] if f["id"] == 0]
+    (tmp_path / "r.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
+    r = compiler.load(tmp_path / "r.json.gz")
+    alone = [b for b in r.graph_breaks if b.gb_id is None]
+    assert [(b.type, b.filename, b.line, b.compile_ids) for b in alone] == [
+        ("WON'T CONVERT", text(frame["filename"]), frame["line"], ("0/0",))
+    ]
+    assert len(r.graph_breaks) == len(data["graph_breaks"]) - len(warned) + 1
