@@ -321,8 +321,9 @@ OWN_TEXT = {
 # Readers of torch's text that sit below parse/ on purpose: a report's file form stores each
 # graph as the FX code torch printed and reads its nodes again from that code when a report is
 # loaded, so the FX-code reader is in the file form's layer (model/), where nothing above has to
-# wire it in at run time.
-FILE_FORM_READERS = {"compiler/model/_fxcode.py"}
+# wire it in at run time. Likewise torch's WON'T CONVERT header: reports written before the
+# fold keep the warning as a break of its own, folded when such a report is loaded.
+FILE_FORM_READERS = {"compiler/model/_fxcode.py", "compiler/model/_skipwarn.py"}
 
 
 def _regex_sites(root: Path) -> dict[str, int]:
