@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..model._report import GraphBreak, Report
+from ..parse._registry import debug_context
 from ._text import first_line, where
 
 # each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/assemble/_advice.py)
@@ -87,25 +88,6 @@ def fell_because(error: str | None, brk: GraphBreak | None) -> str:
         said = ", ".join(x for x in (context.get("Exception"), brk.gb_id) if x)
         return f"the backend failed ({said})" if said else "the backend failed"
     return f"{brk.type} ({brk.gb_id})" if brk.gb_id else brk.type
-
-
-def debug_context(text: str | None) -> dict[str, str]:
-    """The "Key: value" lines of torch's ``Developer debug context`` of an Unsupported (the
-    ``context`` torch's graph-break call was given), e.g. {"Backend": "inductor",
-    "Exception": "aten._local_scalar_dense.default"}."""
-    lines = (text or "").splitlines()
-    at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Developer debug context:")), None)
-    if at is None:
-        return {}
-    body = [lines[at].strip()[len("Developer debug context:") :], *lines[at + 1 :]]
-    out: dict[str, str] = {}
-    for ln in body:
-        if not ln.strip():
-            break
-        key, sep, value = ln.strip().partition(":")
-        if sep and key.isidentifier() and value.strip() and key not in out:
-            out[key] = value.strip()
-    return out
 
 
 def _fell(how: str, places: list[tuple[str, str]]) -> str:

@@ -1,5 +1,6 @@
 """torch's graph-break registry: the file torch ships that names every graph break it can
-report (GB id -> type, explanation, hints), read without importing torch."""
+report (GB id -> type, explanation, hints), read without importing torch; and a break's
+debug context, the "Key: value" lines torch's message gives it."""
 
 from __future__ import annotations
 
@@ -26,3 +27,22 @@ def graph_break_registry() -> dict[str, list[dict[str, Any]]] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def debug_context(text: str | None) -> dict[str, str]:
+    """The "Key: value" lines of torch's ``Developer debug context`` of an Unsupported (the
+    ``context`` torch's graph-break call was given), e.g. {"Backend": "inductor",
+    "Exception": "aten._local_scalar_dense.default"}."""
+    lines = (text or "").splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Developer debug context:")), None)
+    if at is None:
+        return {}
+    body = [lines[at].strip()[len("Developer debug context:") :], *lines[at + 1 :]]
+    out: dict[str, str] = {}
+    for ln in body:
+        if not ln.strip():
+            break
+        key, sep, value = ln.strip().partition(":")
+        if sep and key.isidentifier() and value.strip() and key not in out:
+            out[key] = value.strip()
+    return out
