@@ -268,13 +268,32 @@ def from_json(
         budget = _limits.Budget(_tables_size(data), ratio)
     try:
         data = {**_resolve.decode(data, budget), "schema_version": SCHEMA_VERSION}
-        data = with_component_lines(data)  # an older report's cache key components: one text
-        data = with_folded_warnings(data)  # an older report's WON'T CONVERT warnings: breaks of their own
+        data = _upgraded(data)
         return _schema.decode(cls or Report, data)
     except _resolve.FileFormError as e:
         raise ReportFormatError(str(e)) from None
     except _schema.SchemaError as e:
         raise ReportFormatError(str(e)) from None
+
+
+# an older report's form, made current when it loads (each takes and returns a report's JSON
+# form, leaving it as it was): cache key components as one text; WON'T CONVERT warnings as
+# breaks of their own
+UPGRADES = (with_component_lines, with_folded_warnings)
+
+
+def _upgraded(report: Any) -> Any:
+    """``report`` and each rank's report in it, through ``UPGRADES``."""
+    if not isinstance(report, dict):
+        return report
+    for upgrade in UPGRADES:
+        report = upgrade(report)
+    ranks = report.get("ranks")
+    if isinstance(ranks, list):
+        new = [_upgraded(r) for r in ranks]
+        if any(a is not b for a, b in zip(new, ranks)):
+            report = {**report, "ranks": new}
+    return report
 
 
 def _tables_size(data: dict) -> int:

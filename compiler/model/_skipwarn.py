@@ -54,11 +54,6 @@ def with_folded_warnings(report: Any) -> Any:
             **report,
             "graph_breaks": [_alone(b) if isinstance(b, dict) and _warned(b) else b for b in kept],
         }
-    ranks = report.get("ranks")
-    if isinstance(ranks, list):
-        new = [with_folded_warnings(r) for r in ranks]
-        if any(a is not b for a, b in zip(new, ranks)):
-            out = {**out, "ranks": new}
     return out
 
 

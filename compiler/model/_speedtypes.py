@@ -147,11 +147,6 @@ def with_component_lines(report: Any) -> Any:
     compiles = report.get("compiles")
     if isinstance(compiles, list) and any(_old_caches(c) for c in compiles):
         out = {**report, "compiles": [_with_lines(c) if _old_caches(c) else c for c in compiles]}
-    ranks = report.get("ranks")
-    if isinstance(ranks, list):
-        new = [with_component_lines(r) for r in ranks]
-        if any(a is not b for a, b in zip(new, ranks)):
-            out = {**out, "ranks": new}
     return out
 
 
