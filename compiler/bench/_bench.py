@@ -1,5 +1,13 @@
 """Eager against compiled, measured honestly (``compiler.benchmark``); docs/benchmark.md.
 
+Every call the benchmark makes, in both arms, runs under the state the recorded call ran under
+(grad and inference mode, autocast, the default dtype, precision and determinism flags, the
+modules' training flags: compiler/listen/_callstate.py), its random-number generators seeded as at
+that call; and under a recording, so that a compile torch makes during the benchmark (a guard
+that fails: the benchmark would time a graph the program did not run) is found and said
+(``Benchmark.compiles_while_timing``). What the function prints during the benchmark's calls is
+kept out of the program's output (``Benchmark.printed_lines``).
+
 The run: snapshot what the function can reach (compiler/bench/_state.py), one eager and one compiled
 call compared for accuracy, timing (compiler/bench/_timing.py: ABBA-interleaved, L2 flushed on GPU),
 peak memory per arm (GPU), a profile of the compiled kernels (compiler/bench/_profile.py), then the
@@ -9,14 +17,17 @@ report; break-even = compile time / time saved per call.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
+import io
 import platform
 from typing import Any
 
 import torch
 
 from ..assemble._backend import backend_of
+from ..listen._callstate import capture, modules_in, replaying
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._options import BenchOptions
 from ..model._report import Kernel, Report
@@ -65,8 +76,15 @@ def benchmark(report: Report, fn=None, *args, **kwargs) -> Benchmark:
     that is openly mutable) and return it.
 
     With no ``fn``, benchmarks what the report remembers (``compiler.record`` and
-    ``%%compile`` remember their function, compiled callable and arguments); the compiled
-    callable is reused, never compiled twice. ``mutates=True`` allows a function that changes
+    ``%%compile`` remember their function, compiled callable and arguments; ``record --bench``
+    each compiled function's last call); the compiled callable is reused, never compiled twice.
+    Every call it makes, in both arms, runs under the state the remembered call ran under:
+    grad and inference mode, autocast (each device type's switch, dtype and cache), the default
+    dtype, the float32 matmul precision and the cuDNN and reduced-precision flags, deterministic
+    algorithms, the thread count, the modules' ``training`` flags, and the random-number state
+    at the call (``compiler.record`` keeps its caller's; ``%%compile`` and a given ``fn`` run
+    under the state the benchmark finds). A compile torch makes during the benchmark is said in
+    ``Benchmark.compiles_while_timing``. ``mutates=True`` allows a function that changes
     tensors in place (optimizer steps, ``w.add_``): they are snapshotted and restored. The
     keywords named in ``BenchOptions`` (``reps``, ``warmup``, ``profile``, ``mutates``,
     ``compiled``, ``compile_options``, ``name``, ``progress``, ``atol``, ``rtol``:
@@ -115,7 +133,11 @@ def benchmark_report(
     if o.compiled is not None and o.compile_options is not None:  # what the caller says it was made with
         compile_kwargs = dict(o.compile_options)
     show = progress_line(o.progress)
+    state = subject.state if subject is not None and compiled is subject.compiled else None
+    if state is None:  # the state the benchmark is made in
+        state = capture(modules_in(fn, *args, *kwargs.values()))
     run = _Run(report, fn, args, kwargs, compiled, compile_kwargs, show, o.atol, o.rtol)
+    run.state = state
     # the compile options of the compiled callable are known: it is the one the report
     # remembers with them, or the benchmark compiles fn itself
     run.known_options = compiled is None or (subject is not None and compiled is subject.compiled)
@@ -131,6 +153,9 @@ class _Run:
         self.waits: dict[str, list[float]] = {"eager": [], "compiled": []}
         self.compile_report: Report | None = None
         self.fields: dict[str, Any] = {}
+        self.state = None  # the CallState every call runs under (benchmark_report sets it)
+        self.bench: Benchmark | None = None
+        self.proof: contextlib.ExitStack | None = None
 
     def eager_call(self):
         return self.fn(*self.args, **self.kwargs)
@@ -141,6 +166,30 @@ class _Run:
     def go(self, reps, warmup, profile, mutates, name, config) -> Benchmark:
         if reps is not None and reps < 1:
             raise ValueError(f"reps must be at least 1 (timed calls per arm), not {reps}")
+        # the program's random-number state, put back at the end whatever the calls drew
+        cuda_rng = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+        printed = io.StringIO()
+        with (
+            torch.random.fork_rng(devices=cuda_rng),
+            replaying(self.state),
+            contextlib.ExitStack() as self.proof,
+            contextlib.redirect_stdout(printed),
+            contextlib.redirect_stderr(printed),
+        ):
+            self.state.seed_rng()  # as at the recorded call: a function that draws draws the same
+            try:
+                self._go(reps, warmup, profile, mutates, name, config)
+            finally:
+                self._proven()
+                text = printed.getvalue()
+                lines = text.count("\n") + (bool(text) and not text.endswith("\n"))
+                if self.bench is not None:  # the one field a report lets change
+                    self.bench = dataclasses.replace(self.bench, printed_lines=lines)
+                    self.report.benchmarks = (*self.report.benchmarks, self.bench)
+        assert self.bench is not None
+        return self.bench
+
+    def _go(self, reps, warmup, profile, mutates, name, config) -> Benchmark:
         snap = Snapshot(roots(self.fn, self.args, self.kwargs))  # SnapshotError: nothing run
         self.cuda = _device(self.args, self.kwargs, snap) == "cuda"
         device = "cuda" if self.cuda else "cpu"
@@ -158,6 +207,7 @@ class _Run:
             peak_gb_per_s=_profile.peak_gb_per_s(_device_name(device)) if self.cuda else None,
             matmul_precision=torch.get_float32_matmul_precision(),
             allow_tf32=torch.backends.cuda.matmul.allow_tf32 if self.cuda else None,
+            context=self.state.words(),
         )
         done = "done"
         try:
@@ -180,6 +230,8 @@ class _Run:
             eager_state = snap.values(mutated) if mutated else {}
             snap.restore()
             self.show(f"benchmark {label}: compiled call (accuracy)")
+            if self.compiled is not None:  # from here, a compile torch makes is not the recording's
+                self._watch()
             try:
                 compiled_out = self._first_compiled_call()
                 _sync(self.cuda)
@@ -230,7 +282,33 @@ class _Run:
         with recording(fusion_logs=False, caches=False) as rec:  # its cold compile time, every stage
             out = self.compiled_call()
         self.compile_report = rec.report
+        self._watch()  # its own first compile is the benchmark's; any after it is not
         return out
+
+    def _watch(self) -> None:
+        """Record from here to the benchmark's end: every compile torch makes in that span."""
+        from ..listen._capture import recording
+
+        self.watch = self.proof.enter_context(recording(fusion_logs=False, provenance=False, caches=True))
+
+    def _proven(self) -> None:
+        """Say each compile torch made while the benchmark called the compiled callable (not
+        the profiling compile of C++ kernels, the benchmark's own), with torch's reason: a
+        guard that failed there (the state, a size) makes the benchmark time another graph."""
+        watch = getattr(self, "watch", None)
+        if watch is None:
+            return
+        self.proof.close()  # the recording ends: its report is built
+        r = watch.report
+        own = set(getattr(self, "prof_ids", {}))
+        made = [c for c in (r.compiles if r is not None else ()) if c.id not in own]
+        if not made:
+            return
+        why = {x.compile_id: "; ".join(x.reasons) for x in r.recompiles}
+        lines = tuple(f"[{c.id}] {why.get(c.id) or c.status}" for c in made)
+        self.fields["compiles_while_timing"] = lines
+        if self.bench is not None:
+            self.bench = dataclasses.replace(self.bench, compiles_while_timing=lines)
 
     def _compile_fields(self) -> None:
         source = self.compile_report or self.report
@@ -249,12 +327,15 @@ class _Run:
         self.fields["compile_time_s"] = sum(times) if times else None
         self.fields["stage_times_s"] = stages
         self.fields["compile_ids"] = tuple(c.id for c in ok)
+        config = self.fields.get("config")
+        modes = {c.config.mode for c in ok if c.config is not None and c.config.mode}
+        if config is not None and config.mode in (None, "default") and len(modes) == 1:
+            # the compiled callable came without its torch.compile arguments: its mode is the
+            # one torch's records of its compiles say
+            self.fields["config"] = dataclasses.replace(config, mode=modes.pop())
 
     def _measure(self, reps: int | None, warmup: int, label: str) -> bool:
-        """Warm up and time both arms; False when the compiled arm raised (a finding). A
-        compile while timing (a guard that fails on every call) is recorded and said."""
-        from ..listen._capture import recording
-
+        """Warm up and time both arms; False when the compiled arm raised (a finding)."""
         compiled_fn = self.compiled
 
         def compiled_call():
@@ -266,8 +347,7 @@ class _Run:
         timer = Timer({"eager": self.eager_call, "compiled": compiled_call}, self.cuda, self.show)
         self.samples, self.waits = timer.samples, timer.waits  # kept on KeyboardInterrupt
         try:
-            with recording(fusion_logs=False, provenance=False, caches=True) as rec:
-                timer.run(reps, warmup, label)
+            timer.run(reps, warmup, label)
         except _CompiledRaised as e:
             n = len(timer.samples["compiled"])
             err = e.__cause__
@@ -275,12 +355,6 @@ class _Run:
             return False
         finally:
             self.fields["method"] += timer.note
-            r = rec.report
-            if r is not None and r.compiles:
-                why = {x.compile_id: "; ".join(x.reasons) for x in r.recompiles}
-                self.fields["compiles_while_timing"] = tuple(
-                    f"[{c.id}] {why.get(c.id) or c.status}" for c in r.compiles
-                )
         return True
 
     def _peak_memory(self) -> None:
@@ -363,9 +437,8 @@ class _Run:
             f["break_even_calls"] = break_even(
                 f.get("compile_time_s"), f["eager"].median_ms, f["compiled"].median_ms
             )
-        bench = Benchmark(**f)
-        self.report.benchmarks = (*self.report.benchmarks, bench)  # the one field a report lets change
-        return bench
+        self.bench = Benchmark(**f)
+        return self.bench
 
 
 class _CompiledRaised(Exception):

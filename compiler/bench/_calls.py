@@ -1,6 +1,9 @@
 """Benchmark each compiled function of a program on its last call (``pt2-explorer record
 --bench``): after the program ends, in its process, with the compiled callable it made (no
-second compile) and the arguments of its last call.
+second compile), the arguments of its last call and the state that call ran under (grad and
+inference mode, autocast, ...: compiler/listen/_callstate.py), put back around every call the
+benchmark makes. A callable whose arguments changed since that call (resized, written in place,
+an iterator) is not timed: one line says which.
 
 A function that changes state in place (a training step: parameters, optimizer state,
 buffers; RNG) is benchmarked as ``mutates=True`` does: the state check finds the change,
@@ -27,7 +30,15 @@ def benchmark_calls(
     names = unique_names(calls)
     owned = compiles_of(calls, report.compiles) or [None] * len(calls)
     for call, name, ids in zip(calls, names, owned, strict=True):
-        remember(report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs, ids)
+        changed = call.facts.changed() if call.facts is not None else []
+        if changed:
+            notes.append(
+                f"{name}: not benchmarked: its last call's arguments changed since: {'; '.join(changed)}"
+            )
+            continue
+        remember(
+            report, call.eager, call.compiled, call.args, call.kwargs, call.compile_kwargs, ids, call.state
+        )
         try:
             try:
                 benchmark(report, name=name, progress=progress, reps=reps)

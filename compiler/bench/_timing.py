@@ -212,20 +212,21 @@ class LineProgress:
     def __init__(self) -> None:
         self.last = 0.0
         self.shown = False
-        self.tty = sys.stderr.isatty()
+        self.stream = sys.stderr  # this one: a benchmark keeps the calls' own output out of sys.stderr
+        self.tty = self.stream.isatty()
 
     def __call__(self, text: str, final: bool = False) -> None:
         if not self.tty:
             if final:
-                sys.stderr.write(text + "\n")
-                sys.stderr.flush()
+                self.stream.write(text + "\n")
+                self.stream.flush()
             return
         now = time.perf_counter()
         if not final and now - self.last < 0.2:
             return
         self.last = now
-        sys.stderr.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
-        sys.stderr.flush()
+        self.stream.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
+        self.stream.flush()
         self.shown = not final
 
 

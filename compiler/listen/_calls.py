@@ -15,6 +15,13 @@ Each call's span on the wall clock (``time.time_ns() // 1000``, torch's clock fo
 ``start_time_us``) is kept too, 16 bytes a call: a compile that began inside a call is that
 callable's own (``compiles_of``), so each function's compile time is its own.
 
+Each kept call also keeps the state it ran under (compiler/listen/_callstate.py: grad and
+inference mode, autocast, the default dtype, the precision and determinism flags, the modules'
+``training`` flags, the random-number state), read at the call's start, so a benchmark times the
+graph the program ran; and, at the call's end, each argument tensor's shape and version counter
+(``ArgFacts``), so a benchmark can tell an argument changed since (resized, written in place,
+a generator run out) and time nothing on it.
+
 Kept are references, not copies: the last call's tensors, and its output, stay alive until
 the next call of the same function (one batch more in memory per compiled function). ``torch.compile`` is
 given back when the block ends, also where the program raised.
@@ -23,13 +30,17 @@ given back when the block ends, also where the program raised.
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from ._callstate import CallState, capture, modules_in
 
 
 @dataclass
@@ -48,16 +59,33 @@ class CompiledCall:
     starts: array = field(default_factory=lambda: array("q"))
     ends: array = field(default_factory=lambda: array("q"))
     depth: int = 0
+    state: CallState | None = None  # what the last call ran under (its start)
+    facts: ArgFacts | None = None  # its arguments as the call left them
+    _modules: tuple = (None, [])  # (ids of the module objects, their modules): read once per set
 
     def enter(self) -> None:
         if not self.depth:
             self.starts.append(time.time_ns() // 1000)
+            self.state = capture(self._modules_now())
         self.depth += 1
 
     def leave(self) -> None:
         self.depth = max(self.depth - 1, 0)
         if not self.depth and len(self.ends) < len(self.starts):
             self.ends.append(time.time_ns() // 1000)
+            self.facts = ArgFacts.of(self.args, self.kwargs)
+
+    def _modules_now(self) -> list[torch.nn.Module]:
+        """The modules whose ``training`` flag the call depends on: the compiled module's, and
+        those of modules passed as arguments (read again only when those objects change)."""
+        objs = [
+            self.eager,
+            *(a for a in (*self.args, *self.kwargs.values()) if isinstance(a, torch.nn.Module)),
+        ]
+        key = tuple(id(o) for o in objs)
+        if self._modules[0] != key:
+            self._modules = (key, modules_in(*objs))
+        return self._modules[1]
 
     def span_at(self, t_us: int) -> int | None:
         """The start of this callable's call that was running at ``t_us``; None if none was."""
@@ -66,6 +94,51 @@ class CompiledCall:
             return None
         end = self.ends[i] if i < len(self.ends) else None  # a call still running: no end yet
         return self.starts[i] if end is None or t_us <= end else None
+
+
+@dataclass(frozen=True)
+class ArgFacts:
+    """A call's arguments as the call left them: each tensor's shape and version counter (a
+    write in place moves it), each generator's state; the top level and one level into lists,
+    tuples and dicts."""
+
+    tensors: tuple[tuple[str, torch.Tensor, tuple, int], ...]
+    generators: tuple[tuple[str, Any], ...]
+
+    @staticmethod
+    def of(args: tuple, kwargs: dict) -> ArgFacts:
+        tensors: list = []
+        gens: list = []
+
+        def one(label: str, v: Any) -> None:
+            if isinstance(v, torch.Tensor):
+                tensors.append((label, v, tuple(v.shape), v._version))
+            elif inspect.isgenerator(v) or isinstance(v, Iterator):
+                gens.append((label, v))
+
+        for i, a in enumerate(args):
+            one(f"argument {i + 1}", a)
+            inner = a.items() if isinstance(a, dict) else enumerate(a) if isinstance(a, list | tuple) else ()
+            for k, v in list(inner)[:1000]:
+                one(f"argument {i + 1}[{k!r}]", v)
+        for k, v in kwargs.items():
+            one(f"{k}=", v)
+        return ArgFacts(tuple(tensors), tuple(gens))
+
+    def changed(self) -> list[str]:
+        """The arguments that are no longer what the call got, each in words."""
+        out = []
+        for label, t, shape, version in self.tensors:
+            if tuple(t.shape) != shape:
+                out.append(f"{label} was resized since the call ({list(shape)} then, {list(t.shape)} now)")
+            elif t._version != version:
+                out.append(f"{label} was written in place since the call (its version counter moved)")
+        for label, g in self.generators:
+            if inspect.isgenerator(g) and inspect.getgeneratorstate(g) == inspect.GEN_CLOSED:
+                out.append(f"{label} is a generator that has run out")
+            else:
+                out.append(f"{label} is an iterator: a second call would not get what the call got")
+        return out
 
 
 class CompiledCalls:

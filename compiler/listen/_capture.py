@@ -34,6 +34,7 @@ from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
 from . import _torch, _torchfusion
+from ._callstate import capture, modules_in
 from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import FusionIR, Scope, decompiler
@@ -329,8 +330,9 @@ def record(fn, *args, compile_kwargs: dict[str, Any] | None = None, **kwargs) ->
     The report remembers ``fn``, the compiled callable and the arguments (not saved to JSON),
     so ``compiler.benchmark(report)`` times them with no second compile."""
     compiled = torch.compile(fn, **(compile_kwargs or {}))
+    state = capture(modules_in(fn))  # the caller's grad mode, autocast, ...: a benchmark's calls run in it
     with recording() as rec:
         result = compiled(*args, **kwargs)
     assert rec.report is not None
-    remember(rec.report, fn, compiled, args, kwargs, compile_kwargs)
+    remember(rec.report, fn, compiled, args, kwargs, compile_kwargs, state=state)
     return result, rec.report

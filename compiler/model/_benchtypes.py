@@ -154,7 +154,10 @@ class Benchmark:
     error: str | None = None  # an arm that raised (compiled only: eager errors propagate)
     interrupted: bool = False  # KeyboardInterrupt: the samples taken so far
     torch_version: str | None = None
-    compiles_while_timing: tuple[str, ...] = ()  # "[0/3] <recompile reason>": torch compiled mid-run
+    # "[0/3] <recompile reason>": compiles torch made during the benchmark's calls of the compiled
+    # callable (accuracy, warm-up, timed, profiled), none of them the recording's: the benchmark
+    # then timed code the program did not run, and no cause is named from it
+    compiles_while_timing: tuple[str, ...] = ()
     launches: tuple[Launch, ...] = ()  # the compiled run's kernels by graph and launching op
     timeline: Timeline | None = None  # the compiled call, host against device
     eager_launches: tuple[Launch, ...] = ()  # the eager run's kernels by module and op
@@ -164,6 +167,12 @@ class Benchmark:
     # the compiles counted as the function's own (compile_time_s, its guards): of a program's
     # several compiled functions (record --bench), those that began during its calls
     compile_ids: tuple[str, ...] = ()
+    # the state every benchmark call ran under, as code ("torch.no_grad(), torch.autocast(...)"):
+    # the recorded call's (compiler/listen/_callstate.py); "" torch's defaults; None: not said
+    context: str | None = None
+    # lines the function wrote to stdout and stderr during the benchmark's calls, kept out of the
+    # program's output (the program's own calls printed what they print)
+    printed_lines: int = 0
 
     @property
     def launch_rows(self) -> tuple[Launch, ...]:

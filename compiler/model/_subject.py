@@ -7,6 +7,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._report import Report
 
@@ -23,6 +24,9 @@ class Subject:
     # the report's compiles that are this callable's own (record --bench: those that began
     # during its calls); None: all of the report's
     compile_ids: frozenset[str] | None = None
+    # the state the remembered call ran under (compiler/listen/_callstate.py's CallState), put
+    # back around every call of the benchmark; None: the state when the benchmark runs
+    state: Any = None
 
 
 # id(report) -> what it remembers, dropped with the report: the report itself, frozen, is
@@ -31,15 +35,24 @@ _SUBJECTS: dict[int, Subject] = {}
 
 
 def remember(
-    report: Report, eager, compiled, args=(), kwargs=None, compile_kwargs=None, compile_ids=None
+    report: Report,
+    eager,
+    compiled,
+    args=(),
+    kwargs=None,
+    compile_kwargs=None,
+    compile_ids=None,
+    state=None,
 ) -> None:
-    """Remember the subject beside the report (not serialised: not a field of the report)."""
+    """Remember the subject beside the report (not serialised: not a field of the report);
+    ``state``: what the call ran under (``CallState``), None for the state a benchmark of it
+    finds (a call made where the benchmark is made: ``%%compile``'s cell, the Benchmark button)."""
     key = id(report)
     if key not in _SUBJECTS:
         weakref.finalize(report, _SUBJECTS.pop, key, None).atexit = False
     ids = frozenset(compile_ids) if compile_ids is not None else None
     _SUBJECTS[key] = Subject(
-        eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids
+        eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids, state
     )
 
 

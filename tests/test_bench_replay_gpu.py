@@ -1,0 +1,194 @@
+"""The answer on the user's call, on the GPU: inference programs that call their compiled model
+under ``torch.no_grad()`` (and bf16 autocast), run through ``pt2-explorer record --bench`` and
+``advise`` as a user runs them, each figure held against an independent timing of the same
+call in the program's own context (``triton.testing.do_bench``, here in the test).
+
+Run on a CUDA machine with transformers: ``python -m pytest -m gpu tests/test_bench_replay_gpu.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import statistics
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import compiler
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU with Triton"),
+]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The user's programs: build(), the context the program calls its model in, and the calls.
+BERT_TINY = """
+import sys
+import torch
+from transformers import BertConfig, BertModel
+
+
+def build():
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512)
+    model = BertModel(cfg).eval().cuda()
+    return model, torch.randint(0, cfg.vocab_size, (1, 8), device="cuda")
+
+
+def context():
+    return torch.no_grad()
+
+
+if __name__ == "__main__":
+    model, ids = build()
+    compiled = torch.compile(model, mode=sys.argv[1])
+    with context():
+        for _ in range(20):
+            out = compiled(ids)
+    torch.cuda.synchronize()
+    print("last hidden state", tuple(out.last_hidden_state.shape))
+"""
+
+GPT2_AMP = """
+import contextlib
+import sys
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+
+def build():
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=6)).eval().cuda()
+    return model, torch.randint(0, 50257, (8, 512), device="cuda")
+
+
+def context():
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.no_grad())
+    stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
+    return stack
+
+
+if __name__ == "__main__":
+    model, ids = build()
+    compiled = torch.compile(model, mode=sys.argv[1])
+    with context():
+        for _ in range(5):
+            out = compiled(ids)
+    torch.cuda.synchronize()
+    print("logits", tuple(out.logits.shape))
+"""
+
+
+def _program(tmp_path, text: str):
+    path = tmp_path / "prog.py"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _cli(*args: str, timeout: int = 560) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": ROOT, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+def _do_bench_speedup(path, mode: str) -> float:
+    """Eager over compiled, each the median of do_bench's medians (6 rounds in ABBA order),
+    every call inside the program's own context."""
+    from triton.testing import do_bench
+
+    torch._dynamo.reset()
+    prog = runpy.run_path(str(path), run_name="prog")
+    model, ids = prog["build"]()
+    compiled = torch.compile(model, mode=mode)
+    out: dict[str, list[float]] = {"eager": [], "compiled": []}
+    with prog["context"]():
+        for _ in range(5):
+            compiled(ids)
+        calls = {"eager": lambda: model(ids), "compiled": lambda: compiled(ids)}
+        for i in range(6):
+            for arm in ("eager", "compiled") if i % 2 == 0 else ("compiled", "eager"):
+                out[arm].append(do_bench(calls[arm], warmup=25, rep=80, return_mode="median"))
+    return statistics.median(out["eager"]) / statistics.median(out["compiled"])
+
+
+def _recorded(tmp_path, mode: str, text: str):
+    path = _program(tmp_path, text)
+    done = _cli("record", "--bench", "--json", str(tmp_path / "r.json"), str(path), mode)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = compiler.load(str(tmp_path / "r.json"))
+    (bench,) = report.benchmarks
+    return path, done, report, bench
+
+
+def test_bert_tiny_reduce_overhead_under_no_grad_is_timed_as_called(tmp_path):
+    path, done, report, bench = _recorded(tmp_path, "reduce-overhead", BERT_TINY)
+    assert bench.compiles_while_timing == ()  # torch ran what the program ran
+    assert bench.context == "torch.no_grad(), model.eval()"
+    assert bench.config.mode == "reduce-overhead"
+    ids = {c.id for c in report.compiles}
+    assert set(bench.compile_ids) <= ids
+    theirs = _do_bench_speedup(path, "reduce-overhead")
+    print(f"BERT-tiny reduce-overhead: record --bench x{bench.speedup:.2f}, do_bench x{theirs:.2f}")
+    assert bench.speedup > 1 and theirs > 1
+    assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
+
+
+def test_gpt2_under_no_grad_and_bf16_autocast_is_timed_as_called(tmp_path):
+    path, done, report, bench = _recorded(tmp_path, "default", GPT2_AMP)
+    assert bench.compiles_while_timing == ()
+    assert bench.context == 'torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16), model.eval()'
+    theirs = _do_bench_speedup(path, "default")
+    print(f"GPT-2 6L bf16 autocast: record --bench x{bench.speedup:.2f}, do_bench x{theirs:.2f}")
+    assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
+    why = [line for line in done.stdout.splitlines() if line.startswith("why ")]
+    assert why, done.stdout[-2000:]
+    assert not any("TF32" in line or "fp32" in line for line in why), why
+
+
+def test_advise_ranks_reduce_overhead_first_on_a_launch_bound_no_grad_program(tmp_path):
+    path = _program(tmp_path, BERT_TINY)
+    out = tmp_path / "advise"
+    done = _cli("advise", "--out", str(out), "--reps", "100", str(path), "default")
+    assert done.returncode == 0, done.stderr[-3000:]
+    base = compiler.load(str(out / "baseline" / "report.json")).benchmarks[0]
+    fix = compiler.load(str(out / "reduce-overhead" / "report.json")).benchmarks[0]
+    assert base.compiles_while_timing == () and fix.compiles_while_timing == ()
+    print(f"advise: baseline x{base.speedup:.2f}, reduce-overhead x{fix.speedup:.2f}")
+    assert fix.speedup > base.speedup and fix.speedup > 1
+    table = (out / "advice.txt").read_text()
+    rows = [line for line in table.splitlines() if "reduce-overhead" in line or "baseline" in line]
+    assert rows and "reduce-overhead" in rows[0], table
+
+
+def test_every_call_of_the_benchmark_has_the_programs_state_on_cuda():
+    """The probe of tests/test_bench_replay.py on the GPU: bf16 autocast and no_grad."""
+    torch._dynamo.reset()
+    m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda().eval()
+    seen: list[tuple] = []
+
+    def state() -> tuple:
+        return (torch.is_grad_enabled(), torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda"))
+
+    m.register_forward_pre_hook(
+        lambda _m, _a: None if torch.compiler.is_compiling() else seen.append(state())
+    )
+    x = torch.randn(32, 64, device="cuda")
+    with compiler.compiled_calls() as calls, compiler.recording() as rec:
+        c = torch.compile(m)
+        c.register_forward_pre_hook(lambda _m, _a: seen.append(state()))
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            for _ in range(3):
+                c(x)
+    seen.clear()
+    assert compiler.benchmark_calls(rec.report, calls.called, progress=False, reps=20) == []
+    (bench,) = rec.report.benchmarks
+    assert len(seen) > 40 and set(seen) == {(False, True, torch.bfloat16)}
+    assert bench.compiles_while_timing == ()
