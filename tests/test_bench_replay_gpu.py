@@ -9,8 +9,6 @@ Run on a CUDA machine with transformers: ``python -m pytest -m gpu tests/test_be
 from __future__ import annotations
 
 import os
-import runpy
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -26,6 +24,26 @@ pytestmark = [
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The independent timing, in the program's own process and context, right after its calls (a
+# user timing their model with do_bench): eager over compiled, each arm the median of do_bench's
+# medians over 8 rounds in ABBA order (one arm timed after the other would time the host's drift).
+DO_BENCH = """
+import statistics
+
+
+def do_bench_speedup(model, compiled, ids, context):
+    from triton.testing import do_bench
+
+    out = {"eager": [], "compiled": []}
+    calls = {"eager": lambda: model(ids), "compiled": lambda: compiled(ids)}
+    with context():
+        for i in range(8):
+            for arm in ("eager", "compiled") if i % 2 == 0 else ("compiled", "eager"):
+                out[arm].append(do_bench(calls[arm], warmup=25, rep=80, return_mode="median"))
+    e, c = statistics.median(out["eager"]), statistics.median(out["compiled"])
+    print(f"do_bench: eager {e:.4f} ms, compiled {c:.4f} ms, speedup {e / c:.4f}")
+"""
 
 # The user's programs: build(), the context the program calls its model in, and the calls.
 BERT_TINY = """
@@ -53,6 +71,8 @@ if __name__ == "__main__":
             out = compiled(ids)
     torch.cuda.synchronize()
     print("last hidden state", tuple(out.last_hidden_state.shape))
+    if "--do-bench" in sys.argv:
+        do_bench_speedup(model, compiled, ids, context)
 """
 
 GPT2_AMP = """
@@ -83,12 +103,15 @@ if __name__ == "__main__":
             out = compiled(ids)
     torch.cuda.synchronize()
     print("logits", tuple(out.logits.shape))
+    if "--do-bench" in sys.argv:
+        do_bench_speedup(model, compiled, ids, context)
 """
 
 
 def _program(tmp_path, text: str):
     path = tmp_path / "prog.py"
-    path.write_text(textwrap.dedent(text))
+    head, main = text.split('if __name__ == "__main__":')
+    path.write_text(textwrap.dedent(head) + DO_BENCH + '\n\nif __name__ == "__main__":' + main)
     return path
 
 
@@ -99,54 +122,34 @@ def _cli(*args: str, timeout: int = 560) -> subprocess.CompletedProcess:
     )
 
 
-def _do_bench_speedup(path, mode: str) -> float:
-    """Eager over compiled, each the median of do_bench's medians (6 rounds in ABBA order),
-    every call inside the program's own context."""
-    from triton.testing import do_bench
-
-    torch._dynamo.reset()
-    prog = runpy.run_path(str(path), run_name="prog")
-    model, ids = prog["build"]()
-    compiled = torch.compile(model, mode=mode)
-    out: dict[str, list[float]] = {"eager": [], "compiled": []}
-    with prog["context"]():
-        for _ in range(5):
-            compiled(ids)
-        calls = {"eager": lambda: model(ids), "compiled": lambda: compiled(ids)}
-        for i in range(6):
-            for arm in ("eager", "compiled") if i % 2 == 0 else ("compiled", "eager"):
-                out[arm].append(do_bench(calls[arm], warmup=25, rep=80, return_mode="median"))
-    return statistics.median(out["eager"]) / statistics.median(out["compiled"])
-
-
 def _recorded(tmp_path, mode: str, text: str):
     path = _program(tmp_path, text)
-    done = _cli("record", "--bench", "--json", str(tmp_path / "r.json"), str(path), mode)
+    done = _cli("record", "--bench", "--json", str(tmp_path / "r.json"), str(path), mode, "--do-bench")
     assert done.returncode == 0, done.stderr[-3000:]
     report = compiler.load(str(tmp_path / "r.json"))
     (bench,) = report.benchmarks
-    return path, done, report, bench
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("do_bench: ")]
+    print(
+        f"{line}; record --bench: eager {bench.eager.median_ms:.4f} ms, compiled {bench.compiled.median_ms:.4f} ms"
+    )
+    return done, report, bench, float(line.rsplit(" ", 1)[1])
 
 
 def test_bert_tiny_reduce_overhead_under_no_grad_is_timed_as_called(tmp_path):
-    path, done, report, bench = _recorded(tmp_path, "reduce-overhead", BERT_TINY)
+    done, report, bench, theirs = _recorded(tmp_path, "reduce-overhead", BERT_TINY)
     assert bench.compiles_while_timing == ()  # torch ran what the program ran
     assert bench.context == "torch.no_grad(), model.eval()"
     assert bench.config.mode == "reduce-overhead"
     ids = {c.id for c in report.compiles}
     assert set(bench.compile_ids) <= ids
-    theirs = _do_bench_speedup(path, "reduce-overhead")
-    print(f"BERT-tiny reduce-overhead: record --bench x{bench.speedup:.2f}, do_bench x{theirs:.2f}")
     assert bench.speedup > 1 and theirs > 1
     assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
 
 
 def test_gpt2_under_no_grad_and_bf16_autocast_is_timed_as_called(tmp_path):
-    path, done, report, bench = _recorded(tmp_path, "default", GPT2_AMP)
+    done, report, bench, theirs = _recorded(tmp_path, "default", GPT2_AMP)
     assert bench.compiles_while_timing == ()
     assert bench.context == 'torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16), model.eval()'
-    theirs = _do_bench_speedup(path, "default")
-    print(f"GPT-2 6L bf16 autocast: record --bench x{bench.speedup:.2f}, do_bench x{theirs:.2f}")
     assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
     why = [line for line in done.stdout.splitlines() if line.startswith("why ")]
     assert why, done.stdout[-2000:]
