@@ -1,4 +1,4 @@
-"""The census of the built-in zoos on a GPU, for notebook 13's comparison and the README.
+"""The census of the built-in zoos on a GPU, for notebook 13's comparison and docs/census.md.
 
     PYTHONUNBUFFERED=1 python benchmarks/census_gpu.py --jobs 6 --out $OUT
 

@@ -1,6 +1,6 @@
 """The largest modules of compiler/ and explorer/ with their line counts; `make lint` runs it.
 
-STYLE.md keeps modules at 400 lines or fewer, split by role (a view, a parser, a lowering),
+CONTRIBUTING.md keeps modules at 400 lines or fewer, split by role (a view, a parser, a lowering),
 never to get under a size. `python benchmarks/sizes.py [N]` lists the N largest (default 12)
 and exits 1, naming each, when a module has more than 400 lines: `make lint` fails on it.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("compiler", "explorer")
-LIMIT = 400  # STYLE.md: a module has at most this many lines
+LIMIT = 400  # CONTRIBUTING.md, the size rule: a module has at most this many lines
 
 
 def sizes() -> list[tuple[int, str]]:
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     for n, path in every[:most]:
         print(f"  {n:5d}  {path}")
     for n, path in over:
-        print(f"{path}: {n} lines, over {LIMIT}: split it by role (STYLE.md)", file=sys.stderr)
+        print(f"{path}: {n} lines, over {LIMIT}: split it by role (CONTRIBUTING.md)", file=sys.stderr)
     return 1 if over else 0
 
 

@@ -1,6 +1,6 @@
 """The event table is whole: every payload a row keeps is a typed field of ``Kept`` that the
 assembler reads, every in-process event has its row in the listeners' table, and the recipe
-"add an event" in docs/architecture.md names files and names that exist, and, for every kind
+"add an event" in CONTRIBUTING.md names files and names that exist, and, for every kind
 of row (a payload kept whole, facts of one compile, report-wide, heard in-process, dropped),
 every file the table's rows of that kind touch."""
 
@@ -128,11 +128,11 @@ def test_listeners_attach_as_their_options_say():
     assert calls == [always[0], "fusion decisions", *always[1:]]
 
 
-# ---- the recipe in docs/architecture.md, against the code ----
+# ---- the recipe in CONTRIBUTING.md, against the code ----
 
 
 def _recipe() -> str:
-    text = (ROOT / "docs/architecture.md").read_text()
+    text = (ROOT / "CONTRIBUTING.md").read_text()
     start = text.index("## Recipe: add an event")
     return text[start : text.index("\n## ", start + 1)]
 

@@ -1,4 +1,4 @@
-"""The two test sets (README's set-up): `make test` deselects the marks the Makefile's LONG names,
+"""The two test sets (CONTRIBUTING.md, the set-up): `make test` deselects the marks the Makefile's LONG names,
 `make test-slow` selects them. Every such mark is declared with why its tests are slow, and
 every declared mark but `gpu` and `slow` is one of them: a new mark cannot fall out of both
 sets, nor a long one into the quick set unnoticed."""

@@ -1,4 +1,4 @@
-"""docs/architecture.md's recipe "add a view" held to the code: a view is one module and one
+"""CONTRIBUTING.md's recipe "add a view" held to the code: a view is one module and one
 row of ``VIEWS``. Each row's builders come from one module of explorer/views/, each module
 there is a row's or one the recipe names, and a view made here with one row shows in
 ``explorer.text``, ``pt2-explorer report --view``, the static page and the notebook's tabs."""
@@ -26,7 +26,7 @@ TRACE = ROOT / "tests" / "fixtures" / "traces" / "cpu-torch213-breaks.log.gz"
 
 
 def _recipe() -> str:
-    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    doc = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     return doc[doc.index("## Recipe: add a view") :].split("\n## ", 1)[0]
 
 

@@ -604,16 +604,16 @@ def test_a_frame_that_captured_nothing_says_so_for_every_later_stage():
     assert notes == {"0/0": [inference, aot, aot, aot], "1/0": [nothing] * 4, "2/0": [eager] * 4}
 
 
-# ---- the README's Hugging Face walkthrough runs and prints what the README shows ----------
+# ---- docs/walkthrough.md's Hugging Face walkthrough runs and prints what the page shows ----
 
 
-def _readme_walkthrough() -> tuple[str, str]:
-    """The README's ``# readme: hf-walkthrough`` code block and the output printed under it."""
+def _docs_walkthrough() -> tuple[str, str]:
+    """docs/walkthrough.md's ``# docs: hf-walkthrough`` code block and the output printed under it."""
     from pathlib import Path
 
-    text = (Path(HERE).parent.parent / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"```python\n(# readme: hf-walkthrough\n.*?)```.*?```text\n(.*?)```", text, re.S)
-    assert m, "README.md has no '# readme: hf-walkthrough' block followed by its output"
+    text = (Path(HERE).parent.parent / "docs" / "walkthrough.md").read_text(encoding="utf-8")
+    m = re.search(r"```python\n(# docs: hf-walkthrough\n.*?)```.*?```text\n(.*?)```", text, re.S)
+    assert m, "docs/walkthrough.md has no '# docs: hf-walkthrough' block followed by its output"
     return m.group(1), m.group(2)
 
 
@@ -626,14 +626,14 @@ def _comparable(out: str) -> list[str]:
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
+def test_docs_hf_walkthrough_runs_and_prints_what_the_page_shows(tmp_path):
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     pytest.importorskip("transformers")
-    code, shown = _readme_walkthrough()
+    code, shown = _docs_walkthrough()
     script = tmp_path / "hf_walkthrough.py"
     script.write_text(code, encoding="utf-8")
     root = str(Path(HERE).parent.parent)
@@ -664,7 +664,7 @@ def test_readme_hf_walkthrough_runs_and_prints_what_the_readme_shows(tmp_path):
         dynamic[0],
     ), dynamic
     assert "[0/2]" not in run.stdout  # the third length reused [0/1]
-    # and the README shows this output
+    # and the page shows this output
     assert _comparable(shown) == _comparable(run.stdout)
 
 

@@ -7,7 +7,7 @@ pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
 pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N] [OPTIONS] SCRIPT [ARGS...]
         record SCRIPT (or -m MODULE) as `record` does, then fail (exit 1) when a rule is broken:
         a graph break in package PKG, more break sites or recompiles than N; each offending
-        site one line on stderr (`pt2-explorer check -h`; README, "A CI gate")
+        site one line on stderr (`pt2-explorer check -h`; docs/check.md)
 pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]
         run the program as record --bench does, then again with each fix its verdict calls
         for, each in a fresh process; the measured fixes, best first (docs/advise.md)
