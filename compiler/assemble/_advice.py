@@ -69,6 +69,8 @@ def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     for b in report.benchmarks:
         v = verdict(report, b)
+        if v.unread:  # the figures carry no cause (compiled anew, no clear winner): no fix is called for
+            continue
         for c in v.causes:
             fix = _BY_CODE.get(c.fix or "")
             if fix is not None and (cuda or not fix.cuda_only):
