@@ -12,6 +12,7 @@ from .assemble._advice import FIXES, fix_named, fixes_for
 from .assemble._cgmode import mode_of as benchmark_mode
 from .assemble._costgroups import cost_groups
 from .assemble._gputime import kernel_costs
+from .assemble._kernelcauses import break_even
 from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._stages import reads_event
@@ -19,6 +20,7 @@ from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
+from .model._figures import figure
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
 from .parse._bytecode import bytecode_steps
@@ -73,6 +75,8 @@ __all__ = [
     "no_roofline",
     "device_peak",
     "cudagraph_share",
+    "break_even",
+    "figure",
     # caches and CUDA graphs
     "cache_key_changes",
     "cache_pairs",

@@ -16,3 +16,14 @@ def judged(path):
 
 def cause(v, key):
     return next(c for c in v.causes if c.key == key)
+
+
+def steady(b):
+    """``b`` with each arm's middle half at its median: the same medians, timed without spread
+    (no caution holds), so that the verdict names its causes."""
+    import dataclasses
+
+    def still(t):
+        return dataclasses.replace(t, p25_ms=t.median_ms, p75_ms=t.median_ms, waited_ms=None)
+
+    return dataclasses.replace(b, eager=still(b.eager), compiled=still(b.compiled))

@@ -15,6 +15,7 @@ from torch import nn
 
 import compiler
 from compiler.listen import _torch
+from tests._verdicts import steady
 
 
 @torch._dynamo.disable
@@ -84,13 +85,25 @@ def test_graph_break_in_the_hot_loop_joined_to_lines():
     # eager, profiled by module: each Linear's ATen call under its own path
     eager = {(r_.module, r_.op) for r_ in b.eager_launches}
     assert {("a", "aten::linear"), ("b", "aten::linear")} <= eager
-    v = compiler.analysis.verdict(r, b)
+    v = _verdict(r, b)
     breaks = next(c for c in v.causes if c.key == "breaks")
     assert v.main == "breaks" and breaks.title == "graph breaks: 1 site"
     assert breaks.evidence[0].startswith("2 graphs a call: Python runs between them (")
     (site,) = r.graph_breaks
     assert breaks.evidence[1] == f"{os.path.basename(site.filename)}:{site.line}: {site.type} ({site.gb_id})"
     assert sum(c.ms for c in v.causes if c.ms is not None) == pytest.approx(b.compiled.median_ms)
+
+
+def _verdict(r, b):
+    """The verdict; where this shared machine's timings carry no cause (no clear winner: the
+    medians within the spread, a wait for a core), it says so and names none, and the same
+    medians timed steadily are judged instead."""
+    v = compiler.analysis.verdict(r, b)
+    if v.unread is not None:
+        assert v.main is None and v.headline.startswith(f"no clear winner ({b.speedup_words}, as timed): ")
+        assert "OMP_NUM_THREADS=N" in v.headline  # the remedy, on a CPU
+        v = compiler.analysis.verdict(r, steady(b))
+    return v
 
 
 def _gemm(x, w):
@@ -104,7 +117,7 @@ def _tiny(x):
 def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     torch.manual_seed(0)
     r, b = _bench(_gemm, torch.randn(768, 768), torch.randn(768, 768))
-    v = compiler.analysis.verdict(r, b)
+    v = _verdict(r, b)
     (mm,) = compiler.analysis.kernel_costs(r, b)
     assert (mm.name, mm.kind, mm.library, mm.family, mm.call) == (
         "aten::mm",
@@ -123,7 +136,7 @@ def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     assert cost.nodes and set(cost.nodes) <= {
         n.name for rg in r.compiles[0].stages.decompose.post_grad for n in rg.graph.nodes
     }
-    v = compiler.analysis.verdict(r, b)
+    v = _verdict(r, b)
     launch = next(c for c in v.causes if c.key == "launch")
     assert v.main == "launch" and launch.title == "host overhead around the kernels"
     assert v.headline.split(": ", 1)[1].startswith("host overhead: ")

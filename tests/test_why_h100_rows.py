@@ -27,7 +27,7 @@ from explorer.census._speed import cause_of
 from explorer.lower._fit import table_lines, text_width
 from explorer.views._registry import Subject, view
 from explorer.views._why import change_lines
-from tests._verdicts import cause, judged
+from tests._verdicts import cause, judged, steady
 
 DATA = Path(__file__).parent.parent / "notebooks" / "data"
 SWITCH = DATA / "census-h100-speed" / "switch_transformers.eval.json.gz"
@@ -82,6 +82,10 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     fallen = {c.id for c in r.compiles for f in r.frames if c.frame == f.id and f.compiles == 0}
     live = [x for x in r.graph_breaks if not fallen.intersection(x.compile_ids)]
     assert [(x.line, x.gb_id) for x in live] == [(95, "GB0264"), (170, "GB0036")]
+    # as timed, the medians are within the spread: no clear winner, no cause named; the same
+    # figures timed steadily name the breaks
+    assert v.main is None and v.headline.startswith("no clear winner (compiled is 1.02× faster than eager")
+    v = verdict(r, steady(b))
     assert v.main == "breaks"
     assert (
         v.headline == "compiled is 1.02× faster than eager: graph breaks: 2 sites: 41% of the compiled call"

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..model._advicetypes import BASELINE, AdviceRow, Fix
-from ..model._benchtypes import Benchmark
+from ..model._benchtypes import Benchmark, within_spread
 from ..model._report import Report
+from ._carry import bound
 from ._fixes import CAPTURE_DYNAMIC, CAPTURE_SCALAR, DYNAMIC, RECOMPILE_LIMIT, REDUCE_OVERHEAD, TF32
 from ._verdict import verdict
 
@@ -69,6 +70,8 @@ def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     for b in report.benchmarks:
         v = verdict(report, b)
+        if v.unread:  # the figures carry no cause (compiled anew, no clear winner): no fix is called for
+            continue
         for c in v.causes:
             fix = _BY_CODE.get(c.fix or "")
             if fix is not None and (cuda or not fix.cuda_only):
@@ -91,9 +94,12 @@ def advice_row(
     keep_report: bool = False,
     agreement: str = "",
     notes: tuple[str, ...] = (),
+    base: tuple[Report, Benchmark] | None = None,
 ) -> AdviceRow:
     """A row of ``fix``'s run (None: the baseline) for one benchmark of its report: the run's
-    counts, its own eager and compiled timings, their cautions; ``error`` where it crashed."""
+    counts, its own eager and compiled timings, their cautions; ``error`` where it crashed.
+    ``base``: the baseline's report and benchmark of the same function, to hold the fix's
+    measured gain against what the baseline's verdict predicted (``compare``)."""
     row = AdviceRow(
         fix.name if fix else BASELINE,
         fix.code if fix else None,
@@ -110,7 +116,7 @@ def advice_row(
         row = dataclasses.replace(row, breaks=len(report.graph_breaks), recompiles=len(report.recompiles))
     if bench is None:
         return row
-    return dataclasses.replace(
+    row = dataclasses.replace(
         row,
         graphs=bench.timeline.graphs if bench.timeline is not None else None,
         eager=bench.eager,
@@ -118,21 +124,110 @@ def advice_row(
         speedup=bench.speedup,
         compile_s=bench.compile_time_s,
         cautions=bench.timing_notes,
+        compiled_anew=bench.compiles_while_timing,
     )
+    if fix is not None and base is not None and report is not None:
+        row = compare(row, fix, base, (report, bench))
+    return row
+
+
+BAND = 0.15  # measured and predicted agree within this, or the rows' own spread where wider
+
+
+def compare(
+    row: AdviceRow, fix: Fix, base: tuple[Report, Benchmark], mine: tuple[Report, Benchmark]
+) -> AdviceRow:
+    """The fix's predicted gain (the baseline's verdict: its cause's ``Cause.gain``) beside the
+    measured one (this row's speedup over the baseline's, each against its own eager), and
+    which was wrong where they disagree beyond the band (``BAND``, or the four arms' widest
+    IQR over its median): a gain over the bound says the verdict was wrong (its share was too
+    small); one under it, the fix did not take where the fixed run's verdict still names the
+    cause, else the verdict was wrong."""
+    b = base[1]
+    v = verdict(*base)
+    cause = next((c for c in v.causes if c.fix == fix.code), None)
+    if cause is None and fix.name == "max_autotune":  # called for by a call spent in kernels
+        cause = next((c for c in v.causes if c.key == v.main), None)
+    gain = None if cause is None else cause.gain or (bound(cause.share) if cause.share is not None else None)
+    row = dataclasses.replace(row, predicted=gain, predicted_from=cause.title if cause else "")
+    if b.speedup and row.speedup:
+        row = dataclasses.replace(row, measured=row.speedup / b.speedup)
+    arms = [t for t in (b.eager, b.compiled, row.eager, row.compiled) if t is not None and t.median_ms > 0]
+    band = max([BAND] + [t.iqr_ms / t.median_ms for t in arms])
+    if row.eager is not None and b.eager is not None and not within_spread(row.eager, b.eager):
+        why = (
+            f"its eager arm ({row.eager.median_ms:.4g} ms) disagrees with the baseline's ({b.eager.median_ms:.4g} ms) "
+            "beyond their spread: the two runs were timed at different speeds; run advise again"
+        )
+        return dataclasses.replace(row, unranked=why, versus="not compared: " + why.split(":")[0])
+    if row.measured is None or gain is None:
+        said = "the baseline's verdict names no cause" if v.unread else "no bound from the cause's share"
+        return dataclasses.replace(row, versus=f"no prediction: {said}")
+    g, m = gain, row.measured
+    head = f"predicted up to ~{g:.3g}× ({cause.title}), measured {m:.3g}×"
+    if m > g * (1 + band):
+        words = f"{head}: the verdict was wrong, the fix won more than its cause's share allows"
+    elif m < g / (1 + band):
+        still = next(
+            (c for c in verdict(*mine).causes if c.key == cause.key and (c.share or 0) >= 0.05), None
+        )
+        words = (
+            f"{head}: the fix did not take, {still.title} is still {still.share:.0%} of the fixed call"
+            if still is not None
+            else f"{head}: the verdict was wrong, its cause is gone from the fixed run and the call won less"
+        )
+    else:
+        words = f"{head}: as predicted (within ±{band:.0%})"
+    return dataclasses.replace(row, versus=words)
 
 
 def ranked(rows: list[AdviceRow]) -> tuple[AdviceRow, ...]:
     """Best first: rows that ran and agree, by their own speedup; then rows whose outputs
     differ; then the ones that crashed or have no timing. Each function's rows together, in
-    the order its baseline row came."""
+    the order its baseline row came. A row that compiled anew while timing, or whose eager arm
+    disagrees with the baseline's (``compare``), is marked and not ranked; rows whose speedups'
+    spreads overlap (eager's middle half over compiled's) are ties ("=2")."""
+    rows = [
+        dataclasses.replace(r, unranked=f"compiled anew while timing: {r.compiled_anew[0]}")
+        if r.compiled_anew and r.unranked is None
+        else r
+        for r in rows
+    ]
     order = {r.function: i for i, r in enumerate(rows) if r.fix == BASELINE}
 
     def key(r: AdviceRow):
         return (
             order.get(r.function, len(order)),
             r.error is not None or r.speedup is None,
+            r.unranked is not None,
             r.agree is False,
             -(r.speedup or 0.0),
         )
 
-    return tuple(sorted(rows, key=key))
+    out = sorted(rows, key=key)
+    n, last = 0, None
+    for i, r in enumerate(out):
+        if r.error or r.speedup is None or r.unranked or r.agree is False:
+            last = None
+            continue
+        if last is not None and last.function == r.function and _overlap(last, r):
+            label = out[i - 1].rank.lstrip("=")
+            out[i - 1] = dataclasses.replace(out[i - 1], rank="=" + label)
+            out[i] = r = dataclasses.replace(r, rank="=" + label)
+        else:
+            n = n + 1 if last is not None and last.function == r.function else 1
+            out[i] = r = dataclasses.replace(r, rank=str(n))
+        last = r
+    return tuple(out)
+
+
+def _overlap(a: AdviceRow, b: AdviceRow) -> bool:
+    """Their speedups' spreads overlap: eager's middle half over compiled's, each row's."""
+
+    def span(r):
+        return r.eager.p25_ms / r.compiled.p75_ms, r.eager.p75_ms / r.compiled.p25_ms
+
+    if None in (a.eager, a.compiled, b.eager, b.compiled):
+        return False
+    (lo1, hi1), (lo2, hi2) = span(a), span(b)
+    return lo1 <= hi2 and lo2 <= hi1

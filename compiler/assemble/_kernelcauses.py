@@ -6,6 +6,9 @@ Torch-free."""
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._verdicttypes import Cause
@@ -87,15 +90,87 @@ def generated(
     return Cause("generated" if slow else "generated-ok", title, ms, share(ms), tuple(ev))
 
 
-def compile_cause(bench: Benchmark) -> Cause:
-    t = bench.compile_time_s
-    if t is None:
-        ev = ("compile time not recorded",)
-    elif bench.break_even_calls is None:
-        ev = (f"compile took {t:.2f} s and compiled is not faster: it is never paid off",)
+def compile_cause(bench: Benchmark, report: Report | None = None) -> Cause:
+    """The compile time and when it pays off, from the cold compile (``break_even``); where no
+    compile of the function installed code (a frame that fell back to eager), what its compile
+    attempts took, as torch's compilation_metrics say."""
+    be = break_even(report, bench) if report is not None else None
+    if be is not None and be.calls is None:
+        ev = (
+            f"compile took {be.seconds:.2f} s ({be.which}) and compiled is not faster: it is never paid off",
+        )
+    elif be is not None:
+        ev = (f"compile took {be.seconds:.2f} s ({be.which}); paid off after {math.ceil(be.calls):,} calls",)
+    elif bench.compile_time_s is not None:  # no eager timing: no break-even
+        ev = (f"compile took {bench.compile_time_s:.2f} s",)
     else:
-        ev = (f"compile took {t:.2f} s; paid off after {bench.break_even_text}",)
+        ev = ()
+    fell = fell_back_time(report)
+    ev += (fell,) if fell else () if ev else ("compile time not recorded",)
     return Cause("compile", "compile time not yet paid off", None, None, ev)
+
+
+class BreakEven(NamedTuple):
+    """Calls after which the compile has paid for itself (None: never, compiled is not
+    faster), the compile time it is counted from, and which time that is, in words."""
+
+    calls: float | None
+    seconds: float
+    which: str
+
+
+def break_even(report: Report, bench: Benchmark) -> BreakEven | None:
+    """The break-even from the cold compile: the function's compiles as recorded where none
+    hit a cache; where some did, their recorded time plus Inductor's cold compile of the same
+    graphs that the fill-in measured (``Regenerated.cold_time_s``), else the warm time, said
+    as warm. None where the compile time or a timing is missing."""
+    t, e, c = bench.compile_time_s, bench.eager, bench.compiled
+    if t is None or e is None or c is None:
+        return None
+    own = set(bench.compile_ids)
+    comps = (
+        [x for x in report.compiles if x.id in own]
+        if own
+        else [x for x in report.compiles if x.status == "ok"]
+    )
+    hits = [x for x in comps if any(lk.state == "hit" for lk in x.caches)]
+    cold = [
+        x.regenerated.cold_time_s for x in hits if x.regenerated and x.regenerated.cold_time_s is not None
+    ]
+    if not comps:  # compiles this report does not hold: their time as the benchmark counted it
+        seconds, which = t, "as the benchmark counted it"
+    elif not hits:
+        seconds, which = t, "cold: no cache hit"
+    elif len(cold) == len(hits):
+        seconds = t + sum(cold)
+        which = (
+            f"cold: the recorded {t:.2f} s, whose {len(hits)} compile{'s' * (len(hits) > 1)} hit the caches, "
+            f"plus Inductor's cold compile of the same graphs, {sum(cold):.2f} s, measured by the fill-in"
+        )
+    else:
+        seconds = t
+        which = (
+            f"warm: {len(hits)} of its compiles hit the caches; a cold compile takes longer "
+            "(pt2-explorer report REPORT.json --fill measures it)"
+        )
+    saved_s = (e.median_ms - c.median_ms) / 1e3
+    return BreakEven(seconds / saved_s if saved_s > 0 else None, seconds, which)
+
+
+def fell_back_time(report: Report | None) -> str | None:
+    """For frames whose every call runs eagerly: that they fell back, and what their compile
+    attempts took (torch's compilation_metrics); None where no frame fell back."""
+    if report is None:
+        return None
+    fallen = {f.id for f in report.frames if f.compiles == 0}
+    tried = [c for c in report.compiles if c.frame in fallen]
+    if not tried:
+        return None
+    timed = [c.compile_time_s for c in tried if c.compile_time_s is not None]
+    ids = ", ".join(f"[{c.id}]" for c in tried[:4]) + (" …" if len(tried) > 4 else "")
+    its = "their compile attempts" if len(tried) > 1 else "its compile attempt"
+    took = f"{its} took {sum(timed):.2f} s" if timed else f"torch recorded no time for {its}"
+    return f"no compile installed code: {ids} fell back to eager; {took} (torch's compilation_metrics)"
 
 
 def of_peak(x: float) -> str:

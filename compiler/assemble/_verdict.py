@@ -29,16 +29,20 @@ CUDA-graph skip, host↔device copies inside the call, then the largest part. Ea
 its fix as code where one is known (``Cause.fix``). The tool's own profiler ranges are never
 counted (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's
 records of the compiles say it, where the benchmark did not compile the function itself. A
-fact the benchmark did not record is named as missing, never filled in. Torch-free.
+fact the benchmark did not record is named as missing, never filled in. Where the figures
+carry no cause (the benchmark compiled anew, or its cautions hold: compiler/assemble/_carry.py),
+the headline says so and names none. Torch-free.
 """
 
 from __future__ import annotations
 
 from ..model._benchtypes import Benchmark
+from ..model._figures import clean
 from ..model._report import Report
 from ..model._verdicttypes import Cause, Verdict
 from ._attention import attention
 from ._backend import other_backend
+from ._carry import unread, with_gains
 from ._cgmode import cudagraphs, mode_of, skips
 from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
 from ._gputime import kernel_costs
@@ -75,7 +79,8 @@ class _Judge:
         self.out_ms = sum(k.ms for k in self.outside)
         kernels = self.out_ms + sum(k.ms for k in inside)
         self.total = max(c, kernels)  # the parts' sum: the median (kernels never exceed it)
-        self.idle = max(c - kernels, 0.0)
+        self.kernels_ms = kernels
+        self.idle = clean(max(c - kernels, 0.0))  # no float noise: a part of 5.551e-17 ms is none
         t = bench.timeline
         self.graphs = t.graphs if t is not None else None
         # what ran compiled a call: Inductor's graphs; a backend that makes no Inductor graph
@@ -89,7 +94,7 @@ class _Judge:
         # cost inflates the host's time; the split is the profiled call's)
         prof = (t.guard_ms, t.outside_ms, t.graph_host_ms) if t is not None else (0.0, 0.0, 0.0)
         scale = self.idle / sum(prof) if sum(prof) > 0 else 0.0
-        self.guard_ms, self.python_ms, self.wrap_ms = (x * scale for x in prof)
+        self.guard_ms, self.python_ms, self.wrap_ms = (clean(x * scale) for x in prof)
         # CPU: C++ kernels the profile did not see run inside the graphs' host time
         self.cpp_hidden = cpp_unprofiled(report, bench)
         if kernels > 1.1 * c:
@@ -160,20 +165,15 @@ class _Judge:
             else generated(self.gen, self.share, b, self.missing, self.cpp_hidden, att is not None),
             unprofiled(self.wrap_ms, self.share, b) if self.cpp_hidden else None,
         ]
-        causes = [x for x in causes if x is not None]
-        causes.append(compile_cause(b))
-        main = _main(causes, b, all_eager=self.all_eager)
-        head = b.speedup_words + ": " + _headline(main, self, causes)
+        causes = with_gains([x for x in causes if x is not None], self.pieces)
+        causes.append(compile_cause(b, self.report))
+        # the figures carry no cause: the benchmark compiled anew, or its cautions hold
+        read = unread(b, self.kernels_ms, self.c)
+        main = None if read else _main(causes, b, all_eager=self.all_eager)
+        head = read[1] if read else b.speedup_words + ": " + _headline(main, self, causes)
+        key, why = (main.key if main else None), (read[0] if read else None)
         return Verdict(
-            b.name,
-            head,
-            b.speedup,
-            e,
-            self.c,
-            main.key if main else None,
-            tuple(causes),
-            tuple(self.missing),
-            self.mode,
+            b.name, head, b.speedup, e, self.c, key, tuple(causes), tuple(self.missing), self.mode, why
         )
 
     # -- the causes, in the order they are checked --------------------------------------------
@@ -317,7 +317,7 @@ class _Judge:
         b, t = self.bench, self.bench.timeline
         explained = self.python_ms if (self.has_fallback or self.has_breaks) else 0.0
         explained += self.wrap_ms if self.has_cg_skip or self.cpp_hidden else 0.0
-        ms = max(self.idle - self.guard_ms - explained, 0.0)
+        ms = clean(max(self.idle - self.guard_ms - explained, 0.0))
         if ms <= 0:
             return None
         on, why = cudagraphs(b, self.report)

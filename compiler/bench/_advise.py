@@ -65,8 +65,10 @@ def advice_from_runs(name: str, runs: list[AdviceRun], out: str | None = None) -
             rows.append(advice_row(fix, None, None, error=why, path=run.report, notes=run.notes))
             continue
         mine = _outputs(run.outputs)
+        by_name = {x.name: x for x in base_report.benchmarks}
         for b in report.benchmarks:
-            row = advice_row(fix, report, b, path=run.report, notes=run.notes)
+            base = (base_report, by_name[b.name]) if b.name in by_name else None
+            row = advice_row(fix, report, b, path=run.report, notes=run.notes, base=base)
             rows.append(_agree(row, base_out, mine, fix))
     return Advice(name, _device(base_report), ranked(rows), separate=True, out=out)
 
@@ -119,7 +121,7 @@ def advise(
         rows = [advice_row(None, report, bench, keep_report=True, agreement="the reference")]
         cuda = bench.device == "cuda"
         for fix in fixes_for(report, tries):
-            rows.append(run.fix_row(fix, cuda, base_out))
+            rows.append(run.fix_row(fix, cuda, base_out, (report, bench)))
     finally:
         snap.restore()
         torch._dynamo.reset()
@@ -153,7 +155,7 @@ class _InProcess:
                 bench = benchmark_report(report, None, (), {}, mutates=True, **options)
         return report, bench, last
 
-    def fix_row(self, fix: Fix, cuda: bool, base_out: dict) -> AdviceRow:
+    def fix_row(self, fix: Fix, cuda: bool, base_out: dict, base=None) -> AdviceRow:
         if fix.cuda_only and not cuda:
             return advice_row(
                 fix, None, None, error="skipped: it needs a CUDA device; the function ran on CPU"
@@ -164,5 +166,5 @@ class _InProcess:
             raise
         except Exception as e:
             return advice_row(fix, None, None, error=f"raised {type(e).__name__}: {error_line(e)}")
-        row = advice_row(fix, report, bench, keep_report=True)
+        row = advice_row(fix, report, bench, keep_report=True, base=base)
         return _agree(row, base_out, mine, fix)

@@ -58,6 +58,14 @@ class AdviceRow:
     notes: tuple[str, ...] = ()  # e.g. the program set the same setting itself
     path: str | None = None  # the run's report file (the CLI's runs)
     report: Report | None = None  # the run's report (in memory: compiler.advise)
+    # what the baseline's verdict says the fix can win at most (``Cause.gain``), and the cause
+    predicted: float | None = None
+    predicted_from: str = ""
+    measured: float | None = None  # the gain measured: this row's speedup over the baseline's
+    versus: str = ""  # the two held together, in words: as predicted, or which was wrong
+    compiled_anew: tuple[str, ...] = ()  # Benchmark.compiles_while_timing: the row is not ranked
+    unranked: str | None = None  # why the row is not ranked (compiled anew, eager arms that disagree)
+    rank: str = ""  # "1", "=2" (a tie: within the noise of the row beside it); "" not ranked
 
     @property
     def speedup_words(self) -> str:

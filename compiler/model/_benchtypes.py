@@ -296,12 +296,7 @@ def timing_notes(eager: Timing | None, compiled: Timing | None, cpu: bool = Fals
         if note is not None:
             out.append(note)
     for arm, t in (("eager", eager), ("compiled", compiled)):
-        if (
-            t is not None
-            and t.waited_ms is not None
-            and t.median_ms > 0
-            and t.waited_ms >= WAITED * t.median_ms
-        ):
+        if t is not None and waited(t):
             out.append(
                 f"{arm} waited for a core: its median call's threads waited {t.waited_ms:.4g} ms for one, "
                 f"against {t.median_ms:.4g} ms a call (other processes held the cores its parallel regions "
@@ -316,9 +311,20 @@ def timing_notes(eager: Timing | None, compiled: Timing | None, cpu: bool = Fals
             )
     if eager is not None and compiled is not None:
         spread = max(eager.iqr_ms, compiled.iqr_ms)
-        if abs(eager.median_ms - compiled.median_ms) <= spread:
+        if within_spread(eager, compiled):
             out.append(
                 f"no clear winner: the medians differ by {abs(eager.median_ms - compiled.median_ms):.3g} ms, "
                 f"within the wider IQR ({spread:.3g} ms)"
             )
     return tuple(out)
+
+
+def waited(t: Timing) -> bool:
+    """The arm's median call waited for a core a tenth of its time or more (``WAITED``)."""
+    return t.waited_ms is not None and t.median_ms > 0 and t.waited_ms >= WAITED * t.median_ms
+
+
+def within_spread(a: Timing, b: Timing) -> bool:
+    """The two medians differ by no more than the wider of their IQRs: within the noise, no
+    clear winner (two arms of one benchmark, or one arm in two runs)."""
+    return abs(a.median_ms - b.median_ms) <= max(a.iqr_ms, b.iqr_ms)

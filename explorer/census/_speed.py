@@ -149,6 +149,10 @@ def speed_fields(b) -> dict:
 def cause_of(v, device: str = "cpu") -> dict:
     """The verdict's first cause: its key (``breaks``, ``launch``, ``library``, …), its
     title, its group among the census's slower rows (``group_of``), and the headline."""
+    if v.unread:  # the figures carry no cause: the benchmark compiled anew, or no clear winner
+        anew = v.unread.startswith("the benchmark compiled anew")
+        group = "compiled anew while timing" if anew else "no clear winner"
+        return {"cause_key": "none", "cause": v.unread, "cause_group": group, "verdict": v.headline}
     main = next((c for c in v.causes if c.key == v.main), None)
     detail = main.title if main is not None else "no cause found"
     group = group_of(main, device) if main is not None else "no cause found"

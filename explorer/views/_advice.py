@@ -10,6 +10,7 @@ from ..lower._text import table_text
 from ._bench import ms_text
 
 COLUMNS = (
+    "#",
     "fix",
     "graphs",
     "breaks",
@@ -17,6 +18,8 @@ COLUMNS = (
     "eager ms",
     "compiled ms",
     "speedup",
+    "can win",
+    "won",
     "outputs agree",
     "compile s",
     "caution",
@@ -40,10 +43,11 @@ def _agree(r) -> str:
 
 def advice_table(advice) -> Table:
     several = len({r.function for r in advice.rows if r.function}) > 1
-    columns = (COLUMNS[0], "function", *COLUMNS[1:]) if several else COLUMNS
+    columns = (*COLUMNS[:2], "function", *COLUMNS[2:]) if several else COLUMNS
     rows = []
     for r in advice.rows:
         cells = (
+            r.rank or ("no" if r.unranked else "—"),
             r.fix,
             _num(r.graphs),
             _num(r.breaks),
@@ -51,12 +55,14 @@ def advice_table(advice) -> Table:
             _median(r.eager),
             _median(r.compiled),
             r.speedup_words,
+            "—" if r.predicted is None else f"up to {r.predicted:.3g}×",
+            "—" if r.measured is None else f"{r.measured:.3g}×",
             _agree(r),
             "—" if r.compile_s is None else f"{r.compile_s:.3g}",
             # labels: the lines below say why
             _failed(r.error) if r.error else "; ".join(n.split(":", 1)[0] for n in r.cautions),
         )
-        rows.append((cells[0], r.function or "—", *cells[1:]) if several else cells)
+        rows.append((*cells[:2], r.function or "—", *cells[2:]) if several else cells)
     title = f"advise: {advice.name} ({advice.device}): each fix measured, best first"
     return Table(title, columns, tuple(rows))
 
@@ -72,6 +78,11 @@ def _spread(t) -> str:
 def _how(advice) -> str:
     counts = "graphs: compiled graphs a call of the function runs; breaks (sites) and recompiles: in the " + (
         "whole program's report of that run." if advice.separate else "report of that row's calls."
+    )
+    counts += (
+        " #: the rank, =N a tie (their speedups' spreads overlap); a row that compiled anew while timing, or "
+        "whose eager arm disagrees with the baseline's beyond their spread, is not ranked (no). can win: what the "
+        "baseline's verdict says the fix can win at most; won: its speedup over the baseline's."
     )
     if advice.separate:
         return (
@@ -113,6 +124,10 @@ def advice_text(advice, width: int | None = None) -> str:
         if r.eager is not None and r.compiled is not None:
             out.append(f"  eager:     {_spread(r.eager)}")
             out.append(f"  compiled:  {_spread(r.compiled)}: {r.speedup_words}")
+        if r.unranked:
+            out.append(f"  not ranked: {r.unranked}")
+        if r.versus:
+            out.append(f"  gain:      {r.versus}")
         if r.agreement and r.fix != BASELINE:
             out.append(f"  outputs:   {r.agreement}")
         out += [f"  caution:   {n}" for n in r.cautions]

@@ -3,8 +3,10 @@ and the notebook widget (tables + interactive charts). ``compare_modes`` results
 
 from __future__ import annotations
 
+import math
+
 from compiler import Report
-from compiler.analysis import benchmark_mode
+from compiler.analysis import benchmark_mode, break_even, figure
 from compiler.types import Accuracy, Benchmark
 
 from ..base._types import Table
@@ -13,7 +15,7 @@ from ..lower._text import table_text
 
 
 def ms_text(x: float | None) -> str:
-    return "—" if x is None else f"{x:.4g} ms"
+    return "—" if x is None else f"{figure(x)} ms"
 
 
 def _bytes(x: int | None) -> str:
@@ -34,9 +36,14 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         out += [f"caution, {note}" for note in b.timing_notes]
     if b.compile_time_s is not None:
         stages = ", ".join(f"{k} {v:.2f} s" for k, v in b.stage_times_s.items())
-        pays = f"pays off after {b.break_even_text}" if b.break_even_calls is not None else "never pays off"
-        if b.break_even_calls is None and b.speedup is not None:
-            pays += " (compiled is not faster)"
+        be = break_even(report, b) if report is not None else None
+        calls = be.calls if be is not None else b.break_even_calls
+        if calls is None:
+            pays = "never pays off" + (" (compiled is not faster)" if b.speedup is not None else "")
+        elif be is not None:  # from the cold compile where the fill-in measured it, and said which
+            pays = f"pays off after {math.ceil(calls):,} calls (counted from {be.seconds:.2f} s, {be.which})"
+        else:
+            pays = f"pays off after {b.break_even_text}"
         own = f" of {', '.join(f'[{i}]' for i in b.compile_ids)}" if b.compile_ids else ""
         out.append(f"compile {b.compile_time_s:.2f} s{own} ({stages}); {pays}")
     if b.accuracy:

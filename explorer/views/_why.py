@@ -6,7 +6,7 @@ device's roofline. Built from ``compiler.analysis.verdict``, ``compiler.analysis
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import cost_groups, kernel_costs, no_roofline, roofline, verdict
+from compiler.analysis import cost_groups, figure, kernel_costs, no_roofline, roofline, verdict
 from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
@@ -31,7 +31,7 @@ def _of_peak(x: float | None) -> str:
 
 
 def _ms(x: float | None) -> str:
-    return "" if x is None else f"{x:.4g}"
+    return figure(x)  # no float noise: a part of 5.551e-17 ms is 0
 
 
 def _ranked(v: Verdict) -> list[Cause]:
@@ -41,11 +41,15 @@ def _ranked(v: Verdict) -> list[Cause]:
 
 def change_lines(v: Verdict) -> list[str]:
     """Each cause's change to make, the headline's first: ``fix`` where it is code to paste,
-    ``advice`` where it is a change in words."""
-    out = []
+    ``advice`` where it is a change in words; each fix with what it can win at most. None
+    where the verdict names no cause (``Verdict.unread``)."""
+    out: list[str] = []
+    if v.unread:
+        return out
     for c in _ranked(v):
         if c.fix:
-            out.append(f"fix ({c.title}): {c.fix}")
+            gain = f" — {c.gain_words}" if c.gain_words else ""
+            out.append(f"fix ({c.title}): {c.fix}{gain}")
         elif c.advice:
             out.append(f"advice ({c.title}): {c.advice}")
     return out
@@ -56,6 +60,8 @@ def verdict_line(v: Verdict) -> str:
     headline's cause's own, else the first cause's that has one, named)."""
     main = next((c for c in v.causes if c.key == v.main), None)
     line = f"{v.name}: {v.headline}"
+    if v.unread:  # no cause named: no change to make either
+        return line
     if main is not None and (main.fix or main.advice):
         return line + (f"; fix: {main.fix}" if main.fix else f"; advice: {main.advice}")
     other = next((c for c in _ranked(v) if c.fix or c.advice), None)
@@ -112,7 +118,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
 
 
 def _num(x: float | None) -> str:
-    return "" if x is None else f"{x:.6g}"
+    return figure(x, ".6g")
 
 
 TIMELINE = (
