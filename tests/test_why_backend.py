@@ -104,9 +104,10 @@ def _bench(model, compiled, x, **options):
     with RawTrace() as raw, compiler.recording() as rec:
         with torch.no_grad():
             compiled(x)
-    b = compiler.benchmark(
-        rec.report, model, x, compiled=compiled, reps=5, warmup=1, progress=False, mutates=False, **options
-    )
+    with torch.no_grad():  # as it was called: outside, grad mode on, torch would compile another graph
+        b = compiler.benchmark(
+            rec.report, model, x, compiled=compiled, reps=5, warmup=1, progress=False, mutates=False, **options
+        )
     return rec.report, b, compiler.analysis.verdict(rec.report, b), raw.records
 
 
@@ -138,7 +139,8 @@ def test_backend_eager_is_its_own_cause_named_or_not():
     if v.unread is None:
         assert v.headline == f"{b.speedup_words}: {cause.title}: {cause.share:.0%} of the compiled call"
     # the same compiled model, its options untold: the backend is what torch's records say
-    untold = compiler.benchmark(r, model, x, compiled=compiled, reps=5, warmup=1, progress=False)
+    with torch.no_grad():
+        untold = compiler.benchmark(r, model, x, compiled=compiled, reps=5, warmup=1, progress=False)
     other = compiler.analysis.verdict(r, untold)
     assert untold.config.backend is None and other.main == _named("backend", other)
     assert (

@@ -82,8 +82,8 @@ def test_failed_outer_frames_are_ranked_by_their_share_and_the_breaks_lead(switc
     fallen = {c.id for c in r.compiles for f in r.frames if c.frame == f.id and f.compiles == 0}
     live = [x for x in r.graph_breaks if not fallen.intersection(x.compile_ids)]
     assert [(x.line, x.gb_id) for x in live] == [(95, "GB0264"), (170, "GB0036")]
-    # as timed, the medians are within the spread: no clear winner, no cause named; the same
-    # figures timed steadily name the breaks
+    # as timed, the medians are within the spread: no clear winner, no cause named (the breaks
+    # that lead are a share read from the timings); the same figures timed steadily name them
     assert v.main is None and v.headline.startswith("no clear winner (compiled is 1.02× faster than eager")
     v = verdict(r, steady(b))
     assert v.main == "breaks"

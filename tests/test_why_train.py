@@ -176,11 +176,13 @@ def test_a_fallback_names_torchs_reason_for_the_frames_it_leads_with(model):
     r, b, v = judged(CENSUS / f"{model}.train.amp.json.gz")
     headline, fix, advice = FALLEN[model]
     fb = cause(v, "fallback")
-    assert (fb.fix, fb.advice) == (fix, advice) and f": {fb.title}: " in headline
-    if within_spread(b.eager, b.compiled):  # the medians within the spread: no clear winner, no cause named
-        assert v.main is None and v.headline.startswith(f"no clear winner ({b.speedup_words}, as timed): ")
+    assert (v.main, fb.fix, fb.advice) == ("fallback", fix, advice)
+    # the fallback is the report's own fact: named whatever the timings say; where they are
+    # unsteady (the medians within the spread), the headline says that beside it
+    if within_spread(b.eager, b.compiled):
+        assert v.headline.startswith(headline + " (no clear winner: the medians differ by "), v.headline
     else:
-        assert (v.main, v.headline) == ("fallback", headline)
+        assert v.headline == headline
     # torch's warning on each frame it would not convert is its compile's break, not a site of its own
     assert not [x for x in r.graph_breaks if "WON'T CONVERT" in x.type or x.gb_id is None]
     failed = {c.id: c for c in r.compiles if c.status == "failed"}

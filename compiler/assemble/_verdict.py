@@ -169,9 +169,15 @@ class _Judge:
         causes.append(compile_cause(b, self.report))
         # the figures carry no cause: the benchmark compiled anew, or its cautions hold
         read = unread(b, self.kernels_ms, self.c)
-        main = None if read else _main(causes, b, all_eager=self.all_eager)
-        head = read[1] if read else b.speedup_words + ": " + _headline(main, self, causes)
-        key, why = (main.key if main else None), (read[0] if read else None)
+        lead = _main(causes, b, all_eager=self.all_eager)
+        if read and not b.compiles_while_timing and lead is not None and lead.key == "fallback":
+            # unsteady timings, but the fallback that leads is the report's own fact (no compiled
+            # code ran for a frame): named, with the timings' caution beside it
+            main, head = lead, f"{b.speedup_words}: {_headline(lead, self, causes)} ({read[0]})"
+        else:
+            main = None if read else lead
+            head = read[1] if read else b.speedup_words + ": " + _headline(main, self, causes)
+        key, why = (main.key if main else None), (read[0] if read and main is None else None)
         return Verdict(
             b.name, head, b.speedup, e, self.c, key, tuple(causes), tuple(self.missing), self.mode, why
         )

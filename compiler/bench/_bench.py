@@ -10,7 +10,7 @@ kept out of the program's output (``Benchmark.printed_lines``).
 
 The run: snapshot what the function can reach (compiler/bench/_state.py), one eager and one compiled
 call compared for accuracy, timing (compiler/bench/_timing.py: ABBA-interleaved, L2 flushed on GPU),
-peak memory per arm (GPU), a profile of the compiled kernels (compiler/bench/_profile.py), then the
+peak memory per arm (GPU), a profile of the compiled kernels (compiler/bench/_profilerun.py), then the
 state restored. Compile time per stage comes from torch's own compilation metrics in the
 report; break-even = compile time / time saved per call.
 """
@@ -26,21 +26,17 @@ from typing import Any
 
 import torch
 
-from ..assemble._backend import backend_of
 from ..listen._callstate import capture, modules_in, replaying
 from ..model._benchtypes import BenchConfig, Benchmark
 from ..model._options import BenchOptions
-from ..model._report import Kernel, Report
+from ..model._report import Report
 from ..model._subject import subject_of
-from . import _launches, _profile
+from . import _profile
 from ._accuracy import compare, frozen, tensors, with_state
-from ._cppprofile import profiling_compile
+from ._profilerun import profiled
 from ._reach import roots
 from ._state import Snapshot, StateMutationError
 from ._timing import Timer, break_even, method, progress_line, timing
-
-PROFILED_CALLS = 3
-
 
 # ---- the benchmark ----------------------------------------------------------------------------
 
@@ -366,66 +362,7 @@ class _Run:
             self.fields[f"peak_memory_{arm}"] = torch.cuda.max_memory_allocated()
 
     def _profile(self) -> None:
-        source = self.compile_report or self.report
-        kernels = list(source.kernels)
-        call = self.compiled_call
-        note = None
-        by_event: dict[str, Kernel] = {}
-        if not self.cuda:
-            cpp = any(k.language == "cpp" for k in kernels)
-            backend = self.compile_kwargs.get("backend", "inductor")
-            other = backend_of(list(source.compiles)) if "backend" not in self.compile_kwargs else None
-            if other is not None:  # torch's records: no Inductor compile made these graphs
-                backend = "a backend other than Inductor"
-            if backend == "inductor" and (cpp or not kernels):
-                prof_call, by_event, matched, self.prof_ids = profiling_compile(
-                    self.fn, self.args, self.kwargs, self.compile_kwargs, source
-                )
-                if self.known_options or (by_event and matched):
-                    call = prof_call
-                    note = (
-                        "C++ kernels timed through a second compile with "
-                        "torch._inductor.config.cpp.enable_kernel_profile=True (the kernels' RecordFunction); "
-                        "same graphs, matched to the report's kernels by frame and kernel name"
-                    )
-                else:
-                    by_event = {}
-                    note = (
-                        "the compiled callable was passed without its torch.compile options and a default "
-                        "compile of the function makes kernels this report does not hold: profiled as it "
-                        "is, the ATen ops it calls (C++ kernels are invisible to the profiler unless built "
-                        "with cpp.enable_kernel_profile)"
-                    )
-            else:
-                name = backend if other is not None else repr(backend)
-                note = f"backend {name}: no Inductor kernels; the ATen ops the compiled code calls"
-        else:
-            note = "CUDA kernels from torch.profiler; Triton kernels matched to the report by name"
-            if not any(_profile.kernel_num_gb(k) for k in kernels):
-                note += "; bytes moved unknown (compile with torch._inductor.config.benchmark_kernel=True)"
-        call()
-        _sync(self.cuda)
-        events = _profile.profile_calls(_launches.marked(call, self.cuda), PROFILED_CALLS, self.cuda)
-        self.fields["kernels"] = _profile.kernel_rows(
-            events, kernels, PROFILED_CALLS, cuda=self.cuda, by_event=by_event
-        )
-        triton = {k.name for k in kernels if k.language == "triton"}
-        launches, self.fields["timeline"] = _launches.take_apart(events, self.cuda, triton)
-        if call is not self.compiled_call:  # the profiling compile's ids are not the report's
-            ids = getattr(self, "prof_ids", {})
-            launches = tuple(
-                dataclasses.replace(r, compile_id=ids.get(r.compile_id, r.compile_id)) for r in launches
-            )
-        self.fields["launches"] = launches
-        with _launches.module_markers(self.fn):
-            events = _profile.profile_calls(
-                _launches.marked(self.eager_call, self.cuda), PROFILED_CALLS, self.cuda
-            )
-        self.fields["eager_launches"], self.fields["eager_timeline"] = _launches.take_apart(
-            events, self.cuda, set()
-        )
-        self.fields["profiled_calls"] = PROFILED_CALLS
-        self.fields["profile_note"] = note
+        self.fields.update(profiled(self))
 
     def _finish(self) -> Benchmark:
         f = dict(self.fields)
