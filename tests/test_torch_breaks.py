@@ -124,12 +124,15 @@ def test_views_say_torchs_own_and_give_no_hint(run):
     try:
         torch_line = where(b.torch_site.filename, b.torch_site.line)
         words = f"torch's own break (inside {torch_line}, reached from your prog/train.py:{_line('STEP')})"
-        summary, breaks = explorer.text(report), breaks_text(build_view(report))
+        view = build_view(report)
+        summary, breaks = explorer.text(report), breaks_text(view)
     finally:
         os.chdir(cwd)
     assert torch_line == f"torch/optim/optimizer.py:{b.torch_site.line}"
     assert f"  {torch_line}  Call to `torch._dynamo.graph_break()`  (hit " in summary
     assert f"      {words}\n" in summary
+    (line,) = view.summary.break_lines  # the page's summary
+    assert line.startswith(f"{torch_line}  Call to") and line.endswith(f"): {words}")
     assert breaks.startswith(f"{torch_line}  Call to `torch._dynamo.graph_break()`  GB0025  (hit ")
     assert f"  where: {words}\n" in breaks
     for text in (summary, breaks):  # torch's hint is not one the user can act on

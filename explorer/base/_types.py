@@ -24,7 +24,8 @@ class BreakLine:
     torch_own: str | None = None
 
     def text(self) -> str:
-        return f"{self.site}  {self.type}  ({hits(self.count, self.compile_ids)})"
+        own = f": {self.torch_own}" if self.torch_own else ""
+        return f"{self.site}  {self.type}  ({hits(self.count, self.compile_ids)}){own}"
 
 
 def hits(count: int, compile_ids: tuple[str, ...]) -> str:
