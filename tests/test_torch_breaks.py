@@ -211,3 +211,18 @@ def test_a_current_report_loads_as_it_is(run):
     report = out["default"][1]
     data = report.to_dict()
     assert with_torch_breaks(data) is data
+
+
+def test_the_plugin_counts_torchs_own_breaks_when_asked(run):
+    """``pt2_check(no_breaks_in=..., count_torch_breaks=True)`` is ``--count-torch-breaks``."""
+    from explorer._pytestplugin import Check
+    from explorer.check._rules import check_report
+
+    _root, prog, out = run
+    report = out["default"][1]
+    results = [
+        check_report(report, Check(no_breaks_in=str(prog), count_torch_breaks=asked).rules)
+        for asked in (False, True)
+    ]
+    assert [r.passed for r in results] == [True, False]
+    assert results[1].broken == (f"--no-breaks-in {prog}: 1 break",)
