@@ -24,11 +24,13 @@ from __future__ import annotations
 import pytest
 
 MARKER = (
-    "pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, reset=True): "
+    "pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, reset=True, "
+    "count_torch_breaks=False): "
     "record the test's torch.compile calls and fail it when a rule is broken (PT2 Explorer, "
     "`pt2-explorer check`)"
 )
-NAMES = ("no_breaks_in", "max_breaks", "max_recompiles", "min_speedup", "reset")
+RULES = ("no_breaks_in", "max_breaks", "max_recompiles", "min_speedup")
+NAMES = (*RULES, "count_torch_breaks", "reset")
 
 
 def pytest_configure(config) -> None:
@@ -72,6 +74,7 @@ class Check:
         max_recompiles: int | None = None,
         min_speedup: float | None = None,
         reset: bool = True,
+        count_torch_breaks: bool = False,
     ):
         from explorer.check._rules import Rules, resolve_package
 
@@ -87,9 +90,9 @@ class Check:
             packages = tuple(resolve_package(s) for s in specs)
         except LookupError as e:
             raise ValueError(f"pt2_check: no_breaks_in {e}") from None
-        self.rules = Rules(packages, max_breaks, max_recompiles, min_speedup)
+        self.rules = Rules(packages, max_breaks, max_recompiles, min_speedup, bool(count_torch_breaks))
         if self.rules.empty:
-            raise ValueError(f"pt2_check: no rule given ({', '.join(NAMES[:-1])})")
+            raise ValueError(f"pt2_check: no rule given ({', '.join(RULES)})")
         self.reset = reset
         self._rec = self._calls = None
 

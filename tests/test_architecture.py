@@ -324,8 +324,14 @@ OWN_TEXT = {
 # graph as the FX code torch printed and reads its nodes again from that code when a report is
 # loaded, so the FX-code reader is in the file form's layer (model/), where nothing above has to
 # wire it in at run time. Likewise torch's WON'T CONVERT header: reports written before the
-# fold keep the warning as a break of its own, folded when such a report is loaded.
-FILE_FORM_READERS = {"compiler/model/_fxcode.py", "compiler/model/_skipwarn.py"}
+# fold keep the warning as a break of its own, folded when such a report is loaded. And the name
+# Dynamo gives a resumed frame's code (torch_dynamo_resume_in_<fn>_at_<line>): a report written
+# before frames' callers came from the break stacks finds each frame's function when it loads.
+FILE_FORM_READERS = {
+    "compiler/model/_fxcode.py",
+    "compiler/model/_skipwarn.py",
+    "compiler/model/_callsites.py",
+}
 
 
 def _regex_sites(root: Path) -> dict[str, int]:

@@ -104,7 +104,7 @@ def test_marker_and_fixture_fail_with_the_sites(pytester):
             "check: 1 rule broken (--min-speedup 1000: 1 benchmark below it)",
             "*_ test_a_rule_misspelt _*",
             "pt2_check: no rule named 'min_sped': the rules are no_breaks_in, max_breaks, max_recompiles, "
-            "min_speedup, reset",
+            "min_speedup, count_torch_breaks, reset",
             "*short test summary info*",
         ]
     )
@@ -140,6 +140,6 @@ def test_the_entry_point_loads_the_plugin_without_torch(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (
         "@pytest.mark.pt2_check(no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, "
-        "reset=True):" in out.stdout
+        "reset=True, count_torch_breaks=False):" in out.stdout
     )
     assert out.stdout.splitlines()[-1] == "torch imported: False plugin: True"

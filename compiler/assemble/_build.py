@@ -106,7 +106,8 @@ def build(
     compiles = _autograd.attach(ctx, compiles, lambda a: call_site(a.start_stack, strings))
     compiles = _export.attach(compiles)
     by_id = {c.id: c for c in compiles}
-    frames = derive_frames(accs, compiles, strings)
+    graph_breaks = dedupe_breaks(ctx.breaks, by_id)
+    frames = derive_frames(accs, compiles, strings, graph_breaks)
     kernels = report_kernels(accs, by_id)
     device = report_device(compiles, kernels)
     return Report(
@@ -114,7 +115,7 @@ def build(
         device=device,
         frames=frames,
         compiles=tuple(compiles),
-        graph_breaks=dedupe_breaks(ctx.breaks, by_id),
+        graph_breaks=graph_breaks,
         recompiles=derive_recompiles(accs, by_id, strings),
         kernels=kernels,
         unknown_events=tuple(ctx.unknown),

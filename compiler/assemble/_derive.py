@@ -7,25 +7,30 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
+from ..model._callsites import callers_in_stacks, function_of, is_tool_frame, torch_inserted
 from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
 from ..model._skipwarn import fold_frame_warnings
 from ..parse import _text
-from ..parse._names import resume_of
 
 if TYPE_CHECKING:
     from ._acc import Acc
 
 
 def _frame_name(c: Compile) -> str | None:
-    if c.name:
-        resumed = resume_of(c.name)
-        return resumed[0] if resumed else c.name
-    return None
+    return function_of(c.name) if c.name else None
 
 
 def derive_frames(
-    accs: dict[str, Acc], compiles: list[Compile], strings: dict[int, str]
+    accs: dict[str, Acc],
+    compiles: list[Compile],
+    strings: dict[int, str],
+    breaks: tuple[GraphBreak, ...] = (),
 ) -> tuple[Frame, ...]:
+    """Each frame torch compiled (or tried to), with the line that called it: where one of
+    torch's break stacks holds the frame's function, its caller there (torch's stack at the
+    frame's start names a frame Dynamo ran at its break, not at its call); else the innermost
+    line of that start stack that is not the frame's own function."""
+    callers = callers_in_stacks([(f.filename, f.line, f.name) for f in b.user_stack] for b in breaks)
     # each frame's compiles and accumulators grouped once (a long log: thousands of frames)
     compiles_of: dict[int, list[Compile]] = {}
     for c in compiles:
@@ -50,24 +55,32 @@ def derive_frames(
         limit_hit = any(a.recompile_reasons and not a.compiled_something for a in accs_of[fid])
         if not mine and not limit_hit:
             continue
-        out.append(
-            Frame(
-                fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit,
-                called_from=call_site(first.start_stack, strings),
-            )
-        )  # fmt: skip
+        called_from = callers.get((filename or "", function_of(name) or "")) or call_site(
+            first.start_stack, strings, (filename, name)
+        )
+        out.append(Frame(fid, name, filename, line, sum(c.cache_entry for c in mine), limit_hit, called_from))
     return tuple(out)
 
 
-def call_site(stack: list[dict] | None, strings: dict[int, str]) -> str | None:
-    """The innermost user-code line of the stack that led to the frame (its call site)."""
+def call_site(
+    stack: list[dict] | None, strings: dict[int, str], own: tuple[str | None, str | None] | None = None
+) -> str | None:
+    """The innermost user-code line of the stack that led to the frame (its call site): not
+    this package's (compiled_calls' wrapper), nor the function ``own`` = (file, name) of the
+    frame itself (a resumed frame's stack holds the code it continues)."""
+    own_file, own_fn = own if own else (None, None)
+    own_fn = function_of(own_fn)
     for entry in reversed((stack or [])[:-1]):
         if not isinstance(entry, dict):
             continue
         fn = entry.get("filename")
         fname = strings.get(fn) if isinstance(fn, int) else fn
-        if isinstance(fname, str) and _text.is_user_file(fname):
-            return f"{fname}:{entry.get('line')}"
+        name = entry.get("name") if isinstance(entry.get("name"), str) else None
+        if not isinstance(fname, str) or not _text.is_user_file(fname) or is_tool_frame(fname, name):
+            continue
+        if own_fn is not None and fname == own_file and function_of(name) == own_fn:
+            continue
+        return f"{fname}:{entry.get('line')}"
     return None
 
 
@@ -179,6 +192,9 @@ def dedupe_breaks(
                 count=len(hits),
                 compile_ids=tuple(dict.fromkeys(c for i, _c, _b in hits for c in logged_in[i])),
                 gb_id=best.gb_id,
+                torch_own=torch_inserted(
+                    best.gb_id, best.type, best.user_stack[-1].filename if best.user_stack else None
+                ),
             )
         )
     return tuple(out)

@@ -112,6 +112,7 @@ class _Joiner:
     def __init__(self, report: Report):
         self.report = report
         self.compiles = {c.id: c for c in report.compiles}
+        self.backward = _has_backward(report)
         self.prov: dict[str, Provenance] = {}
         self.nodes: dict[str, dict[str, Node]] = {}
         self.pre: dict[str, dict[str, Node]] = {}
@@ -201,6 +202,8 @@ class _Joiner:
         if found:
             return NO_LINE
         if compile_id is None and kind == "eager":
+            if not self.backward:  # no backward words for a program without one
+                return "outside the compiled graphs (eager code)"
             return "outside the compiled graphs (eager code, or autograd's engine running a backward)"
         ids = [i.strip() for i in (compile_id or "").split(",") if i.strip()]
         graphs = [self.compiles[i] for i in ids if i in self.compiles and has_graph(self.compiles[i])]
@@ -209,7 +212,11 @@ class _Joiner:
                 f"run inside [{compile_id}], a graph no Inductor compile made (a backend such as aot_eager "
                 "runs its ATen ops as they are): torch logs no kernel-to-line map for it"
             )
+        if cid is None and ids and not any(i in self.compiles for i in ids):
+            return f"run inside [{compile_id}], a compile this report does not hold"
         if cid is None and ids and not any(self.report.kernels_of(i) for i in ids):
+            if not self.backward:  # no backward words for a program without one
+                return f"run inside [{compile_id}], a graph with no kernels of its own, which torch's provenance does not place"
             return (
                 f"run inside [{compile_id}], a graph with no kernels of its own: a backward that "
                 "autograd's engine ran there, which torch's provenance does not place"
@@ -275,6 +282,16 @@ class _Joiner:
             if p is not None:
                 return p.module or ""
         return "" if n.source else None
+
+
+def _has_backward(report: Report) -> bool:
+    """Does the report hold a backward graph: a compile's AOTAutograd backward, or Compiled
+    Autograd's graph?"""
+    return any(
+        c.compiled_autograd is not None
+        or (c.stages.autograd is not None and c.stages.autograd.backward is not None)
+        for c in report.compiles
+    )
 
 
 def _unique(items) -> tuple:

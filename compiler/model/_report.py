@@ -23,6 +23,7 @@ from typing import Any
 from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
+from ._callsites import with_torch_breaks
 from ._frozen import FrozenBut
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._skipwarn import with_folded_warnings
@@ -115,6 +116,15 @@ class GraphBreak:
     count: int = 1
     compile_ids: tuple[str, ...] = ()  # every compile torch logged this site in
     gb_id: str | None = None  # torch's graph-break id, e.g. "GB0170"
+    # torch asked for this break in its own code (a ``graph_break()`` call in the optimizer's
+    # ``_use_grad``): the site is ``torch_site``, inside torch, reached from ``filename:line``
+    torch_own: bool = False
+
+    @property
+    def torch_site(self) -> StackFrame | None:
+        """torch's own line of a break torch asked for (``torch/optim/optimizer.py:79``), the
+        innermost frame of its stack; None for any other break."""
+        return self.user_stack[-1] if self.torch_own and self.user_stack else None
 
     @property
     def user_frame(self) -> StackFrame | None:
@@ -278,8 +288,9 @@ def from_json(
 
 # an older report's form, made current when it loads (each takes and returns a report's JSON
 # form, leaving it as it was): cache key components as one text; WON'T CONVERT warnings as
-# breaks of their own
-UPGRADES = (with_component_lines, with_folded_warnings)
+# breaks of their own; torch's own breaks marked, no frame of this package in a stack, a
+# resumed frame's caller from the break stacks
+UPGRADES = (with_component_lines, with_folded_warnings, with_torch_breaks)
 
 
 def _upgraded(report: Any) -> Any:

@@ -13,6 +13,9 @@ import os
 import re
 from dataclasses import dataclass
 
+# the code Dynamo makes after a graph break (named in the model, beside the frames' callers)
+from ..model._callsites import resume_of  # noqa: F401
+
 _ID = r"(?:(?P<gen>\d+):)?(?:!(?P<ca>\d+)/)?(?P<frame>\d+)/(?P<compile>\d+)"
 TORCH_ID = r"(?:!\d+/)?\d+/\d+"  # as torch prints one inside a text (a recompile reason's "0/0: ")
 _ENTRY = re.compile(rf"^\s*{TORCH_ID}:\s*")  # the cache entry torch names before a recompile reason
@@ -109,18 +112,6 @@ def is_size_symbol(name: str) -> bool:
     """Is ``name`` one torch gives a backed size symbol (``s77``), as a runnable repro binds
     them at its top (``s77 = 12``)?"""
     return _SIZE_SYMBOL.fullmatch(name) is not None
-
-
-# ---- the code Dynamo makes after a graph break ---------------------------------------
-
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
-
-
-def resume_of(name: str | None) -> tuple[str, int] | None:
-    """``torch_dynamo_resume_in_forward_at_18`` -> ``("forward", 18)``: the function a resume
-    function continues and the line it resumes after; None for any other name."""
-    m = _RESUME.match(name or "")
-    return (m["fn"], int(m["line"])) if m else None
 
 
 # ---- each rank's file ------------------------------------------------------------------

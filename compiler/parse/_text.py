@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..model._callsites import is_tool_frame
 from ..model._paths import frame_kind, is_user_file  # noqa: F401 - parsers name frames with them
 from ..model._report import StackFrame
 from ..model._skipwarn import WONT_CONVERT, frame_warning
@@ -176,7 +177,8 @@ def _user_stack(lines: list[str], start: int) -> list[StackFrame]:
                 code = lines[i + 1].strip() if i + 1 < len(lines) else None
                 if code and (_TB_FRAME.match(lines[i + 1]) or set(code) <= {"^", "~", " "}):
                     code = None
-                stack.append(StackFrame(m.group("file"), int(m.group("line")), m.group("name"), code))
+                if not is_tool_frame(m.group("file"), m.group("name")):  # compiled_calls' wrapper
+                    stack.append(StackFrame(m.group("file"), int(m.group("line")), m.group("name"), code))
             elif lines[i].startswith("Traceback (") or (lines[i] and not lines[i].startswith(" ")):
                 break
             i += 1
@@ -250,7 +252,8 @@ def reason_user_stack(reason: str) -> tuple[StackFrame, ...]:
         if m:
             nxt = lines[j + 1].strip() if j + 1 < len(lines) else None
             code = None if not nxt or _TB_FRAME.match(lines[j + 1]) else nxt
-            out.append(StackFrame(m.group("file"), int(m.group("line")), m.group("name"), code))
+            if not is_tool_frame(m.group("file"), m.group("name")):
+                out.append(StackFrame(m.group("file"), int(m.group("line")), m.group("name"), code))
     return tuple(out)
 
 

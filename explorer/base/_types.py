@@ -20,9 +20,12 @@ class BreakLine:
     compile_ids: tuple[str, ...]  # every compile torch logged it in
     code: str | None = None  # the site's line of code
     hint: str | None = None  # torch's first hint
+    # a break torch asked for in its own files: "torch's own break (inside …, reached from your …)"
+    torch_own: str | None = None
 
     def text(self) -> str:
-        return f"{self.site}  {self.type}  ({hits(self.count, self.compile_ids)})"
+        own = f": {self.torch_own}" if self.torch_own else ""
+        return f"{self.site}  {self.type}  ({hits(self.count, self.compile_ids)}){own}"
 
 
 def hits(count: int, compile_ids: tuple[str, ...]) -> str:

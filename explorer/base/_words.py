@@ -68,3 +68,28 @@ def where_source(source: str | None) -> str:
         return ""
     filename, sep, line = source.rpartition(":")
     return where(filename, int(line)) if sep and line.isdigit() else source
+
+
+def break_site(b) -> str:
+    """Where a graph break is shown: torch's own line for a break torch asked for inside its
+    files (``torch/optim/optimizer.py:79``), else the program's line."""
+    site = b.torch_site
+    return where(site.filename, site.line) if site is not None else where(b.filename, b.line)
+
+
+def torch_break_words(b) -> str | None:
+    """``torch's own break (inside torch/optim/optimizer.py:79, reached from your train.py:13)``
+    for a break torch asked for in its own code; None for any other."""
+    site = b.torch_site
+    if site is None:
+        return None
+    mine = b.user_frame
+    reached = f", reached from your {where(mine.filename, mine.line)}" if mine is not None else ""
+    return f"torch's own break (inside {where(site.filename, site.line)}{reached})"
+
+
+# what follows a torch's-own break's words: torch's hints ("Remove the call") are not the user's
+TORCH_BREAK_WHY = (
+    "torch calls `torch._dynamo.graph_break()` here itself, on purpose: nothing in your code asks "
+    "for this break, and there is nothing in it to change"
+)

@@ -6,7 +6,10 @@ the run is ``record``'s (explorer/cli/_check.py) or the test's (explorer/_pytest
 Whose break is it: walking the break's stack from the break outwards, the first frame that is
 in a checked package or in the program's own code (``StackFrame.kind == "user"``) owns it. A
 break inside torch or another library counts for the package whose frame called into it; a
-break in the user's callback that the package called does not count for the package."""
+break in the user's callback that the package called does not count for the package. A break
+torch asks for in its own files (``GraphBreak.torch_own``: the optimizer's ``_use_grad`` calls
+``torch._dynamo.graph_break()``) is torch's, counted for no package unless the rules say
+``count_torch_breaks``."""
 
 from __future__ import annotations
 
@@ -51,6 +54,9 @@ class Rules:
     # eager median / compiled median of each benchmark (``check --bench`` runs them as
     # ``record --bench`` does, before the check); a report with none breaks the rule
     min_speedup: float | None = None
+    # a break torch asks for in its own files (the optimizer's ``_use_grad``) counts for the
+    # package that called into torch only when asked (``--count-torch-breaks``)
+    count_torch_breaks: bool = False
 
     @property
     def empty(self) -> bool:
@@ -130,7 +136,10 @@ def resolve_package(spec: str, first_path: str | None = None) -> Package:
 def check_report(report: Report, rules: Rules) -> CheckResult:
     """The rules over ``report``: the offending break sites and recompiles, one line each (a
     break listed once, under the package that owns it), then the verdict."""
-    owners = [_owner(b, rules.no_breaks_in) for b in report.graph_breaks]
+    owners = [
+        (None, None) if b.torch_own and not rules.count_torch_breaks else _owner(b, rules.no_breaks_in)
+        for b in report.graph_breaks
+    ]
     in_pkg = {p.name: [i for i, (q, _) in enumerate(owners) if q is p] for p in rules.no_breaks_in}
     elsewhere = sum(q is None for q, _ in owners)
     n_breaks, n_recompiles = len(report.graph_breaks), len(report.recompiles)
@@ -178,7 +187,10 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
     else:
         counts = [f"{_count(len(in_pkg[p.name]), 'break')} in {p.name}" for p in rules.no_breaks_in]
         if rules.no_breaks_in:
-            counts.append(f"{_count(elsewhere, 'break')} elsewhere")
+            own = sum(b.torch_own for b in report.graph_breaks) if not rules.count_torch_breaks else 0
+            counts.append(f"{_count(elsewhere - own, 'break')} elsewhere")
+            if own:
+                counts.append(f"{_count(own, 'break')} torch's own (--count-torch-breaks counts them)")
         else:
             counts.append(_count(n_breaks, "break"))
         counts.append(_count(n_recompiles, "recompile"))
@@ -209,9 +221,13 @@ def _break_line(b: GraphBreak, pkg: Package | None, frame: StackFrame | None) ->
     where the break itself is in a library the package called: ``…ops.py:6, calling
     torch/functional.py:120: GB…``."""
     site = where(b.filename, b.line)
+    inside = b.torch_site  # counted on request: torch's own line, reached from the package's
+    if inside is not None:
+        site = f"torch's own break at {where(inside.filename, inside.line)}"
     if pkg is not None and frame is not None:
         own = pkg.shown(frame)
-        at = own if (frame.filename, frame.line) == (b.filename, b.line) else f"{own}, calling {site}"
+        mine = (frame.filename, frame.line) == (b.filename, b.line) and inside is None
+        at = own if mine else f"{own}, calling {site}"
         head = f"check: graph break in {pkg.name} ({at}, "
     else:
         head = f"check: graph break ({site}, "

@@ -14,7 +14,7 @@ import os
 from explorer.cli._record import RECORD_VALUED, record, record_options
 
 CHECK_USAGE = (
-    "pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N] [--min-speedup X --bench] "
+    "pt2-explorer check [--no-breaks-in PKG]... [--count-torch-breaks] [--max-breaks N] [--max-recompiles N] [--min-speedup X --bench] "
     "[record's options] (SCRIPT | -m MODULE) [ARGS...]"
 )
 CHECK_VALUED = (*RECORD_VALUED, "--no-breaks-in", "--max-breaks", "--max-recompiles", "--min-speedup")
@@ -23,7 +23,9 @@ RULES_HELP = (
     "A break is in PKG when, walking its stack from the break outwards, the first frame that is "
     "in PKG or in the program's own files is in PKG: a break inside torch or another library "
     "counts for PKG when PKG's code called it, one in your own code that PKG called back does "
-    "not. A break is a site (file:line), as the summary counts them."
+    "not. A break is a site (file:line), as the summary counts them. A break torch asks for "
+    "in its own files (the optimizer's `opt.step()` calls torch._dynamo.graph_break() on "
+    "purpose) is torch's own: it counts for no PKG unless --count-torch-breaks."
 )
 
 
@@ -46,6 +48,13 @@ def check_options(p: argparse.ArgumentParser) -> None:
         help="fail on a graph break in this package: an importable name (mypkg, mypkg.models; "
         "found as the program would import it, without importing it) or a path with a / "
         "(src/mypkg, ./tools/gen.py); repeatable",
+    )
+    g.add_argument(
+        "--count-torch-breaks",
+        action="store_true",
+        help="count the breaks torch asks for in its own files (a compiled `opt.step()`: "
+        "torch/optim/optimizer.py's `_use_grad`) for the PKG whose code called into torch; by "
+        "default they are torch's own and count for no PKG",
     )
     g.add_argument("--max-breaks", type=_count, metavar="N", help="fail on more than N graph-break sites")
     g.add_argument("--max-recompiles", type=_count, metavar="N", help="fail on more than N recompiles")
@@ -81,7 +90,7 @@ def check(ns) -> int:
     except LookupError as e:
         say(f"pt2-explorer check: error: --no-breaks-in {e}")
         return 2
-    rules = Rules(packages, ns.max_breaks, ns.max_recompiles, ns.min_speedup)
+    rules = Rules(packages, ns.max_breaks, ns.max_recompiles, ns.min_speedup, ns.count_torch_breaks)
 
     def verdict(report) -> bool:
         result = check_report(report, rules)

@@ -16,7 +16,15 @@ from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped
 from ..base._types import BreakLine, CompileRow, Summary
-from ..base._words import cell_label, display_name, secs, where, where_source  # noqa: F401 - where the views import them from
+from ..base._words import (  # noqa: F401 - where the views import them from
+    break_site,
+    cell_label,
+    display_name,
+    secs,
+    torch_break_words,
+    where,
+    where_source,
+)
 from ..lower._fit import text_width, wrap_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
@@ -77,12 +85,13 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     names = {c.id: display_name(c.name) for c in report.compiles}
     breaks = tuple(
         BreakLine(
-            where(b.filename, b.line),
+            break_site(b),
             b.type,
             b.count,
             b.compile_ids or (b.compile_id,),
             b.user_stack[-1].code if b.user_stack and b.user_stack[-1].code else None,
-            b.hints[0] if b.hints else None,
+            None if b.torch_own or not b.hints else b.hints[0],  # torch's hint is not the user's to act on
+            torch_break_words(b),
         )
         for b in report.graph_breaks
     )

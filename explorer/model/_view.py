@@ -25,6 +25,7 @@ from ..base._types import (
     SourceLine,
     Span,
 )
+from ..base._words import TORCH_BREAK_WHY, break_site, torch_break_words
 from ..repros._compile import repro_links_html
 from ..run._program import machinery
 from ._recompiles import dynamic_dims, previous_compiles, recompile_view, timelines
@@ -124,16 +125,21 @@ def _break_view(report: Report, b) -> BreakView:
         facts.append(Excerpt(clipped(context)))
     if unread:
         facts.append(_words("source", unread, cls="src-unread", strong=False))
-    if b.explanation:
-        facts.append(Labelled("why", (Span("prose", clip(b.explanation, TEXT)),), cls="why"))
-    facts += [_words("hint", h) for h in b.hints]
+    own = torch_break_words(b)
+    if own is not None:  # torch's hints ("Remove the call") are not the user's to act on
+        facts.append(_words("where", own))
+        facts.append(Labelled("why", (Span("prose", TORCH_BREAK_WHY),), cls="why"))
+    else:
+        if b.explanation:
+            facts.append(Labelled("why", (Span("prose", clip(b.explanation, TEXT)),), cls="why"))
+        facts += [_words("hint", h) for h in b.hints]
     if stack:
         facts.append(Labelled("stack", clipped(stack), cls="stack", strong=False))
     graphs = _graphs(before, after)
     if graphs:
         facts.append(Labelled("", graphs, cls="meta"))
     return BreakView(
-        site=clip(where(b.filename, b.line)),
+        site=clip(break_site(b)),
         type=clip(b.type),
         reason=clip(b.reason, TEXT),
         count=b.count,
@@ -163,7 +169,8 @@ def _stack(b) -> tuple[Inline, StackFrame | None]:
     library frames between them and the break) less this package's own frames (the CLI or
     ``compiler.record`` that called the program), from the program's outermost own frame on,
     each frame calling the next; and the innermost frame of the program's own code."""
-    frames = [f for f in b.shown_stack if not machinery(f.filename)]
+    # torch's own break: on to torch's line, through torch's frames that reach it
+    frames = [f for f in (b.user_stack if b.torch_own else b.shown_stack) if not machinery(f.filename)]
     # a %%compile cell: the cell's own line that only called the magic, then the cell compiled
     frames = [
         f

@@ -80,6 +80,8 @@ def _renderables(s: Summary) -> tuple[list, Table, list]:
             )
             if b.code:
                 parts.append(Text(f"      {b.code}", style="dim", no_wrap=True, overflow="ellipsis"))
+            if b.torch_own:
+                parts.append(Text(f"      {b.torch_own}", no_wrap=True, overflow="ellipsis"))
             if b.hint:
                 parts.append(Text(f"      hint: {b.hint}", no_wrap=True, overflow="ellipsis"))
     for name, lines in s.sections:
