@@ -14,8 +14,8 @@
 ``min_speedup=X`` benchmarks each function the block compiled on its last call, after the
 block, as ``record --bench`` does, and fails the test where compiled is not X times as fast as
 eager. A broken rule fails the test with the offending sites in its message, the lines
-``check`` prints, first in the test's report: torch's structured trace never reaches the
-captured log. torch's compile caches are reset first (``torch.compiler.reset()``): a function an
+``check`` prints, first in the test's report: torch's structured trace and the debug records
+of the loggers the recording listens to never reach the captured log. torch's compile caches are reset first (``torch.compiler.reset()``): a function an
 earlier test compiled is compiled again, so its breaks and recompiles are seen; ``reset=False``
 keeps them. Loading the plugin imports no torch."""
 
@@ -37,26 +37,47 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", MARKER)
 
 
-class _NoTrace:
-    """Drops torch's structured-trace records (``torch.__trace``: an empty message, the payload
-    in its metadata, for trace files only; torch never propagates it) from pytest's own log
-    capture while a check records, so a failing check's lines are not followed by thousands of
-    empty ``DEBUG torch.__trace`` lines in the test's captured log. pytest attaches its
-    capture handlers to every logger that does not propagate; only those get this filter."""
+class _Quiet:
+    """Keeps what the recording turns on out of pytest's log capture while a check records:
+    torch's structured trace (``torch.__trace``: an empty message, the payload in its
+    metadata, for trace files only) and every record of a torch logger below the level that
+    logger had before the recording (the debug records of the loggers it listens to at DEBUG:
+    ``torch.fx.proxy.__annotation``, ``torch._functorch._aot_autograd.utils.__annotation``, the
+    fusion and CUDA-graph loggers, Dynamo's graph code), so that a failing check's lines are
+    not followed by thousands of DEBUG records in the test's captured log. What torch showed
+    before (a graph break's warning) is captured as without us. pytest attaches its capture
+    handlers to the root logger and to every logger that does not propagate (torch's own and
+    its artifact loggers); only pytest's handlers on torch's loggers get this filter."""
 
     def __enter__(self):
         import logging
 
-        self.handlers = [
-            h for h in logging.getLogger("torch.__trace").handlers if type(h).__module__ == "_pytest.logging"
+        loggers = [
+            log
+            for name, log in list(logging.root.manager.loggerDict.items())
+            if isinstance(log, logging.Logger) and (name == "torch" or name.startswith("torch."))
         ]
+        # each torch logger's level before the recording sets any of them to DEBUG
+        self.before = {log.name: log.getEffectiveLevel() for log in loggers}
+        self.handlers = list(
+            {
+                id(h): h
+                for log in (logging.root, *loggers)
+                for h in log.handlers
+                if type(h).__module__ == "_pytest.logging"
+            }.values()
+        )
         for h in self.handlers:
             h.addFilter(self.filter)
         return self
 
-    @staticmethod
-    def filter(record) -> bool:
-        return record.name != "torch.__trace"
+    def filter(self, record) -> bool:
+        if record.name == "torch.__trace":
+            return False
+        if record.name != "torch" and not record.name.startswith("torch."):
+            return True
+        before = self.before.get(record.name)
+        return before is None or record.levelno >= before
 
     def __exit__(self, *exc) -> bool:
         for h in self.handlers:
@@ -108,7 +129,7 @@ class Check:
             import torch
 
             torch.compiler.reset()
-        self._quiet = _NoTrace().__enter__()
+        self._quiet = _Quiet().__enter__()
         self._rec = compiler.recording()
         self._rec.__enter__()
         if self.rules.min_speedup is not None:  # the compiled functions and their last calls

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 
@@ -143,3 +145,57 @@ def test_the_entry_point_loads_the_plugin_without_torch(tmp_path):
         "reset=True, count_torch_breaks=False):" in out.stdout
     )
     assert out.stdout.splitlines()[-1] == "torch imported: False plugin: True"
+
+
+QUIET_TESTS = """\
+import logging
+
+import pytest
+import torch
+
+import mypkg.ops
+
+
+@pytest.mark.pt2_check(no_breaks_in="mypkg")
+def test_inductor_training_step():
+    x = torch.ones(3, requires_grad=True)
+    torch.compile(mypkg.ops.scale)(x).sum().backward()
+
+
+@pytest.mark.pt2_check(max_breaks=0)
+def test_aot_eager_training_step():
+    logging.getLogger("mypkg").warning("the test's own warning")
+    logging.getLogger("torch._dynamo").warning("a warning of torch")
+    x = torch.ones(3, requires_grad=True)
+    torch.compile(mypkg.ops.scale, backend="aot_eager")(x).sum().backward()
+"""
+
+
+@pytest.mark.slow
+def test_a_failing_check_prints_no_debug_record_of_torch(pytester, monkeypatch):
+    """Two failing checks of training steps (AOTAutograd traces their joint graphs, on whose
+    seq_nr loggers the recording listens at DEBUG): their report holds the check's lines and
+    what torch and the test log at WARNING, and no DEBUG record of torch."""
+    pytester.mkpydir("mypkg")
+    (pytester.path / "mypkg" / "ops.py").write_text(OPS)
+    pytester.makepyfile(test_quiet=QUIET_TESTS)
+    # in a process of its own: torch's Inductor modules, imported by the run, are not imported
+    # twice (an inline run drops the modules it imported when it ends)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+    result = pytester.runpytest_subprocess(*PLUGIN, "--strict-markers")  # pytest's log capture on
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    debug = [ln for ln in out.splitlines() if re.match(r"DEBUG +torch[.:]", ln)]
+    assert debug == [], f"{len(debug)} DEBUG records of torch, e.g. {debug[:3]}"
+    assert "torch.__trace" not in out
+    # what torch showed without us (a warning), and the test's own log, are captured as ever
+    assert "WARNING  torch._dynamo:test_quiet.py:" in out and "a warning of torch" in out
+    assert "WARNING  mypkg:test_quiet.py:" in out and "the test's own warning" in out
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_inductor_training_step _*",
+            "check: graph break in mypkg (mypkg/ops.py:3, GB0124 *",
+            "*_ test_aot_eager_training_step _*",
+            "check: 1 rule broken (--max-breaks 0: 1 break site)",
+        ]
+    )

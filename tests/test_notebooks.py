@@ -115,6 +115,35 @@ def test_notebook_runs(run_notebook, path):
     assert not errors
 
 
+def _errors(nb) -> list[str]:
+    return [
+        f"cell {i}: {o.ename}: {o.evalue}"
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_twice_with_warm_caches(tmp_path, path):
+    """As a learner runs a notebook: twice in a row, torch's compile caches on (as a user has
+    them) and kept between the runs in one cache directory, so that the second run's compiles
+    are cache hits, which skip Inductor's lowering and fusion. Each run ends without an error
+    (``test_notebook_runs`` is the run with the caches off)."""
+    env = with_user_caches(dict(os.environ))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path / "inductor-cache")  # both runs, this test's own
+    for run in ("first", "second"):
+        work = tmp_path / run
+        shutil.copytree(ROOT / "notebooks", work)
+        nb = nbformat.read(work / path.name, as_version=4)
+        env["IPYTHONDIR"] = str(work / ".ipython")
+        execute(nb, timeout=CELL_TIMEOUT_S, cwd=str(work), env=env)  # raises on a cell's error
+        assert not _errors(nb), (run, _errors(nb))
+
+
 # ---- 00: the tour --------------------------------------------------------------------------
 
 

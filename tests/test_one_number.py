@@ -14,6 +14,8 @@ from _one_number import check
 
 import compiler
 import explorer
+from explorer.lower._html import esc
+from explorer.model._speed import cache_detail_lines
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 DATA = NOTEBOOKS / "data"
@@ -43,7 +45,16 @@ def test_cache_savings_nest_and_cuda_graph_sizes_say_what_they_count():
     fx = next(lk for lk in warm.caches if lk.kind == "fx_graph")
     aot = next(lk for lk in warm.caches if lk.kind == "aotautograd")
     assert fx.time_saved_s < aot.time_saved_s  # torch's figures: the one inside the other
-    line = next(ln for ln in explorer.text(caches, "summary").splitlines() if f"[{warm.id}] " in ln)
+    # the summary: the run's caches in one line, torch's figure for the warm compile
+    summary = explorer.text(caches, "summary")
+    looked = sum(1 for c in caches.compiles if c.caches)
+    assert (
+        f"  caches: 1 of {looked} compiles from the cache (torch: saved {aot.time_saved_s:.2f} s); "
+        in summary
+    )
+    assert "caches: FX graph hit" not in summary  # each compile's: folded in the page, in the compile view
+    (line,) = [ln for ln in cache_detail_lines(caches) if ln.startswith(f"[{warm.id}] ")]
+    assert f"<div>{esc(line)}</div>" in explorer.html(caches)
     assert (
         f"caches: FX graph hit, AOTAutograd hit · torch: saved {aot.time_saved_s:.2f} s (AOTAutograd's "
         f"figure: the compile that wrote the entry, with its FX graphs' {fx.time_saved_s:.2f} s inside it)"

@@ -5,6 +5,7 @@ runs and skips on a GPU are in tests/test_gpu_speed.py."""
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ import torch
 
 import compiler
 import explorer
+from explorer.model._speed import cache_detail_lines
 from tests._caches import with_user_caches
 from tests._torch_trace import RawTrace, read_log
 
@@ -198,8 +200,12 @@ def test_a_warm_start_hits_with_torchs_own_key_and_a_changed_config_is_named(tmp
         check=True,
     ).stdout
     assert "inductor_config[max_fusion_size]: 64 → 32" in out
-    # the summary's line: the hit as torch answered it, then torch's saved figure for the compile
-    assert "[0/0] f: caches: FX graph hit, AOTAutograd hit · torch: saved " in explorer.text(a, "summary")
+    # the compile's line (folded under the summary's): the hit as torch answered it, then
+    # torch's saved figure for the compile
+    assert cache_detail_lines(a)[0].startswith(
+        "[0/0] f: caches: FX graph hit, AOTAutograd hit · torch: saved "
+    )
+    assert "  caches: 1 of 1 compile from the cache (torch: saved " in explorer.text(a, "summary")
 
 
 def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_skip():
@@ -230,3 +236,28 @@ def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_sk
     assert v.headline.startswith("compiled is 1.24× faster than eager: CUDA graphs skipped: mutated inputs")
     # asked for already: the host's part suggests no mode
     assert next(x for x in v.causes if x.key == "launch").fix is None
+
+
+def test_report_names_its_own_path_to_fill_in(tmp_path):
+    """``pt2-explorer report R``: the summary's one line for the caches, then the command that
+    fills in what the hits left out, with R itself (never a placeholder)."""
+    path = tmp_path / "caches.json"
+    path.write_bytes(gzip.decompress((ROOT / "notebooks" / "data" / "h100-caches.json.gz").read_bytes()))
+    report = compiler.load(path)
+    ids = [c.id for c in report.compiles if compiler.analysis.fill_reason(c) is not None]
+    out = subprocess.run(
+        [sys.executable, "-m", "explorer", "report", str(path)],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = out.splitlines()
+    assert [ln for ln in lines if ln.startswith("  caches: ")] == [
+        f"  caches: 1 of {len(report.compiles)} compiles from the cache (torch: saved 0.32 s); not filled in "
+        f"yet: {len(ids)} compiles (the kernels' nodes, the IR around fusion) · per compile: --view compiles"
+    ]
+    assert (
+        lines[-1] == f"to fill in {len(ids)} compiles ({', '.join(ids)}): pt2-explorer report {path} --fill"
+    )
+    assert "REPORT.json" not in out

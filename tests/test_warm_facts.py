@@ -17,7 +17,7 @@ from torch._inductor.utils import fresh_cache
 
 import compiler
 from compiler.types import CacheLookup
-from explorer.model._speed import speed_lines
+from explorer.model._speed import cache_detail_lines, speed_lines
 from explorer.model._stages import _kernel_lines
 from tests._torch_trace import RawTrace
 
@@ -69,7 +69,12 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
         == "its FX graph came from the cache: Inductor's lowering and fusion did not run"
     )
     assert all(k.nodes == () for k in warm.report.kernels_of(c.id))
-    (line,) = speed_lines(warm.report)
+    assert speed_lines(warm.report) == (
+        "caches: 1 of 1 compile from the cache (torch: saved "
+        f"{compiler.analysis.cache_saving(c.caches).saved_s:.2f} s); not filled in yet: 1 compile "
+        "(the kernels' nodes, the IR around fusion) · per compile: --view compiles",
+    )
+    (line,) = cache_detail_lines(warm.report)
     names = {"fx_graph": "FX graph", "aotautograd": "AOTAutograd"}
     counted = {a: torch_says.count(a) for a in torch_says}  # torch's order, each answer once
     said = ", ".join(f"{names[k]} {s}" + (f" ×{n}" if n > 1 else "") for (k, s), n in counted.items())

@@ -91,7 +91,10 @@ class RecordOptions(_Options):
     caches: bool = _option(
         True,
         "turn Inductor's and AOTAutograd's caches off: every stage runs and is recorded (a cold compile); "
-        "by default the caches are kept and what a hit skips is filled in on demand",
+        "by default the caches are kept, and what a hit skips (the kernels' nodes, the IR around fusion) is "
+        "filled in afterwards by compiling the graph cold in a fresh process: `record --json R` starts it "
+        "in the background and writes R again when it ends; `report R --fill` and compiler.fill(report) "
+        "run it",
         "--fresh",
     )
     triton_ir: bool = _option(

@@ -62,6 +62,9 @@ class Summary:
     unknown: str | None = None  # the events kept raw
     damaged: str | None = None  # a log's events whose payload is not what torch wrote
     sections: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("Compiled Autograd", lines), …
+    # detail the page and the widget fold under the sections (each compile's caches); the
+    # text says where to read it instead
+    folded: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def break_lines(self) -> tuple[str, ...]:

@@ -269,6 +269,11 @@ def _report(ns, compiler) -> int:
         shown.terminal(Subject(report, ns.report, ns.compile, kernel=ns.kernel))
     except ValueError as e:  # no such compile, no such kernel
         return error(e)
+    if ns.view == "summary":  # what cache hits left out, and the command, with this report's path
+        from explorer.model._speed import fill_command
+
+        if (fill := fill_command(report, ns.report)) is not None:
+            print(fill)
     if ns.html:
         if not saving(ns.html, lambda: save_html(report, ns.html, ns.report)):
             return 1

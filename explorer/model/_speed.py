@@ -1,5 +1,5 @@
-"""Mode, CUDA graphs and caches: one line per compiled function in the summary, the details
-in the compile's own facts, and why a warm start missed (the cache key's components that
+"""Mode, CUDA graphs and caches: one line per compiled function whose mode or CUDA graphs are
+worth one and a line for the run's caches in the summary, the details in the compile's own facts, and why a warm start missed (the cache key's components that
 differ between two compiles of the same function)."""
 
 from __future__ import annotations
@@ -146,8 +146,9 @@ def saving_phrase(c: Compile) -> str | None:
 
 
 def speed_lines(report: Report) -> tuple[str, ...]:
-    """One line per compile that has a mode, CUDA-graph or cache fact worth a line: a mode
-    other than the default, CUDA graphs asked for or skipped, a cache lookup."""
+    """One line per compile whose mode or CUDA graphs are worth a line (a mode other than the
+    default, CUDA graphs asked for or skipped), then the run's caches in one line
+    (``cache_line``); each compile's cache facts are ``cache_detail_lines``."""
     lines = []
     for c in report.compiles:
         parts = [
@@ -155,6 +156,64 @@ def speed_lines(report: Report) -> tuple[str, ...]:
             for p in (
                 config_phrase(c) if c.config and c.config.mode not in (None, "default") else None,
                 cudagraph_phrase(c),
+            )
+            if p
+        ]
+        if parts:
+            lines.append(f"[{c.id}] {display_name(c.name)}: " + " · ".join(parts))
+    run = cache_line(report)
+    return tuple(lines) + ((run,) if run else ())
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def cache_line(report: Report) -> str | None:
+    """The run's caches in one line: "caches: 3 of 4 compiles from the cache (torch: saved
+    27.9 s); filled in ✓", or what is left to fill in (the command that fills it in is said by
+    whoever knows where the report lives: ``fill_command``). None where no compile looked one up."""
+    looked = [c for c in report.compiles if c.caches]
+    if not looked:
+        return None
+    hit = [c for c in looked if any(lk.state == "hit" for lk in c.caches)]
+    bypass = sum(1 for c in looked if any(lk.state == "bypass" for lk in c.caches))
+    text = "caches: " + (
+        f"{len(hit)} of {_plural(len(looked), 'compile')} from the cache"
+        if hit
+        else f"no hit ({_plural(len(looked), 'compile')} compiled cold)"
+    )
+    extra = []
+    saved = [x.saved_s for c in hit if (x := cache_saving(c.caches)) is not None]
+    if saved:
+        extra.append(f"torch: saved {secs(sum(saved))}")
+    if bypass:
+        extra.append(f"{bypass} bypassed")
+    if extra:
+        text += f" ({', '.join(extra)})"
+    states = [c.regenerated.state for c in report.compiles if c.regenerated is not None]
+    left = sum(1 for c in report.compiles if fill_reason(c) is not None)
+    if states:
+        bad = {s: states.count(s) for s in ("differs", "failed") if s in states}
+        text += (
+            "; filled in ✓"
+            if not bad
+            else "; fill-in: "
+            + ", ".join(f"{n} {'not merged (other code)' if s == 'differs' else s}" for s, n in bad.items())
+        )
+    if left:
+        text += f"; not filled in yet: {_plural(left, 'compile')} (the kernels' nodes, the IR around fusion)"
+    return text + " · per compile: --view compiles"
+
+
+def cache_detail_lines(report: Report) -> tuple[str, ...]:
+    """Each compile's cache lookups, torch's saving and its fill-in, a line per compile (the
+    page and the widget fold them under the run's line)."""
+    lines = []
+    for c in report.compiles:
+        parts = [
+            p
+            for p in (
                 ("caches: " + cache_phrase(c.caches)) if c.caches else None,
                 saving_phrase(c),
                 fill_phrase(c),
@@ -164,6 +223,16 @@ def speed_lines(report: Report) -> tuple[str, ...]:
         if parts:
             lines.append(f"[{c.id}] {display_name(c.name)}: " + " · ".join(parts))
     return tuple(lines)
+
+
+def fill_command(report: Report, path: str | None) -> str | None:
+    """What fills in the report's cache hits, with the report's own path, or None where
+    nothing is left to fill in."""
+    ids = [c.id for c in report.compiles if fill_reason(c) is not None]
+    if not ids:
+        return None
+    how = f"pt2-explorer report {path} --fill" if path else "compiler.fill(report)"
+    return f"to fill in {_plural(len(ids), 'compile')} ({', '.join(ids)}): {how}"
 
 
 def compile_rows(c: Compile) -> list[tuple[str, str]]:
@@ -221,7 +290,7 @@ def fill_phrase(c: Compile) -> str | None:
     reason = fill_reason(c)
     if reason is None:
         return None
-    return f"to fill in ({reason}): pt2-explorer report REPORT.json --fill"
+    return f"to fill in: {reason}"
 
 
 def key_blocks(c: Compile) -> list[LinesBlock]:

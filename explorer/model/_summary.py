@@ -28,7 +28,7 @@ from ..base._words import (  # noqa: F401 - where the views import them from
 from ..lower._fit import text_width, wrap_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
-from ._speed import speed_lines
+from ._speed import cache_detail_lines, speed_lines
 
 _LETTER = dict(zip(STAGES, "CADFG"))
 
@@ -162,6 +162,9 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         unknown=unknown,
         damaged=damaged,
         sections=sections,
+        folded=tuple(
+            (name, lines) for name, lines in (("caches per compile", cache_detail_lines(report)),) if lines
+        ),
     )
     return clipped(summary)  # each line within _bound.LINE: a crafted report's string may be a megabyte
 

@@ -183,6 +183,12 @@ def summary_html(view: ExplorerView) -> str:
     items += [f'<li class="rcp">{esc(x)}</li>' for x in s.recompile_lines]
     items += [f'<li class="pipe">{esc(name)}: {esc(x)}</li>' for name, lines in s.sections for x in lines]
     err = error_html(view) + (f'<div class="note">{esc(s.damaged)}</div>' if s.damaged else "")
+    items += [
+        f'<li class="pipe"><details><summary>{esc(name)} ({len(lines)})</summary>'
+        + "".join(f"<div>{esc(x)}</div>" for x in lines)
+        + "</details></li>"
+        for name, lines in s.folded
+    ]
     glance = f'<ul class="glance">{"".join(items)}</ul>' if items else ""
     return (
         f'<h2>PT2 Explorer — {esc(s.title)}</h2><div class="meta">{esc(s.meta)}</div>'
