@@ -154,3 +154,12 @@ def break_advice(type_: str, gb_id: str | None, hints: tuple[str, ...] = ()) -> 
     """What to change where no code is the fix: the known advice, else the registry's first
     hint, in torch's words."""
     return _known(_BREAK_ADVICE, type_, gb_id) or (hints[0] if hints else None)
+
+
+def break_line(b) -> str:
+    """A break site as evidence: the user's line, or torch's own line for a break torch asks for."""
+    kind = f"{b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
+    site = b.torch_site
+    if site is None:
+        return f"{where(b.filename, b.line)}: {kind}"
+    return f"{where(site.filename, site.line)}: torch's own break, reached from {where(b.filename, b.line)}: {kind}"

@@ -44,7 +44,15 @@ from ._attention import attention
 from ._backend import other_backend
 from ._carry import unread, with_gains
 from ._cgmode import cudagraphs, mode_of, skips
-from ._fixes import REDUCE_OVERHEAD, break_advice, break_fix, fallen_frames, recompile_fix, shape_recompiles
+from ._fixes import (
+    REDUCE_OVERHEAD,
+    break_advice,
+    break_fix,
+    break_line,
+    fallen_frames,
+    recompile_fix,
+    shape_recompiles,
+)
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
 from ._kernelcauses import backend_cause, compile_cause, cpp_unprofiled, generated, library, unprofiled
@@ -233,13 +241,12 @@ class _Judge:
             return None
         ms = self.python_ms
         ev = [f"{self.pieces:.0f} {self.piece_words} a call: Python runs between them ({ms:.4g} ms a call)"]
-        ev += [
-            f"{where(b.filename, b.line)}: {b.type}{f' ({b.gb_id})' if b.gb_id else ''}"
-            for b in sorted(breaks, key=lambda b: -b.count)[:5]
-        ]
-        fix = next((f for b in breaks if (f := break_fix(b.type, b.gb_id))), None)
+        ev += [break_line(b) for b in sorted(breaks, key=lambda b: -b.count)[:5]]
+        # torch's own break (the optimizer's) has no change of the user's: its hint is never said
+        theirs = [b for b in breaks if not b.torch_own]
+        fix = next((f for b in theirs if (f := break_fix(b.type, b.gb_id))), None)
         advice = (
-            None if fix else next((a for b in breaks if (a := break_advice(b.type, b.gb_id, b.hints))), None)
+            None if fix else next((a for b in theirs if (a := break_advice(b.type, b.gb_id, b.hints))), None)
         )
         n = len(breaks)
         title = f"graph breaks: {n} site{'s' * (n != 1)}"
