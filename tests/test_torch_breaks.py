@@ -226,3 +226,40 @@ def test_the_plugin_counts_torchs_own_breaks_when_asked(run):
     ]
     assert [r.passed for r in results] == [True, False]
     assert results[1].broken == (f"--no-breaks-in {prog}: 1 break",)
+
+
+def test_the_verdict_says_torchs_own_break_at_torchs_line_and_offers_no_hint(run):
+    """The Why view's graph-break cause: its evidence names torch's line, reached from the
+    program's, and neither a fix nor torch's "remove the graph_break() call" hint is offered."""
+    from compiler.assemble._fixes import break_line
+
+    root, prog, out = run
+    torch_facts, report, _lines, _rc = out["default"]
+    ((file, line),) = torch_facts.break_sites
+    (b,) = report.graph_breaks
+    assert line == 79 and break_line(b) == (
+        f"torch/optim/optimizer.py:79: torch's own break, reached from train.py:{_line('STEP')}: "
+        "Call to `torch._dynamo.graph_break()` (GB0025)"
+    )
+    assert b.hints  # torch's hint is there, and is never the advice
+    v_breaks = [c for c in _judged_breaks(report) if c.key == "breaks"]
+    assert v_breaks and all(c.fix is None and c.advice is None for c in v_breaks)
+    assert any("torch's own break" in e for c in v_breaks for e in c.evidence)
+
+
+def _judged_breaks(report):
+    """The verdict's causes on the report, judged against a steady benchmark of two graphs' call
+    (a benchmark is what the verdict reads; its figures do not matter to the breaks' words)."""
+    from compiler.model._benchtypes import Benchmark, KernelTime, Timeline, Timing
+
+    t = Timing(median_ms=2.0, p25_ms=2.0, p75_ms=2.0, min_ms=2.0, max_ms=2.0, reps=5)
+    e = Timing(median_ms=3.0, p25_ms=3.0, p75_ms=3.0, min_ms=3.0, max_ms=3.0, reps=5)
+    timeline = Timeline(
+        call_ms=2.0, kernel_ms=0.5, busy_ms=0.5, launches=4, graphs=2, regions=2, outside_ms=1.0
+    )
+    bench = Benchmark(
+        name="opt_step", device="cpu", device_name="cpu", method="", warmup=1, eager=e, compiled=t,
+        speedup=1.5, timeline=timeline, profiled_calls=3,
+        kernels=(KernelTime("aten::_foreach_add_", "extern", 3, 1.5, 0.5, 1.0, compile_id="1/0"),),
+    )  # fmt: skip
+    return compiler.analysis.verdict(report, bench).causes

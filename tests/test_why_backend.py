@@ -106,7 +106,15 @@ def _bench(model, compiled, x, **options):
             compiled(x)
     with torch.no_grad():  # as it was called: outside, grad mode on, torch would compile another graph
         b = compiler.benchmark(
-            rec.report, model, x, compiled=compiled, reps=5, warmup=1, progress=False, mutates=False, **options
+            rec.report,
+            model,
+            x,
+            compiled=compiled,
+            reps=5,
+            warmup=1,
+            progress=False,
+            mutates=False,
+            **options,
         )
     return rec.report, b, compiler.analysis.verdict(rec.report, b), raw.records
 

@@ -162,4 +162,6 @@ def break_line(b) -> str:
     site = b.torch_site
     if site is None:
         return f"{where(b.filename, b.line)}: {kind}"
-    return f"{where(site.filename, site.line)}: torch's own break, reached from {where(b.filename, b.line)}: {kind}"
+    path = site.filename.replace("\\", "/")
+    inside = path[path.rfind("/torch/") + 1 :] if "/torch/" in path else path.rsplit("/", 1)[-1]
+    return f"{inside}:{site.line}: torch's own break, reached from {where(b.filename, b.line)}: {kind}"
