@@ -426,7 +426,7 @@ def test_a_fixs_measured_gain_is_held_against_what_the_verdict_predicted():
     assert row.unranked is None
     _base, ro = _row("reduce-overhead")
     assert ro.unranked == (
-        "its eager arm (0.2193 ms) disagrees with the baseline's (0.349 ms) beyond their spread: the two "
+        "its eager arm (0.2193 ms) disagrees with the baseline's (0.349 ms) beyond their spread and 10%: the two "
         "runs were timed at different speeds; run advise again"
     )
     from compiler.assemble._advice import advice_row, ranked

@@ -123,6 +123,7 @@ def _cli(*args: str, timeout: int = 560) -> subprocess.CompletedProcess:
 
 
 def _recorded(tmp_path, mode: str, text: str):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = _program(tmp_path, text)
     done = _cli("record", "--bench", "--json", str(tmp_path / "r.json"), str(path), mode, "--do-bench")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -147,13 +148,21 @@ def test_bert_tiny_reduce_overhead_under_no_grad_is_timed_as_called(tmp_path):
 
 
 def test_gpt2_under_no_grad_and_bf16_autocast_is_timed_as_called(tmp_path):
-    done, report, bench, theirs = _recorded(tmp_path, "default", GPT2_AMP)
-    assert bench.compiles_while_timing == ()
-    assert bench.context == 'torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16), model.eval()'
-    assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
-    why = [line for line in done.stdout.splitlines() if line.startswith("why ")]
-    assert why, done.stdout[-2000:]
-    assert not any("TF32" in line or "fp32" in line for line in why), why
+    """Three runs, each its own process (record --bench, do_bench in the program beside it):
+    this GPU-bound call's time moves by tens of percent between phases of a shared host (2.0 to
+    4.7 ms for the same compiled call in one process, benchmarks/replay_fidelity.py), so the
+    median of the three paired ratios is held to 15%."""
+    ratios = []
+    for i in range(3):
+        done, report, bench, theirs = _recorded(tmp_path / str(i), "default", GPT2_AMP)
+        assert bench.compiles_while_timing == ()
+        assert bench.context == 'torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16), model.eval()'
+        ratios.append(bench.speedup / theirs)
+        why = [line for line in done.stdout.splitlines() if line.startswith("why ")]
+        assert why, done.stdout[-2000:]
+        assert not any("TF32" in line or "fp32" in line for line in why), why
+    print("GPT-2 record --bench / do_bench:", [f"{r:.3f}" for r in ratios])
+    assert abs(sorted(ratios)[1] - 1) <= 0.15, ratios
 
 
 def test_advise_ranks_reduce_overhead_first_on_a_launch_bound_no_grad_program(tmp_path):
@@ -167,6 +176,7 @@ def test_advise_ranks_reduce_overhead_first_on_a_launch_bound_no_grad_program(tm
     print(f"advise: baseline x{base.speedup:.2f}, reduce-overhead x{fix.speedup:.2f}")
     assert fix.speedup > base.speedup and fix.speedup > 1
     table = (out / "advice.txt").read_text()
+    print(table)
     rows = [line for line in table.splitlines() if "reduce-overhead" in line or "baseline" in line]
     assert rows and "reduce-overhead" in rows[0], table
 

@@ -132,6 +132,14 @@ def advice_row(
 
 
 BAND = 0.15  # measured and predicted agree within this, or the rows' own spread where wider
+# two runs' eager arms (each a fresh process) differ by this much on a steady machine: the same
+# eager call timed minutes apart; beyond it (and their spread), the runs were timed at other speeds
+EAGER_DRIFT = 0.10
+
+
+def _same_eager(a, b) -> bool:
+    """Two runs' eager arms agree: within the wider IQR, or within ``EAGER_DRIFT`` of the baseline."""
+    return within_spread(a, b) or abs(a.median_ms - b.median_ms) <= EAGER_DRIFT * b.median_ms
 
 
 def compare(
@@ -154,10 +162,10 @@ def compare(
         row = dataclasses.replace(row, measured=row.speedup / b.speedup)
     arms = [t for t in (b.eager, b.compiled, row.eager, row.compiled) if t is not None and t.median_ms > 0]
     band = max([BAND] + [t.iqr_ms / t.median_ms for t in arms])
-    if row.eager is not None and b.eager is not None and not within_spread(row.eager, b.eager):
+    if row.eager is not None and b.eager is not None and not _same_eager(row.eager, b.eager):
         why = (
             f"its eager arm ({row.eager.median_ms:.4g} ms) disagrees with the baseline's ({b.eager.median_ms:.4g} ms) "
-            "beyond their spread: the two runs were timed at different speeds; run advise again"
+            f"beyond their spread and {EAGER_DRIFT:.0%}: the two runs were timed at different speeds; run advise again"
         )
         return dataclasses.replace(row, unranked=why, versus="not compared: " + why.split(":")[0])
     if row.measured is None or gain is None:
