@@ -6,7 +6,9 @@ in one process, every call inside the program's context:
   ``benchmark_calls`` times it (what ``record --bench`` does after the program);
 - do_bench: ``triton.testing.do_bench`` medians, 6 rounds per arm in ABBA order;
 - loop: the wall time of 300 back-to-back calls, synchronised at the end (what a loop of the
-  user's calls costs), the median of 5 rounds per arm in ABBA order.
+  user's calls costs), the median of 5 rounds per arm in ABBA order;
+- our timing loop alone (compiler/bench/_timing.py's Timer, no recording, no replayed state
+  around it but the program's context).
 
     python benchmarks/replay_fidelity.py                 # bert-tiny, default and reduce-overhead
     python benchmarks/replay_fidelity.py --models bert-tiny,gpt2-6l-amp --modes default
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 import compiler  # noqa: E402
+from compiler.bench._timing import Timer  # noqa: E402
 
 
 def build(name: str):
@@ -92,6 +95,9 @@ def one(name: str, mode: str, trials: int = 1) -> None:
         with context():
             db = abba(calls, lambda f: do_bench(f, warmup=25, rep=80, return_mode="median"), 6)
             lp = abba(calls, loop_ms, 5)
+            timer = Timer(calls, True, lambda *a, **k: None)  # our timing loop alone, as ours runs it
+            timer.run(None, 3, name)
+            tm = (statistics.median(timer.samples["eager"]), statistics.median(timer.samples["compiled"]))
         cells = [
             name,
             mode,
@@ -99,6 +105,7 @@ def one(name: str, mode: str, trials: int = 1) -> None:
             f"{b.eager.median_ms:.3f} / {b.compiled.median_ms:.3f} = x{b.speedup:.2f}",
             f"{db[0]:.3f} / {db[1]:.3f} = x{db[0] / db[1]:.2f}",
             f"{lp[0]:.3f} / {lp[1]:.3f} = x{lp[0] / lp[1]:.2f}",
+            f"{tm[0]:.3f} / {tm[1]:.3f} = x{tm[0] / tm[1]:.2f}",
             f"{len(b.compiles_while_timing)}",
         ]
         print("| " + " | ".join(cells) + " |", flush=True)
@@ -112,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     ns = p.parse_args(argv)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(
-        "| model | mode | trial | ours eager/compiled ms | do_bench | loop of 300 calls | compiles while benchmarked |"
+        "| model | mode | trial | ours eager/compiled ms | do_bench | loop of 300 calls | our timing loop alone "
+        "| compiles while benchmarked |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for name in ns.models.split(","):
         for mode in ns.modes.split(","):
             one(name, mode, ns.trials)
