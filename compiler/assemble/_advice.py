@@ -70,12 +70,15 @@ def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     for b in report.benchmarks:
         v = verdict(report, b)
-        if v.unread:  # the figures carry no cause (compiled anew, no clear winner): no fix is called for
+        if b.compiles_while_timing:  # it timed a graph the program did not run: nothing to go by
             continue
+        # no clear winner: the causes' parts are still measured; their fixes are tried, and the
+        # fixes' own runs settle what the unsteady timings could not
+        unsteady = "; the verdict named no cause: its timings were unsteady" if v.unread else ""
         for c in v.causes:
             fix = _BY_CODE.get(c.fix or "")
             if fix is not None and (cuda or not fix.cuda_only):
-                why.setdefault(fix.name, f"{c.title} (the verdict on {b.name})")
+                why.setdefault(fix.name, f"{c.title} (the verdict on {b.name}{unsteady})")
         if v.main in ("library", "generated"):  # the call is its kernels: try other kernel choices
             title = next((c.title for c in v.causes if c.key == v.main), v.main)
             why.setdefault("max_autotune", f"{title} (the verdict on {b.name})")
