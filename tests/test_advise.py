@@ -467,3 +467,53 @@ def test_where_measured_and_predicted_disagree_it_says_which_was_wrong():
         "predicted up to ~1.87× (graph breaks: 2 sites), measured 1×: the fix did not take, graph breaks: "
         "2 sites is still 41% of the fixed call"
     )
+
+
+def test_advise_measures_again_a_fix_whose_eager_arm_was_timed_at_another_speed(tmp_path, capsys):
+    """The H100 `.item()` program's reduce-overhead run timed its eager arm at 0.2193 ms against
+    the baseline's 0.349 ms: advise runs that fix again (and no other), and ranks the run whose
+    eager arm agrees. Here the second run is the same report with its eager arm as the
+    baseline's (a run on a host at the baseline's speed)."""
+    import gzip
+    import json
+
+    from explorer.cli import _advise
+
+    names = ("baseline", "capture_scalar_outputs", "reduce-overhead")
+    files = {n: str(DATA / f"h100-advise-item-{n}.json.gz") for n in names}
+    base_eager = json.loads(gzip.open(files["baseline"]).read())["benchmarks"][0]["eager"]
+    again = json.loads(gzip.open(files["reduce-overhead"]).read())
+    again["benchmarks"][0]["eager"] = base_eager
+    steady = tmp_path / "reduce-overhead-again.json"
+    steady.write_text(json.dumps(again))
+
+    class Runner:
+        jobs, tty, total = 1, False, 0
+
+        def __init__(self):
+            self.ran: list[str] = []
+
+        def run(self, fix):
+            name = fix.name if fix else "baseline"
+            self.ran.append(name)
+            if name not in files:  # a fix this program's runs were not made with
+                return compiler.types.AdviceRun(fix, None, error="not run in this test")
+            path = str(steady) if self.ran.count(name) > 1 else files[name]
+            return compiler.types.AdviceRun(fix, path)
+
+        def run_all(self, fixes):
+            return [self.run(f) for f in fixes]
+
+    runner = Runner()
+    assert _advise._advise(compiler, runner, "item", ("reduce-overhead",), str(tmp_path)) == 0
+    assert runner.ran[0] == "baseline" and runner.ran.count("reduce-overhead") == 2
+    assert all(runner.ran.count(n) == 1 for n in runner.ran if n != "reduce-overhead"), runner.ran
+    err = capsys.readouterr().err
+    assert (
+        "pt2-explorer: advise: reduce-overhead: its eager arm was timed at another speed than the baseline's; "
+        "measuring again (1 of 2)"
+    ) in err
+    table = (tmp_path / "advice.txt").read_text()
+    assert "not ranked" not in table.split("\n\n")[0]
+    ranks = {ln.split()[1]: ln.split()[0] for ln in table.split("\n\n")[0].splitlines()[2:]}
+    assert ranks["reduce-overhead"] != "no" and ranks["baseline"] != "no", table
