@@ -21,6 +21,8 @@ from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
+from .model._trust import runnables as fill_runnables
+from .model._trust import untrusted as fill_untrusted
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
@@ -79,6 +81,8 @@ __all__ = [
     "reads_event",
     "cache_saving",
     "fill_reason",
+    "fill_runnables",
+    "fill_untrusted",
     "RUNNABLE_PREAMBLE",
     "cudagraph_reason",
     "observed_sizes",

@@ -85,5 +85,8 @@ def relative_paths(report, root: str | os.PathLike[str]):
             for r in report.rows
         )
         return dataclasses.replace(report, rows=rows)
+    from ._trust import remarked
+
     form = _walk(_compact.encode(report), root)
-    return from_json(form, None, float("inf"), type(report))
+    # its runnables' paths are rewritten too: marked again where they were this user's own
+    return remarked(report, from_json(form, None, float("inf"), type(report)))

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import compiler
 from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
@@ -198,6 +197,8 @@ class _Runner:
     def run_all(self, fixes) -> list:
         if self.jobs == 1:
             return [self.run(f) for f in fixes]
+        from concurrent.futures import ThreadPoolExecutor  # here: it imports logging (see explorer/run/_program.py)
+
         with ThreadPoolExecutor(self.jobs) as pool:
             return list(pool.map(self.run, fixes))
 

@@ -210,7 +210,7 @@ def _compile_view(report: Report, c: Compile, previous: dict[str, str | None]) -
         status=c.status,
         error=c.error,
         stages=tuple(stage_view(report, c, s) for s in STAGES),
-        blocks=compile_blocks(c),
+        blocks=compile_blocks(c, report),
         kernels=len(report.kernels_of(c.id)),
         nodes=_nodes(c),
         previous=previous[c.id],
