@@ -89,3 +89,9 @@ def test_advise_runs_leave_the_programs_files_as_python_does(tmp_path):
     assert open(tmp_path / "adv" / "baseline" / "stdout.txt").read() == "done\n"
     files = {name: open(tmp_path / name).read() for name in FILES}
     assert files == python
+
+
+def test_the_clearing_is_registered_before_logging_so_it_runs_after_logging_shutdown():
+    code = "import sys, explorer.cli; print('logging' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout == "False\n", proc.stderr

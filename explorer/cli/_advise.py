@@ -197,7 +197,8 @@ class _Runner:
     def run_all(self, fixes) -> list:
         if self.jobs == 1:
             return [self.run(f) for f in fixes]
-        from concurrent.futures import ThreadPoolExecutor  # here: it imports logging (see explorer/run/_program.py)
+        # imported here: it imports logging, which must come after explorer/run/_program.py
+        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(self.jobs) as pool:
             return list(pool.map(self.run, fixes))
