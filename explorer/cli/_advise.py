@@ -107,7 +107,8 @@ def advise(ns) -> int:
     if out is None:
         return 2
     program = ["--", script, *ns.args] if script else ["-m", module, *ns.args]
-    runner = Runner(out, program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
+    # the runs' directory absolute before they start: a program's os.chdir moves nothing of ours
+    runner = Runner(os.path.abspath(out), program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
     most = 1 + len({*compiler.analysis.FIXES, *ns.tries})
     say(
         f"pt2-explorer: advise: runs {name} once as it is, then once per fix its verdict calls for (at most "
@@ -192,10 +193,23 @@ def _out_dir(given: str | None, stem: str) -> str | None:
     """The directory of the runs: ``--out`` where it is new or empty (never over anything of
     the user's), else a new ``advise-<stem>`` (``-2``, ``-3`` … where that is taken) here."""
     if given is not None:
-        if os.path.exists(given) and not (os.path.isdir(given) and not os.listdir(given)):
-            say(f"pt2-explorer: error: --out {given}: exists and is not an empty directory; give a new one")
+        if not given:
+            say("pt2-explorer: error: --out: an empty path; give a directory")
             return None
-        os.makedirs(given, exist_ok=True)
+        try:
+            if os.path.lexists(given) and not (os.path.isdir(given) and not os.listdir(given)):
+                say(
+                    f"pt2-explorer: error: --out {given}: exists and is not an empty directory; give a new one"
+                )
+                return None
+            os.makedirs(given, exist_ok=True)
+            if not os.access(given, os.W_OK | os.X_OK):
+                raise PermissionError(13, "Permission denied", given)
+        except OSError as e:  # a file on the way, no right to write there: one line
+            say(
+                f"pt2-explorer: error: --out {given}: cannot make it a directory of the runs: {e.strerror or e}"
+            )
+            return None
         return given
     base = f"advise-{stem.replace(os.sep, '_')}"
     for i in range(1, 1000):
@@ -205,5 +219,8 @@ def _out_dir(given: str | None, stem: str) -> str | None:
             return path
         except FileExistsError:
             continue
+        except OSError as e:  # this directory cannot be written
+            say(f"pt2-explorer: error: cannot make {path} here: {e.strerror or e}; give --out DIR")
+            return None
     say(f"pt2-explorer: error: {base}-1 … -999 all exist; give --out DIR")
     return None

@@ -86,6 +86,12 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         title = f"{title} (rank {rank} of {world_size})"
         ns.json = ns.json and compiler.analysis.rank_path(ns.json, rank)
         ns.html = ns.html and compiler.analysis.rank_path(ns.html, rank)
+    # absolute before the program runs: its os.chdir moves nothing of ours; said as given
+    ns.given = {}
+    for opt in ("json", "html"):
+        if getattr(ns, opt):
+            ns.given[os.path.abspath(getattr(ns, opt))] = getattr(ns, opt)
+            setattr(ns, opt, os.path.abspath(getattr(ns, opt)))
 
     written: list[str] = []  # the outputs written so far: a Ctrl-C says which were not
 
@@ -136,7 +142,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
 
             fill_in_background(as_left(report, rank, world_size), ns.json, ns.html, title)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
-        not_written = [out for out in (ns.json, ns.html) if out and out not in written]
+        not_written = [shown(ns, out) for out in (ns.json, ns.html) if out and out not in written]
         say("pt2-explorer: interrupted" + (f": {', '.join(not_written)} not written" if not_written else ""))
         interrupted = True
         ok = False
@@ -162,6 +168,11 @@ def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) 
         return
     for note in compiler.benchmark_calls(report, calls.called, progress=not quiet, reps=reps):
         say(f"pt2-explorer: --bench: {note}")
+
+
+def shown(ns, path: str) -> str:
+    """An output's path as the user gave it (``record`` made it absolute before the program ran)."""
+    return getattr(ns, "given", {}).get(path, path)
 
 
 def as_left(report, rank: int | None, world_size: int | None):
@@ -197,9 +208,9 @@ def leave_report(
         for line in verdict_lines(report):
             print(line)
         for out in written:
-            print(f"report: {out}")
+            print(f"report: {shown(ns, out)}")
     elif written:  # -q: the program's own output, then one line on stderr of what we wrote
-        say(f"pt2-explorer: wrote {', '.join(written)}")
+        say(f"pt2-explorer: wrote {', '.join(shown(ns, out) for out in written)}")
     if check is not None:
         sys.stdout.flush()  # the summary before the verdict, where both reach one log
         ok = check(report) and ok
