@@ -264,6 +264,8 @@ def _report(ns, compiler) -> int:
         if report is None:
             return 1
     if ns.relative_paths is not None:
+        if not ns.relative_paths:
+            return error(ValueError("--relative-paths: an empty ROOT; give your project's directory"))
         report = compiler.relative_paths(report, ns.relative_paths)
         if not saving(ns.report, lambda: report.to_json(ns.report)):
             return 1

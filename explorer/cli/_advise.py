@@ -107,8 +107,7 @@ def advise(ns) -> int:
     if out is None:
         return 2
     program = ["--", script, *ns.args] if script else ["-m", module, *ns.args]
-    # the runs' directory absolute before they start: a program's os.chdir moves nothing of ours
-    runner = Runner(os.path.abspath(out), program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
+    runner = Runner(out, program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
     most = 1 + len({*compiler.analysis.FIXES, *ns.tries})
     say(
         f"pt2-explorer: advise: runs {name} once as it is, then once per fix its verdict calls for (at most "

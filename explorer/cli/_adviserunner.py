@@ -37,6 +37,9 @@ class Runner:
         self, out: str, program: list[str], reps: int | None, jobs: int, timeout: float | None = None
     ) -> None:
         self.out, self.program, self.reps, self.jobs, self.timeout = out, program, reps, jobs, timeout
+        # the runs' directory absolute for the runs (a program's os.chdir moves nothing of
+        # ours); the files named as the user gave it
+        self.given, self.out = out, os.path.abspath(out)
         self.signalled: int | None = None  # the first signal received: no run starts after it
         self.total, self.done = 0, 0  # the fix runs (the baseline's run comes before them)
         self.running: dict[str, float] = {}
@@ -82,8 +85,8 @@ class Runner:
         if late:
             error = f"did not end within {self.timeout:g} s (--timeout): stopped"
         self._progress(label, started=False, seconds=time.perf_counter() - t0, error=error)
-        report = os.path.join(run_dir, REPORT)
-        outputs = os.path.join(run_dir, OUTPUTS)
+        report = os.path.join(self.given, label, REPORT)
+        outputs = os.path.join(self.given, label, OUTPUTS)
         notes_file = os.path.join(run_dir, NOTES)
         notes = ()
         if os.path.isfile(notes_file):

@@ -185,7 +185,10 @@ def _run_module(module: str) -> None:
     in a ``__main__`` module whose namespace python's exit clears (``_as_main``)."""
     import types
 
-    _name, spec, code = runpy._get_module_details(module)  # runpy's own lookup and its errors
+    try:
+        _name, spec, code = runpy._get_module_details(module)  # runpy's own lookup and its errors
+    except ImportError as e:  # as `python -m` says it: one line, status 1
+        raise SystemExit(f"{sys.executable}: {e}") from None
     main = types.ModuleType("__main__")
     main.__dict__.update(
         __file__=spec.origin,
