@@ -70,3 +70,22 @@ def test_check_of_a_module_that_does_not_exist_fails_as_python_does(tmp_path):
         f"check: not passed: the program ended with SystemExit: {python.stderr.strip()} (0 compiles: nothing "
         "was compiled, 0 breaks, 0 recompiles)",
     ]
+
+
+def test_a_break_in_a_file_edited_since_shows_the_line_recorded_not_the_files(tmp_path):
+    from compiler import Report
+    from compiler.types import GraphBreak, StackFrame
+    from explorer import text
+
+    src = tmp_path / "prog.py"
+    src.write_text("import torch\nx = 1\nif x.sum() > 0:  # the break\n    pass\n")
+    frame = StackFrame(str(src), 3, "<module>", "if x.sum() > 0:  # the break")
+    b = GraphBreak("0/0", "Data-dependent branching", "r", str(src), 3, user_stack=(frame,))
+    report = Report(torch_version="2.13.0", device="cpu", graph_breaks=(b,))
+    shown = text(report, "breaks")
+    assert "if x.sum() > 0:  # the break" in shown and "x = 1" in shown  # the file's lines around it
+    src.write_text("import torch\nx = 1\nprint('an edit')\nif x.sum() > 0:  # the break\n")
+    shown = text(report, "breaks")
+    assert "print('an edit')" not in shown and "x = 1" not in shown
+    assert "if x.sum() > 0:  # the break" in shown
+    assert f"{src} has changed since it was recorded: line 3 as the report holds it" in shown
