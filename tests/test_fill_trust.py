@@ -196,3 +196,12 @@ def test_the_fill_log_replaces_a_link_or_a_shared_file_never_writes_through_it(t
     log.mkdir()
     with pytest.raises(OSError, match="in the way"):
         new_log(str(log))
+
+
+def test_relative_paths_marks_again_only_a_report_that_was_this_users(warm, tmp_path):
+    root = os.path.dirname(os.path.abspath(__file__))
+    assert compiler.analysis.fill_untrusted(compiler.relative_paths(warm, root)) is None
+    crafted = dataclasses.replace(warm, fill_mark=None)
+    assert compiler.relative_paths(crafted, root).fill_mark is None
+    edited = _with_marker(warm, str(tmp_path / "ran"))
+    assert compiler.relative_paths(edited, root).fill_mark is None
