@@ -89,3 +89,21 @@ def test_a_break_in_a_file_edited_since_shows_the_line_recorded_not_the_files(tm
     assert "print('an edit')" not in shown and "x = 1" not in shown
     assert "if x.sum() > 0:  # the break" in shown
     assert f"{src} has changed since it was recorded: line 3 as the report holds it" in shown
+
+
+def test_relative_paths_leaves_no_user_name_random_directory_or_checkout_path(tmp_path):
+    from compiler.model._relpaths import relative_text
+
+    own = os.path.join(ROOT, "explorer", "run", "_program.py")
+    text = (
+        'File "/tmp/torchinductor_alice/ab/cabc.py", line 3\n'
+        "/tmp/pt2x-fill-k2j4x9/runnable_forward.py:4\n"
+        f'File "{own}", line 40, in run\n'
+        f"{tmp_path}/train.py:7\n"
+    )
+    assert relative_text(text, str(tmp_path)) == (
+        'File "torchinductor/ab/cabc.py", line 3\n'
+        "pt2x-fill/runnable_forward.py:4\n"
+        'File "explorer/run/_program.py", line 40, in run\n'
+        "train.py:7\n"
+    )
