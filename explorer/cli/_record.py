@@ -10,7 +10,7 @@ import os
 import sys
 
 import compiler
-from explorer.cli._out import say, write_all
+from explorer.cli._out import say, shown, write_all
 from explorer.run import _program, _supervise
 
 RECORD_USAGE = (
@@ -168,11 +168,6 @@ def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) 
         return
     for note in compiler.benchmark_calls(report, calls.called, progress=not quiet, reps=reps):
         say(f"pt2-explorer: --bench: {note}")
-
-
-def shown(ns, path: str) -> str:
-    """An output's path as the user gave it (``record`` made it absolute before the program ran)."""
-    return getattr(ns, "given", {}).get(path, path)
 
 
 def as_left(report, rank: int | None, world_size: int | None):
