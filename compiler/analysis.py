@@ -23,6 +23,8 @@ from .model._devices import device_peak
 from .model._figures import figure
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
+from .model._trust import runnables as fill_runnables
+from .model._trust import untrusted as fill_untrusted
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
@@ -83,6 +85,8 @@ __all__ = [
     "reads_event",
     "cache_saving",
     "fill_reason",
+    "fill_runnables",
+    "fill_untrusted",
     "RUNNABLE_PREAMBLE",
     "cudagraph_reason",
     "observed_sizes",

@@ -14,8 +14,10 @@
 ``min_speedup=X`` benchmarks each function the block compiled on its last call, after the
 block, as ``record --bench`` does, and fails the test where compiled is not X times as fast as
 eager. A broken rule fails the test with the offending sites in its message, the lines
-``check`` prints, first in the test's report: torch's structured trace and the debug records
-of the loggers the recording listens to never reach the captured log. torch's compile caches are reset first (``torch.compiler.reset()``): a function an
+``check`` prints, first in the test's report. Markers on the module (``pytestmark``), the class
+and the test are merged: each rule at its strictest. torch's structured trace and the debug
+records of the loggers the recording listens to never reach the captured log. torch's compile
+caches are reset first (``torch.compiler.reset()``): a function an
 earlier test compiled is compiled again, so its breaks and recompiles are seen; ``reset=False``
 keeps them. Loading the plugin imports no torch."""
 
@@ -85,6 +87,64 @@ class _Quiet:
         return False
 
 
+def rules_of(
+    no_breaks_in=(), max_breaks=None, max_recompiles=None, min_speedup=None, count_torch_breaks=False
+):
+    """The rules given, checked as ``pt2-explorer check`` checks its options: a mistake is a
+    ValueError of one line."""
+    import math
+
+    from explorer.check._rules import Rules, resolve_package
+
+    specs = (no_breaks_in,) if isinstance(no_breaks_in, str) else no_breaks_in
+    if not isinstance(specs, (tuple, list)) or not all(isinstance(s, str) and s for s in specs):
+        raise ValueError(
+            f"pt2_check: no_breaks_in={no_breaks_in!r}: give a package's name or directory, or a list of them"
+        )
+    for name, value in (("max_breaks", max_breaks), ("max_recompiles", max_recompiles)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"pt2_check: {name}={value!r}: give a whole number, 0 or more")
+    if min_speedup is not None and (
+        isinstance(min_speedup, bool)
+        or not isinstance(min_speedup, (int, float))
+        or not 0 < min_speedup < math.inf
+    ):
+        raise ValueError(f"pt2_check: min_speedup={min_speedup!r}: give a number above 0, e.g. 1.1")
+    if not isinstance(count_torch_breaks, bool):
+        raise ValueError(f"pt2_check: count_torch_breaks={count_torch_breaks!r}: give True or False")
+    try:
+        packages = tuple(resolve_package(s) for s in specs)
+    except LookupError as e:
+        raise ValueError(f"pt2_check: no_breaks_in {e}") from None
+    return Rules(packages, max_breaks, max_recompiles, min_speedup, count_torch_breaks)
+
+
+def merged(markers) -> dict:
+    """The rules of every ``pt2_check`` marker on a test (its module's, its class's, its own:
+    ``markers`` closest first), each checked, as one set: the strictest value of each rule
+    (every package of ``no_breaks_in``, the least ``max_breaks`` and ``max_recompiles``, the
+    greatest ``min_speedup``); ``reset`` as the closest marker that says it."""
+    out: dict = {}
+    for marker in reversed(list(markers)):  # the farthest first
+        if marker.args:
+            raise TypeError("pt2_check: give the rules by name, e.g. pt2_check(no_breaks_in='mypkg')")
+        unknown = [k for k in marker.kwargs if k not in NAMES]
+        if unknown:
+            raise TypeError(f"pt2_check: no rule named {unknown[0]!r}: the rules are {', '.join(NAMES)}")
+        rules = {k: v for k, v in marker.kwargs.items() if k != "reset"}
+        rules_of(**rules)  # each marker's own mistakes, named as it wrote them
+        for name, value in marker.kwargs.items():
+            if name == "no_breaks_in":
+                specs = (value,) if isinstance(value, str) else tuple(value)
+                out[name] = tuple(dict.fromkeys((*out.get(name, ()), *specs)))
+            elif name == "reset" or out.get(name) is None:
+                out[name] = value
+            elif value is not None:
+                # the strictest: the least count allowed, the greatest speedup asked, torch's own breaks counted
+                out[name] = (max if name in ("min_speedup", "count_torch_breaks") else min)(out[name], value)
+    return out
+
+
 class Check:
     """A recording whose report is checked when the block ends (``with Check(...) as rec``)."""
 
@@ -97,21 +157,7 @@ class Check:
         reset: bool = True,
         count_torch_breaks: bool = False,
     ):
-        from explorer.check._rules import Rules, resolve_package
-
-        specs = (no_breaks_in,) if isinstance(no_breaks_in, str) else tuple(no_breaks_in)
-        for name, value in (("max_breaks", max_breaks), ("max_recompiles", max_recompiles)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"pt2_check: {name}={value!r}: give a whole number, 0 or more")
-        if min_speedup is not None and (
-            isinstance(min_speedup, bool) or not isinstance(min_speedup, (int, float)) or not min_speedup > 0
-        ):
-            raise ValueError(f"pt2_check: min_speedup={min_speedup!r}: give a number above 0, e.g. 1.1")
-        try:
-            packages = tuple(resolve_package(s) for s in specs)
-        except LookupError as e:
-            raise ValueError(f"pt2_check: no_breaks_in {e}") from None
-        self.rules = Rules(packages, max_breaks, max_recompiles, min_speedup, bool(count_torch_breaks))
+        self.rules = rules_of(no_breaks_in, max_breaks, max_recompiles, min_speedup, count_torch_breaks)
         if self.rules.empty:
             raise ValueError(f"pt2_check: no rule given ({', '.join(RULES)})")
         self.reset = reset
@@ -167,16 +213,11 @@ def pt2_check():
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    marker = item.get_closest_marker("pt2_check")
-    if marker is None:
+    markers = list(item.iter_markers("pt2_check"))  # the test's own, its class's, its module's
+    if not markers:
         return (yield)
     try:
-        if marker.args:
-            raise TypeError("pt2_check: give the rules by name, e.g. pt2_check(no_breaks_in='mypkg')")
-        unknown = [k for k in marker.kwargs if k not in NAMES]
-        if unknown:
-            raise TypeError(f"pt2_check: no rule named {unknown[0]!r}: the rules are {', '.join(NAMES)}")
-        check, mistake = Check(**marker.kwargs), None
+        check, mistake = Check(**merged(markers)), None
     except (TypeError, ValueError) as e:  # the marker's own mistake
         check, mistake = None, str(e)
     if mistake is not None:  # one line, not a traceback of the plugin

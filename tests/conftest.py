@@ -12,6 +12,7 @@ build directory.)"""
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 import torch
@@ -26,6 +27,9 @@ torch._functorch.config.enable_autograd_cache = False
 # would otherwise also start record's background fill-in after each one: torch reads these when
 # it loads its config (here it has, so this process's own config is the lines above)
 os.environ.update(dict.fromkeys(CACHE_ENV, "0"))
+# the key that marks a recording's runnables as this user's (compiler/model/_trust.py): the
+# session's own, in this process and the programs it starts, never the user's
+os.environ["PT2X_CONFIG_DIR"] = tempfile.mkdtemp(prefix="pt2x-test-config-")
 
 
 @pytest.fixture(autouse=True)

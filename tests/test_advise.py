@@ -239,6 +239,9 @@ def test_advise_measures_capture_scalar_outputs_on_item_breaks(tmp_path):
     # stderr, not a terminal: what is tried, then one line per run
     ours = [x for x in done.stderr.splitlines() if x.startswith("pt2-explorer: ")]
     assert [re.sub(r"\(\d+ s", "(N s", x) for x in ours] == [
+        "pt2-explorer: advise: runs scaled.py once as it is, then once per fix its verdict calls for (at most "
+        f"{1 + len(compiler.analysis.FIXES)} runs in all): whatever the program does (files it writes, messages "
+        "it sends) happens each time",
         "pt2-explorer: advise: baseline: done (N s)",
         "pt2-explorer: advise: fixes to try: capture_scalar_outputs",
         "pt2-explorer: advise: capture_scalar_outputs: done (N s; 1 of 1 fixes)",

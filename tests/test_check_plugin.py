@@ -199,3 +199,62 @@ def test_a_failing_check_prints_no_debug_record_of_torch(pytester, monkeypatch):
             "check: 1 rule broken (--max-breaks 0: 1 break site)",
         ]
     )
+
+
+MERGED = """\
+import pytest
+import torch
+
+import mypkg.ops
+
+pytestmark = pytest.mark.pt2_check(max_breaks=0)
+
+
+@pytest.mark.pt2_check(max_recompiles=5)
+def test_module_rule_kept_beside_the_tests_own():
+    torch.compile(mypkg.ops.scale, backend="eager")(torch.ones(3))
+
+
+@pytest.mark.pt2_check(max_breaks=3)
+class TestClass:
+    @pytest.mark.pt2_check(max_recompiles=5, reset=True)
+    def test_the_strictest_of_three(self):
+        torch.compile(mypkg.ops.scale, backend="eager")(torch.ones(3))
+
+
+@pytest.mark.pt2_check(no_breaks_in=[1])
+def test_a_package_that_is_no_name():
+    pass
+
+
+@pytest.mark.pt2_check(min_speedup=float("inf"))
+def test_an_infinite_speedup():
+    pass
+"""
+
+
+@pytest.mark.child  # a pytest session of its own: torch cannot be imported twice in one process
+def test_markers_of_module_class_and_test_merge_at_their_strictest(pytester, monkeypatch):
+    pytester.mkpydir("mypkg")
+    (pytester.path / "mypkg" / "ops.py").write_text(OPS)
+    pytester.makepyfile(test_merged=MERGED)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(pytester.path)]))
+    result = pytester.runpytest_subprocess(*PLUGIN, "--strict-markers", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=4)
+    line = next(i for i, ln in enumerate(OPS.splitlines(), 1) if "# BREAK" in ln)
+    site = f"check: graph break (mypkg/ops.py:{line}, GB0124 Unsupported Tensor.item() call with capture_scalar_outputs=False)"
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_module_rule_kept_beside_the_tests_own _*",
+            site,
+            "check: 1 rule broken (--max-breaks 0: 1 break site)",
+            "*_ TestClass.test_the_strictest_of_three _*",
+            site,
+            "check: 1 rule broken (--max-breaks 0: 1 break site)",
+            "*_ test_a_package_that_is_no_name _*",
+            "pt2_check: no_breaks_in=[[]1]: give a package's name or directory, or a list of them",
+            "*_ test_an_infinite_speedup _*",
+            "pt2_check: min_speedup=inf: give a number above 0, e.g. 1.1",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from ..model._report import Compile, Kernel, Report
 from ..model._speedtypes import Regenerated, fill_reason
 from ..model._stagetypes import Fuse, KernelNodes
+from ..model._trust import check
 from ..parse._provenance import read_provenance, stack_trace_calls, stack_trace_nodes
 
 # The key of the kernel-call-to-node map a fill regenerates, in the form of torch's own
@@ -65,10 +66,13 @@ def fill(
     *,
     progress: bool | Callable[[str], None] = True,
     timeout_s: float = 1800,
+    trust: bool = False,
 ) -> Report:
     """The report with what its cache hits skipped filled in (see the module); the compiles
     to fill are ``compile_ids``, else every one ``fill_reason`` names. ``progress``: a line per
-    compile on stderr (or to the callable given)."""
+    compile on stderr (or to the callable given). The runnables run only where this user's own
+    recording wrote them (compiler/model/_trust.py), else UntrustedReport is raised and nothing
+    runs; ``trust=True`` runs them whoever wrote them."""
     say = progress if callable(progress) else (_stderr if progress else (lambda _m: None))
     wanted = [
         c
@@ -77,6 +81,7 @@ def fill(
     ]
     if not wanted:
         return report
+    check(report, trust)
     by_id: dict[str, Compile] = {}
     kernels = {id(k): k for k in report.kernels}
     for n, c in enumerate(wanted, 1):

@@ -33,6 +33,7 @@ from ..model._gcpause import gc_paused
 from ..model._options import RecordOptions
 from ..model._report import Report
 from ..model._subject import remember
+from ..model._trust import marked
 from . import _torch, _torchfusion
 from ._callstate import capture, modules_in
 from ._exporterror import error_fact
@@ -184,7 +185,7 @@ class Recording:
                 report = dataclasses.replace(
                     report, exports=_draft.with_error(report.exports, self._export_error)
                 )
-            return report
+            return marked(report)  # its runnables this user's own: compiler.fill runs them unasked
         except Exception as build_error:  # a bug of ours must not replace the user's error
             if error is None:
                 raise

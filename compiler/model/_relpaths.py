@@ -3,7 +3,9 @@ relative to it (``/root/proj/train.py`` → ``train.py``), an installed package'
 ``site-packages/…`` (``/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py`` →
 ``site-packages/torch/nn/modules/module.py``), in every text the report holds: a frame's file,
 a stack, a graph's code and its nodes' stacks, a kernel's lines, torch's own texts. Other paths
-(the standard library, Inductor's cache under the temporary directory) stay as written.
+(the standard library) stay as written; Inductor's cache directory (named after the user) is
+cut to ``torchinductor/…``, a fill's temporary one to ``pt2x-fill/…``, and this tool's own
+files (its runner's frames, from a checkout) are named from its root.
 
 The rewrite runs over the report's file form (``_compact.encode``: every text is a string of
 its table or a plain value there) and reads it back, so each text is rewritten once and the
@@ -29,7 +31,39 @@ def relative_text(text: str, root: str) -> str:
     for mark in _PACKAGES:
         if mark in text:
             text = _packages(text, mark)
+    own = os.path.join(_OWN_ROOT, "")
+    if own in text and own != prefix:  # this tool's own files, run from a checkout
+        text = _cut(text, own, len(own))
+    for mark, name in _NAMED_DIRS:
+        if mark in text:
+            text = _named_dir(text, mark, name)
     return text
+
+
+# this tool's own root (compiler/ and explorer/ under it): its runner's frames are named from it
+_OWN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# directories named after the user or made at random, each cut to a name of its own: Inductor's
+# cache (``/tmp/torchinductor_<user>/``) and a fill's runnables (``/tmp/pt2x-fill-<random>/``)
+_NAMED_DIRS = (("/torchinductor_", "torchinductor/"), ("/pt2x-fill-", "pt2x-fill/"))
+
+
+def _named_dir(text: str, mark: str, name: str) -> str:
+    """``text`` with each absolute path through a directory named ``mark<something>`` cut to
+    ``name`` and what follows that directory."""
+    out, at = [], 0
+    while (i := text.find(mark, at)) >= 0:
+        start = i
+        while start > at and text[start - 1] not in _BEFORE:
+            start -= 1
+        end = text.find("/", i + len(mark))
+        if text[start] != "/" or end < 0 or any(ch in _BEFORE for ch in text[i + len(mark) : end]):
+            out.append(text[at : i + len(mark)])
+            at = i + len(mark)
+            continue
+        out.append(text[at:start] + name)
+        at = end + 1
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _cut(text: str, prefix: str, n: int) -> str:
@@ -85,5 +119,8 @@ def relative_paths(report, root: str | os.PathLike[str]):
             for r in report.rows
         )
         return dataclasses.replace(report, rows=rows)
+    from ._trust import remarked
+
     form = _walk(_compact.encode(report), root)
-    return from_json(form, None, float("inf"), type(report))
+    # its runnables' paths are rewritten too: marked again where they were this user's own
+    return remarked(report, from_json(form, None, float("inf"), type(report)))

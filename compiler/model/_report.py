@@ -202,6 +202,9 @@ class Report(FrozenBut):
     # of a multi-rank job (compiler.load_ranks): the ranks whose log or report did not load,
     # one line each, "rank <N>: <file>[:<line>]: <why>" (on every rank's report alike)
     damaged_ranks: tuple[str, ...] = ()
+    # the recording's keyed hash of the compiles' runnables (compiler/model/_trust.py): what
+    # ``compiler.fill`` checks before it runs one
+    fill_mark: str | None = None
 
     # ---- convenience -------------------------------------------------------
     def compile(self, compile_id: str) -> Compile:

@@ -194,6 +194,8 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
         else:
             counts.append(_count(n_breaks, "break"))
         counts.append(_count(n_recompiles, "recompile"))
+        if not report.compiles:  # a check of nothing is said to be one
+            counts.insert(0, "0 compiles: nothing was compiled")
         if rules.min_speedup is not None:
             counts += [f"{b.name} {b.speedup_words}" for b in report.benchmarks]
         summary = f"check: passed ({', '.join(counts)})"

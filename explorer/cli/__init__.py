@@ -13,7 +13,7 @@ pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT |
         for, each in a fresh process; the measured fixes, best first (docs/advise.md)
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
-pt2-explorer report REPORT.json [--fill]          print the summary of a saved report
+pt2-explorer report REPORT.json [--fill [--trust]] print the summary of a saved report
 pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels); in a terminal, laid
@@ -111,7 +111,14 @@ def _parser() -> argparse.ArgumentParser:
         "--fill",
         action="store_true",
         help="fill in what cache hits skipped (each such compile's runnable compiled cold in a fresh "
-        "process, checked against the cached code) and write the report back",
+        "process, checked against the cached code) and write the report back; only a report your "
+        "own recording made, else with --trust",
+    )
+    rep.add_argument(
+        "--trust",
+        action="store_true",
+        help="with --fill: run the runnable code of a report your recording did not make (another "
+        "user's, edited, crafted), after printing it",
     )
     rep.add_argument(
         "--relative-paths",
@@ -230,6 +237,9 @@ def _report(ns, compiler) -> int:
 
     if ns.view == "ranks":  # a directory of per-rank reports (or TORCH_TRACE logs), or one report
         return _ranks_report(ns)
+    from explorer.cli._fill import identity
+
+    read = identity(ns.report)  # the file read: --fill writes it back only while it still is
     try:
         report = warned(lambda: compiler.load(ns.report))
     except (OSError, ValueError) as e:  # ReportFormatError, missing, unreadable, a directory
@@ -250,10 +260,12 @@ def _report(ns, compiler) -> int:
     if ns.fill:
         from explorer.cli._fill import fill_report
 
-        report = fill_report(report, ns.report)
+        report = fill_report(report, ns.report, read, trust=ns.trust)
         if report is None:
             return 1
     if ns.relative_paths is not None:
+        if not ns.relative_paths:
+            return error(ValueError("--relative-paths: an empty ROOT; give your project's directory"))
         report = compiler.relative_paths(report, ns.relative_paths)
         if not saving(ns.report, lambda: report.to_json(ns.report)):
             return 1

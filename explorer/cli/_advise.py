@@ -8,20 +8,14 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import compiler
-from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
+from explorer.cli._adviserunner import Runner, Signalled
 from explorer.cli._out import say
 
-ADVISE_USAGE = (
-    "pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]"
-)
-ADVISE_VALUED = ("--out", "--try", "--jobs", "--reps")  # options that take a value
+ADVISE_USAGE = "pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] [--timeout S] (SCRIPT | -m MODULE) [ARGS...]"
+ADVISE_VALUED = ("--out", "--try", "--jobs", "--reps", "--timeout")  # options that take a value
 # a fix's run whose eager arm disagrees with the baseline's (the host ran at another speed) is
 # run again this many times at most; still disagreeing, its row is marked and not ranked
 REMEASURE = 2
@@ -50,6 +44,12 @@ def advise_options(p: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="fix runs at once (default 1; parallel runs share the CPUs and GPU and disturb each other's timings)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="stop a run that has not ended within S seconds (SIGTERM, then SIGKILL 10 s later); default: none",
     )
     p.add_argument(
         "--reps",
@@ -87,6 +87,16 @@ def _at_least_one(text: str) -> int:
     return n
 
 
+def _seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        n = 0.0
+    if not 0 < n < float("inf"):
+        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
+    return n
+
+
 def advise(ns) -> int:
     """``ns``: ``advise_options``' options, with the program: ``script`` or ``module``, ``args``."""
     if ns.script is not None and not os.path.isfile(ns.script):
@@ -100,16 +110,33 @@ def advise(ns) -> int:
     if out is None:
         return 2
     program = ["--", script, *ns.args] if script else ["-m", module, *ns.args]
-    runner = _Runner(out, program, ns.reps, ns.jobs)
+    runner = Runner(out, program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
+    most = 1 + len({*compiler.analysis.FIXES, *ns.tries})
+    say(
+        f"pt2-explorer: advise: runs {name} once as it is, then once per fix its verdict calls for (at most "
+        f"{most} runs in all): whatever the program does (files it writes, messages it sends) happens each time"
+    )
+    saved = runner.own_signals()
     try:
         return _advise(compiler, runner, name, ns.tries, out)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Signalled) as e:
+        signum = e.signum if isinstance(e, Signalled) else signal.SIGINT
         runner.stop()
-        say(f"pt2-explorer: advise: interrupted; the runs so far are in {out}")
-        return 128 + signal.SIGINT
+        say(
+            f"pt2-explorer: advise: {signal.Signals(signum).name}: the runs ended; the runs so far are in {out}"
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        os.kill(os.getpid(), signum)  # dies of it, as the signal asks
+        return 128 + signum
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
-def _advise(compiler, runner: _Runner, name: str, tries: tuple[str, ...], out: str) -> int:
+def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: str) -> int:
     base = runner.run(None)
     if base.error or base.report is None:
         say(
@@ -179,10 +206,23 @@ def _out_dir(given: str | None, stem: str) -> str | None:
     """The directory of the runs: ``--out`` where it is new or empty (never over anything of
     the user's), else a new ``advise-<stem>`` (``-2``, ``-3`` … where that is taken) here."""
     if given is not None:
-        if os.path.exists(given) and not (os.path.isdir(given) and not os.listdir(given)):
-            say(f"pt2-explorer: error: --out {given}: exists and is not an empty directory; give a new one")
+        if not given:
+            say("pt2-explorer: error: --out: an empty path; give a directory")
             return None
-        os.makedirs(given, exist_ok=True)
+        try:
+            if os.path.lexists(given) and not (os.path.isdir(given) and not os.listdir(given)):
+                say(
+                    f"pt2-explorer: error: --out {given}: exists and is not an empty directory; give a new one"
+                )
+                return None
+            os.makedirs(given, exist_ok=True)
+            if not os.access(given, os.W_OK | os.X_OK):
+                raise PermissionError(13, "Permission denied", given)
+        except OSError as e:  # a file on the way, no right to write there: one line
+            say(
+                f"pt2-explorer: error: --out {given}: cannot make it a directory of the runs: {e.strerror or e}"
+            )
+            return None
         return given
     base = f"advise-{stem.replace(os.sep, '_')}"
     for i in range(1, 1000):
@@ -192,122 +232,8 @@ def _out_dir(given: str | None, stem: str) -> str | None:
             return path
         except FileExistsError:
             continue
+        except OSError as e:  # this directory cannot be written
+            say(f"pt2-explorer: error: cannot make {path} here: {e.strerror or e}; give --out DIR")
+            return None
     say(f"pt2-explorer: error: {base}-1 … -999 all exist; give --out DIR")
     return None
-
-
-class _Runner:
-    """Runs ``python -m explorer.cli._adviserun`` for the baseline and each fix, each in its own
-    directory of ``out`` (the program's stdout and stderr kept there), with a progress line."""
-
-    def __init__(self, out: str, program: list[str], reps: int | None, jobs: int) -> None:
-        self.out, self.program, self.reps, self.jobs = out, program, reps, jobs
-        self.total, self.done = 0, 0  # the fix runs (the baseline's run comes before them)
-        self.running: dict[str, float] = {}
-        self.codes: dict[str, int] = {}
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.lock = threading.Lock()
-        self.tty = sys.stderr.isatty()
-
-    def run_all(self, fixes) -> list:
-        if self.jobs == 1:
-            return [self.run(f) for f in fixes]
-        with ThreadPoolExecutor(self.jobs) as pool:
-            return list(pool.map(self.run, fixes))
-
-    def run(self, fix):
-        import compiler
-
-        label = fix.name if fix else "baseline"
-        run_dir = os.path.join(self.out, label)
-        os.makedirs(run_dir, exist_ok=True)
-        cmd = [sys.executable, "-c", _BOOT, _root()]
-        cmd += (["--fix", fix.name] if fix else []) + (["--reps", str(self.reps)] if self.reps else [])
-        cmd += [run_dir, *self.program]
-        self._progress(label, started=True)
-        t0 = time.perf_counter()
-        with (
-            open(os.path.join(run_dir, "stdout.txt"), "wb") as so,
-            open(os.path.join(run_dir, "stderr.txt"), "wb") as se,
-        ):
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=so, stderr=se)
-            with self.lock:
-                self.procs[label] = proc
-            rc = proc.wait()
-        with self.lock:
-            self.codes[label] = rc
-        error = None if rc == 0 else f"{_how_ended(rc)}: {_last_error(os.path.join(run_dir, 'stderr.txt'))}"
-        self._progress(label, started=False, seconds=time.perf_counter() - t0, error=error)
-        report = os.path.join(run_dir, REPORT)
-        outputs = os.path.join(run_dir, OUTPUTS)
-        notes_file = os.path.join(run_dir, NOTES)
-        notes = ()
-        if os.path.isfile(notes_file):
-            with open(notes_file, encoding="utf-8") as f:
-                notes = tuple(x for x in f.read().splitlines() if x)
-        return compiler.types.AdviceRun(
-            fix,
-            report if os.path.isfile(report) else None,
-            outputs if os.path.isfile(outputs) else None,
-            error=error,
-            notes=notes,
-        )
-
-    def _progress(self, label: str, *, started: bool, seconds: float = 0.0, error: str | None = None) -> None:
-        """In a terminal one line, rewritten; elsewhere one line per run, when it ends."""
-        with self.lock:
-            base = label == "baseline"
-            if started:
-                self.running[label] = time.perf_counter()
-            else:
-                self.running.pop(label, None)
-                self.done += not base
-            count = "" if base else f"; {self.done} of {self.total} fixes"
-            if self.tty:  # cleared once nothing runs: the table follows
-                now = ", ".join(self.running)
-                line = f"pt2-explorer: advise: running {now}{count}" if now else ""
-                sys.stderr.write("\r\x1b[2K" + line)
-                sys.stderr.flush()
-            elif not started:
-                how = f"failed: {error}" if error else "done"
-                say(f"pt2-explorer: advise: {label}: {how} ({seconds:.0f} s{count})")
-
-    def stop(self) -> None:
-        with self.lock:
-            procs = [p for p in self.procs.values() if p.poll() is None]
-        for p in procs:
-            p.wait()  # the terminal's Ctrl-C reached them too; each ends as its program does
-
-
-# the child: this package's directory first on sys.path only while explorer is imported, so the
-# program's sys.path is what `python -m explorer record` gives it
-_BOOT = (
-    "import sys; root = sys.argv.pop(1); sys.path.insert(0, root); "
-    "import explorer.cli._adviserun as run; sys.path.remove(root); sys.exit(run.main(sys.argv[1:]))"
-)
-
-
-def _root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _how_ended(rc: int) -> str:
-    if rc < 0:
-        try:
-            return f"died of {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"died of signal {-rc}"
-    return f"exited with status {rc}"
-
-
-def _last_error(stderr_path: str) -> str:
-    """The last line the program wrote to stderr that is not ours (an exception's last line)."""
-    try:
-        with open(stderr_path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return "no stderr kept"
-    for line in reversed(lines):
-        if line.strip() and not line.startswith(("pt2-explorer:", "benchmark ")):
-            return line.strip()[:300]
-    return "nothing on stderr"

@@ -31,7 +31,8 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pt2-explorer advise")
     record_options(p)
     ns = p.parse_args(["--bench", "-q", "--json", os.path.join(run_dir, REPORT)])
-    ns.command, ns.script, ns.module, ns.args = "record", script, module, args
+    # "advise": as record runs it, but no background fill-in (advise needs none; it would overlap the next run)
+    ns.command, ns.script, ns.module, ns.args = "advise", script, module, args
 
     # torch is imported here in every run, the baseline's too, so that each runs the program
     # the same way (in this process: record forks a supervisor only before torch is imported)

@@ -162,6 +162,16 @@ def _refuse(outputs: list[tuple[str, str | None]], inputs: list[tuple[str, str]]
         raise ValueError(clobbered)
 
 
+def _refuse_inside(out: str | None, directory: str) -> None:
+    """A ValueError (one line, status 2) where ``out`` is an existing file of the census's own
+    directory (a model's report, a row): the page would replace it."""
+    if not out or not os.path.lexists(out):
+        return
+    real, home = os.path.realpath(out), os.path.realpath(directory)
+    if os.path.commonpath([real, home]) == home:
+        raise ValueError(f"--html {out} is a file of the census in {directory}: refusing to overwrite it")
+
+
 def _census_file(path: str) -> str:
     """The census.json that ``path`` names (itself, or the one in its directory)."""
     return os.path.join(path, "census.json") if os.path.isdir(path) else path
@@ -226,6 +236,7 @@ def _show(ns) -> int:
     from ..census._view import census_text, save_census_html, select
 
     _refuse([("--html", ns.html)], [("census", _census_file(ns.census))])
+    _refuse_inside(ns.html, os.path.dirname(os.path.abspath(_census_file(ns.census))))
     census = _load(ns.census)
     rows = select(
         census, status=ns.status, family=ns.family, mode=ns.mode, break_type=ns.break_type, sort=ns.sort

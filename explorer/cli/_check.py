@@ -94,11 +94,24 @@ def check(ns) -> int:
 
     def verdict(report) -> bool:
         result = check_report(report, rules)
-        for line in result.text.splitlines():
+        failed = program_failed(report)
+        text = result.text
+        if failed is not None and result.passed:  # a program that failed passes no check
+            text = text.replace("check: passed (", f"check: not passed: the program ended with {failed} (", 1)
+        for line in text.splitlines():
             say(line)
-        return result.passed
+        return result.passed and failed is None
 
     return record(ns, check=verdict)
+
+
+def program_failed(report) -> str | None:
+    """The exception that ended the program, where it did not end well (``sys.exit(0)`` and
+    ``sys.exit()`` did); None where it did."""
+    error = report.error
+    if error is None or error in ("SystemExit", "SystemExit: 0", "SystemExit: None"):
+        return None
+    return error
 
 
 def _count(text: str) -> int:

@@ -14,16 +14,22 @@ def write_all(ns, report, title: str, written: list[str] | None = None) -> tuple
     Returns the paths written (``written``, each added as it is written), and whether every
     one asked for was."""
     written = [] if written is None else written
-    if ns.json and saving(ns.json, lambda: report.to_json(ns.json)):
+    if ns.json and saving(ns.json, lambda: report.to_json(ns.json), shown(ns, ns.json)):
         written.append(ns.json)
-    if ns.html and saving(ns.html, lambda: save_html(report, ns.html, title)):
+    if ns.html and saving(ns.html, lambda: save_html(report, ns.html, title), shown(ns, ns.html)):
         written.append(ns.html)
     return written, len(written) == bool(ns.json) + bool(ns.html)
 
 
-def saving(path: str, write) -> bool:
+def shown(ns, path: str) -> str:
+    """An output's path as the user gave it (``record`` made it absolute before the program ran)."""
+    return getattr(ns, "given", {}).get(path, path)
+
+
+def saving(path: str, write, name: str | None = None) -> bool:
     """Run ``write`` (which writes ``path``) after making its directory; an OSError is one line
-    `pt2-explorer: error: cannot write PATH: REASON` on stderr and False."""
+    `pt2-explorer: error: cannot write PATH: REASON` on stderr (PATH: ``name``, where given)
+    and False."""
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         write()
@@ -32,7 +38,7 @@ def saving(path: str, write) -> bool:
         reason = e.strerror or str(e)
         if e.filename and os.path.abspath(os.fspath(e.filename)) != os.path.abspath(path):
             reason += f": {os.fspath(e.filename)}"  # a directory of the path: the file in the way
-        say(f"pt2-explorer: error: cannot write {path}: {reason}")
+        say(f"pt2-explorer: error: cannot write {name or path}: {reason}")
         return False
 
 

@@ -10,7 +10,7 @@ import os
 import sys
 
 import compiler
-from explorer.cli._out import say, write_all
+from explorer.cli._out import say, shown, write_all
 from explorer.run import _program, _supervise
 
 RECORD_USAGE = (
@@ -86,6 +86,12 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         title = f"{title} (rank {rank} of {world_size})"
         ns.json = ns.json and compiler.analysis.rank_path(ns.json, rank)
         ns.html = ns.html and compiler.analysis.rank_path(ns.html, rank)
+    # absolute before the program runs: its os.chdir moves nothing of ours; said as given
+    ns.given = {}
+    for opt in ("json", "html"):
+        if getattr(ns, opt):
+            ns.given[os.path.abspath(getattr(ns, opt))] = getattr(ns, opt)
+            setattr(ns, opt, os.path.abspath(getattr(ns, opt)))
 
     written: list[str] = []  # the outputs written so far: a Ctrl-C says which were not
 
@@ -129,14 +135,14 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
                 after(calls.called)
             _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps)
         ok = leave(report)
-        if (
-            ok and getattr(ns, "command", None) == "record" and ns.caches
-        ):  # what cache hits skipped, after the program
+        if (  # what cache hits skipped, after a program that ended by itself (no fill after an interrupt)
+            ok and getattr(ns, "command", None) == "record" and ns.caches and not (interrupted or terminated)
+        ):
             from explorer.cli._fill import fill_in_background
 
-            fill_in_background(report, ns.json, ns.html)
+            fill_in_background(as_left(report, rank, world_size), ns.json, ns.html, title)
     except KeyboardInterrupt:  # our own work cut short: no traceback of ours, one line
-        not_written = [out for out in (ns.json, ns.html) if out and out not in written]
+        not_written = [shown(ns, out) for out in (ns.json, ns.html) if out and out not in written]
         say("pt2-explorer: interrupted" + (f": {', '.join(not_written)} not written" if not_written else ""))
         interrupted = True
         ok = False
@@ -164,6 +170,17 @@ def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) 
         say(f"pt2-explorer: --bench: {note}")
 
 
+def as_left(report, rank: int | None, world_size: int | None):
+    """The report as ``record`` writes it: stacks start at the program, as under python; under
+    torchrun, its rank."""
+    report = _program.without_launcher(report)
+    if rank is not None:
+        import dataclasses
+
+        report = dataclasses.replace(report, rank=rank, world_size=world_size)
+    return report
+
+
 def leave_report(
     report,
     ns,
@@ -179,20 +196,16 @@ def leave_report(
     from explorer.views._summary import print_summary
     from explorer.views._why import verdict_lines
 
-    report = _program.without_launcher(report)  # stacks start at the program, as under python
-    if rank is not None:
-        import dataclasses
-
-        report = dataclasses.replace(report, rank=rank, world_size=world_size)
+    report = as_left(report, rank, world_size)
     written, ok = write_all(ns, report, title, written)
     if not ns.quiet:
         print_summary(report, title=title)
         for line in verdict_lines(report):
             print(line)
         for out in written:
-            print(f"report: {out}")
+            print(f"report: {shown(ns, out)}")
     elif written:  # -q: the program's own output, then one line on stderr of what we wrote
-        say(f"pt2-explorer: wrote {', '.join(written)}")
+        say(f"pt2-explorer: wrote {', '.join(shown(ns, out) for out in written)}")
     if check is not None:
         sys.stdout.flush()  # the summary before the verdict, where both reach one log
         ok = check(report) and ok

@@ -7,7 +7,14 @@ from __future__ import annotations
 import os
 
 from compiler import Report
-from compiler.analysis import cache_key_changes, cache_saving, cudagraph_reason, fill_reason, observed_sizes
+from compiler.analysis import (
+    cache_key_changes,
+    cache_saving,
+    cudagraph_reason,
+    fill_reason,
+    fill_untrusted,
+    observed_sizes,
+)
 from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock
@@ -216,7 +223,7 @@ def cache_detail_lines(report: Report) -> tuple[str, ...]:
             for p in (
                 ("caches: " + cache_phrase(c.caches)) if c.caches else None,
                 saving_phrase(c),
-                fill_phrase(c),
+                fill_phrase(c, report),
             )
             if p
         ]
@@ -227,15 +234,25 @@ def cache_detail_lines(report: Report) -> tuple[str, ...]:
 
 def fill_command(report: Report, path: str | None) -> str | None:
     """What fills in the report's cache hits, with the report's own path, or None where
-    nothing is left to fill in."""
+    nothing is left to fill in. A fill runs the report's runnable code: for a report this
+    user's own recording did not make (compiler/model/_trust.py), the code to read first and
+    ``--fill --trust``."""
     ids = [c.id for c in report.compiles if fill_reason(c) is not None]
     if not ids:
         return None
+    head = f"to fill in {_plural(len(ids), 'compile')} ({', '.join(ids)})"
+    why = fill_untrusted(report)
+    if why is not None:
+        where = path or "REPORT.json"
+        return (
+            f"{head}: the fill would run this report's runnable code, and {why}: read it "
+            f"(pt2-explorer repro {where} --compile {ids[0]}) before pt2-explorer report {where} --fill --trust"
+        )
     how = f"pt2-explorer report {path} --fill" if path else "compiler.fill(report)"
-    return f"to fill in {_plural(len(ids), 'compile')} ({', '.join(ids)}): {how}"
+    return f"{head}: {how}"
 
 
-def compile_rows(c: Compile) -> list[tuple[str, str]]:
+def compile_rows(c: Compile, report: Report | None = None) -> list[tuple[str, str]]:
     """The compile's own facts about its mode, CUDA graphs and caches (the compile view)."""
     rows: list[tuple[str, str]] = []
     cfg = c.config
@@ -268,13 +285,15 @@ def compile_rows(c: Compile) -> list[tuple[str, str]]:
             rows.append((f"  {lk.kind} key", lk.key))
     if (saved := saving_phrase(c)) is not None:
         rows.append(("saved by the caches", saved))
-    if (filled := fill_phrase(c)) is not None:
+    if (filled := fill_phrase(c, report)) is not None:
         rows.append(("fill-in", filled))
     return rows
 
 
-def fill_phrase(c: Compile) -> str | None:
-    """What a cache hit left out and how to fill it in, or what the fill-in did."""
+def fill_phrase(c: Compile, report: Report | None = None) -> str | None:
+    """What a cache hit left out and how to fill it in, or what the fill-in did. A fill runs
+    the report's runnable code: the plain command is offered only for a report (``report``,
+    ``c``'s) that this user's own recording made (compiler/model/_trust.py)."""
     r = c.regenerated
     if r is not None:
         facts = f": {', '.join(r.facts)}" if r.facts else ""
@@ -290,6 +309,9 @@ def fill_phrase(c: Compile) -> str | None:
     reason = fill_reason(c)
     if reason is None:
         return None
+    why = fill_untrusted(report) if report is not None else "its report is not known to be your own recording"
+    if why is not None:
+        return f"to fill in: {reason} (the fill would run this report's runnable code, and {why})"
     return f"to fill in: {reason}"
 
 

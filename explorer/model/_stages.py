@@ -264,7 +264,7 @@ def _texts(*titled: tuple[str, str | None]) -> list[Block]:
     return [CodeBlock(title, "text", text) for title, text in titled if text]
 
 
-def compile_blocks(c: Compile) -> tuple[Block, ...]:
+def compile_blocks(c: Compile, report=None) -> tuple[Block, ...]:
     """The compile's own facts, beside its stages: each stage's time, the caches it used,
     whether it installed a cache entry; torch's traceback of a failure; its compilation metrics."""
     times = ", ".join(
@@ -277,7 +277,7 @@ def compile_blocks(c: Compile) -> tuple[Block, ...]:
         ("stage times", _stage_sum(c, times)),
         ("caches", ", ".join(f"{k} {v}" for k, v in c.cache.items()) or _no_cache(c)),
         ("cache entry", "installed" if c.cache_entry else "none: later calls do not run this compile's code"),
-        *compile_rows(c),
+        *compile_rows(c, report),  # report: whether a fill-in may be offered
     ]
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback))

@@ -50,15 +50,25 @@ def build_view(report: Report, title: str | None = None) -> ExplorerView:
 
 
 def source_context(
-    filename: str | None, line: int | None, radius: int = 3
+    filename: str | None, line: int | None, radius: int = 3, recorded: str | None = None
 ) -> tuple[tuple[SourceLine, ...], str | None]:
     """The lines around ``line`` of ``filename``, and why the file was not read where it was
-    not (a report may name a FIFO or /dev/zero: only a regular file of a bounded size is)."""
+    not (a report may name a FIFO or /dev/zero: only a regular file of a bounded size is).
+    ``recorded``: the line's code as the report holds it; where the file's line is another
+    (the file edited since), that line alone, and a note saying so, not the file's lines."""
     if not filename or not line:
         return (), None
     lines, why = read_source(project_file(filename))
     if why is not None:
         return (), f"{filename} not read: {why}"
+    if (
+        lines
+        and recorded
+        and recorded.strip()
+        and (line > len(lines) or lines[line - 1].strip() != recorded.strip())
+    ):
+        note = f"{filename} has changed since it was recorded: line {line} as the report holds it"
+        return (SourceLine(line, recorded.strip("\n"), True),), note
     if not lines or line > len(lines):
         return (), None
     lo, hi = max(1, line - radius), min(len(lines), line + radius)
@@ -115,7 +125,10 @@ def _break_view(report: Report, b) -> BreakView:
                 after = other.id
                 break
     stack, mine = _stack(b)
-    context, unread = source_context(b.filename, b.line)
+    code = next(
+        (f.code for f in b.user_stack if (f.filename, f.line) == (b.filename, b.line) and f.code), None
+    )
+    context, unread = source_context(b.filename, b.line, recorded=code)
     before = c.id if c is not None and c.stages.capture and c.stages.capture.graph else None
     # each field within its length (base/_bound.py): a crafted report's string may be a megabyte
     facts: list[Fact] = []
@@ -217,7 +230,7 @@ def _compile_view(report: Report, c: Compile, previous: dict[str, str | None]) -
         status=c.status,
         error=c.error,
         stages=tuple(stage_view(report, c, s) for s in STAGES),
-        blocks=compile_blocks(c),
+        blocks=compile_blocks(c, report),
         kernels=len(report.kernels_of(c.id)),
         nodes=_nodes(c),
         previous=previous[c.id],

@@ -4,6 +4,7 @@ codes and deaths by signal are the program's own."""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
 import re
@@ -35,7 +36,7 @@ def run(
                 else:  # as `python -m MODULE`: sys.path[0] the current directory
                     sys.argv = [module, *args]
                     sys.path.insert(0, os.getcwd())
-                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+                    _run_module(module)
             except BaseException as e:
                 programs.append(e)
                 raise
@@ -179,6 +180,71 @@ def without_launcher(report):
     return strip(report)
 
 
+def _run_module(module: str) -> None:
+    """Run a module as ``python -m MODULE`` (``runpy.run_module(..., alter_sys=True)``) does,
+    in a ``__main__`` module whose namespace python's exit clears (``_as_main``)."""
+    import types
+
+    try:
+        _name, spec, code = runpy._get_module_details(module)  # runpy's own lookup and its errors
+    except ImportError as e:  # as `python -m` says it: one line, status 1
+        raise SystemExit(f"{sys.executable}: {e}") from None
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=spec.origin,
+        __cached__=spec.cached,
+        __doc__=None,
+        __loader__=spec.loader,
+        __package__=spec.parent,
+        __spec__=spec,
+    )
+    sys.argv[0] = spec.origin  # as runpy's alter_sys
+    _as_main(main, code)
+
+
+def _as_main(main, code) -> None:
+    """Run ``code`` in the module ``main``, ``sys.modules["__main__"]`` while it runs. Its
+    namespace is cleared when this process ends, as python clears ``__main__``'s: Dynamo's
+    caches keep it alive through the program's functions, and there a module-level file the
+    program never closed would never be flushed, its objects' ``__del__`` never run."""
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    _ENDED.append(main.__dict__)
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+_ENDED: list[dict] = []  # the namespaces of the programs run here
+
+
+def _clear_namespaces() -> None:
+    """At exit, after the program's ``atexit`` handlers (and logging's shutdown, registered
+    after this), each program's namespace cleared as CPython clears a module's
+    (``_PyModule_ClearDict``): first the names with one leading underscore set to None, then
+    every other name but ``__builtins__``; each object freed then is finalised (a file
+    flushed and closed, ``__del__`` run) as under python."""
+    while _ENDED:
+        namespace = _ENDED.pop()
+        for single in (True, False):
+            for name in list(namespace):
+                if not isinstance(name, str) or namespace[name] is None or name == "__builtins__":
+                    continue
+                if not single or (name.startswith("_") and not name.startswith("__")):
+                    try:
+                        namespace[name] = None
+                    except Exception:  # as python: an object's __del__ failing is not ours to show
+                        pass
+
+
+# registered when this module is imported, before anything imports logging (explorer.cli keeps
+# it so): atexit runs handlers last-registered first, so this runs after logging.shutdown and
+# the program's own handlers, as python's clearing of __main__ comes after them
+atexit.register(_clear_namespaces)
+
+
 def _run_script(path: str) -> None:
     """Run a file as ``python FILE`` does: a fresh ``__main__`` module whose ``__file__`` is
     the absolute path, ``sys.path[0]`` its directory (sys.argv is set by the caller)."""
@@ -199,14 +265,8 @@ def _run_script(path: str) -> None:
         __builtins__=builtins,
         __loader__=importlib.machinery.SourceFileLoader("__main__", path),
     )
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = main
     sys.path.insert(0, os.path.dirname(path))
-    try:
-        exec(code, main.__dict__)
-    finally:
-        if saved is not None:
-            sys.modules["__main__"] = saved
+    _as_main(main, code)
 
 
 def _as_python_reads_files(e: SyntaxError) -> SyntaxError:

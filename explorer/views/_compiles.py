@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from compiler.analysis import fill_reason
+from compiler.analysis import fill_reason, fill_untrusted
 from compiler.types import STAGES
 
 from ..base._types import (
@@ -282,12 +282,17 @@ def compiles_tab() -> type:
                 else "the first compile of its frame: nothing before it"
             )
             why = self._fill_reason()
-            self.fill_button.disabled = why is None
+            # the fill runs the report's runnable code: offered only for this user's own recording
+            untrusted = fill_untrusted(self.app.report) if why else None
+            self.fill_button.disabled = why is None or untrusted is not None
             self.fill_button.tooltip = (
-                f"{why}: compile its runnable again with the caches off (a fresh process) and merge "
+                "nothing to fill in: its kernels have their nodes (or it made no Inductor code)"
+                if not why
+                else f"not offered: the fill would run this report's runnable code, and {untrusted}; read "
+                "it, then compiler.fill(report, (ID,), trust=True) runs it"
+                if untrusted
+                else f"{why}: compile its runnable again with the caches off (a fresh process) and merge "
                 "the kernels' nodes, the IR before and after fusion and the fusion decisions"
-                if why
-                else "nothing to fill in: its kernels have their nodes (or it made no Inductor code)"
             )
 
         def _fill_reason(self) -> str | None:
@@ -298,7 +303,7 @@ def compiles_tab() -> type:
             return fill_reason(c) if c is not None else None
 
         def _fill(self) -> None:
-            if self._fill_reason() is not None:
+            if self._fill_reason() is not None and fill_untrusted(self.app.report) is None:
                 self.fill_button.disabled = True
                 self.app.fill_compile(self.selected().compile_id)
 
