@@ -240,7 +240,8 @@ def test_the_share_of_gpu_time_under_cuda_graphs_and_the_verdict_that_names_a_sk
 
 def test_report_names_its_own_path_to_fill_in(tmp_path):
     """``pt2-explorer report R``: the summary's one line for the caches, then the command that
-    fills in what the hits left out, with R itself (never a placeholder)."""
+    fills in what the hits left out, with R itself (never a placeholder): for a report made on
+    another machine (the shipped one), the code to read first and ``--fill --trust``."""
     path = tmp_path / "caches.json"
     path.write_bytes(gzip.decompress((ROOT / "notebooks" / "data" / "h100-caches.json.gz").read_bytes()))
     report = compiler.load(path)
@@ -257,7 +258,10 @@ def test_report_names_its_own_path_to_fill_in(tmp_path):
         f"  caches: 1 of {len(report.compiles)} compiles from the cache (torch: saved 0.32 s); not filled in "
         f"yet: {len(ids)} compiles (the kernels' nodes, the IR around fusion) · per compile: --view compiles"
     ]
-    assert (
-        lines[-1] == f"to fill in {len(ids)} compiles ({', '.join(ids)}): pt2-explorer report {path} --fill"
+    # a report made on another machine: its code is read before a fill runs it (--trust)
+    assert lines[-1] == (
+        f"to fill in {len(ids)} compiles ({', '.join(ids)}): the fill would run this report's runnable code, "
+        "and it carries no mark of a recording (a report made elsewhere, crafted, or loaded from a log): "
+        f"read it (pt2-explorer repro {path} --compile {ids[0]}) before pt2-explorer report {path} --fill --trust"
     )
     assert "REPORT.json" not in out
