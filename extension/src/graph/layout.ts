@@ -9,7 +9,7 @@ import dagre, { type NodeLabel, type graphlib } from '@dagrejs/dagre';
 import { GraphModel, Item, Visible, segLabel, shortTarget } from './model';
 import { clip } from './dom';
 
-export const CHAR_W = 6.6; // px per character of the 11 px monospace labels
+const CHAR_W = 6.6; // px per character of the 11 px monospace labels
 export const LINE_H = 14;
 const TITLE = '~title'; // the id suffix of an expanded module's title node (titleNodes)
 
