@@ -37,7 +37,7 @@ _NEEDS_TORCH = {
     "record": "listen._capture",
     "recording": "listen._capture",
     "NotCompiledError": "bench._recheck",
-    "check_recompile": "bench._recheck:check",
+    "would_recompile": "bench._recheck",
     "benchmark": "bench._bench",
     "fill": "bench._fill",
     "compare_modes": "bench._modes",
@@ -50,7 +50,16 @@ _NEEDS_TORCH = {
 }
 
 
+# old names kept working, each use warned (DeprecationWarning): old name -> its new name
+_RENAMED = {"check_recompile": "would_recompile"}
+
+
 def __getattr__(name: str):
+    if name in _RENAMED:  # not kept in the package: every use warns
+        import warnings
+
+        warnings.warn(f"compiler.{name} is now compiler.{_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        name = _RENAMED[name]
     return _torch_name(__name__, _NEEDS_TORCH, name)
 
 
@@ -82,7 +91,7 @@ __all__ = [
     "remember_benchmark_subject",
     "BenchOptions",
     # recompiles
-    "check_recompile",
+    "would_recompile",
     "NotCompiledError",
     # advise
     "advise",

@@ -55,14 +55,14 @@ def break_repro(report: Report, site: str) -> str:
     return break_program(report, site)
 
 
-def check_recompile(fn, *args, run: bool = False, **kwargs):
+def would_recompile(fn, *args, run: bool = False, **kwargs):
     """Would calling ``fn`` (what torch.compile returned) with these inputs recompile, and
     which guard fails? torch's guards of ``fn``'s frame are evaluated for the inputs, as
     Dynamo does on each call: ``fn`` is not called and its cache is not changed. ``run=True``
     calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead, which also
     checks frames after a graph break (the call runs, up to where it would recompile).
     Returns a ``RecompileCheck`` (printable; docs/pipelines.md)."""
-    return _compiler.check_recompile(fn, *args, run=run, **kwargs)
+    return _compiler.would_recompile(fn, *args, run=run, **kwargs)
 
 
 def _in_kernel(ip) -> bool:
@@ -93,6 +93,13 @@ def load_ipython_extension(ip) -> None:
 
 
 def __getattr__(name: str):
+    if name == "check_recompile":  # its old name, kept working; every use warns
+        import warnings
+
+        warnings.warn(
+            "explorer.check_recompile is now explorer.would_recompile", DeprecationWarning, stacklevel=2
+        )
+        return would_recompile
     if name == "reports":  # reports kept by %%compile --name NAME
         from explorer.notebook._magic import reports
 
@@ -119,7 +126,6 @@ def __getattr__(name: str):
 __all__ = [
     "Explorer",
     "break_repro",
-    "check_recompile",
     "compare_stages",
     "diff",
     "diff_compiles",
@@ -137,4 +143,5 @@ __all__ = [
     "summary_text",
     "text",
     "time_figure",
+    "would_recompile",
 ]

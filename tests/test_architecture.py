@@ -531,12 +531,20 @@ def test_the_size_step_of_make_lint_fails_above_400_lines(tmp_path, monkeypatch,
     (tmp_path / "explorer").mkdir()
     (tmp_path / "compiler" / "_big.py").write_text("x = 1\n" * 401)
     (tmp_path / "explorer" / "_ok.py").write_text("x = 1\n" * 400)
+    (tmp_path / "extension" / "src" / "graph").mkdir(parents=True)
+    (tmp_path / "extension" / "src" / "graph" / "view.ts").write_text("let x = 1;\n" * 402)
+    (tmp_path / "extension" / "test").mkdir()
+    (tmp_path / "extension" / "test" / "graph.test.ts").write_text("let x = 1;\n" * 500)  # a test, no module
     monkeypatch.setattr(sizes, "ROOT", tmp_path)
     capsys.readouterr()
-    assert sizes.main(["1"]) == 1
+    assert sizes.main(["2"]) == 1
     out, err = capsys.readouterr()
     assert out.splitlines() == [
-        "module sizes: 2 modules, 801 lines; 1 over 400 lines; the largest:",
+        "module sizes: 3 modules, 1203 lines; 2 over 400 lines; the largest:",
+        "    402  extension/src/graph/view.ts",
         "    401  compiler/_big.py",
     ]
-    assert err == "compiler/_big.py: 401 lines, over 400: split it by role (CONTRIBUTING.md)\n"
+    assert err.splitlines() == [
+        "extension/src/graph/view.ts: 402 lines, over 400: split it by role (CONTRIBUTING.md)",
+        "compiler/_big.py: 401 lines, over 400: split it by role (CONTRIBUTING.md)",
+    ]

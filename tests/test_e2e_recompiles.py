@@ -45,7 +45,7 @@ def _user_stack_lines(fn_name: str, marker: str) -> list[str]:
     ]
 
 
-def _check_recompile(report, reason: str, guard_parts: tuple[str, ...], frame_name: str | None = "sine"):
+def _one_recompile(report, reason: str, guard_parts: tuple[str, ...], frame_name: str | None = "sine"):
     """One recompile 0/1 of frame 0 whose entry 0/0 failed with ``reason``."""
     assert [c.id for c in report.compiles] == ["0/0", "0/1"]
     assert all(c.status == "ok" and c.cache_entry for c in report.compiles)
@@ -82,7 +82,7 @@ def _run(fn, *calls, **compile_kwargs):
 
 def test_shape():
     report = _run(sine, torch.randn(4), torch.randn(6))
-    rc = _check_recompile(
+    rc = _one_recompile(
         report,
         "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6",
         ("TENSOR_MATCH", "check_tensor(L['x']", "size=[4]"),
@@ -94,7 +94,7 @@ def test_shape():
 
 def test_dtype():
     report = _run(sine, torch.randn(4), torch.randn(4, dtype=torch.float64))
-    _check_recompile(
+    _one_recompile(
         report,
         "0/0: tensor 'x' dtype mismatch. expected Float, actual Double",
         ("TENSOR_MATCH", "check_tensor(L['x']", "torch.float32"),
@@ -103,7 +103,7 @@ def test_dtype():
 
 def test_requires_grad():
     report = _run(sine, torch.randn(4), torch.randn(4, requires_grad=True))
-    _check_recompile(
+    _one_recompile(
         report,
         "0/0: tensor 'x' requires_grad mismatch. expected requires_grad=0",
         ("TENSOR_MATCH", "check_tensor(L['x']", "requires_grad=False"),
@@ -127,7 +127,7 @@ def test_global_constant(monkeypatch):
     assert comment.strip().startswith("return x * SCALE  # LINE:scaled  #")
     assert comment.rstrip().endswith(f"{os.path.basename(HERE)}:{line} in scaled")
     assert stack == _user_stack_lines("scaled", "LINE:scaled")
-    rc = _check_recompile(report, reason, ("EQUALS_MATCH", "G['SCALE'] == 1.0"), frame_name="scaled")
+    rc = _one_recompile(report, reason, ("EQUALS_MATCH", "G['SCALE'] == 1.0"), frame_name="scaled")
     assert rc.failing_guard.startswith("EQUALS_MATCH: G['SCALE'] == 1.0 ")
 
 
@@ -148,7 +148,7 @@ def test_train_then_eval():
     line = marker_line(HERE, "LINE:training")
     assert first.rstrip().endswith(f"{os.path.basename(HERE)}:{line} in forward")
     assert stack == _user_stack_lines("forward", "LINE:training")
-    rc = _check_recompile(report, reason, ("TRUE_MATCH", "L['self'].training == True"), frame_name="forward")
+    rc = _one_recompile(report, reason, ("TRUE_MATCH", "L['self'].training == True"), frame_name="forward")
     assert rc.failing_guard.startswith("TRUE_MATCH: L['self'].training == True ")
 
 

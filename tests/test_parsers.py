@@ -496,7 +496,9 @@ def test_parse_dynamo_graph_modules_from_parameter_names():
     assert (linear.dtype, linear.shape, linear.stride, linear.device) == ("f32", "[2, 16]", "[16, 1]", "cpu")
     assert (linear.source, linear.code) == ("/tmp/gr.py:17", "return self.fc2(torch.relu(self.fc1(x)))")
     assert g.nodes[-1].args == ("linear_1",)
-    assert g.op_census() == {"torch._C._nn.linear": 2, "torch.relu": 1}
+    assert g.op_counts() == {"torch._C._nn.linear": 2, "torch.relu": 1}
+    with pytest.warns(DeprecationWarning, match=r"^Graph\.op_census\(\) is now Graph\.op_counts\(\)$"):
+        assert g.op_census() == g.op_counts()  # the old name, kept working
 
 
 def test_parse_aot_forward_graph():
@@ -538,7 +540,7 @@ def test_parse_aot_forward_graph():
 def test_parse_aot_backward_graph_and_saved_tensors():
     g = _graphs.parse_graph(AOT_BACKWARD)
     assert g.nodes[-1].args == ("t_8", "view_1", "t_5", "view")  # `None,  # None` is no node
-    assert g.op_census() == {
+    assert g.op_counts() == {
         "torch.ops.aten.t.default": 8,
         "torch.ops.aten.mm.default": 3,
         "torch.ops.aten.detach.default": 2,

@@ -164,7 +164,7 @@ def test_public_surface():
 
 
 def test_guard_evaluation_internals():
-    """What check_recompile reads (compiler/bench/_recheck.py): the compiled callable's original,
+    """What would_recompile reads (compiler/bench/_recheck.py): the compiled callable's original,
     its frame's cache entries, a guard check that compiles nothing, the stance API."""
     torch._dynamo.reset()
 

@@ -211,8 +211,8 @@ def _stages(a: Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stage
                 RoleGraph(r or guess_role(a), _graphs.parse_graph(g)) for r, g in a.post_grad_before if g
             ),
             post_grad=post,
-            ops_before=_graphs.census([dyn or pre_before]),
-            ops_after=_graphs.census([rg.graph for rg in post]),
+            ops_before=_graphs.op_counts([dyn or pre_before]),
+            ops_after=_graphs.op_counts([rg.graph for rg in post]),
             time_s=stage_t.get("decompose"),
         )
     a.kernels = _parse_kernels(a)

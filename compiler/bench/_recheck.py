@@ -1,6 +1,6 @@
 """Would these inputs recompile? torch's guards evaluated for new inputs, as Dynamo does on
-each call, without calling the function (``check``), or the call itself under torch's
-``fail_on_recompile`` stance (``check(..., run=True)``)."""
+each call, without calling the function (``would_recompile``), or the call itself under torch's
+``fail_on_recompile`` stance (``would_recompile(..., run=True)``)."""
 
 from __future__ import annotations
 
@@ -49,14 +49,18 @@ class RecompileCheck:
 
 
 class NotCompiledError(TypeError):
-    """check_recompile was given something torch.compile did not make."""
+    """would_recompile was given something torch.compile did not make."""
 
 
-def check(fn: Any, *args: Any, run: bool = False, **kwargs: Any) -> RecompileCheck:
+def would_recompile(fn: Any, *args: Any, run: bool = False, **kwargs: Any) -> RecompileCheck:
+    """Would calling ``fn`` (what torch.compile returned) with these inputs recompile, and
+    which guard fails? torch's guards of ``fn``'s frame are evaluated for the inputs, as
+    Dynamo does on each call: ``fn`` is not called and its cache is not changed. ``run=True``
+    calls it once under ``torch.compiler.set_stance("fail_on_recompile")`` instead."""
     orig = _torch.compiled_original(fn)
     if orig is None:
         raise NotCompiledError(
-            f"check_recompile: {getattr(fn, '__qualname__', type(fn).__name__)} is not a torch.compile'd "
+            f"would_recompile: {getattr(fn, '__qualname__', type(fn).__name__)} is not a torch.compile'd "
             "function or module (pass what torch.compile returned)"
         )
     func = getattr(orig, "__func__", orig)

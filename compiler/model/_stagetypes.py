@@ -55,10 +55,18 @@ class Graph:
     code: str
     nodes: tuple[Node, ...] = ()
 
-    def op_census(self) -> dict[str, int]:
-        """Count of call targets (ATen ops in AOT/post-grad graphs)."""
+    def op_counts(self) -> dict[str, int]:
+        """Count of call targets (ATen ops in AOT/post-grad graphs), the most called first."""
         c = Counter(n.target for n in self.nodes if n.op in ("call_function", "call_method"))
         return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def op_census(self) -> dict[str, int]:
+        """``op_counts``' old name, kept working; each use warns (a census is the model zoo's
+        table, docs/census.md)."""
+        import warnings
+
+        warnings.warn("Graph.op_census() is now Graph.op_counts()", DeprecationWarning, stacklevel=2)
+        return self.op_counts()
 
 
 @dataclass(frozen=True)

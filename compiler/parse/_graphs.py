@@ -69,12 +69,12 @@ def tensor_bytes(dtype: str | None, shape: str | None) -> int | None:
     return numel * _ITEMSIZE[dtype]
 
 
-def census(graphs) -> dict[str, int]:
+def op_counts(graphs) -> dict[str, int]:
     total: dict[str, int] = {}
     for g in graphs:
         if g is None:
             continue
-        for op, k in g.op_census().items():
+        for op, k in g.op_counts().items():
             total[op] = total.get(op, 0) + k
     return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
 

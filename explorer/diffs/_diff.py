@@ -35,10 +35,10 @@ from ._compiles import compile_sections, failing, graph_code
 from ._parts import (
     ROLES,
     Builder,
-    census,
     changes,
     codegen_kernels,
     kernel_sections,
+    op_counts,
     op_delta,
 )
 from ._view import Diff
@@ -173,7 +173,7 @@ def compare_stages(
     s = bld.add("stages", title, lang_a if lang_a == lang_b else "text", ta, tb)
     summary = [changes(s)] if s.changed else []
     if ga is not None and gb is not None:
-        delta = op_delta(census(ga), census(gb))
+        delta = op_delta(op_counts(ga), op_counts(gb))
         if delta:
             summary.append(f"ops: {delta}")
     return bld.finish(f"compile {compile_id}: {stage_a} vs {stage_b}", summary, context)
@@ -245,7 +245,7 @@ def _texts(bld: Builder, items) -> list[str]:
 
 
 def _ops(summary: list[str], a: list, b: list, what: str = "ops") -> list[str]:
-    delta = op_delta(census(*a), census(*b))
+    delta = op_delta(op_counts(*a), op_counts(*b))
     return summary + ([f"{what}: {delta}"] if delta else [])
 
 

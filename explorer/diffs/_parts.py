@@ -148,12 +148,12 @@ def op_delta(a: dict[str, int], b: dict[str, int]) -> str | None:
     return ", ".join(f"{op} {'+' if d > 0 else MINUS}{abs(d)}" for _, op, d in items) or None
 
 
-def census(*graphs: Graph | RoleGraph | None) -> Counter:
+def op_counts(*graphs: Graph | RoleGraph | None) -> Counter:
     c: Counter = Counter()
     for g in graphs:
         g = g.graph if isinstance(g, RoleGraph) else g
         if g is not None:
-            c.update(g.op_census())
+            c.update(g.op_counts())
     return c
 
 
@@ -162,15 +162,15 @@ def dynamo_ops(c: Compile) -> Counter:
     d, cap = c.stages.decompose, c.stages.capture
     if d is not None and d.ops_before:
         return Counter(d.ops_before)
-    return census(cap.graph if cap else None)
+    return op_counts(cap.graph if cap else None)
 
 
 def aten_ops(c: Compile) -> Counter:
-    """ATen calls: the post-grad census, or the AOT graphs' where Inductor did not run."""
+    """ATen calls: the post-grad op counts, or the AOT graphs' where Inductor did not run."""
     d, ag = c.stages.decompose, c.stages.autograd
     if d is not None and d.ops_after:
         return Counter(d.ops_after)
-    return census(ag.forward, ag.backward, ag.inference) if ag is not None else Counter()
+    return op_counts(ag.forward, ag.backward, ag.inference) if ag is not None else Counter()
 
 
 # ---- kernels -------------------------------------------------------------------------------

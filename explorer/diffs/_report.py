@@ -1,6 +1,6 @@
 """Two reports side by side: frames matched by name + file + line (then name + file, the
 name without a resume function's line + file, the name, the name without that line), compiles of matched frames in order, a
-summary of what changed, then an overview, the op censuses and, per pair of compiles, the
+summary of what changed, then an overview, the op counts and, per pair of compiles, the
 guards, Dynamo and post-grad graphs and kernels (``diff_compiles`` has every stage)."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def overview(r: Report) -> str:
     return "\n".join(lines)
 
 
-def _census_text(c: Counter) -> str:
+def _ops_text(c: Counter) -> str:
     return "\n".join(
         f"{op}  {n}" for op, n in sorted((k.removeprefix("torch.ops."), v) for k, v in c.items())
     )
@@ -173,7 +173,7 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
     ):
         ta, tb = sum((fn(c) for c in a.compiles), Counter()), sum((fn(c) for c in b.compiles), Counter())
         if ta or tb:
-            bld.add(id, title, "text", _census_text(ta), _census_text(tb))
+            bld.add(id, title, "text", _ops_text(ta), _ops_text(tb))
 
     kernels = KernelChanges([], [], [])
     for x, y in pairs:

@@ -1,1 +1,1 @@
-"""The notebook's ``%%compile`` magic: a cell as the function it compiles, its errors, ``--check``."""
+"""The notebook's ``%%compile`` magic: a cell as the function it compiles, its errors, ``--would-recompile``."""

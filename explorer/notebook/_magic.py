@@ -35,8 +35,9 @@ so that the cell means what it means as a plain cell:
 - If the cell raises, the names it assigned so far are written back (read from the cell's
   frame in the traceback), and the error shows the cell's frames as a plain cell's does.
 
-``%%compile --check`` answers whether the cell's last line, a call ``f(x)`` of a compiled
-function, would recompile, without calling it (explorer/notebook/_checkcell.py).
+``%%compile --would-recompile`` answers whether the cell's last line, a call ``f(x)`` of a
+compiled function, would recompile, without calling it (explorer/notebook/_recompilecell.py);
+``--check``, its old name, still works after a one-line note.
 
 ``%%compile --record`` runs the cell as written (as module code, like a plain cell) inside
 ``compiler.recording()``: for code that already calls torch.compile itself. Errors in the cell
@@ -115,16 +116,21 @@ class CompileMagics(Magics):
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
     @_option_arguments
     @argument(
-        "--check", action="store_true", help="would the cell's last call recompile? (nothing is compiled)"
+        "--would-recompile",
+        action="store_true",
+        help="would the cell's last call recompile? (nothing is compiled)",
     )
-    @argument("--run", action="store_true", help="--check: make the call under fail_on_recompile")
+    @argument("--check", action="store_true", help="the old name of --would-recompile")
+    @argument("--run", action="store_true", help="--would-recompile: make the call under fail_on_recompile")
     @cell_magic
     def compile(self, line: str, cell: str):
         args = parse_argstring(self.compile, line)
-        if args.check:  # explorer/notebook/_checkcell.py
-            from ._checkcell import check_cell
+        if args.check:
+            print("%%compile --check is now %%compile --would-recompile", file=sys.stderr)
+        if args.would_recompile or args.check:  # explorer/notebook/_recompilecell.py
+            from ._recompilecell import recompile_cell
 
-            return check_cell(self.shell, cell, run=args.run)
+            return recompile_cell(self.shell, cell, run=args.run)
         from ..pages._widgets import Explorer
 
         shell = self.shell

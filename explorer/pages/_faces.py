@@ -1,22 +1,42 @@
 """A report's faces by what it is: ``explorer.html``, ``explorer.text`` and ``explorer.save_html``
-for a Report, a ``compiler.compare_modes`` result or an ``Advice`` (``compiler.advise``). The CLI
-uses them from here, below the package's face (which also loads the notebook's magic)."""
+for a Report or a ``compiler.compare_modes`` result (``Paged``), ``explorer.text`` also for an
+``Advice`` (``compiler.advise``: ``Shown``). The CLI uses them from here, below the package's
+face (which also loads the notebook's magic)."""
 
 from __future__ import annotations
 
 import os
+from typing import TypeAlias
 
 import compiler as _compiler
 from compiler import Report
+from compiler.types import (  # torch-free (compiler/model/_modetypes.py, _advicetypes.py)
+    Advice,
+    ModeComparison,
+)
+
+Paged: TypeAlias = Report | ModeComparison  # what has a page: html, save_html
+Shown: TypeAlias = Report | ModeComparison | Advice  # what has text: text
 
 
 def _is_modes(obj) -> bool:
-    return isinstance(obj, _compiler.types.ModeComparison)  # torch-free (compiler/model/_modetypes.py)
+    return isinstance(obj, ModeComparison)
 
 
-def html(report: Report, title: str | None = None) -> str:
+def _paged(report: Paged, face: str) -> None:
+    """An Advice (or anything else) given to a face that only pages: one line saying what does."""
+    if not isinstance(report, Report | ModeComparison):
+        what = "an Advice" if isinstance(report, Advice) else f"a {type(report).__name__}"
+        raise TypeError(
+            f"explorer.{face} takes a Report or a compiler.compare_modes result, not {what}"
+            + (": explorer.text(advice) shows its table" if isinstance(report, Advice) else "")
+        )
+
+
+def html(report: Paged, title: str | None = None) -> str:
     """The self-contained static HTML report (opens offline). A ``compiler.compare_modes``
     result gives its modes page: the chart, the table, each configuration's benchmark."""
+    _paged(report, "html")
     if _is_modes(report):
         from explorer.pages._modes import modes_page
 
@@ -27,7 +47,7 @@ def html(report: Report, title: str | None = None) -> str:
 
 
 def text(
-    report: Report,
+    report: Shown,
     view: str = "summary",
     title: str | None = None,
     compile: str | None = None,
@@ -53,7 +73,7 @@ def text(
         from explorer.pages._modes import modes_text
 
         return modes_text(report)
-    if isinstance(report, _compiler.types.Advice):  # torch-free (compiler/model/_advicetypes.py)
+    if isinstance(report, Advice):
         from explorer.views._advice import advice_text
 
         return advice_text(report)
@@ -68,10 +88,11 @@ def text(
         return _view(view).text(Subject(report, title, compile, kernel=kernel))
 
 
-def save_html(report: Report, path: str | os.PathLike[str], title: str | None = None) -> str:
+def save_html(report: Paged, path: str | os.PathLike[str], title: str | None = None) -> str:
     """Write the static page; returns ``path``. For a ``compiler.compare_modes`` result it also
     writes each configuration's recording beside it (``<name>.<i>-<label>.html``), linked from
     the table and the chart's bars."""
+    _paged(report, "save_html")
     if _is_modes(report):
         from explorer.pages._modes import save_modes_html
 

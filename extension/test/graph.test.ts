@@ -10,6 +10,7 @@ import {
   shortTarget,
   validate
 } from '../src/graph/model';
+import { kernelNodes, lineNodes } from '../src/graph/search';
 
 /** A payload as explorer/graph/_data.py writes it, from (name, module path, args, extra). */
 function payload(rows: [string, string | null, string[], Partial<RawNode>?][]): Payload {
@@ -246,7 +247,7 @@ describe('search, reveal, collapse', () => {
   it("counts a module box's ops", () => {
     const m = new GraphModel(layered(1));
     const attn = m.ancestors(m.p.nodes.findIndex(r => r.n === 'attn_0_0'))[2];
-    expect(m.census(attn)).toBe('3× aten.attn');
+    expect(m.opCounts(attn)).toBe('3× aten.attn');
   });
 });
 
@@ -320,5 +321,20 @@ describe('search with fields', () => {
     expect(names(m, 'name:view')).toEqual(['view', 'view_1']);
     expect(names(m, 'op:addmm module:h.0')).toEqual(['addmm']);
     expect(names(m, 'op:nothing')).toEqual([]);
+  });
+
+  it("a source line's nodes and a kernel's nodes (the links from the explorer's tables)", () => {
+    const p = decomposed();
+    p.kernels = ['triton_poi_fused_0', 'extern_kernels.addmm'];
+    const kernelOf: Record<string, number> = { view: 0, view_1: 0, var_mean: 0, addmm: 1, addmm_1: 1 };
+    p.nodes.forEach(r => (r.k = kernelOf[r.n]));
+    const m = new GraphModel(p);
+    const of = (js: number[]) => js.map(i => m.p.nodes[i].n);
+    expect(of(lineNodes(m, 'conv.py:106'))).toEqual(['view', 'addmm', 'view_1']);
+    expect(of(lineNodes(m, 'conv.py:106', 'extern_kernels.addmm'))).toEqual(['addmm']);
+    expect(of(lineNodes(m, 'conv.py:107'))).toEqual([]);
+    expect(of(kernelNodes(m, 'triton_poi_fused_0'))).toEqual(['view', 'view_1', 'var_mean']);
+    expect(of(kernelNodes(m, 'extern_kernels.addmm'))).toEqual(['addmm', 'addmm_1']);
+    expect(of(kernelNodes(m, 'triton_poi_fused_1'))).toEqual([]);
   });
 });

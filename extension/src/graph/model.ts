@@ -1,7 +1,7 @@
 /**
  * The graph view's model: the payload explorer/graph/_data.py writes, the nodes grouped by
  * nn.Module in execution order, which groups are expanded, what is visible and the edges
- * between what is visible, search. No DOM: unit-tested (test/graph.test.ts).
+ * between what is visible, search (search.ts). No DOM: unit-tested (test/graph.test.ts).
  *
  * Collapsing keeps the data flow: the nodes are walked in execution order (the graph's own
  * order, each input moved to just before its first reader), and a box is a maximal run of
@@ -12,37 +12,11 @@
  * one topological order, so every edge between boxes points forward: the drawing is a DAG.
  */
 
-export const SCHEMA = 1;
+import { Payload, shortTarget } from './data';
+import { searchNodes } from './search';
 
-export interface RawNode {
-  n: string; // name
-  o: string; // op
-  t: string; // target
-  d?: string; // dtype + shape
-  s?: number; // index into srcs
-  m?: number; // index into mods: the node's own module path
-  g?: number; // index into mods: the path it is collapsed under, when not m
-  i?: number; // 1: the module path was inferred from neighbours
-  a?: number[]; // arg node indices
-  c?: string; // kernel colour
-  k?: number; // index into kernels: the kernel the node was fused into
-  b?: number; // 1: a node of a joint graph's backward
-  q?: number; // torch's seq_nr
-  f?: number; // the forward node a backward node differentiates (node index)
-}
-
-export interface Payload {
-  schema: number;
-  title: string;
-  n: number;
-  mods: string[];
-  srcs: ([string, string] | [string, string, string])[]; // where, code, the ops Dynamo's graph made there
-  nodes: RawNode[];
-  kernels?: string[]; // the fuse view's kernel names
-  focus?: number[]; // where the view opens: the nodes of the compile's most expensive kernel
-  focusWhy?: string; // which kernel, and why it is the most expensive
-  back?: number; // 1: a backward graph, every node of it a backward one
-}
+export { SCHEMA, shortTarget, validate } from './data';
+export type { Payload, RawNode } from './data';
 
 /** A run of nodes under one module: positions [start, end) of the model's order. */
 export interface Segment {
@@ -67,29 +41,6 @@ export interface Visible {
   clusters: { seg: Segment; parent: string | null }[]; // expanded segments, outer first
   edges: { from: string; to: string; count: number }[];
   rep: string[]; // node index -> id of the leaf that draws it
-}
-
-/** Why a payload cannot be shown, or null. */
-export function validate(p: unknown): string | null {
-  if (typeof p !== 'object' || p === null) {
-    return 'the graph data is not an object';
-  }
-  const o = p as Record<string, unknown>;
-  if (typeof o.schema !== 'number' || o.schema > SCHEMA) {
-    return `graph data schema ${String(o.schema)} is newer than this view (${SCHEMA}): upgrade pt2-explorer`;
-  }
-  if (!Array.isArray(o.nodes) || !Array.isArray(o.mods) || !Array.isArray(o.srcs)) {
-    return 'the graph data has no nodes, mods or srcs list';
-  }
-  return null;
-}
-
-/** ``torch.ops.aten.mm.default`` -> ``aten.mm``; other targets as torch printed them. */
-export function shortTarget(target: string): string {
-  if (target.startsWith('torch.ops.')) {
-    return target.slice('torch.ops.'.length).split('.').slice(0, 2).join('.');
-  }
-  return target;
 }
 
 /** What a module box or cluster is called: its path, "(backward)" for the backward of that
@@ -409,54 +360,13 @@ export class GraphModel {
     return m === undefined ? null : this.p.mods[m];
   }
 
-  /** Nodes matching ``query`` (case-insensitive), in execution order, exact names first.
-   * Space-separated terms, all of which must hold: ``op:addmm`` (the node's op or target:
-   * where no node has that target, as in a joint graph where ``layer_norm`` became
-   * ``var_mean`` and ``rsqrt``, the nodes of the source lines that call it), ``module:ln_1``
-   * (its module path), ``line:123`` (its source line's number), ``name:mm_3``, or free text
-   * (name, op, target, source line). */
+  /** Nodes matching ``query`` (search.ts), in execution order, exact names first. */
   search(query: string): number[] {
-    const terms = parseQuery(query);
-    if (!terms.length) {
-      return [];
-    }
-    const decomposed = new Set(
-      terms
-        .filter(t => t.field === 'op' && !this.order.some(i => opMatches(this.p.nodes[i], t.value)))
-        .map(t => t.value)
-    );
-    const exact: number[] = [];
-    const rest: number[] = [];
-    for (const i of this.order) {
-      if (!terms.every(t => this.holds(i, t, decomposed))) {
-        continue;
-      }
-      const single = terms.length === 1 && !terms[0].field;
-      (single && this.p.nodes[i].n.toLowerCase() === terms[0].value ? exact : rest).push(i);
-    }
-    return exact.concat(rest);
-  }
-
-  private holds(i: number, t: Term, decomposed: Set<string>): boolean {
-    const r = this.p.nodes[i];
-    const src = this.source(i);
-    const v = t.value;
-    switch (t.field) {
-      case 'op':
-        return decomposed.has(v) ? !!src && (callsOp(src[1], v) || madeThere(src, v)) : opMatches(r, v);
-      case 'module':
-        return (this.module(i) ?? '').toLowerCase().includes(v);
-      case 'line':
-        return !!src && lineOf(src[0]) === v;
-      case 'name':
-        return r.n.toLowerCase() === v || r.n.toLowerCase().startsWith(`${v}_`);
-      default:
-        return [r.n, r.o, r.t, src ? src[0] : '', src ? src[1] : ''].some(h => h.toLowerCase().includes(v));
-    }
+    return searchNodes(this, query);
   }
 
   /** "12× aten.mm, 4× aten.add" of a segment's ops, most frequent first. */
-  census(seg: Segment, top = 6): string {
+  opCounts(seg: Segment, top = 6): string {
     const counts = new Map<string, number>();
     for (let k = seg.start; k < seg.end; k++) {
       const r = this.p.nodes[this.order[k]];
@@ -473,47 +383,4 @@ export class GraphModel {
       .join(', ');
     return sorted.length > top ? `${text}, …` : text;
   }
-}
-
-/** One term of a search: ``op:addmm`` (field "op") or free text (field ""). */
-export interface Term {
-  field: '' | 'op' | 'module' | 'line' | 'name';
-  value: string;
-}
-
-export function parseQuery(query: string): Term[] {
-  return query
-    .trim()
-    .toLowerCase()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(w => {
-      const m = /^(op|module|line|name):(.+)$/.exec(w);
-      return m ? { field: m[1] as Term['field'], value: m[2] } : { field: '' as const, value: w };
-    });
-}
-
-/** The node's op is ``v``: the op its target names (``torch.ops.aten.addmm.default`` and
- * ``torch._C._nn.linear``: ``addmm``, ``linear``; an in-place ``add_`` is ``add``) or its FX op. */
-function opMatches(r: RawNode, v: string): boolean {
-  const short = shortTarget(r.t);
-  const parts = short.split('.');
-  const name = (short !== r.t ? (parts[1] ?? parts[0]) : parts[parts.length - 1]).toLowerCase();
-  return name === v || name === `${v}_` || r.o.toLowerCase() === v;
-}
-
-/** The source line calls ``op`` (``F.layer_norm(``, ``torch.layer_norm(``, ``.layer_norm(``). */
-function callsOp(code: string, op: string): boolean {
-  return new RegExp(`(^|[^\\w])${op.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\(`).test(code.toLowerCase());
-}
-
-/** Dynamo's graph made ``op`` at this source line (its third element: ``layer_norm linear``). */
-function madeThere(src: [string, string] | [string, string, string], op: string): boolean {
-  return (src[2] ?? '').split(' ').includes(op);
-}
-
-/** The line number of ``file.py:12`` or ``Cell In[2], line 12``. */
-function lineOf(where: string): string {
-  const m = /(?::|line )(\d+)$/.exec(where);
-  return m ? m[1] : '';
 }

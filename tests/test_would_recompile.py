@@ -1,4 +1,4 @@
-"""explorer.check_recompile and %%compile --check: the guard that would fail is the one torch
+"""explorer.would_recompile and %%compile --would-recompile: the guard that would fail is the one torch
 then names when the call really recompiles (its structured trace read directly), and checking
 compiles nothing."""
 
@@ -55,8 +55,8 @@ def test_predicted_guard_is_torchs_recompile_reason(args, kwargs):
     cf = torch.compile(scaled, backend="eager")
     cf(torch.ones(3))
     with RawTrace() as raw:
-        same = explorer.check_recompile(cf, torch.full((3,), 2.0))
-        answer = explorer.check_recompile(cf, *args, **kwargs)
+        same = explorer.would_recompile(cf, torch.full((3,), 2.0))
+        answer = explorer.would_recompile(cf, *args, **kwargs)
     assert _starts(raw.records) == 0  # checking compiled nothing
     assert not same.would_recompile and same.matching_entry == "0/0"
     assert answer.would_recompile and not answer.limit_hit and answer.entries == 1
@@ -73,7 +73,7 @@ def test_module_and_run_mode_after_a_graph_break():
     m = torch.nn.Sequential(torch.nn.Linear(4, 4))
     cm = torch.compile(m, backend="eager")
     cm(torch.ones(2, 4))
-    wide = explorer.check_recompile(cm, torch.ones(5, 4))
+    wide = explorer.would_recompile(cm, torch.ones(5, 4))
     assert wide.function == "Sequential.forward" and wide.would_recompile
     assert "size mismatch at index 0. expected 2, actual 5" in wide.failures[0]
 
@@ -81,8 +81,8 @@ def test_module_and_run_mode_after_a_graph_break():
     net = type("Net", (torch.nn.Module,), {"__init__": _net_init, "forward": _net_forward})()
     cn = torch.compile(net, backend="eager")
     cn(torch.ones(2, 4))
-    assert not explorer.check_recompile(cn, torch.full((2, 4), 3.0)).would_recompile
-    wide = explorer.check_recompile(cn, torch.ones(6, 4))
+    assert not explorer.would_recompile(cn, torch.full((2, 4), 3.0)).would_recompile
+    wide = explorer.would_recompile(cn, torch.ones(6, 4))
     assert wide.function == "Net.forward" and "expected 2, actual 6" in wide.failures[0]
 
     cb = torch.compile(broken, backend="eager")
@@ -91,10 +91,10 @@ def test_module_and_run_mode_after_a_graph_break():
     first = next(f"{m['frame_id']}/{m['frame_compile_id']}" for m, _ in raw.records if "dynamo_start" in m)
     K = 2.0
     try:
-        own = explorer.check_recompile(cb, torch.ones(3))  # the first frame's guards hold
+        own = explorer.would_recompile(cb, torch.ones(3))  # the first frame's guards hold
         assert not own.would_recompile and own.matching_entry == first and "graph break" in own.note
         with RawTrace() as raw:
-            ran = explorer.check_recompile(cb, torch.ones(3), run=True)
+            ran = explorer.would_recompile(cb, torch.ones(3), run=True)
         assert ran.would_recompile and ran.ran
         assert _starts(raw.records) == 0  # torch refused to recompile the frame after the break
         assert "torch_dynamo_resume_in_broken" in ran.failures[0]
@@ -103,24 +103,56 @@ def test_module_and_run_mode_after_a_graph_break():
 
 
 def test_not_compiled_is_one_line():
-    with pytest.raises(NotCompiledError, match=r"^check_recompile: scaled is not a torch.compile'd function"):
-        explorer.check_recompile(scaled, torch.ones(3))
+    with pytest.raises(NotCompiledError, match=r"^would_recompile: scaled is not a torch.compile'd function"):
+        explorer.would_recompile(scaled, torch.ones(3))
 
 
-def test_magic_check_form():
+def test_magic_form():
     ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
     ip.run_line_magic("load_ext", "explorer")
     torch._dynamo.reset()
     ip.user_ns["torch"] = torch
     ip.user_ns["cf"] = torch.compile(scaled, backend="eager")
     ip.run_cell("cf(torch.ones(3))")
-    out = ip.run_cell_magic("compile", "--check", "x_new = torch.ones(6)\ncf(x_new)")
+    out = ip.run_cell_magic("compile", "--would-recompile", "x_new = torch.ones(6)\ncf(x_new)")
     assert out.would_recompile and "expected 3, actual 6" in out.failures[0]
     assert ip.user_ns["x_new"].shape == (6,)  # earlier lines ran as a plain cell
-    assert not ip.run_cell_magic("compile", "--check", "cf(torch.zeros(3), n=2)").would_recompile
+    assert not ip.run_cell_magic("compile", "--would-recompile", "cf(torch.zeros(3), n=2)").would_recompile
     from IPython.core.error import UsageError
 
     with pytest.raises(UsageError, match="last line must be a call"):
-        ip.run_cell_magic("compile", "--check", "y = 1")
+        ip.run_cell_magic("compile", "--would-recompile", "y = 1")
     for n in ("cf", "x_new"):
         ip.user_ns.pop(n, None)
+
+
+def test_the_old_names_still_answer_and_warn(capsys):
+    import compiler
+
+    torch._dynamo.reset()
+    cf = torch.compile(scaled, backend="eager")
+    cf(torch.ones(3))
+    with pytest.warns(
+        DeprecationWarning, match=r"^explorer\.check_recompile is now explorer\.would_recompile$"
+    ):
+        old = explorer.check_recompile
+    assert old is explorer.would_recompile
+    assert old(cf, torch.ones(4)).failures == explorer.would_recompile(cf, torch.ones(4)).failures
+    with pytest.warns(
+        DeprecationWarning, match=r"^compiler\.check_recompile is now compiler\.would_recompile$"
+    ):
+        assert compiler.check_recompile is compiler.would_recompile
+    with pytest.warns(DeprecationWarning):  # each use warns: the old name is not kept in the package
+        compiler.check_recompile  # noqa: B018
+    assert "check_recompile" not in vars(compiler) and "check_recompile" not in compiler.__all__
+
+    ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
+    ip.run_line_magic("load_ext", "explorer")
+    ip.user_ns.update(torch=torch, cf=cf)
+    capsys.readouterr()
+    out = ip.run_cell_magic("compile", "--check", "cf(torch.ones(5))")
+    assert out.would_recompile and "expected 3, actual 5" in out.failures[0]
+    assert capsys.readouterr().err == "%%compile --check is now %%compile --would-recompile\n"
+    ran = ip.run_cell_magic("compile", "--check --run", "cf(torch.ones(7))")
+    assert ran.would_recompile and ran.ran
+    ip.user_ns.pop("cf", None)
