@@ -46,6 +46,27 @@ def test_both_packages_have_a_layer_contract_over_every_folder():
         assert folders <= named, f"{package}: folders in no layer: {sorted(folders - named)}"
 
 
+def test_the_view_model_imports_only_base_and_compiler():
+    # explorer/model/ is pure (docs/architecture.md): its contract forbids every other folder
+    # of explorer/, so a new folder is forbidden to it the day it is made, and the UI libraries
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (forbidden,) = [
+        c["forbidden_modules"] for c in contracts if c.get("source_modules") == ["explorer.model"]
+    ]
+    folders = {d.name for d in (ROOT / "explorer").iterdir() if (d / "__init__.py").exists()}
+    assert {f"explorer.{name}" for name in folders - {"model", "base"}} <= set(forbidden)
+    assert {"rich", "IPython", "ipywidgets", "plotly"} <= set(forbidden)
+    graph = grimp.build_graph("explorer", "compiler", include_external_packages=True)
+    imported = {
+        target.split(".")[0] if not target.startswith("explorer.") else ".".join(target.split(".")[:2])
+        for module in graph.find_descendants("explorer.model")
+        for target in graph.find_modules_directly_imported_by(module)
+    }
+    assert imported - set(sys.stdlib_module_names) == {"explorer.model", "explorer.base", "compiler"}
+
+
 def test_explorer_keeps_a_small_top():
     # explorer/ is in folders by role (docs/architecture.md); its top holds the package's face
     top = sorted(p.name for p in (ROOT / "explorer").glob("*.py"))
@@ -310,10 +331,10 @@ OWN_TEXT = {
     "explorer/lower/_html.py:_cell_html": "our own table cell's list of lines",
     "explorer/notebook/_magic.py:_MAGIC_LINE": "the user's cell: a %%compile line",
     "explorer/pages/_modes.py:_slug": "our own row label, as an HTML id",
-    "explorer/run/_program.py:_MACHINERY": "a file path: IPython's and the kernel's files",
+    "explorer/base/_paths.py:_MACHINERY": "a file path: IPython's and the kernel's files",
     "explorer/repros/_compile.py:_TOKEN": "a value we write into a comment line (escaped unless a plain word)",
     "explorer/base/_words.py:_INSTALLED": "a file path: installed packages",
-    "explorer/model/_summary.py:_CONTROL": "any text we print: control characters escaped",
+    "explorer/lower/_terminal.py:_CONTROL": "any text we print: control characters escaped",
     "explorer/census/_files.py:_TOKEN": "our census files' JSON",
     "explorer/census/_files.py:_SURROGATE": "our census files' strings: a lone surrogate",
     "explorer/lower/_fit.py:_FIGURE": "our own text: a figure and its unit, kept together where a line wraps",

@@ -111,7 +111,7 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
 
     button = re.search(
         r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',
-        compile_facts_html(build_view(rec.report).compiles[0]),
+        compile_facts_html(build_view(rec.report).compiles[0], rec.report),
     )
     # the same file, but that a page (or a notebook's report) knows no report file to name
     named = f"# Made from the report {report_path}. A report is a shared file"
