@@ -466,6 +466,70 @@ def test_the_private_name_scan_sees_names_not_modules(tmp_path):
     ]
 
 
+def _state_keyed_by_id(root: Path) -> list[str]:
+    """Where a module of compiler/ or explorer/ keeps state at its top level keyed by ``id()``:
+    a module-level name read or written with an ``id(...)`` key (``_SEEN[id(x)] = ...``,
+    ``_SEEN.get(id(x))``, ``id(x) in _SEEN``). An id is reused once its object is gone, and
+    such a dict slips past the ban on ``global``: state belongs to an object, with a bound."""
+    out = []
+    for package in ("compiler", "explorer"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = {
+                t.id
+                for node in tree.body
+                for t in (node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)])
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(t, ast.Name)
+            }
+
+            def is_id(x) -> bool:
+                return isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "id"
+
+            for node in ast.walk(tree):
+                hit = None
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and is_id(node.slice):
+                    hit = node.value.id
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.args
+                    and is_id(node.args[0])
+                ):
+                    hit = node.func.value.id
+                elif (
+                    isinstance(node, ast.Compare)
+                    and is_id(node.left)
+                    and isinstance(node.comparators[0], ast.Name)
+                ):
+                    hit = node.comparators[0].id
+                if hit in names:
+                    out.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {hit}")
+    return sorted(out)
+
+
+def test_no_module_level_state_is_keyed_by_id():
+    assert _state_keyed_by_id(ROOT) == []
+
+
+def test_the_id_state_scan_sees_each_use(tmp_path):
+    (tmp_path / "compiler").mkdir()
+    (tmp_path / "explorer").mkdir()
+    (tmp_path / "compiler" / "_a.py").write_text(
+        "_SEEN: dict[int, int] = {}\n_ALSO = {}\n\n\ndef f(x, local):\n"
+        "    _SEEN[id(x)] = 1\n    local[id(x)] = 2\n    return _ALSO.get(id(x)), id(x) in _SEEN\n"
+    )
+    (tmp_path / "explorer" / "_b.py").write_text(
+        "class C:\n    def __init__(self):\n        self.seen = {}\n\n"
+        "    def f(self, x):\n        self.seen[id(x)] = 1\n"
+    )
+    assert _state_keyed_by_id(tmp_path) == [
+        "compiler/_a.py:6: _SEEN",
+        "compiler/_a.py:8: _ALSO",
+        "compiler/_a.py:8: _SEEN",
+    ]
+
+
 def test_no_frozen_record_is_changed_after_it_is_made():
     # no object.__setattr__ on a record outside its construction: a graph's file-form fields
     # and a report's remembered subject are kept beside it; a report's one open field,
