@@ -16,7 +16,7 @@ version, when first used.
 
 from . import analysis as analysis
 from . import types as types
-from .listen._version import torch_name as _torch_name
+from .listen._version import torch_names as _torch_names
 from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
@@ -32,23 +32,25 @@ from .read._trace import load_ranks, load_trace
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
 
 # these import torch (the first use checks its version): name -> the module that defines it
-_NEEDS_TORCH = {
-    "Recording": "listen._capture",
-    "record": "listen._capture",
-    "recording": "listen._capture",
-    "NotCompiledError": "bench._recheck",
-    "would_recompile": "bench._recheck",
-    "benchmark": "bench._bench",
-    "fill": "bench._fill",
-    "compare_modes": "bench._modes",
-    "StateMutationError": "bench._state",
-    "compiled_calls": "listen._calls",
-    "benchmark_calls": "bench._calls",
-    "advise": "bench._advise",
-    "SUPPORTED": "listen._version",
-    "UnsupportedTorchVersion": "listen._version",
-}
-
+_lazy = _torch_names(
+    __name__,
+    {
+        "Recording": "listen._capture",
+        "record": "listen._capture",
+        "recording": "listen._capture",
+        "NotCompiledError": "bench._recheck",
+        "would_recompile": "bench._recheck",
+        "benchmark": "bench._bench",
+        "fill": "bench._fill",
+        "compare_modes": "bench._modes",
+        "StateMutationError": "bench._state",
+        "compiled_calls": "listen._calls",
+        "benchmark_calls": "bench._calls",
+        "advise": "bench._advise",
+        "SUPPORTED": "listen._version",
+        "UnsupportedTorchVersion": "listen._version",
+    },
+)
 
 # old names kept working, each use warned (DeprecationWarning): old name -> its new name
 _RENAMED = {"check_recompile": "would_recompile"}
@@ -60,7 +62,7 @@ def __getattr__(name: str):
 
         warnings.warn(f"compiler.{name} is now compiler.{_RENAMED[name]}", DeprecationWarning, stacklevel=2)
         name = _RENAMED[name]
-    return _torch_name(__name__, _NEEDS_TORCH, name)
+    return _lazy(name)
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from .assemble._speed import cudagraph_share
 from .assemble._stages import reads_event
 from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
-from .listen._version import torch_name as _torch_name
+from .listen._version import torch_names as _torch_names
 from .model._devices import device_peak
 from .model._figures import figure
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
@@ -55,16 +55,15 @@ if TYPE_CHECKING:
     from .bench._settings import overridden as settings_overridden
 
 # these import torch (the first use checks its version): name -> the module that defines it
-_NEEDS_TORCH = {
-    "apply_fix": "bench._settings",
-    "settings_overridden": "bench._settings:overridden",
-    "save_outputs": "bench._outputs",
-    "advice_from_runs": "bench._advise",
-}
-
-
-def __getattr__(name: str):
-    return _torch_name(__name__, _NEEDS_TORCH, name)
+__getattr__ = _torch_names(
+    __name__,
+    {
+        "apply_fix": "bench._settings",
+        "settings_overridden": "bench._settings:overridden",
+        "save_outputs": "bench._outputs",
+        "advice_from_runs": "bench._advise",
+    },
+)
 
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .assemble._costgroups import CostGroup
 from .assemble._gputime import KernelCost
 from .assemble._roofline import Placement
-from .listen._version import torch_name as _torch_name
+from .listen._version import torch_names as _torch_names
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
@@ -60,11 +60,10 @@ if TYPE_CHECKING:
     from .bench._recheck import RecompileCheck
 
 # these import torch (the first use checks its version): name -> the module that defines it
-_NEEDS_TORCH = {"RecompileCheck": "bench._recheck"}
-
-
-def __getattr__(name: str):
-    return _torch_name(__name__, _NEEDS_TORCH, name)
+__getattr__ = _torch_names(
+    __name__,
+    {"RecompileCheck": "bench._recheck"},
+)
 
 
 __all__ = [

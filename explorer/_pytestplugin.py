@@ -197,7 +197,7 @@ class Check:
             notes = compiler.benchmark_calls(self._rec.report, self._calls.called, progress=False)
         result = check_report(self._rec.report, self.rules)
         if not result.passed:
-            from explorer.model._summary import printable
+            from explorer.lower._terminal import printable
 
             text = "\n".join((result.text, *(f"check: {n}" for n in notes)))
             pytest.fail(printable(text), pytrace=False)

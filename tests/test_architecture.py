@@ -46,6 +46,27 @@ def test_both_packages_have_a_layer_contract_over_every_folder():
         assert folders <= named, f"{package}: folders in no layer: {sorted(folders - named)}"
 
 
+def test_the_view_model_imports_only_base_and_compiler():
+    # explorer/model/ is pure (docs/architecture.md): its contract forbids every other folder
+    # of explorer/, so a new folder is forbidden to it the day it is made, and the UI libraries
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (forbidden,) = [
+        c["forbidden_modules"] for c in contracts if c.get("source_modules") == ["explorer.model"]
+    ]
+    folders = {d.name for d in (ROOT / "explorer").iterdir() if (d / "__init__.py").exists()}
+    assert {f"explorer.{name}" for name in folders - {"model", "base"}} <= set(forbidden)
+    assert {"rich", "IPython", "ipywidgets", "plotly"} <= set(forbidden)
+    graph = grimp.build_graph("explorer", "compiler", include_external_packages=True)
+    imported = {
+        target.split(".")[0] if not target.startswith("explorer.") else ".".join(target.split(".")[:2])
+        for module in graph.find_descendants("explorer.model")
+        for target in graph.find_modules_directly_imported_by(module)
+    }
+    assert imported - set(sys.stdlib_module_names) == {"explorer.model", "explorer.base", "compiler"}
+
+
 def test_explorer_keeps_a_small_top():
     # explorer/ is in folders by role (docs/architecture.md); its top holds the package's face
     top = sorted(p.name for p in (ROOT / "explorer").glob("*.py"))
@@ -310,10 +331,10 @@ OWN_TEXT = {
     "explorer/lower/_html.py:_cell_html": "our own table cell's list of lines",
     "explorer/notebook/_magic.py:_MAGIC_LINE": "the user's cell: a %%compile line",
     "explorer/pages/_modes.py:_slug": "our own row label, as an HTML id",
-    "explorer/run/_program.py:_MACHINERY": "a file path: IPython's and the kernel's files",
+    "explorer/base/_paths.py:_MACHINERY": "a file path: IPython's and the kernel's files",
     "explorer/repros/_compile.py:_TOKEN": "a value we write into a comment line (escaped unless a plain word)",
     "explorer/base/_words.py:_INSTALLED": "a file path: installed packages",
-    "explorer/model/_summary.py:_CONTROL": "any text we print: control characters escaped",
+    "explorer/lower/_terminal.py:_CONTROL": "any text we print: control characters escaped",
     "explorer/census/_files.py:_TOKEN": "our census files' JSON",
     "explorer/census/_files.py:_SURROGATE": "our census files' strings: a lone surrogate",
     "explorer/lower/_fit.py:_FIGURE": "our own text: a figure and its unit, kept together where a line wraps",
@@ -442,6 +463,70 @@ def test_the_private_name_scan_sees_names_not_modules(tmp_path):
         "compiler/p/_b.py: _Z from ..p._a",
         "compiler/p/_b.py:5: _a._X",
         "explorer/_c.py: _e from ._d",
+    ]
+
+
+def _state_keyed_by_id(root: Path) -> list[str]:
+    """Where a module of compiler/ or explorer/ keeps state at its top level keyed by ``id()``:
+    a module-level name read or written with an ``id(...)`` key (``_SEEN[id(x)] = ...``,
+    ``_SEEN.get(id(x))``, ``id(x) in _SEEN``). An id is reused once its object is gone, and
+    such a dict slips past the ban on ``global``: state belongs to an object, with a bound."""
+    out = []
+    for package in ("compiler", "explorer"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = {
+                t.id
+                for node in tree.body
+                for t in (node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)])
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(t, ast.Name)
+            }
+
+            def is_id(x) -> bool:
+                return isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "id"
+
+            for node in ast.walk(tree):
+                hit = None
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and is_id(node.slice):
+                    hit = node.value.id
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.args
+                    and is_id(node.args[0])
+                ):
+                    hit = node.func.value.id
+                elif (
+                    isinstance(node, ast.Compare)
+                    and is_id(node.left)
+                    and isinstance(node.comparators[0], ast.Name)
+                ):
+                    hit = node.comparators[0].id
+                if hit in names:
+                    out.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {hit}")
+    return sorted(out)
+
+
+def test_no_module_level_state_is_keyed_by_id():
+    assert _state_keyed_by_id(ROOT) == []
+
+
+def test_the_id_state_scan_sees_each_use(tmp_path):
+    (tmp_path / "compiler").mkdir()
+    (tmp_path / "explorer").mkdir()
+    (tmp_path / "compiler" / "_a.py").write_text(
+        "_SEEN: dict[int, int] = {}\n_ALSO = {}\n\n\ndef f(x, local):\n"
+        "    _SEEN[id(x)] = 1\n    local[id(x)] = 2\n    return _ALSO.get(id(x)), id(x) in _SEEN\n"
+    )
+    (tmp_path / "explorer" / "_b.py").write_text(
+        "class C:\n    def __init__(self):\n        self.seen = {}\n\n"
+        "    def f(self, x):\n        self.seen[id(x)] = 1\n"
+    )
+    assert _state_keyed_by_id(tmp_path) == [
+        "compiler/_a.py:6: _SEEN",
+        "compiler/_a.py:8: _ALSO",
+        "compiler/_a.py:8: _SEEN",
     ]
 
 

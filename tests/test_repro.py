@@ -111,7 +111,7 @@ def test_repro_makes_the_same_kernels_in_a_fresh_process(tmp_path, capsys):
 
     button = re.search(
         r'<a class="button repro" download="repro_0_0.py" href="data:text/x-python;base64,([^"]+)"',
-        compile_facts_html(build_view(rec.report).compiles[0]),
+        compile_facts_html(build_view(rec.report).compiles[0], rec.report),
     )
     # the same file, but that a page (or a notebook's report) knows no report file to name
     named = f"# Made from the report {report_path}. A report is a shared file"
@@ -213,3 +213,41 @@ def test_break_starting_point_reproduces_the_break(tmp_path, capsys):
         "pt2-explorer: error: the break is in helper, called from the compiled frame "
         f"torch_dynamo_resume_in_f_at_{branch}: its inputs are not the graph's; no starting point\n"
     )
+
+
+def test_a_compiles_repros_are_data_the_compiles_view_draws():
+    """The view model holds each compile's repros as data (``Repro``: which compile, which
+    graph), no HTML: one where torch logged the graph's fx_graph_runnable, none where it did
+    not; the compiles view draws one save button per repro, whose file is the repro
+    ``pt2-explorer repro`` writes (recorded reports: a GPU block's, a DDP rank's)."""
+    from explorer.base._types import Repro
+    from explorer.model._view import build_view
+    from explorer.repros._compile import repro_script
+    from explorer.views._compiles import compile_facts_html
+
+    fixtures = os.path.join(ROOT, "tests", "fixtures", "reports")
+    block = compiler.load(os.path.join(fixtures, "h100-torch211-gpu-block.json.gz"))
+    ddp = compiler.load(os.path.join(fixtures, "h200x2-torch211-ddp", "run.rank0.json.gz"))
+    for report in (block, ddp):
+        logged = [
+            (
+                c.id,
+                bool(c.stages.codegen and c.stages.codegen.fx_graph_runnable),
+                bool(c.stages.codegen and c.stages.codegen.fx_graph_runnable_backward),
+            )
+            for c in report.compiles
+        ]
+        assert [cv.repros for cv in build_view(report).compiles] == [
+            tuple(Repro(cid, backward) for backward, has in ((False, fw), (True, bw)) if has)
+            for cid, fw, bw in logged
+        ]
+    assert [cv.repros for cv in build_view(ddp).compiles] == [(), (), (), (), (Repro("4/0"),)]
+    cv = build_view(block).compiles[2]
+    assert cv.repros == (Repro("0/1"),)
+    buttons = re.findall(
+        r'<a class="button repro" download="([^"]+)" href="data:text/x-python;base64,([^"]+)"',
+        compile_facts_html(cv, block),
+    )
+    assert [name for name, _ in buttons] == ["repro_0_1.py"]
+    assert base64.b64decode(buttons[0][1]).decode() == repro_script(block, "0/1")
+    assert 'class="repro"' not in compile_facts_html(build_view(ddp).compiles[0], ddp)

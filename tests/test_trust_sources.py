@@ -19,7 +19,7 @@ import pytest
 import compiler
 from compiler.model._sourcefile import SOURCE_LIMIT
 from explorer import cli
-from explorer.model._summary import printable
+from explorer.lower._terminal import printable
 from tests._pty import run_in_pty
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -152,7 +152,7 @@ def test_summary_table_is_laid_out_as_rich_lays_it_out():
 
     from explorer.base._types import CompileRow, Summary
     from explorer.lower._plaintable import plain_cells, plain_table
-    from explorer.model._summary import UNWRAPPED
+    from explorer.lower._terminal import UNWRAPPED
     from explorer.views._summary import _COLUMNS, _min_width, _plain, renderable
 
     rows = (

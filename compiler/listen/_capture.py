@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -163,12 +164,12 @@ class Recording:
                 patch.__exit__(None, None, None)
                 # the value before ours may be the fusion hook of a recording that ended while
                 # ours wrapped it: undo that one's patch now too
-                while (stale := _stale_hooks.pop(id(_get(module, name)), None)) is not None:
+                while (stale := _stale_patch(_get(module, name))) is not None:
                     stale.__exit__(None, None, None)
             elif isinstance(value, _torchfusion.snapshot_pass_class()):
                 # another recording's hook wraps ours (it passes the nodes on, ours now does
                 # nothing): whoever restores ours as the value undoes this patch then
-                _stale_hooks[id(value)] = patch
+                _stale_hooks[value] = patch
             # else: a value the user changed inside the block is theirs: leave it
 
     def _build(self, error: str | None, interned: dict[int, str]) -> Report:
@@ -196,9 +197,17 @@ class Recording:
             )
 
 
-# id(fusion hook) -> the config patch that set it, for a hook still in torch's config after
-# its recording ended (a recording that started later wraps it; see Recording._detach)
-_stale_hooks: dict[int, Any] = {}
+# fusion hook -> the config patch that set it, for a hook still in torch's config after its
+# recording ended (a recording that started later wraps it; see Recording._detach); an entry
+# goes with its hook
+_stale_hooks: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _stale_patch(value: Any) -> Any:
+    """The patch that set ``value``, a fusion hook whose recording ended, taken out; else None."""
+    if not isinstance(value, _torchfusion.snapshot_pass_class()):
+        return None
+    return _stale_hooks.pop(value, None)
 
 
 def _wanted_config(*, caches: bool, provenance: bool) -> list[tuple[Any, str, Any]]:

@@ -34,19 +34,23 @@ def check(version: str | None = None) -> tuple[int, int]:
     return v
 
 
-def torch_name(package: str, names: dict[str, str], name: str):
-    """A package's ``__getattr__`` (PEP 562) for its public names that import torch: ``names``
-    maps each to the compiler module that defines it ("module:attribute" where the name
-    differs). The first use checks torch's version, imports the module and keeps the value
-    in the package, so that ``import compiler`` and reading a report import no torch."""
+def torch_names(package: str, names: dict[str, str]):
+    """The ``__getattr__`` (PEP 562) of a package whose public ``names`` import torch, each
+    mapped to the compiler module that defines it ("module:attribute" where the name differs):
+    ``__getattr__ = torch_names(__name__, {...})``. The first use of a name checks torch's
+    version, imports its module and keeps the value in the package, so that ``import compiler``
+    and reading a report import no torch."""
     import importlib
     import sys
 
-    module, _, attribute = names.get(name, "").partition(":")
-    if not module:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    if module != "listen._version":
-        check()
-    value = getattr(importlib.import_module(f"compiler.{module}"), attribute or name)
-    setattr(sys.modules[package], name, value)
-    return value
+    def __getattr__(name: str):
+        module, _, attribute = names.get(name, "").partition(":")
+        if not module:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module != "listen._version":
+            check()
+        value = getattr(importlib.import_module(f"compiler.{module}"), attribute or name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

@@ -41,7 +41,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import operator
-import weakref
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +49,7 @@ from ._fxcode import graph_nodes
 from ._pieces import Table, pieces
 from ._speedtypes import CacheLookup
 from ._stagetypes import Graph, Node
+from ._weakid import WeakIdentityMap
 
 _LONG = 64  # a text this long is kept in the string table even when it occurs once
 _SHORT = 12  # a text shorter than this stays where it is (a reference is ~10 characters)
@@ -343,7 +343,7 @@ def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tup
     ``changed``: the only fields in which ``g``'s nodes may differ from the parse (None: any)."""
     if node_parser is None or not g.code:  # no parser (or nothing to parse): nodes written whole
         return None
-    got = _KEPT.get(id(g), _UNSEEN)
+    got = _KEPT.get(g, _UNSEEN)
     if got is not _UNSEEN:
         return got
     base = node_parser(g.code)
@@ -362,8 +362,8 @@ def _derived_fields(g: Graph, changed: frozenset[str] | None = None) -> list[tup
     return [f for f, a, b in zip(fields, columns, parsed) if a != b]
 
 
-# id(graph) -> its file form's node fields (keep_file_fields), dropped with the graph
-_KEPT: dict[int, list[tuple[str, Any]] | None] = {}
+# graph -> its file form's node fields (keep_file_fields), dropped with the graph
+_KEPT: WeakIdentityMap[list[tuple[str, Any]] | None] = WeakIdentityMap()
 
 
 def keep_file_fields(
@@ -376,18 +376,17 @@ def keep_file_fields(
     ``changed``: the only fields its maker may have set on the parsed nodes, or on those of
     ``made_from`` (then also the fields that graph's kept: where none are, every field is
     compared); the other fields are the parse's own values, and only these are compared."""
-    if g is None or node_parser is None or id(g) in _KEPT:
+    if g is None or node_parser is None or g in _KEPT:
         return g
     if made_from is not None:
-        before = _KEPT.get(id(made_from))
+        before = _KEPT.get(made_from)
         changed = None if before is None or changed is None else changed | {name for name, _d in before}
-    _KEPT[id(g)] = _derived_fields(g, changed)
-    weakref.finalize(g, _KEPT.pop, id(g), None).atexit = False
+    _KEPT[g] = _derived_fields(g, changed)
     return g
 
 
 def kept_file_fields(g: Graph) -> list[tuple[str, Any]] | None:
-    return _KEPT[id(g)]  # what keep_file_fields worked out for g (KeyError: nothing)
+    return _KEPT[g]  # what keep_file_fields worked out for g (KeyError: nothing)
 
 
 _UNSEEN = object()

@@ -174,7 +174,9 @@ class RawEvent:
 
 @dataclass(eq=True)
 class Report(FrozenBut):
-    OPEN = frozenset({"benchmarks"})  # frozen but for it: compiler.benchmark(report) adds to it
+    # frozen but for benchmarks (compiler.benchmark(report) adds to it) and _subject, what it
+    # remembers of the call it recorded (model/_subject.py): an attribute, not a field, never saved
+    OPEN = frozenset({"benchmarks", "_subject"})
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()

@@ -10,10 +10,41 @@ import linecache
 import os
 import stat
 import tokenize
+from collections import OrderedDict
 
 SOURCE_LIMIT = 8 * 2**20  # bytes: a larger "source file" is not read
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC  # a FIFO's open does not wait
-_cache: dict[tuple, tuple[str, ...]] = {}  # (name, device, inode, size, mtime) -> its lines
+
+
+class _Recent:
+    """The lines of the source files read last, least recently used dropped first: at most
+    ``files`` files and ``size`` bytes of them together (a view reads the same few files again
+    and again; a report naming thousands keeps no more than this)."""
+
+    def __init__(self, files: int, size: int):
+        self.files, self.size = files, size
+        self._lines: OrderedDict[tuple, tuple[tuple[str, ...], int]] = OrderedDict()
+        self._held = 0
+
+    def get(self, key: tuple) -> tuple[str, ...] | None:
+        entry = self._lines.get(key)
+        if entry is None:
+            return None
+        self._lines.move_to_end(key)
+        return entry[0]
+
+    def put(self, key: tuple, lines: tuple[str, ...], size: int) -> None:
+        if size > self.size or key in self._lines:
+            return
+        self._lines[key] = (lines, size)
+        self._held += size
+        while len(self._lines) > self.files or self._held > self.size:
+            _, (_, dropped) = self._lines.popitem(last=False)
+            self._held -= dropped
+
+
+# (name, device, inode, size, mtime) -> its lines
+_recent = _Recent(files=64, size=32 * 2**20)
 
 
 def read_source(filename: str) -> tuple[tuple[str, ...], str | None]:
@@ -39,8 +70,9 @@ def read_source(filename: str) -> tuple[tuple[str, ...], str | None]:
         if st.st_size > SOURCE_LIMIT:
             return (), f"larger than {SOURCE_LIMIT // 2**20} MiB"
         key = (filename, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        if key in _cache:
-            return _cache[key], None
+        kept = _recent.get(key)
+        if kept is not None:
+            return kept, None
         raw = _read_at_most(fd, SOURCE_LIMIT + 1)
     except OSError as e:
         return (), e.strerror or str(e)
@@ -53,9 +85,7 @@ def read_source(filename: str) -> tuple[tuple[str, ...], str | None]:
         lines = tuple(io.TextIOWrapper(io.BytesIO(raw), encoding, line_buffering=False).readlines())
     except (SyntaxError, UnicodeDecodeError, LookupError) as e:
         return (), f"not decodable as Python source ({e})"
-    if len(_cache) >= 64:
-        _cache.clear()
-    _cache[key] = lines
+    _recent.put(key, lines, len(raw))
     return lines, None
 
 

@@ -4,7 +4,6 @@ saved (it is not a field of the report)."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,11 +28,6 @@ class Subject:
     state: Any = None
 
 
-# id(report) -> what it remembers, dropped with the report: the report itself, frozen, is
-# never changed
-_SUBJECTS: dict[int, Subject] = {}
-
-
 def remember(
     report: Report,
     eager,
@@ -47,14 +41,13 @@ def remember(
     """Remember the subject beside the report (not serialised: not a field of the report);
     ``state``: what the call ran under (``CallState``), None for the state a benchmark of it
     finds (a call made where the benchmark is made: ``%%compile``'s cell, the Benchmark button)."""
-    key = id(report)
-    if key not in _SUBJECTS:
-        weakref.finalize(report, _SUBJECTS.pop, key, None).atexit = False
     ids = frozenset(compile_ids) if compile_ids is not None else None
-    _SUBJECTS[key] = Subject(
+    # kept on the report (an attribute its class leaves open, not a field: never saved,
+    # compared or copied by dataclasses.replace), dropped with it
+    report._subject = Subject(
         eager, compiled, tuple(args), dict(kwargs or {}), dict(compile_kwargs or {}), ids, state
     )
 
 
 def subject_of(report: Report) -> Subject | None:
-    return _SUBJECTS.get(id(report))
+    return getattr(report, "_subject", None)

@@ -260,6 +260,16 @@ class StageView:
 
 
 @dataclass(frozen=True)
+class Repro:
+    """A runnable repro of a compile that its view offers to save: torch's ``fx_graph_runnable``
+    of its graph (``backward``: of its backward graph), written by ``explorer/repros/_compile.py``
+    and drawn as a download button by ``views/_compiles.py``."""
+
+    compile_id: str
+    backward: bool = False
+
+
+@dataclass(frozen=True)
 class CompileView:
     compile_id: str
     label: str  # "[0/1] forward — ok"
@@ -272,7 +282,7 @@ class CompileView:
     kernels: int = 0  # how many kernels it generated
     nodes: int = 0  # the nodes of its biggest graph (Dynamo's or the joint graph)
     previous: str | None = None  # the compile before it of the same frame ("diff with previous")
-    repros: str = ""  # the buttons that save its runnable repros (explorer/repros/_compile.py), HTML
+    repros: tuple[Repro, ...] = ()  # its runnable repros, forward first (the views' save buttons)
 
 
 @dataclass(frozen=True)

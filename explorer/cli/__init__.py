@@ -199,7 +199,7 @@ def _diff(ns, compiler) -> int:
     """The two reports' differences: the summary (frames, compiles, breaks, recompiles, cache
     answers and the key components that differ), and with --full every changed section."""
     from explorer.diffs._diff import diff
-    from explorer.model._summary import echo
+    from explorer.lower._terminal import echo
 
     reports = []
     for path in (ns.a, ns.b):
@@ -247,7 +247,7 @@ def _report(ns, compiler) -> int:
         modes = _modes_file(ns.report, compiler) if os.path.isfile(ns.report) else None
         if modes is None:
             return error(e)
-        from explorer.model._summary import echo
+        from explorer.lower._terminal import echo
         from explorer.pages._modes import modes_text, save_modes_html
 
         echo(modes_text(modes))
@@ -295,7 +295,7 @@ def _report(ns, compiler) -> int:
 
 def _ranks_report(ns) -> int:
     from compiler import load_ranks, write_file
-    from explorer.model._summary import echo
+    from explorer.lower._terminal import echo
     from explorer.views._ranks import build_ranks_view, ranks_page, ranks_text
 
     try:

@@ -184,7 +184,7 @@ def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: st
     if not fixes:
         notes = "no fix called for: no verdict names a fix advise knows (--try NAME forces one)"
         advice = _with_note(advice, notes)
-    from explorer.model._summary import UNWRAPPED, echo, terminal
+    from explorer.lower._terminal import UNWRAPPED, echo, terminal
     from explorer.views._advice import advice_text
 
     text = advice_text(advice)

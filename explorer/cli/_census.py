@@ -257,7 +257,7 @@ def _merge(ns) -> int:
     from ..census._paths import copy_into, resolve
     from ..census._table import merge, qualified
     from ..census._view import save_census_html
-    from ..model._summary import printable
+    from ..lower._terminal import printable
 
     shards_read = [("shard census", _census_file(s)) for s in ns.shards]
     _refuse([("--out", os.path.join(ns.out, "census.json")), ("--html", ns.html)], shards_read)
@@ -323,7 +323,7 @@ def _diff(ns) -> int:
 def _load(path: str, *, warn: bool = True):
     """The census at ``path``; each path of it that was not followed named on stderr."""
     from ..census._table import load_census
-    from ..model._summary import printable
+    from ..lower._terminal import printable
 
     census = load_census(path)
     for line in census.problems if warn else ():
@@ -333,6 +333,6 @@ def _load(path: str, *, warn: bool = True):
 
 def _echo(make) -> None:
     """``make()``'s text, made to fit the terminal (``explorer.lower._fit``)."""
-    from ..model._summary import echo_fitting
+    from ..lower._terminal import echo_fitting
 
     echo_fitting(make)

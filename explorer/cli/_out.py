@@ -128,6 +128,6 @@ def error(e: Exception) -> int:
 
 def say(line: str) -> None:
     """One line on stderr, its control characters escaped (it may quote a report or a trace)."""
-    from explorer.model._summary import printable
+    from explorer.lower._terminal import printable
 
     print(printable(line), file=sys.stderr)

@@ -40,7 +40,7 @@ def repro_main(ns, error) -> int:
     if ns.out:
         print(f"repro: {ns.out}")
     elif sys.stdout.isatty():  # to be read: its control characters shown, not obeyed
-        from ..model._summary import printable
+        from ..lower._terminal import printable
 
         sys.stdout.write(printable(script))
     else:  # to a pipe or a file: the runnable file itself, byte for byte

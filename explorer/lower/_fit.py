@@ -3,7 +3,7 @@ as piped), and tables at that width, their text wrapped inside the cells by rich
 layout, so that a row never runs across the lines of the next.
 
 The CLI makes a view's text inside ``text_width(console.width)`` when its output is a
-terminal (``View.terminal``, ``views/_registry.py``, through ``model._summary.echo_fitting``;
+terminal (``View.terminal``, ``views/_registry.py``, through ``lower._terminal.echo_fitting``;
 ``explorer.text(report, view, width=...)`` likewise); every table of a text view is laid out by ``table_lines``, and the views whose rows are not
 tables (the compile-time waterfall) ask ``width()`` how wide a line may be."""
 

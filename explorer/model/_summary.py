@@ -1,20 +1,16 @@
 """The summary of a report — frames, compiles, breaks, recompiles, kernels — built once
 (``build_summary``, part of the view model; its types are in ``base._types``; its lowerings:
-``views/_summary.py``); and the words and terminal helpers the views share: ``printable``
-(control characters escaped), ``terminal`` (a console at the terminal's width), ``echo``."""
+``views/_summary.py``), and the words the views share. Printing on a terminal is
+``lower/_terminal.py``'s."""
 
 from __future__ import annotations
-
-import re
-import sys
-
-from rich.console import Console
 
 from compiler import Report
 from compiler.analysis import one_gap, reads_event
 from compiler.types import STAGES, Compile
 
-from ..base._bound import bounded, clipped
+from ..base._bound import clipped
+from ..base._paths import machinery
 from ..base._types import BreakLine, CompileRow, Summary
 from ..base._words import (  # noqa: F401 - where the views import them from
     break_site,
@@ -25,7 +21,6 @@ from ..base._words import (  # noqa: F401 - where the views import them from
     where,
     where_source,
 )
-from ..lower._fit import text_width, wrap_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._speed import cache_detail_lines, speed_lines
@@ -43,8 +38,6 @@ _GENERATED = "  (code generated at run time, e.g. a dataclass's __init__: no sou
 
 def _shown_caller(called_from: str | None) -> bool:
     """A frame's call site worth showing: not this package's, IPython's or the launcher's."""
-    from ..run._program import machinery
-
     return bool(called_from) and not machinery(called_from.rpartition(":")[0])
 
 
@@ -167,66 +160,6 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         ),
     )
     return clipped(summary)  # each line within _bound.LINE: a crafted report's string may be a megabyte
-
-
-def terminal(file=None) -> Console:
-    """A console at the terminal's width (rich reads it, or COLUMNS when set); piped or
-    redirected: no wrapping at all, whatever COLUMNS says (a log or ``grep`` gets whole lines;
-    GNU readline exports COLUMNS to every child of a process that used it, a Python shell's)."""
-    out = file or sys.stdout
-    if out.isatty():
-        return Console(file=out)
-    return Console(file=out, width=UNWRAPPED, soft_wrap=True, color_system=None)
-
-
-UNWRAPPED = 10_000  # a pipe's "width": the table's columns take what their cells need
-
-
-# C0 but newline and tab, DEL, C1: what moves the cursor, clears the screen, sets the title or
-# writes the clipboard (ESC ] 52) when printed raw; and Unicode's invisible format controls:
-# the bidi marks, embeddings, overrides and isolates (U+202E shows what follows backwards, so
-# a line reads otherwise than it is), zero-width characters, line and paragraph separators
-_CONTROL = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
-)
-
-
-def printable(text: str) -> str:
-    """``text`` safe to print on a terminal: each control character as its escape (``\\x1b``,
-    ``\\x07``, ``\\u202e``), so an ESC sequence in a report shows as text and does nothing, and
-    a bidi override does not turn the line around. What PT2 Explorer prints from a report or a
-    trace passes here: ``echo``, ``print_summary`` and the CLI's error lines."""
-    return _CONTROL.sub(_escape, text)
-
-
-def _escape(m: re.Match) -> str:
-    code = ord(m.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def echo(text: str, file=None) -> None:
-    """Plain text from a text view, to the terminal: wrapped at its width in a terminal (an
-    indented line's continuation keeps the indent), whole lines when piped; control characters
-    escaped (``printable``); at most ``_bound.OUTPUT`` characters, then a line that says where it
-    stopped."""
-    out = file or sys.stdout
-    text = printable(bounded(text))
-    console = terminal(out)
-    if console.width >= UNWRAPPED or console.soft_wrap:
-        out.write(text)
-        return
-    for line in text.splitlines():
-        out.write("".join(ln + "\n" for ln in wrap_line(line, console)))
-
-
-def echo_fitting(make, file=None) -> None:
-    """``make()``'s text on stdout (or ``file``), made to fit the terminal's width where it is
-    one (whole lines where piped: ``terminal``), then wrapped by ``echo``
-    where a line still runs over."""
-    room = terminal(file).width
-    with text_width(room if room < UNWRAPPED else None):
-        text = make()
-    echo(text, file)
 
 
 def _kept_raw(report: Report) -> str:

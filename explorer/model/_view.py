@@ -14,6 +14,7 @@ from compiler.analysis import resume_of
 from compiler.types import STAGES, Compile, StackFrame
 
 from ..base._bound import TEXT, clip, clipped
+from ..base._paths import machinery
 from ..base._types import (
     BreakView,
     CompileView,
@@ -22,12 +23,11 @@ from ..base._types import (
     Fact,
     Inline,
     Labelled,
+    Repro,
     SourceLine,
     Span,
 )
 from ..base._words import TORCH_BREAK_WHY, break_site, torch_break_words
-from ..repros._compile import repro_links_html
-from ..run._program import machinery
 from ._recompiles import dynamic_dims, previous_compiles, recompile_view, timelines
 from ._stages import compile_blocks, stage_view
 from ._summary import CELL_FUNCTION, build_summary, cell_label, display_name, where
@@ -234,8 +234,17 @@ def _compile_view(report: Report, c: Compile, previous: dict[str, str | None]) -
         kernels=len(report.kernels_of(c.id)),
         nodes=_nodes(c),
         previous=previous[c.id],
-        repros=repro_links_html(report, c),
+        repros=tuple(Repro(c.id, backward) for backward in (False, True) if runnable(c, backward)),
     )
+
+
+def runnable(c: Compile, backward: bool = False) -> str | None:
+    """torch's ``fx_graph_runnable`` of the compile's graph (``backward``: of its backward
+    graph), the code its repro runs; None where torch logged none."""
+    cg = c.stages.codegen
+    if cg is None:
+        return None
+    return cg.fx_graph_runnable_backward if backward else cg.fx_graph_runnable
 
 
 def _nodes(c: Compile) -> int:

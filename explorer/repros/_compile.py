@@ -1,18 +1,16 @@
 """A runnable repro of one compile: torch's ``fx_graph_runnable`` (the graph Inductor got,
 the non-default config, inputs of the recorded shapes, strides and dtypes) with a header
 saying where it comes from. ``pt2-explorer repro REPORT --compile 0/1 -o repro.py`` saves it;
-the page and the widget offer it as a download beside the compile's code."""
+the page and the widget offer it as a download beside the compile's code (``views/_compiles.py``)."""
 
 from __future__ import annotations
 
-import base64
 import re
 
 from compiler import Report
 from compiler.analysis import RUNNABLE_PREAMBLE
-from compiler.types import Compile
 
-from ..lower._html import esc
+from ..model._view import runnable
 
 # config lines a recording sets itself (compiler/listen/_capture.py), not the program
 _RECORDING_CONFIG = (
@@ -20,13 +18,6 @@ _RECORDING_CONFIG = (
     "trace.provenance_tracking_level",
     "enable_autograd_cache = False",
 )
-
-
-def _runnable(c: Compile, backward: bool) -> str | None:
-    cg = c.stages.codegen
-    if cg is None:
-        return None
-    return cg.fx_graph_runnable_backward if backward else cg.fx_graph_runnable
 
 
 def repro_script(
@@ -38,7 +29,7 @@ def repro_script(
     if c is None:
         ids = ", ".join(x.id for x in report.compiles) or "none"
         raise ValueError(f"no compile {compile_id} in this report (compiles: {ids})")
-    code = _runnable(c, backward)
+    code = runnable(c, backward)
     if not code:
         role = "backward graph" if backward else "graph"
         raise ValueError(
@@ -95,19 +86,3 @@ def file_name(compile_id: str, backward: bool = False) -> str:
     """``repro_0_1.py`` (``repro_0_1_backward.py``)."""
     safe = compile_id.replace("/", "_").replace("!", "ca")
     return f"repro_{safe}{'_backward' if backward else ''}.py"
-
-
-def repro_links_html(report: Report, c: Compile) -> str:
-    """Buttons that save each repro of ``c`` (a download link: no script, no server), or ""."""
-    links = []
-    for backward in (False, True):
-        if not _runnable(c, backward):
-            continue
-        data = base64.b64encode(repro_script(report, c.id, backward=backward).encode()).decode()
-        name = file_name(c.id, backward)
-        label = "Save the backward repro" if backward else "Save repro"
-        links.append(
-            f'<a class="button repro" download="{esc(name)}" href="data:text/x-python;base64,{data}" '
-            f'title="torch\'s fx_graph_runnable of this compile: run it with python">{esc(label)} ({esc(name)})</a>'
-        )
-    return f'<div class="repro">{" ".join(links)}</div>' if links else ""

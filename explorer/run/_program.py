@@ -7,11 +7,12 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import os
-import re
 import runpy
 import signal
 import sys
 import weakref
+
+from ..base._paths import OWN_DIRS, ours
 
 
 def run(
@@ -52,9 +53,9 @@ def run(
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-        ours = signal.getsignal(signal.SIGTERM) in _HANDLERS
+        still_ours = signal.getsignal(signal.SIGTERM) in _HANDLERS
         # after a SIGTERM under a supervisor, its repeat stays ignored until we die by it
-        if saved_term is not None and ours and not (terminated and supervisor is not None):
+        if saved_term is not None and still_ours and not (terminated and supervisor is not None):
             signal.signal(signal.SIGTERM, saved_term)
     return exit_code, interrupted, terminated, cut_short
 
@@ -69,7 +70,7 @@ def _ended(e: BaseException) -> tuple[int, bool]:
     # the program's traceback as python prints it: through sys.excepthook, our frames and
     # runpy's left out
     tb = e.__traceback__
-    while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
+    while tb is not None and ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     if tb is not None or isinstance(e, SyntaxError):  # the script's own: no traceback, as python
         e.with_traceback(tb)  # the default hook prints the exception's own traceback
@@ -111,26 +112,6 @@ def die_as_the_program_would(interrupted: bool, terminated: bool) -> None:
             os.kill(os.getpid(), sig)
 
 
-# this package's own files (compiler/, explorer/): never shown as the program's frames
-OWN_DIRS = tuple(
-    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), d, "")
-    for d in ("explorer", "compiler")
-)
-
-
-# what runs a notebook cell or a script, not the program: IPython's and the kernel's machinery,
-# the event loop, the console script that started `pt2-explorer`
-_MACHINERY = re.compile(
-    r"[/\\](?:IPython|ipykernel|tornado|asyncio|jupyter_client|traitlets|zmq)[/\\]|[/\\]bin[/\\]pt2-explorer$"
-)
-
-
-def machinery(filename: str) -> bool:
-    """A frame that is not the program's, nor a library it called: this package's own files,
-    runpy, the console script, IPython's and ipykernel's frames that run a cell."""
-    return _ours(filename) or bool(_MACHINERY.search(filename))
-
-
 def warn_shadowing(directory: str) -> None:
     """The program's directory comes first on its sys.path: a compiler.py or explorer.py (or
     package) there is what the program means by `import compiler`, but PT2 Explorer's is
@@ -146,10 +127,6 @@ def warn_shadowing(directory: str) -> None:
                 )
 
 
-def _ours(filename: str) -> bool:
-    return filename.startswith(OWN_DIRS) or filename in (runpy.__file__, "<frozen runpy>")
-
-
 def without_launcher(report):
     """``report`` with the frames that ran the program left out of every stack it holds (graph
     breaks, guards, symbols, ...): each starts at the program, as under plain ``python``. The
@@ -159,10 +136,10 @@ def without_launcher(report):
 
     def strip(obj):
         if isinstance(obj, tuple) and obj and all(isinstance(f, StackFrame) for f in obj):
-            first = next((i for i, f in enumerate(obj) if _ours(f.filename)), None)
+            first = next((i for i, f in enumerate(obj) if ours(f.filename)), None)
             if first is None:
                 return obj
-            end = next((i for i in range(first, len(obj)) if not _ours(obj[i].filename)), len(obj))
+            end = next((i for i in range(first, len(obj)) if not ours(obj[i].filename)), len(obj))
             return obj[end:]
         if isinstance(obj, tuple):
             items = tuple(strip(x) for x in obj)

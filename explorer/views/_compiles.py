@@ -10,9 +10,11 @@ first shown). Its facts are the view model's ``CompileView`` (``model/_stages.py
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 
+from compiler import Report
 from compiler.analysis import fill_reason, fill_untrusted
 from compiler.types import STAGES
 
@@ -22,6 +24,7 @@ from ..base._types import (
     ExplorerView,
     GraphBlock,
     LinesBlock,
+    Repro,
     StageView,
     Table,
     opening_compile,
@@ -32,6 +35,7 @@ from ..lower._fit import table_lines
 from ..lower._html import block_html, browser_highlighting, esc, frag
 from ..lower._pagelines import LineTable
 from ..lower._text import block_text
+from ..repros._compile import file_name, repro_script
 
 
 def stage_text(cv: CompileView, stage: str) -> str:
@@ -154,18 +158,39 @@ def stage_html(sv: StageView, *, static: bool = False, shared: LineTable | None 
     return note + "".join(block_html(b, static=static, shared=shared) for b in sv.blocks)
 
 
-def compile_facts_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
-    """How the compile ended, then its own facts (stage times, caches, traceback, metrics)."""
+def compile_facts_html(
+    cv: CompileView, report: Report, *, static: bool = False, shared: LineTable | None = None
+) -> str:
+    """How the compile ended, its repros' save buttons, then its own facts (stage times,
+    caches, traceback, metrics). ``report``: the report ``cv`` was built from (its repros'
+    text)."""
     err = f'<div class="error">{esc(cv.error)}</div>' if cv.error else ""
-    return err + cv.repros + "".join(block_html(b, static=static, shared=shared) for b in cv.blocks)
+    blocks = "".join(block_html(b, static=static, shared=shared) for b in cv.blocks)
+    return err + repro_buttons_html(report, cv.repros) + blocks
 
 
-def compile_html(cv: CompileView, *, static: bool = False, shared: LineTable | None = None) -> str:
+def repro_buttons_html(report: Report, repros: tuple[Repro, ...]) -> str:
+    """Buttons that save each repro (a download link: no script, no server), or ""."""
+    links = []
+    for r in repros:
+        data = base64.b64encode(repro_script(report, r.compile_id, backward=r.backward).encode()).decode()
+        name = file_name(r.compile_id, r.backward)
+        label = "Save the backward repro" if r.backward else "Save repro"
+        links.append(
+            f'<a class="button repro" download="{esc(name)}" href="data:text/x-python;base64,{data}" '
+            f'title="torch\'s fx_graph_runnable of this compile: run it with python">{esc(label)} ({esc(name)})</a>'
+        )
+    return f'<div class="repro">{" ".join(links)}</div>' if links else ""
+
+
+def compile_html(
+    cv: CompileView, report: Report, *, static: bool = False, shared: LineTable | None = None
+) -> str:
     stages = "".join(
         f"<details{' open' if sv.stage == 'capture' else ''}><summary>{esc(sv.stage)}</summary>{stage_html(sv, static=static, shared=shared)}</details>"
         for sv in cv.stages
     )
-    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, static=static, shared=shared)}{stages}"
+    return f"<h3>{esc(cv.label)}</h3>{compile_facts_html(cv, report, static=static, shared=shared)}{stages}"
 
 
 def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
@@ -177,7 +202,7 @@ def compiles_html(view: ExplorerView, selected: str | None = None) -> str:
     )
     shared = LineTable(browser_highlighting())  # the texts compiles share, each line once
     compiles = "".join(
-        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, static=True, shared=shared)}</div>'
+        f'<div class="pt2x-compile" data-id="{esc(c.compile_id)}">{compile_html(c, view.report, static=True, shared=shared)}</div>'
         for c in view.compiles
     )
     return f'<label>compile <select id="pt2x-compile">{options}</select></label>{compiles}{shared.script()}'
@@ -316,7 +341,7 @@ def compiles_tab() -> type:
             """The selected compile's facts and its selected stage (each stage built once)."""
             ci = self.selector.value or 0
             si = self.stage_tabs.selected_index or 0
-            self.facts.value = frag(compile_facts_html(self.selected()))
+            self.facts.value = frag(compile_facts_html(self.selected(), self.app.report))
             key = (ci, si)
             if key not in self._built:
                 self._built[key] = stage_widget(self.app.view.compiles[ci].stages[si])

@@ -24,7 +24,7 @@ from compiler import Report
 from compiler.types import STAGES
 
 from ..base._types import ExplorerView
-from ..model._summary import echo_fitting
+from ..lower._terminal import echo_fitting
 from ..model._view import build_view
 from ._bench import bench_html, bench_text, bench_widget
 from ._breaks import breaks_html, breaks_text, breaks_widget
@@ -89,7 +89,7 @@ class View:
     def terminal(self, subject: Subject) -> None:
         """The view printed by ``pt2-explorer`` (``printed``, else its text made at the
         terminal's width, its tables fitting it, and echoed: a line still too long wrapped,
-        control characters escaped; ``model/_summary.py: echo_fitting``)."""
+        control characters escaped; ``lower/_terminal.py: echo_fitting``)."""
         if self.printed is not None:
             self.printed(subject)
         else:

@@ -21,7 +21,8 @@ from ..base._types import CompileRow, ExplorerView, Summary, hits
 from ..lower._fit import Parts
 from ..lower._html import error_html, esc
 from ..lower._plaintable import plain_cells, plain_table
-from ..model._summary import UNWRAPPED, build_summary, echo, printable, terminal
+from ..lower._terminal import UNWRAPPED, echo, printable, terminal
+from ..model._summary import build_summary
 from ._ranks import build_ranks_view, ranks_text
 
 

@@ -11,8 +11,9 @@ from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
 from ..lower._html import esc, table_html
+from ..lower._terminal import printable
 from ..lower._text import table_text
-from ..model._summary import printable, where_source
+from ..model._summary import where_source
 from ._bench import accuracy_line
 
 TOP = 12  # rows of each table
