@@ -8,15 +8,8 @@ The records they return are in ``compiler.types``. The four names that run a fix
 
 from typing import TYPE_CHECKING
 
-from .assemble._advice import FIXES, fix_named, fixes_for
-from .assemble._cgmode import mode_of as benchmark_mode
-from .assemble._costgroups import cost_groups
-from .assemble._gputime import kernel_costs
-from .assemble._kernelcauses import break_even
-from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._stages import reads_event
-from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
@@ -45,6 +38,13 @@ from .parse._speed import short_reason as cudagraph_reason
 from .parse._text import one_gap
 from .parse._tritonir import ir_function, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
+from .why._advice import FIXES, fix_named, fixes_for
+from .why._cgmode import mode_of as benchmark_mode
+from .why._costgroups import cost_groups
+from .why._gputime import kernel_costs
+from .why._kernelcauses import break_even
+from .why._roofline import no_roofline, roofline
+from .why._verdict import verdict
 
 if TYPE_CHECKING:
     from .bench._advise import advice_from_runs

@@ -228,7 +228,7 @@ def test_the_public_face_is_small_and_each_name_has_one_home():
 
 
 def test_every_public_name_resolves_and_is_documented():
-    for layer in ("model", "parse", "assemble", "read", "listen", "bench"):
+    for layer in ("model", "parse", "assemble", "why", "read", "listen", "bench"):
         importlib.import_module(f"compiler.{layer}")
     docs = "".join(
         p.read_text() for p in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")]
@@ -260,7 +260,7 @@ def test_the_public_modules_are_listed_in_the_api_doc():
         assert missing == [], (module_name, missing)
 
 
-@pytest.mark.parametrize("layer", ["model", "parse", "read"])
+@pytest.mark.parametrize("layer", ["model", "parse", "why", "read"])
 def test_reading_layers_import_no_torch(layer, tmp_path):
     # a fresh interpreter where torch cannot be imported reads through these layers
     import subprocess
@@ -487,6 +487,44 @@ def _run_time_wiring(root: Path) -> list[str]:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in imported:
                     out.append(f"{rel}:{node.lineno}: {ast.unparse(t)} =")
     return out
+
+
+def _imports_of_the_face(root: Path) -> list[str]:
+    """Where a module inside compiler/'s layers imports the package's face (``import compiler``,
+    ``from compiler import ...``, ``from .. import x`` at the top): an up arrow past every layer."""
+    out = []
+    for path in sorted((root / "compiler").glob("*/*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.split(".")[0] == "compiler"]
+                out += [f"{rel}:{node.lineno}: import {n}" for n in names if n.count(".") < 2]
+            elif isinstance(node, ast.ImportFrom):
+                absolute = node.level == 0 and node.module in (
+                    "compiler",
+                    "compiler.types",
+                    "compiler.analysis",
+                )
+                if absolute or (node.level == 2 and node.module in (None, "types", "analysis")):
+                    out.append(f"{rel}:{node.lineno}: from {'.' * node.level}{node.module or ''} import")
+    return out
+
+
+def test_no_layer_of_compiler_imports_its_face():
+    # compiler/__init__.py, types.py and analysis.py gather the layers for users and explorer;
+    # a layer that imported them would reach every layer above its own
+    assert _imports_of_the_face(ROOT) == []
+
+
+def test_an_import_of_the_face_is_found(tmp_path):
+    (tmp_path / "compiler" / "bench").mkdir(parents=True)
+    (tmp_path / "compiler" / "bench" / "_b.py").write_text(
+        "def f():\n    import compiler\n    from .. import analysis\n    from ..listen import _torch\n"
+    )
+    assert _imports_of_the_face(tmp_path) == [
+        "compiler/bench/_b.py:2: import compiler",
+        "compiler/bench/_b.py:3: from .. import",
+    ]
 
 
 def test_nothing_in_compiler_is_wired_at_run_time():

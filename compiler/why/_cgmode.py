@@ -5,10 +5,10 @@ profiled GPU time under them, each skip with torch's reason). Torch-free."""
 
 from __future__ import annotations
 
+from ..assemble._speed import cudagraph_share
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..parse._speed import short_reason
-from ._speed import cudagraph_share
 
 
 def mode_of(report: Report | None, bench: Benchmark) -> str:
