@@ -22,19 +22,15 @@ from .parse._flex import flex_calls, flex_summary
 from .parse._graphs import shape_dims, without_device_index
 from .parse._guards import parse_guards
 from .parse._names import (
-    phase_attempt,
-    phase_hook,
-    phase_pass,
     rank_path,
     resume_of,
     without_entry,
     without_local_scope,
 )
 from .parse._normalize import kernel_base, normalize
-from .parse._outputcode import extern_calls, split_kernels
+from .parse._outputcode import split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
-from .parse._speed import cache_key_changes, cache_pairs, observed_sizes
-from .parse._speed import short_reason as cudagraph_reason
+from .parse._speed import cache_key_changes, cache_pairs
 from .parse._text import one_gap
 from .parse._tritonir import ir_function, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
@@ -84,8 +80,6 @@ __all__ = [
     "cache_saving",
     "fill_reason",
     "RUNNABLE_PREAMBLE",
-    "cudagraph_reason",
-    "observed_sizes",
     # Inductor's output, Triton
     "split_kernels",
     "kernel_stacks",
@@ -110,14 +104,10 @@ __all__ = [
     "fold_frame_warnings",
     # torch's text, read: guards, kernel and graph names, compile phases
     "parse_guards",
-    "extern_calls",
     "kernel_base",
     "normalize",
     "shape_dims",
     "without_device_index",
-    "phase_attempt",
-    "phase_pass",
-    "phase_hook",
     "one_gap",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",

@@ -327,10 +327,17 @@ OWN_TEXT = {
 # fold keep the warning as a break of its own, folded when such a report is loaded. And the name
 # Dynamo gives a resumed frame's code (torch_dynamo_resume_in_<fn>_at_<line>): a report written
 # before frames' callers came from the break stacks finds each frame's function when it loads.
+# And what the names of torch's timed phases say (an attempt, a hook, a pass): stored by the
+# build, read for a report written before when it loads; so are a CUDA-graph skip reason's first
+# line and the count of sizes torch's CUDA-graph warning gives, and the extern calls of Inductor's
+# wrapper code.
 FILE_FORM_READERS = {
     "compiler/model/_fxcode.py",
     "compiler/model/_skipwarn.py",
     "compiler/model/_callsites.py",
+    "compiler/model/_phasenames.py",
+    "compiler/model/_cgfacts.py",
+    "compiler/model/_externcalls.py",
 }
 
 

@@ -24,8 +24,11 @@ from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._callsites import with_torch_breaks
+from ._cgfacts import with_cudagraph_facts
+from ._externcalls import with_extern_calls
 from ._frozen import FrozenBut
-from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
+from ._phasenames import with_phase_names
+from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseName, PhaseSpan  # noqa: F401
 from ._skipwarn import with_folded_warnings
 from ._speedtypes import (
     CacheLookup,
@@ -86,6 +89,7 @@ class Compile:
     # Compiled Autograd's captured backward, where this compile is Dynamo compiling it ("!0/3/0")
     compiled_autograd: CompiledAutograd | None = None
     phases: tuple[PhaseSpan, ...] = ()  # torch's timed phases in time order: where compile time went
+    phase_names: tuple[PhaseName, ...] = ()  # what its phases' names say (attempt, hook, pass), by name
     config: CompileConfig | None = None  # the mode and options it was compiled with
     caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
     cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
@@ -289,8 +293,15 @@ def from_json(
 # an older report's form, made current when it loads (each takes and returns a report's JSON
 # form, leaving it as it was): cache key components as one text; WON'T CONVERT warnings as
 # breaks of their own; torch's own breaks marked, no frame of this package in a stack, a
-# resumed frame's caller from the break stacks
-UPGRADES = (with_component_lines, with_folded_warnings, with_torch_breaks)
+# resumed frame's caller from the break stacks; the facts the build reads from torch's text
+UPGRADES = (
+    with_component_lines,
+    with_folded_warnings,
+    with_torch_breaks,
+    with_phase_names,
+    with_cudagraph_facts,
+    with_extern_calls,
+)
 
 
 def _upgraded(report: Any) -> Any:

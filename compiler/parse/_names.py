@@ -143,34 +143,6 @@ def rank_path(path: str, rank: int) -> str:
     return f"{root}.rank{rank}{ext}"
 
 
-# ---- the phases torch times (dynamo_timed's names) --------------------------------------
-
-_ATTEMPT = re.compile(r"compile_attempt_(\d+)")
-_PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
-
-
-def phase_attempt(name: str) -> int | None:
-    """``compile_attempt_1`` -> 1: Dynamo's analysis of a frame, restarted that many times."""
-    m = _ATTEMPT.fullmatch(name)
-    return int(m[1]) if m else None
-
-
-_HOOK = re.compile(r"bytecode_hooks_(\d+)")
-
-
-def phase_hook(name: str) -> int | None:
-    """``bytecode_hooks_0`` -> 0: torch.compile's bytecode hook of that index, timed on its own
-    (torch._dynamo.convert_frame.register_bytecode_hook: a tool reading Dynamo's new code)."""
-    m = _HOOK.fullmatch(name)
-    return int(m[1]) if m else None
-
-
-def phase_pass(name: str) -> tuple[str, str] | None:
-    """``pass.post_grad_passes.reinplace`` -> ``("post_grad", "reinplace")``: an Inductor pass."""
-    m = _PASS.fullmatch(name)
-    return (m[1], m[2]) if m else None
-
-
 # ---- torch's version -------------------------------------------------------------------
 
 _VERSION = re.compile(r"(\d+)\.(\d+)")
