@@ -31,7 +31,6 @@ from .parse._normalize import kernel_base, normalize
 from .parse._outputcode import split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, cache_pairs
-from .parse._text import one_gap
 from .parse._tritonir import ir_function, ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 from .why._advice import FIXES, fix_named, fixes_for
@@ -108,7 +107,6 @@ __all__ = [
     "normalize",
     "shape_dims",
     "without_device_index",
-    "one_gap",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",
     "fix_named",

@@ -330,7 +330,7 @@ OWN_TEXT = {
 # And what the names of torch's timed phases say (an attempt, a hook, a pass): stored by the
 # build, read for a report written before when it loads; so are a CUDA-graph skip reason's first
 # line and the count of sizes torch's CUDA-graph warning gives, and the extern calls of Inductor's
-# wrapper code.
+# wrapper code, and a recompile reason's short form.
 FILE_FORM_READERS = {
     "compiler/model/_fxcode.py",
     "compiler/model/_skipwarn.py",
@@ -338,6 +338,7 @@ FILE_FORM_READERS = {
     "compiler/model/_phasenames.py",
     "compiler/model/_cgfacts.py",
     "compiler/model/_externcalls.py",
+    "compiler/model/_reasons.py",
 }
 
 

@@ -1,6 +1,7 @@
 """Every report in tests/fixtures loads and shows the same views, byte for byte, as the code
 before the facts the views read moved from torch's text to typed fields of the report (what a
-phase's name says, the CUDA-graph reason and the sizes its warning gives): each view of each
+phase's name says, the CUDA-graph reason and the sizes its warning gives, the wrappers' extern
+calls, a recompile's short reasons): each view of each
 report (each compile's and each stage's view for every compile, the codegen view of every
 kernel with Triton IR, the static page) against the SHA-256 of the text that code rendered
 (tests/fixture_views.sha256.json, written by ``python -m tests._fixture_views DIR`` before the

@@ -29,6 +29,7 @@ import pytest
 
 import compiler
 import compiler.model._fxcode
+import compiler.model._reasons
 import compiler.parse
 import compiler.parse._modules
 import compiler.parse._outputcode
@@ -211,7 +212,7 @@ CRAFTED = {
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
     "notebook cell paths (N letters)": (compiler.analysis.normalize, lambda n: "ipykernel_ " + "a" * n),
-    "a recompile reason's padding (N blanks)": (compiler.analysis.one_gap, lambda n: " " * n + "x"),
+    "a recompile reason's padding (N blanks)": (compiler.model._reasons.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
         compiler.analysis.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),

@@ -1,7 +1,7 @@
 """Facts the views once read again from torch's text are typed fields of the report, read once
 when it is built, and filled in when a report written before them loads (``UPGRADES``): the
 CUDA-graph skip reason's first line and the count of sizes torch's warning gives, the extern
-calls of Inductor's wrapper code. Checked against torch's own text in the report, read here
+calls of Inductor's wrapper code, a recompile's reasons as one line each. Checked against torch's own text in the report, read here
 with plain string operations; a report's JSON without the fields loads with the same ones."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import compiler
+from tests import _torch_trace as oracle
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDAGRAPHS = ROOT / "notebooks" / "data" / "h100-cudagraphs.json.gz"  # a skip, and torch's size warning
@@ -25,6 +26,10 @@ def _without(report, drop: dict[str, str]) -> compiler.Report:
     """``report`` loaded again from its JSON form without the fields ``drop`` names (record
     path -> field), as a report written before them is."""
     data = report.to_dict()
+    for r in data["recompiles"]:
+        r.pop(drop.get("recompiles", ""), None)
+        for f in r.get("failures") or []:
+            f.pop(drop.get("failures", ""), None)
     for c in data["compiles"]:
         for where, name in drop.items():
             if where == "cudagraphs" and c.get("cudagraphs"):
@@ -90,3 +95,25 @@ def test_the_build_stores_them():
     assert outputs and all(o.extern_calls == tuple(_calls_by_line(o.code)) for o in outputs)
     text = report.to_json()
     assert compiler.Report.from_dict(json.loads(text)).compiles == report.compiles
+
+
+def _one_line(reason: str) -> str:
+    """torch's reason as one line, read with string operations: its first line, the blanks
+    before its ``#`` comment made two."""
+    first = reason.strip().splitlines()[0]
+    code, hash_, comment = first.partition("#")
+    return (code.rstrip() + "  #" + comment) if hash_ and code.endswith("   ") else first
+
+
+def test_a_recompiles_short_reasons_against_torchs_own():
+    trace = ROOT / "tests" / "fixtures" / "traces" / "cpu-torch213-hf-llama-generate.log.gz"
+    torchs = oracle.facts(oracle.read_log(str(trace))).recompiles
+    report = compiler.load_trace(trace)
+    assert report.recompiles and {r.compile_id for r in report.recompiles} == set(torchs)
+    for r in report.recompiles:
+        assert r.short_reasons == tuple(_one_line(x) for x in torchs[r.compile_id] if x.strip())
+        for f in r.failures:  # each entry tried: its reason's first line without "0/0: "
+            entry, _, rest = f.reason.strip().splitlines()[0].partition(": ")
+            assert f.short_reason == rest and entry == f.entry.rpartition(":")[2] if f.entry else True
+    assert _without(report, {"recompiles": "short_reasons"}) == report
+    assert _without(report, {"failures": "short_reason"}) == report

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._refill import refilled
+
 SKIP = re.compile(r"^skipping cudagraphs? (?:due to )?", re.I)  # torch's prefix of a skip reason
 _OBSERVED = re.compile(r"observed (\d+) distinct sizes")
 
@@ -33,10 +35,7 @@ def with_cudagraph_facts(report: Any) -> Any:
     """A report's JSON form with each compile's CUDA-graph ``short_reason`` and
     ``warned_sizes`` (reports written before the build read them). ``report`` itself is left
     as it was; a part not of the schema's shape is kept for the schema check to name."""
-    compiles = report.get("compiles") if isinstance(report, dict) else None
-    if not isinstance(compiles, list) or not any(_missing(c) for c in compiles):
-        return report
-    return {**report, "compiles": [_read(c) if _missing(c) else c for c in compiles]}
+    return refilled(report, "compiles", _missing, _read)
 
 
 def _missing(c: Any) -> bool:

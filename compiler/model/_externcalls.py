@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._refill import refilled
+
 # a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks;
 # found where their literal prefix is (a search the regex engine makes fast), then matched
 _PREFIX = re.compile(r"(?:extern_kernels|torch\.ops\.aten)\.")
@@ -37,10 +39,7 @@ def with_extern_calls(report: Any) -> Any:
     """A report's JSON form with each wrapper module's ``extern_calls`` (reports written before
     the build read them). ``report`` itself is left as it was; a part not of the schema's shape
     is kept for the schema check to name."""
-    compiles = report.get("compiles") if isinstance(report, dict) else None
-    if not isinstance(compiles, list) or not any(_missing(c) for c in compiles):
-        return report
-    return {**report, "compiles": [_read(c) if _missing(c) else c for c in compiles]}
+    return refilled(report, "compiles", _missing, _read)
 
 
 def _outputs(c: Any) -> list:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._pipelinetypes import PhaseName
+from ._refill import refilled
 
 _ATTEMPT = re.compile(r"compile_attempt_(\d+)")
 _HOOK = re.compile(r"bytecode_hooks_(\d+)")
@@ -41,10 +42,7 @@ def with_phase_names(report: Any) -> Any:
     """A report's JSON form with each compile's ``phase_names`` (reports written before the
     build read them), from its phases' names and torch's totals. ``report`` itself is left as
     it was; a part not of the schema's shape is kept for the schema check to name."""
-    compiles = report.get("compiles") if isinstance(report, dict) else None
-    if not isinstance(compiles, list) or not any(_missing(c) for c in compiles):
-        return report
-    return {**report, "compiles": [_named(c) if _missing(c) else c for c in compiles]}
+    return refilled(report, "compiles", _missing, _named)
 
 
 def _names_of(c: dict) -> list[str]:

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from ..model._callsites import resume_of  # noqa: F401
 
 _ID = r"(?:(?P<gen>\d+):)?(?:!(?P<ca>\d+)/)?(?P<frame>\d+)/(?P<compile>\d+)"
-TORCH_ID = r"(?:!\d+/)?\d+/\d+"  # as torch prints one inside a text (a recompile reason's "0/0: ")
-_ENTRY = re.compile(rf"^\s*{TORCH_ID}:\s*")  # the cache entry torch names before a recompile reason
+# as torch prints a compile id inside a text, and a reason without the entry it names (in the model:
+# the loader reads a recompile's short reasons)
+from ..model._reasons import TORCH_ID, without_entry  # noqa: F401, E402
+
 _WHOLE = re.compile(rf"^\[?{_ID}(?:_(?P<attempt>\d+))?\]?$")
 _TORCH_WHOLE = re.compile(TORCH_ID)
 
@@ -86,11 +88,6 @@ class CompileId:
 
     def sort_key(self) -> tuple[int, int, int, int]:
         return (self.generation, self.autograd if self.autograd is not None else -1, self.frame, self.compile)
-
-
-def without_entry(reason: str) -> str:
-    """A recompile reason without the cache entry torch names before it (``0/0: ``)."""
-    return _ENTRY.sub("", reason)
 
 
 # ---- a source: what a guard or a symbol stands for in the frame ----------------------
