@@ -9,36 +9,24 @@ The records they return are in ``compiler.types``. The four names that run a fix
 from typing import TYPE_CHECKING
 
 from .assemble._speed import cudagraph_share
-from .assemble._stages import reads_event
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_name as _torch_name
 from .model._devices import device_peak
 from .model._figures import figure
-from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
-from .parse._graphs import shape_dims, without_device_index
-from .parse._guards import parse_guards
-from .parse._names import (
-    rank_path,
-    resume_of,
-    without_entry,
-    without_local_scope,
-)
-from .parse._normalize import kernel_base, normalize
-from .parse._outputcode import split_kernels
-from .parse._provenance import extern_nodes, kernel_stacks
-from .parse._speed import cache_key_changes, cache_pairs
-from .parse._tritonir import ir_function, ir_source_lines, occupancy
+from .parse._names import resume_of, without_local_scope
+from .parse._normalize import normalize
+from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 from .why._advice import FIXES, fix_named, fixes_for
 from .why._cgmode import mode_of as benchmark_mode
 from .why._costgroups import cost_groups
 from .why._gputime import kernel_costs
 from .why._kernelcauses import break_even
-from .why._roofline import no_roofline, roofline
+from .why._roofline import roofline
 from .why._verdict import verdict
 
 if TYPE_CHECKING:
@@ -67,26 +55,18 @@ __all__ = [
     "kernel_costs",
     "cost_groups",
     "roofline",
-    "no_roofline",
     "device_peak",
     "cudagraph_share",
     "break_even",
     "figure",
     # caches and CUDA graphs
-    "cache_key_changes",
-    "cache_pairs",
-    "reads_event",
     "cache_saving",
     "fill_reason",
     "RUNNABLE_PREAMBLE",
     # Inductor's output, Triton
-    "split_kernels",
-    "kernel_stacks",
-    "extern_nodes",
     "read_triton_source",
     "ir_source_lines",
     "occupancy",
-    "ir_function",
     # export, FlexAttention, bytecode
     "export_summary",
     "flex_calls",
@@ -94,19 +74,10 @@ __all__ = [
     "bytecode_steps",
     # the names torch gives things
     "resume_of",
-    "without_entry",
     "without_local_scope",
-    "rank_path",
     # torch's warning on a frame it will not convert: folded into its compile's break
-    "WONT_CONVERT",
-    "frame_warning",
-    "fold_frame_warnings",
     # torch's text, read: guards, kernel and graph names, compile phases
-    "parse_guards",
-    "kernel_base",
     "normalize",
-    "shape_dims",
-    "without_device_index",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",
     "fix_named",

@@ -18,6 +18,7 @@ import grimp
 import pytest
 
 import compiler
+import compiler._viewer
 import compiler.analysis
 import compiler.types
 
@@ -126,6 +127,9 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path, monkeypatch):
 # compiler's three public modules (docs/api/index.md: the public surface): everything else
 # in compiler/ is its own (import-linter's protected contract in pyproject.toml)
 PUBLIC = {"compiler": compiler, "compiler.types": compiler.types, "compiler.analysis": compiler.analysis}
+# and what explorer alone reads besides (no user's name: undocumented, import-linter's protected
+# contract "compiler._viewer is explorer's")
+VIEWER = {"compiler._viewer": compiler._viewer}
 
 
 def _public_module(dotted: str) -> str | None:
@@ -158,10 +162,11 @@ def _compiler_imports(path: Path) -> list[str]:
             and node.level == 0
             and (node.module or "").split(".")[0] == "compiler"
         ):
-            if node.module not in PUBLIC:
+            known = {**PUBLIC, **VIEWER}
+            if node.module not in known:
                 bad.append(f"{where}: from {node.module} import …")
                 continue
-            public = PUBLIC[node.module].__all__
+            public = known[node.module].__all__
             names = [a.name for a in node.names]
             bad += [
                 f"{where}: {node.module}.{n}"
@@ -217,6 +222,12 @@ def test_the_public_check_sees_a_private_import(tmp_path):
 def test_the_public_face_is_small_and_each_name_has_one_home():
     names = [name for module in PUBLIC.values() for name in module.__all__]
     assert len(compiler.__all__) <= 40
+    # the three public modules together; what explorer alone reads is compiler._viewer's, and a
+    # fact the views read again from torch's text is a field the build stores (issue 51 asks
+    # 110: the records of compiler.types and the verbs of compiler are most of what is left)
+    assert len(names) <= 119
+    # explorer's own readers are no public name, and no public module exports one of them
+    assert set(compiler._viewer.__all__).isdisjoint(names)
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
     # compiler gives its own names only: a record or an analysis is not also compiler.NAME
     given = {

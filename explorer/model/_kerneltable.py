@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compiler import Report
-from compiler.analysis import extern_nodes, kernel_stacks
+from compiler._viewer import extern_nodes, kernel_stacks
 from compiler.types import Compile, Graph, Kernel
 
 from ..base._types import Table

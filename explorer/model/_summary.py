@@ -11,7 +11,7 @@ import sys
 from rich.console import Console
 
 from compiler import Report
-from compiler.analysis import reads_event
+from compiler._viewer import reads_event
 from compiler.types import STAGES, Compile
 
 from ..base._bound import bounded, clipped

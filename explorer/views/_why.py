@@ -6,7 +6,8 @@ device's roofline. Built from ``compiler.analysis.verdict``, ``compiler.analysis
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import cost_groups, figure, kernel_costs, no_roofline, roofline, verdict
+from compiler._viewer import no_roofline
+from compiler.analysis import cost_groups, figure, kernel_costs, roofline, verdict
 from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
