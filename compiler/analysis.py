@@ -8,45 +8,26 @@ The records they return are in ``compiler.types``. The four names that run a fix
 
 from typing import TYPE_CHECKING
 
-from .assemble._advice import FIXES, fix_named, fixes_for
-from .assemble._cgmode import mode_of as benchmark_mode
-from .assemble._costgroups import cost_groups
-from .assemble._gputime import kernel_costs
-from .assemble._kernelcauses import break_even
-from .assemble._roofline import no_roofline, roofline
 from .assemble._speed import cudagraph_share
-from .assemble._stages import reads_event
-from .assemble._verdict import verdict
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_names as _torch_names
 from .model._devices import device_peak
 from .model._figures import figure
-from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._speedtypes import cache_saving, fill_reason
-from .model._trust import runnables as fill_runnables
-from .model._trust import untrusted as fill_untrusted
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
-from .parse._graphs import shape_dims, without_device_index
-from .parse._guards import parse_guards
-from .parse._names import (
-    phase_attempt,
-    phase_hook,
-    phase_pass,
-    rank_path,
-    resume_of,
-    without_entry,
-    without_local_scope,
-)
-from .parse._normalize import kernel_base, normalize
-from .parse._outputcode import extern_calls, split_kernels
-from .parse._provenance import extern_nodes, kernel_stacks
-from .parse._speed import cache_key_changes, cache_pairs, observed_sizes
-from .parse._speed import short_reason as cudagraph_reason
-from .parse._text import one_gap
-from .parse._tritonir import ir_function, ir_source_lines, occupancy
+from .parse._names import resume_of, without_local_scope
+from .parse._normalize import normalize
+from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
+from .why._advice import FIXES, fix_named, fixes_for
+from .why._cgmode import mode_of as benchmark_mode
+from .why._costgroups import cost_groups
+from .why._gputime import kernel_costs
+from .why._kernelcauses import break_even
+from .why._roofline import roofline
+from .why._verdict import verdict
 
 if TYPE_CHECKING:
     from .bench._advise import advice_from_runs
@@ -73,30 +54,18 @@ __all__ = [
     "kernel_costs",
     "cost_groups",
     "roofline",
-    "no_roofline",
     "device_peak",
     "cudagraph_share",
     "break_even",
     "figure",
     # caches and CUDA graphs
-    "cache_key_changes",
-    "cache_pairs",
-    "reads_event",
     "cache_saving",
     "fill_reason",
-    "fill_runnables",
-    "fill_untrusted",
     "RUNNABLE_PREAMBLE",
-    "cudagraph_reason",
-    "observed_sizes",
     # Inductor's output, Triton
-    "split_kernels",
-    "kernel_stacks",
-    "extern_nodes",
     "read_triton_source",
     "ir_source_lines",
     "occupancy",
-    "ir_function",
     # export, FlexAttention, bytecode
     "export_summary",
     "flex_calls",
@@ -104,24 +73,10 @@ __all__ = [
     "bytecode_steps",
     # the names torch gives things
     "resume_of",
-    "without_entry",
     "without_local_scope",
-    "rank_path",
     # torch's warning on a frame it will not convert: folded into its compile's break
-    "WONT_CONVERT",
-    "frame_warning",
-    "fold_frame_warnings",
     # torch's text, read: guards, kernel and graph names, compile phases
-    "parse_guards",
-    "extern_calls",
-    "kernel_base",
     "normalize",
-    "shape_dims",
-    "without_device_index",
-    "phase_attempt",
-    "phase_pass",
-    "phase_hook",
-    "one_gap",
     # the fixes advise tries, and pt2-explorer advise's runs
     "FIXES",
     "fix_named",

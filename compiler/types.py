@@ -6,9 +6,6 @@ import no torch."""
 
 from typing import TYPE_CHECKING
 
-from .assemble._costgroups import CostGroup
-from .assemble._gputime import KernelCost
-from .assemble._roofline import Placement
 from .listen._version import torch_names as _torch_names
 from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._benchtypes import Launch, Timeline
@@ -55,6 +52,9 @@ from .parse._flex import FlexCall, FlexMask, ModSource
 from .parse._guards import Guard
 from .parse._names import CompileId
 from .parse._tritonsrc import TritonSource
+from .why._costgroups import CostGroup
+from .why._gputime import KernelCost
+from .why._roofline import Placement
 
 if TYPE_CHECKING:
     from .bench._recheck import RecompileCheck

@@ -370,7 +370,7 @@ def test_the_table_fits_the_terminal_cells_wrapping_in_their_columns():
 def test_an_advice_rows_compile_time_is_its_benchmarks():
     r = compiler.load(DATA / "h100-cause-item.json.gz")
     b = r.benchmarks[-1]
-    from compiler.assemble._advice import advice_row
+    from compiler.why._advice import advice_row
 
     assert b.compile_time_s is not None
     assert advice_row(None, r, b).compile_s == b.compile_time_s
@@ -403,7 +403,7 @@ def test_the_h100_advise_run_of_notebook_16s_model():
 
 
 def _row(fix_name: str):
-    from compiler.assemble._advice import advice_row
+    from compiler.why._advice import advice_row
 
     base = compiler.load(DATA / "h100-advise-item-baseline.json.gz")
     mine = compiler.load(DATA / f"h100-advise-item-{fix_name}.json.gz")
@@ -439,7 +439,7 @@ def test_a_fixs_measured_gain_is_held_against_what_the_verdict_predicted():
         "its eager arm (0.2193 ms) disagrees with the baseline's (0.349 ms) beyond their spread and 10%: the two "
         "runs were timed at different speeds; run advise again"
     )
-    from compiler.assemble._advice import advice_row, ranked
+    from compiler.why._advice import advice_row, ranked
 
     base_row = advice_row(None, base, b, agreement="the reference")
     out = ranked([base_row, row, dataclasses.replace(ro, agree=True)])
@@ -457,7 +457,7 @@ def test_where_measured_and_predicted_disagree_it_says_which_was_wrong():
     (b,) = base.benchmarks
     mine = compiler.load(DATA / "h100-advise-item-capture_scalar_outputs.json.gz")
     (fixed,) = mine.benchmarks
-    from compiler.assemble._advice import compare
+    from compiler.why._advice import compare
 
     fix = compiler.analysis.fix_named("capture_scalar_outputs")
     fast = dataclasses.replace(row, speedup=b.speedup * 5)

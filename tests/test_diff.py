@@ -15,7 +15,8 @@ import torch.nn.functional as F
 
 import compiler
 import explorer
-from compiler.analysis import kernel_base, normalize
+from compiler._viewer import kernel_base
+from compiler.analysis import normalize
 from explorer.diffs._view import MIME, fit_payload
 
 GPU_REPORT = Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import compiler
+import compiler._viewer
 from compiler import load_ranks
 from compiler.read._ranks import combine
 from explorer import cli
@@ -26,9 +27,9 @@ RECOMPILED = "rank 1 recompiled [4/1] — 4/0: tensor 'x' size mismatch at index
 
 
 def test_rank_path_puts_the_rank_in_the_file_name():
-    assert compiler.analysis.rank_path("out/run.json", 1) == "out/run.rank1.json"
-    assert compiler.analysis.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
-    assert compiler.analysis.rank_path("report.html", 3) == "report.rank3.html"
+    assert compiler._viewer.rank_path("out/run.json", 1) == "out/run.rank1.json"
+    assert compiler._viewer.rank_path("run.json.gz", 0) == "run.rank0.json.gz"
+    assert compiler._viewer.rank_path("report.html", 3) == "report.rank3.html"
 
 
 def test_load_ranks_reads_every_rank_of_a_trace_directory():

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 from compiler.bench._fill import REGENERATED_MAP
 from tests._caches import user_caches_in
 from tests._torch_trace import RawTrace, provenance_calls
@@ -73,7 +74,7 @@ def test_fill_keeps_what_the_recording_had_and_marks_what_it_adds(tmp_path):
     assert list(json.loads(added)) == [REGENERATED_MAP]
     # the extern call torch names, on the node it names (the backward's mm calls torch's map
     # leaves out are added too, each on its node)
-    ours = compiler.analysis.extern_nodes(after["provenance"])
+    ours = compiler._viewer.extern_nodes(after["provenance"])
     assert {n: ours.get(n) for n in externs} == externs
     assert set(ours.values()) <= {"extern_kernels.addmm", "extern_kernels.mm"}
     # each kernel torch's map names has its nodes; the forward's kernels all have nodes
@@ -98,6 +99,6 @@ def test_fill_keeps_what_the_recording_had_and_marks_what_it_adds(tmp_path):
     }
     # only what the recording lacked is marked as regenerated
     assert set(rc.regenerated.facts) <= {"kernel nodes", "provenance"}
-    cold_externs = compiler.analysis.extern_nodes(cold["provenance"])
-    again_externs = compiler.analysis.extern_nodes(again["provenance"])
+    cold_externs = compiler._viewer.extern_nodes(cold["provenance"])
+    again_externs = compiler._viewer.extern_nodes(again["provenance"])
     assert {n: again_externs[n] for n in cold_externs} == cold_externs

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import compiler
+from compiler._viewer import fill_untrusted
 from compiler.model._trust import UntrustedReport, key_path
 from explorer.cli import main
 from explorer.cli._fill import fill_in_background, new_log
@@ -52,7 +53,7 @@ def _with_marker(report, marker: str):
 
 def test_the_recording_marks_its_runnables_with_a_key_only_this_user_reads(warm):
     assert warm.fill_mark.startswith("v1:")
-    assert compiler.analysis.fill_untrusted(warm) is None
+    assert fill_untrusted(warm) is None
     st = os.stat(key_path())
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_size == 32 and st.st_uid == os.getuid()
 
@@ -66,14 +67,14 @@ def test_crafted_copied_and_edited_reports_are_refused_and_run_nothing(warm, tmp
         with user_caches_in(str(tmp_path)), compiler.recording() as rec:
             torch.compile(f)(torch.randn(8))
         copied = rec.report
-        assert compiler.analysis.fill_untrusted(copied) is None  # theirs, to them
-    assert compiler.analysis.fill_untrusted(crafted) == (
+        assert fill_untrusted(copied) is None  # theirs, to them
+    assert fill_untrusted(crafted) == (
         "it carries no mark of a recording (a report made elsewhere, crafted, or loaded from a log)"
     )
-    assert compiler.analysis.fill_untrusted(edited) == (
+    assert fill_untrusted(edited) == (
         "its runnable code was changed after it was recorded (its mark no longer matches)"
     )
-    assert compiler.analysis.fill_untrusted(copied) == (
+    assert fill_untrusted(copied) == (
         "it was recorded by another user or on another machine (its mark is another key's)"
     )
     for report in (crafted, edited, copied):
@@ -200,7 +201,7 @@ def test_the_fill_log_replaces_a_link_or_a_shared_file_never_writes_through_it(t
 
 def test_relative_paths_marks_again_only_a_report_that_was_this_users(warm, tmp_path):
     root = os.path.dirname(os.path.abspath(__file__))
-    assert compiler.analysis.fill_untrusted(compiler.relative_paths(warm, root)) is None
+    assert fill_untrusted(compiler.relative_paths(warm, root)) is None
     crafted = dataclasses.replace(warm, fill_mark=None)
     assert compiler.relative_paths(crafted, root).fill_mark is None
     edited = _with_marker(warm, str(tmp_path / "ran"))

@@ -28,7 +28,9 @@ import warnings
 import pytest
 
 import compiler
+import compiler._viewer
 import compiler.model._fxcode
+import compiler.model._reasons
 import compiler.parse
 import compiler.parse._modules
 import compiler.parse._outputcode
@@ -211,9 +213,9 @@ CRAFTED = {
         lambda n: "    def forward(self, " + "x" * n + ")",
     ),
     "notebook cell paths (N letters)": (compiler.analysis.normalize, lambda n: "ipykernel_ " + "a" * n),
-    "a recompile reason's padding (N blanks)": (compiler.analysis.one_gap, lambda n: " " * n + "x"),
+    "a recompile reason's padding (N blanks)": (compiler.model._reasons.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        compiler.analysis.parse_guards,
+        compiler._viewer.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 from explorer import cli
 from tests._torch_trace import RawTrace, read_log
 
@@ -44,7 +45,7 @@ def kernel_code(records) -> list[str]:
     out = []
     for meta, payload in records:
         if "inductor_output_code" in meta and payload:
-            for k in compiler.analysis.split_kernels(payload):
+            for k in compiler._viewer.split_kernels(payload):
                 source = k.source
                 if "@triton.jit" in source:
                     source = source[source.index("@triton.jit") :]

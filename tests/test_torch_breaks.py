@@ -231,7 +231,7 @@ def test_the_plugin_counts_torchs_own_breaks_when_asked(run):
 def test_the_verdict_says_torchs_own_break_at_torchs_line_and_offers_no_hint(run):
     """The Why view's graph-break cause: its evidence names torch's line, reached from the
     program's, and neither a fix nor torch's "remove the graph_break() call" hint is offered."""
-    from compiler.assemble._fixes import break_line
+    from compiler.why._fixes import break_line
 
     root, prog, out = run
     torch_facts, report, _lines, _rc = out["default"]

@@ -779,7 +779,7 @@ def test_an_older_report_names_the_side_effects_it_kept_raw():
     """A report written before side effects were read (the shipped H100 GPT-2 recording) keeps
     torch's two dynamo_side_effects events raw: its summary says so in one line, and why they
     are not in their view; an event no build reads stays "not mapped"."""
-    from compiler.analysis import reads_event
+    from compiler._viewer import reads_event
 
     shipped = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-gpt2-train-bench.json.gz"
     r = compiler.load(shipped)

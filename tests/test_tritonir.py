@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 
 import compiler
+import compiler._viewer
 import explorer
 from compiler.listen._tritonir import TritonCapture, with_binaries
 
@@ -97,7 +98,7 @@ def test_ir_bounded_to_the_kernels_function():
         + SASS
         + "\n\n\n//----- SYMBOLS -----\n\t.type\tx,@object"
     )
-    fn = compiler.analysis.ir_function
+    fn = compiler._viewer.ir_function
     assert fn("ttir", TTIR) == (2, 9)  # tt.func … to its "} loc(#loc)"
     assert TTIR.splitlines()[8] == "  } loc(#loc)"
     assert fn("llir", LLIR) == (0, 5)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import compiler
+import compiler._viewer
 import explorer
 
 DATA = Path(__file__).parent.parent / "notebooks" / "data"
@@ -135,10 +136,10 @@ def test_roofline_of_the_recorded_kernels(mlp):
 
     unknown = dataclasses.replace(b, device_name="NVIDIA Imaginary 1")
     assert compiler.analysis.roofline(costs, unknown) == ()
-    assert compiler.analysis.no_roofline(unknown) == (
+    assert compiler._viewer.no_roofline(unknown) == (
         "NVIDIA Imaginary 1: not in the table of device peaks, so no roofline (no guess)"
     )
-    assert compiler.analysis.no_roofline(dataclasses.replace(b, device="cpu")).startswith(
+    assert compiler._viewer.no_roofline(dataclasses.replace(b, device="cpu")).startswith(
         "CPU run: no roofline"
     )
 

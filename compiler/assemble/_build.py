@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..model._externcalls import extern_calls
+from ..model._phasenames import phase_names
 from ..model._report import (
     Autograd,
     Autotune,
@@ -155,6 +157,7 @@ def _compile(a: Acc, error: str | None, strings: dict[int, str], ctx: Context) -
         traceback=a.kept.error_traceback,
         cache_entry=bool(m.get("has_guarded_code", status == "ok")) and status == "ok",
         phases=waterfall(a.spans),
+        phase_names=phase_names([*a.phase_times, *(s[0] for s in a.spans)]),
         config=config,
         caches=caches,
         cudagraphs=cudagraphs,
@@ -231,7 +234,7 @@ def _stages(a: Acc, strings: dict[int, str], stage_t: dict[str, float]) -> Stage
     codegen = None
     if a.outputs or kept.fx_graph_runnable:
         codegen = Codegen(
-            output_code=tuple(OutputCode(r, p, c) for r, p, c in a.outputs),
+            output_code=tuple(OutputCode(r, p, c, tuple(extern_calls(c))) for r, p, c in a.outputs),
             kernel_names=tuple(k.name for k in kernels),
             fx_graph_runnable=kept.fx_graph_runnable,
             fx_graph_runnable_backward=kept.fx_graph_runnable_backward,

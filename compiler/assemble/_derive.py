@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..model._callsites import callers_in_stacks, function_of, is_tool_frame, torch_inserted
+from ..model._reasons import failure_reason, short_reasons
 from ..model._report import Compile, Frame, GraphBreak, GuardFailure, Kernel, Recompile, StackFrame
 from ..model._skipwarn import fold_frame_warnings
 from ..parse import _text
@@ -108,6 +109,7 @@ def derive_recompiles(
                     entry=entry,
                     reason=reason,
                     guard=match.line if match else None,
+                    short_reason=failure_reason(reason),
                     user_stack=_full_paths(match.user_stack, known)
                     if match
                     else _text.reason_user_stack(reason),
@@ -125,6 +127,7 @@ def derive_recompiles(
                 entry_guards=entry_cap.guards if entry_cap else None,
                 failures=tuple(failures),
                 dynamic=tuple(sym.symbol for sym in cap.symbols) if cap else (),
+                short_reasons=short_reasons(reasons),
             )
         )
     return tuple(out)

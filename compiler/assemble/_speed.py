@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..model._cgfacts import observed_sizes, short_reason
 from ..model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs
 from ..parse import _speed as p
 from ._acc import Acc, Context
@@ -177,6 +178,8 @@ def cudagraphs_of(a: Acc, config: CompileConfig | None, logs: list[str], cpu_onl
         runs=tuple(runs),
         warnings=tuple(warnings),
         cudagraphify_s=wrap_us / 1e6 if wrap_us else None,
+        short_reason=short_reason(reason) if reason else None,
+        warned_sizes=tuple(observed_sizes(w) for w in warnings),
     )
 
 

@@ -1,6 +1,6 @@
 """``advise``: each fix the verdict calls for, tried and measured (docs/advise.md).
 
-Two ways, one result (``Advice``, its rows built by compiler/assemble/_advice.py):
+Two ways, one result (``Advice``, its rows built by compiler/why/_advice.py):
 
 - ``advice_from_runs``: ``pt2-explorer advise`` ran the whole program once as it is and once
   per fix, each a fresh process under ``record --bench`` with the fix's settings made at
@@ -19,11 +19,11 @@ from typing import Any
 
 import torch
 
-from ..assemble._advice import advice_row, fix_named, fixes_for, ranked
 from ..listen._capture import recording
 from ..model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from ..model._report import Report, load
 from ..model._subject import remember
+from ..why._advice import advice_row, fix_named, fixes_for, ranked
 from ._bench import benchmark_report
 from ._calls import error_line
 from ._outputs import agreement, kept, load_outputs
@@ -100,7 +100,7 @@ def advise(
     """Compile ``fn``, call it on ``args`` (or on each argument tuple of ``calls`` in turn, as
     a program would: sizes that change make recompiles; the last call is benchmarked),
     benchmark it, and try each fix its verdict calls for, and those named in ``tries``
-    (``compiler.assemble`` ``FIXES``' names): each recompiled from a reset Dynamo under the
+    (``compiler.analysis`` ``FIXES``' names): each recompiled from a reset Dynamo under the
     fix's settings, called the same way, benchmarked, its last output held against the
     baseline's. Returns an ``Advice`` whose rows are best first. The baseline's exception
     is yours and propagates; a fix whose run raises is a row saying so. Dynamo is reset

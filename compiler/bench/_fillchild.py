@@ -30,17 +30,18 @@ FORWARD, BACKWARD = "_forward.py", "_backward.py"
 def main(paths: list[str]) -> int:
     import torch
 
-    import compiler
-
     from ..listen import _torch
+    from ..listen._capture import recording
+    from ..listen._version import check
     from ._fillsizes import compile_with_recorded_sizes, size_symbols
 
+    check()  # as compiler.recording does on first use
     inductor = _torch.inductor_config()
     for path in paths:
         torch._dynamo.reset()
         sys.argv = [path]  # the runnable reads its command line (run_repro's argparse)
         with inductor.patch({_torch.INDUCTOR_PROVENANCE: 1}):
-            with compiler.recording(caches=False, fusion_ir=True, fusion_logs=True) as rec:
+            with recording(caches=False, fusion_ir=True, fusion_logs=True) as rec:
                 t0 = time.perf_counter()
                 namespace = runpy.run_path(path, run_name="__pt2x_fill__")
                 backward = path.endswith(BACKWARD)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..assemble._backend import backend_of
 from ..model._report import Kernel
+from ..why._backend import backend_of
 from . import _launches, _profile
 from ._cppprofile import profiling_compile
 

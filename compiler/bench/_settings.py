@@ -1,4 +1,4 @@
-"""A fix's settings made in torch's own config (compiler/assemble/_advice.py names them): set at a
+"""A fix's settings made in torch's own config (compiler/why/_advice.py names them): set at a
 program's start-up (``apply_fix``, ``pt2-explorer advise``'s runs), or patched around a block
 (``patched``, ``compiler.advise``) with torch's config patch context managers. Nothing of
 torch's is patched but its config; the user's files are never touched."""

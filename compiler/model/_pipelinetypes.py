@@ -51,6 +51,20 @@ class PhaseSpan:
 
 
 @dataclass(frozen=True)
+class PhaseName:
+    """What the name of one of torch's timed phases says, read when the report is built
+    (compiler/model/_phasenames.py): the attempt of Dynamo's analysis (``compile_attempt_1``),
+    a bytecode hook (``bytecode_hooks_0``), an Inductor pass
+    (``pass.post_grad_passes.reinplace``). A name that says none of these has none."""
+
+    name: str  # torch's name, as in Compile.phase_times_s and PhaseSpan.name
+    attempt: int | None = None  # compile_attempt_N: Dynamo's analysis restarted N times
+    hook: int | None = None  # bytecode_hooks_N: the bytecode hook of that index
+    pass_group: str | None = None  # pass.<group>_passes.<name>: "pre_grad", "post_grad", "joint_graph"
+    pass_name: str | None = None  # the pass: "reinplace"
+
+
+@dataclass(frozen=True)
 class ExportFact:
     """One thing torch.export assumed about the inputs, or one failure draft_export found,
     from torch's structured trace, with the user line it came from."""

@@ -23,16 +23,13 @@ from typing import Any
 from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
-from ._callsites import with_torch_breaks
 from ._frozen import FrozenBut
-from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
-from ._skipwarn import with_folded_warnings
+from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseName, PhaseSpan  # noqa: F401
 from ._speedtypes import (
     CacheLookup,
     CompileConfig,
     CudaGraphs,
     Regenerated,
-    with_component_lines,
 )  # noqa: F401
 from ._stagetypes import (  # noqa: F401 - the report's types, one import for all modules
     Autograd,
@@ -55,6 +52,7 @@ from ._stagetypes import (  # noqa: F401 - the report's types, one import for al
     Stages,
     Symbol,
 )
+from ._upgrades import upgraded
 
 # 4: a graph's nodes as what differs from the nodes its code holds; 3: nodes as rows in the file form; 2: the file form (compiler/model/_compact.py); 1: the full
 # form; each still read
@@ -86,6 +84,7 @@ class Compile:
     # Compiled Autograd's captured backward, where this compile is Dynamo compiling it ("!0/3/0")
     compiled_autograd: CompiledAutograd | None = None
     phases: tuple[PhaseSpan, ...] = ()  # torch's timed phases in time order: where compile time went
+    phase_names: tuple[PhaseName, ...] = ()  # what its phases' names say (attempt, hook, pass), by name
     config: CompileConfig | None = None  # the mode and options it was compiled with
     caches: tuple[CacheLookup, ...] = ()  # each compile cache's answer, with key and reason
     cudagraphs: CudaGraphs | None = None  # CUDA graphs: used or skipped and why, recordings
@@ -149,6 +148,7 @@ class GuardFailure:
     reason: str  # torch's reason text
     guard: str | None = None  # the guard line in that entry's guard tree
     user_stack: tuple[StackFrame, ...] = ()  # the user code the guard came from
+    short_reason: str | None = None  # the reason's first line without the entry ("0/0: ")
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,7 @@ class Recompile:
     entry_guards: str | None = None  # the guard tree of that entry
     failures: tuple[GuardFailure, ...] = ()  # one per reason: every entry tried, newest first
     dynamic: tuple[str, ...] = ()  # symbols this recompile compiled as dynamic ("s53")
+    short_reasons: tuple[str, ...] = ()  # each reason's first line, torch's padding one gap
 
 
 @dataclass(frozen=True)
@@ -283,33 +284,12 @@ def from_json(
         budget = _limits.Budget(_tables_size(data), ratio)
     try:
         data = {**_resolve.decode(data, budget), "schema_version": SCHEMA_VERSION}
-        data = _upgraded(data)
+        data = upgraded(data)
         return _schema.decode(cls or Report, data)
     except _resolve.FileFormError as e:
         raise ReportFormatError(str(e)) from None
     except _schema.SchemaError as e:
         raise ReportFormatError(str(e)) from None
-
-
-# an older report's form, made current when it loads (each takes and returns a report's JSON
-# form, leaving it as it was): cache key components as one text; WON'T CONVERT warnings as
-# breaks of their own; torch's own breaks marked, no frame of this package in a stack, a
-# resumed frame's caller from the break stacks
-UPGRADES = (with_component_lines, with_folded_warnings, with_torch_breaks)
-
-
-def _upgraded(report: Any) -> Any:
-    """``report`` and each rank's report in it, through ``UPGRADES``."""
-    if not isinstance(report, dict):
-        return report
-    for upgrade in UPGRADES:
-        report = upgrade(report)
-    ranks = report.get("ranks")
-    if isinstance(ranks, list):
-        new = [_upgraded(r) for r in ranks]
-        if any(a is not b for a, b in zip(new, ranks)):
-            report = {**report, "ranks": new}
-    return report
 
 
 def _tables_size(data: dict) -> int:

@@ -125,6 +125,10 @@ class CudaGraphs:
     runs: tuple[CudaGraphRun, ...] = ()  # recordings, re-recordings, warmups
     warnings: tuple[str, ...] = ()  # torch's other cudagraphs warnings ("... distinct sizes")
     cudagraphify_s: float | None = None  # run-time time torch spent wrapping (its metrics)
+    short_reason: str | None = None  # the reason's first line without torch's "skipping cudagraphs due to"
+    warned_sizes: tuple[
+        int | None, ...
+    ] = ()  # per warning: the count of sizes it gives ("observed 5 distinct sizes")
 
     @property
     def recordings(self) -> int:

@@ -209,6 +209,7 @@ class OutputCode:
     role: str  # forward | backward | inference
     path: str | None
     code: str
+    extern_calls: tuple[str, ...] = ()  # the wrapper's extern calls, the first of each line, in order
 
 
 @dataclass(frozen=True)

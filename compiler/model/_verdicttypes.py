@@ -41,7 +41,7 @@ class Verdict:
     missing: tuple[str, ...] = ()  # facts the benchmark did not record, and what that leaves open
     mode: str = "default"  # the mode the function was compiled with
     # why no cause is named, where the figures cannot carry one (the benchmark compiled anew,
-    # or its cautions hold: ``compiler/assemble/_carry.py``); None: the headline names ``main``
+    # or its cautions hold: ``compiler/why/_carry.py``); None: the headline names ``main``
     unread: str | None = None
 
     @property

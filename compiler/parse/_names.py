@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from ..model._callsites import resume_of  # noqa: F401
 
 _ID = r"(?:(?P<gen>\d+):)?(?:!(?P<ca>\d+)/)?(?P<frame>\d+)/(?P<compile>\d+)"
-TORCH_ID = r"(?:!\d+/)?\d+/\d+"  # as torch prints one inside a text (a recompile reason's "0/0: ")
-_ENTRY = re.compile(rf"^\s*{TORCH_ID}:\s*")  # the cache entry torch names before a recompile reason
+# as torch prints a compile id inside a text, and a reason without the entry it names (in the model:
+# the loader reads a recompile's short reasons)
+from ..model._reasons import TORCH_ID, without_entry  # noqa: F401, E402
+
 _WHOLE = re.compile(rf"^\[?{_ID}(?:_(?P<attempt>\d+))?\]?$")
 _TORCH_WHOLE = re.compile(TORCH_ID)
 
@@ -88,11 +90,6 @@ class CompileId:
         return (self.generation, self.autograd if self.autograd is not None else -1, self.frame, self.compile)
 
 
-def without_entry(reason: str) -> str:
-    """A recompile reason without the cache entry torch names before it (``0/0: ``)."""
-    return _ENTRY.sub("", reason)
-
-
 # ---- a source: what a guard or a symbol stands for in the frame ----------------------
 
 _LOCAL_SCOPE = re.compile(r"L\[\s*['\"]([^'\"\]]*)['\"]\s*\]")  # torch's L['x'] (strip_local_scope)
@@ -141,34 +138,6 @@ def rank_path(path: str, rank: int) -> str:
         root, inner = os.path.splitext(root)
         ext = inner + ext
     return f"{root}.rank{rank}{ext}"
-
-
-# ---- the phases torch times (dynamo_timed's names) --------------------------------------
-
-_ATTEMPT = re.compile(r"compile_attempt_(\d+)")
-_PASS = re.compile(r"pass\.(pre_grad|post_grad|joint_graph)_passes\.(\w+)")
-
-
-def phase_attempt(name: str) -> int | None:
-    """``compile_attempt_1`` -> 1: Dynamo's analysis of a frame, restarted that many times."""
-    m = _ATTEMPT.fullmatch(name)
-    return int(m[1]) if m else None
-
-
-_HOOK = re.compile(r"bytecode_hooks_(\d+)")
-
-
-def phase_hook(name: str) -> int | None:
-    """``bytecode_hooks_0`` -> 0: torch.compile's bytecode hook of that index, timed on its own
-    (torch._dynamo.convert_frame.register_bytecode_hook: a tool reading Dynamo's new code)."""
-    m = _HOOK.fullmatch(name)
-    return int(m[1]) if m else None
-
-
-def phase_pass(name: str) -> tuple[str, str] | None:
-    """``pass.post_grad_passes.reinplace`` -> ``("post_grad", "reinplace")``: an Inductor pass."""
-    m = _PASS.fullmatch(name)
-    return (m[1], m[2]) if m else None
 
 
 # ---- torch's version -------------------------------------------------------------------

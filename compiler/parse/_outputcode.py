@@ -35,31 +35,6 @@ def extern_c_functions(code: str) -> list[tuple[str, str]]:
     return out
 
 
-# a call in the wrapper's code (not a comment): Inductor's extern kernels, ATen fallbacks;
-# found where their literal prefix is (a search the regex engine makes fast), then matched
-_PREFIX = re.compile(r"(?:extern_kernels|torch\.ops\.aten)\.")
-_EXTERN = re.compile(r"(extern_kernels\.\w+|torch\.ops\.aten\.\w+(?:\.\w+)?)\(")
-_WORD = re.compile(r"\w")
-
-
-def extern_calls(code: str) -> list[str]:
-    """The extern calls of wrapper code: the first of each line that is not a comment (found
-    by one search for the calls, not a match tried at every line: a big log's wrappers are
-    megabytes)."""
-    calls, line = [], -1
-    for p in _PREFIX.finditer(code):
-        at = p.start()
-        m = _EXTERN.match(code, at) if not (at and _WORD.match(code, at - 1)) else None  # at a word's start
-        if m is None:
-            continue
-        start = code.rfind("\n", 0, at) + 1
-        if start != line:
-            line = start
-            if not code[start : m.start()].lstrip().startswith("#"):
-                calls.append(m[1])
-    return calls
-
-
 def output_role(code: str) -> str | None:
     m = _AOT_ID.search(code)
     return m.group("role") if m else None

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..model import _fastjson
+from ..model._cgfacts import SKIP
 from ..model._speedtypes import CacheLookup, CudaGraphRun
 
 _CONFIG_LINE = re.compile(r"^torch\.(_inductor|_dynamo)\.config\.([\w.]+) = (.*)$", re.M)
@@ -197,7 +198,6 @@ _RECORD = re.compile(r"Recording function=(?P<fn>[^\s,]+)")
 _TREE = re.compile(r"Recording cudagraph tree for (?:symint key (?P<key>.+)|graph without symints)")
 _RERECORD = re.compile(r"Re-recording function=(?P<fn>[^\s,]+),.*?reason=(?P<why>.*)", re.S)
 _WARMUP = re.compile(r"Running warmup function=(?P<fn>[^\s,]+)")
-SKIP = re.compile(r"^skipping cudagraphs? (?:due to )?", re.I)
 _USER_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
@@ -230,22 +230,3 @@ def reason_line(reason: str) -> str | None:
         return None
     file, line = found[-1]
     return f"{file}:{line}"
-
-
-def short_reason(reason: str) -> str:
-    """A skip reason's first line without torch's "skipping cudagraphs due to"."""
-    first = (reason or "").strip().splitlines()[0] if reason and reason.strip() else ""
-    while SKIP.match(first):  # torch prefixes some reasons twice
-        first = SKIP.sub("", first, count=1)
-    first = first.split("Found from")[0]
-    return first.strip().rstrip(".:").strip()
-
-
-_OBSERVED = re.compile(r"observed (\d+) distinct sizes")
-
-
-def observed_sizes(warning: str) -> int | None:
-    """torch's CUDA-graph warning "… We have observed 5 distinct sizes …" -> 5: the count when
-    it warned (once, at its limit), not the sizes recorded in all."""
-    m = _OBSERVED.search(warning)
-    return int(m[1]) if m else None

@@ -366,10 +366,3 @@ _LIMIT_HIT = re.compile(
 def says_limit_hit(fail_reason: str) -> bool:
     """Does a compile's fail_reason say the frame's recompile (cache size) limit was hit?"""
     return _LIMIT_HIT.search(fail_reason) is not None
-
-
-def one_gap(reason: str) -> str:
-    """A recompile reason's line with one gap before its ``# source`` comment: torch pads a
-    guard's code to a column before it. (The gap starts a run of blanks: from every blank of
-    a long run, the run was scanned again.)"""
-    return re.sub(r"(?<! ) {3,}#", "  #", reason)

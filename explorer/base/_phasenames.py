@@ -1,11 +1,10 @@
 """torch's timed phases (its chromium events) in words, torch's own name beside them:
 ``tracing the bytecode (bytecode_tracing)``. A phase this table does not know is shown as torch
 names it. Used wherever a phase is shown: the compile's "time per phase", the compile-time
-view (text, page, chart)."""
+view (text, page, chart). What a name says beyond this table (an attempt, a hook, a pass) the
+build read into ``Compile.phase_names``."""
 
 from __future__ import annotations
-
-from compiler.analysis import phase_attempt, phase_hook, phase_pass
 
 # torch's name -> what the compiler was doing
 WORDS = {
@@ -43,23 +42,35 @@ WORDS = {
 }
 
 
-def words(name: str) -> str | None:
-    """What torch's phase ``name`` is, in words; None where this table does not know it."""
+def words(name: str, said: dict) -> str | None:
+    """What torch's phase ``name`` is, in words; None where this table does not know it.
+    ``said``: what the compile's phase names say, by name (``names_said``)."""
     if name in WORDS:
         return WORDS[name]
-    if (n := phase_attempt(name)) is not None:
-        return "first attempt" if n == 0 else f"attempt {n + 1} (Dynamo restarted the analysis)"
-    if (hook := phase_hook(name)) is not None:
-        return f"bytecode hook {hook + 1} (a tool reading the code Dynamo made)"
-    if p := phase_pass(name):
-        return f"{p[0].replace('_', '-')} pass {p[1]}"
+    p = said.get(name)
+    if p is None:
+        return None
+    if p.attempt is not None:
+        return (
+            "first attempt" if p.attempt == 0 else f"attempt {p.attempt + 1} (Dynamo restarted the analysis)"
+        )
+    if p.hook is not None:
+        return f"bytecode hook {p.hook + 1} (a tool reading the code Dynamo made)"
+    if p.pass_group and p.pass_name:
+        return f"{p.pass_group.replace('_', '-')} pass {p.pass_name}"
     return None
 
 
-def phase_label(name: str) -> str:
-    """``tracing the bytecode (bytecode_tracing)``; a phase not known: torch's name alone."""
-    said = words(name)
-    return f"{said} ({name})" if said else name
+def names_said(*compiles) -> dict:
+    """What the phase names of ``compiles`` say (``Compile.phase_names``), by name."""
+    return {p.name: p for c in compiles for p in c.phase_names}
+
+
+def phase_label(name: str, said: dict) -> str:
+    """``tracing the bytecode (bytecode_tracing)``; a phase not known: torch's name alone.
+    ``said``: what the compile's phase names say (``names_said``)."""
+    known = words(name, said)
+    return f"{known} ({name})" if known else name
 
 
 MIN_SHARE = 0.01  # phases shorter than this share of their compile are left out where phases are listed

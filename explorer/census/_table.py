@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from compiler.analysis import WONT_CONVERT, fold_frame_warnings, frame_warning
+from compiler._viewer import WONT_CONVERT, fold_frame_warnings, frame_warning
 
 from ._cases import LIMITS, loosest
 from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json

@@ -185,7 +185,7 @@ def census_text(census: Census, rows: list[CensusRow] | None = None, *, details:
 def short_reason(reason: str) -> str:
     """``0/0: self.steps == 0  # self.steps += 1  # m.py:38 in forward (HINT: …)`` ->
     ``self.steps == 0  (m.py:38 in forward)``: the guard's code and where it came from."""
-    from compiler.analysis import without_entry
+    from compiler._viewer import without_entry
 
     parts = [p.strip() for p in without_entry(reason).split("  # ")]
     where = parts[-1].split(" (HINT")[0] if len(parts) >= 3 else None

@@ -162,7 +162,7 @@ def check_report(report: Report, rules: Rules) -> CheckResult:
         names = {c.id: display_name(c.name) for c in report.compiles}
         for r in report.recompiles:
             line = f"check: recompile [{r.compile_id}] {names.get(r.compile_id, '?')}: "
-            line += reasons_line(r.reasons) or "(reason not recorded)"
+            line += reasons_line(r) or "(reason not recorded)"
             if r.failing_guard:
                 line += f"; failing guard: {r.failing_guard}"
             lines.append(_one_line(line))

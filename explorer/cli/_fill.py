@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 import compiler
+from compiler._viewer import fill_runnables, fill_untrusted
 from explorer.cli._out import saving, say
 
 
@@ -30,7 +31,7 @@ def fill_report(report, path: str, was: tuple | None, *, trust: bool = False):
     hits' stages filled in, written back to ``path`` while it is still that file; None where
     the fill was refused or the write failed (one line said)."""
     ids = to_fill(report)
-    why = compiler.analysis.fill_untrusted(report) if ids else None
+    why = fill_untrusted(report) if ids else None
     if why is not None and not trust:
         say(
             f"pt2-explorer: error: {path}: not filled, nothing run: --fill runs the report's runnable code "
@@ -59,7 +60,7 @@ def fill_report(report, path: str, was: tuple | None, *, trust: bool = False):
 
 def _show_what_runs(report, path: str, ids: list[str], why: str) -> None:
     """--trust: the code the fill will run, whole, and where it came from."""
-    runs = [(cid, role, code) for cid, role, code in compiler.analysis.fill_runnables(report) if cid in ids]
+    runs = [(cid, role, code) for cid, role, code in fill_runnables(report) if cid in ids]
     say(
         f"pt2-explorer: fill-in --trust: running {len(runs)} runnable(s) from {path} ({report.source}, "
         f"torch {report.torch_version}), although {why}:"

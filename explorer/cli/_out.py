@@ -80,7 +80,7 @@ def output_is_input(ns) -> str | None:
     """The usage error where --json / --html / -o name an input (the script, the ``-m``
     module's file, the trace, the report) or name one file twice. Under torchrun each rank
     writes its own name."""
-    import compiler  # reading and names: no torch
+    from compiler._viewer import rank_path
 
     source = {
         "record": "script",
@@ -99,7 +99,7 @@ def output_is_input(ns) -> str | None:
     for opt in ("json", "html", "out"):
         out = getattr(ns, opt, None)
         if out and rank is not None:
-            out = compiler.analysis.rank_path(out, rank)
+            out = rank_path(out, rank)
         if out:
             outputs.append((f"--{opt}", out))
     return refused_output(outputs, inputs)

@@ -76,6 +76,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
     process once the program ended as it should, before the benchmarks, with the compiled
     calls it made; ``reps``: the benchmarks' timed calls per arm."""
     import compiler
+    from compiler._viewer import rank_path
 
     if ns.script is not None and not os.path.isfile(ns.script):
         print(f"pt2-explorer: can't open file {ns.script!r}: no such file", file=sys.stderr)
@@ -84,8 +85,8 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
     rank, world_size = _program.torchrun_rank()
     if rank is not None:  # under torchrun: one report per rank, its rank in the file name
         title = f"{title} (rank {rank} of {world_size})"
-        ns.json = ns.json and compiler.analysis.rank_path(ns.json, rank)
-        ns.html = ns.html and compiler.analysis.rank_path(ns.html, rank)
+        ns.json = ns.json and rank_path(ns.json, rank)
+        ns.html = ns.html and rank_path(ns.html, rank)
     # absolute before the program runs: its os.chdir moves nothing of ours; said as given
     ns.given = {}
     for opt in ("json", "html"):

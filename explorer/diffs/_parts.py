@@ -7,7 +7,8 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from compiler import Report
-from compiler.analysis import kernel_base, normalize, split_kernels
+from compiler._viewer import kernel_base, split_kernels
+from compiler.analysis import normalize
 from compiler.types import Codegen, Compile, Graph, Kernel, RoleGraph
 
 from ._normalize import to_text

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from compiler import Report
-from compiler.analysis import cache_pairs, resume_of, without_entry
+from compiler._viewer import cache_pairs, without_entry
+from compiler.analysis import resume_of
 from compiler.types import Compile, Frame
 
 from ..model._speed import key_change_lines

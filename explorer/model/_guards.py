@@ -1,6 +1,6 @@
 """A compile's guards grouped: by kind, each kind said in one line, and by the source they
 protect (``self.transformer.h.0.attn``, ``input_ids``), the failing guard's kind and source
-first. Read from the guard tree torch prints (``Capture.guards``) by ``compiler.analysis.parse_guards``
+first. Read from the guard tree torch prints (``Capture.guards``) by ``compiler._viewer.parse_guards``
 (compiler/parse/_guards.py)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from compiler import Report
-from compiler.analysis import parse_guards
+from compiler._viewer import parse_guards
 from compiler.types import Compile, Guard
 
 from ..base._types import Table

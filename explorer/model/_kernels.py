@@ -7,7 +7,8 @@ numbered as the kernel's source counts them, the numbers the IR's gutter gives."
 
 from __future__ import annotations
 
-from compiler.analysis import ir_function, ir_source_lines, occupancy, read_triton_source
+from compiler._viewer import ir_function
+from compiler.analysis import ir_source_lines, occupancy, read_triton_source
 from compiler.types import Kernel, TritonBinary, TritonSource
 
 from ..base._types import Block, CodeBlock, Table

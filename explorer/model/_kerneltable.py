@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compiler import Report
-from compiler.analysis import extern_calls, extern_nodes, kernel_stacks
+from compiler._viewer import extern_nodes, kernel_stacks
 from compiler.types import Compile, Graph, Kernel
 
 from ..base._types import Table
@@ -159,7 +159,7 @@ def extern_table(c: Compile) -> Table | None:
     cg = c.stages.codegen
     rows = []
     for oc in cg.output_code if cg else ():
-        for call, n in Counter(extern_calls(oc.code)).most_common():
+        for call, n in Counter(oc.extern_calls).most_common():
             rows.append((oc.role, call, str(n)))
     if not rows:
         return None

@@ -5,7 +5,7 @@ tried, and what the recompile made dynamic; every compile's dynamic dimensions."
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import without_entry, without_local_scope
+from compiler.analysis import without_local_scope
 from compiler.types import Recompile
 
 from ..base._types import DynamicDim, FrameTimeline, GuardLine, OtherFailure, RecompileView, TimelineEntry
@@ -13,7 +13,7 @@ from ._summary import display_name, reasons_line, where
 
 
 def timelines(report: Report) -> tuple[FrameTimeline, ...]:
-    reasons = {r.compile_id: reasons_line(r.reasons) for r in report.recompiles}
+    reasons = {r.compile_id: reasons_line(r) for r in report.recompiles}
     out = []
     for f in report.frames:
         entries = []
@@ -82,10 +82,7 @@ def recompile_view(report: Report, r: Recompile, names: dict[str, str]) -> Recom
     if r.failures and r.failures[0].user_stack:
         f = r.failures[0].user_stack[-1]
         guard_from = f"{where(f.filename, f.line)} in {f.name}"
-    also = tuple(
-        OtherFailure(x.entry, without_entry((x.reason.strip().splitlines() or [""])[0]), x.guard)
-        for x in r.failures[1:]
-    )
+    also = tuple(OtherFailure(x.entry, x.short_reason or "", x.guard) for x in r.failures[1:])
     dynamic, later, note = (), None, None
     if r.dynamic:
         symbols = {}

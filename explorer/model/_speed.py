@@ -7,14 +7,8 @@ from __future__ import annotations
 import os
 
 from compiler import Report
-from compiler.analysis import (
-    cache_key_changes,
-    cache_saving,
-    cudagraph_reason,
-    fill_reason,
-    fill_untrusted,
-    observed_sizes,
-)
+from compiler._viewer import cache_key_changes, fill_untrusted
+from compiler.analysis import cache_saving, fill_reason
 from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock
@@ -62,7 +56,7 @@ def cudagraph_phrase(c: Compile) -> str | None:
         return None
     text = f"CUDA graphs: {_STATE.get(cg.state, cg.state)}"
     if cg.reason:
-        text += f" — {cudagraph_reason(cg.reason)}" + (f", {_short_where(cg.where)}" if cg.where else "")
+        text += f" — {cg.short_reason}" + (f", {_short_where(cg.where)}" if cg.where else "")
     counts = []
     if cg.recordings:
         counts.append(f"{cg.recordings} recording{'s' * (cg.recordings != 1)}")
@@ -82,10 +76,9 @@ def _short_where(where: str) -> str:
     return f"{os.path.basename(file)}:{line}"
 
 
-def _sizes_said(warning: str, cg) -> str:
-    """torch's warning on CUDA graphs' sizes, with what its count counts beside the count of
-    the sizes recorded: torch warns once, when it has seen as many sizes as its limit."""
-    said = observed_sizes(warning)
+def _sizes_said(warning: str, said: int | None, cg) -> str:
+    """torch's warning on CUDA graphs' sizes, with what its count (``said``) counts beside the
+    count of the sizes recorded: torch warns once, when it has seen as many sizes as its limit."""
     sizes = sum(1 for r in cg.runs if r.kind == "new size")
     if said is None or said == sizes:
         return warning
@@ -271,11 +264,13 @@ def compile_rows(c: Compile, report: Report | None = None) -> list[tuple[str, st
         rows.append(("CUDA graphs", (cudagraph_phrase(c) or "-").removeprefix("CUDA graphs: ") + when))
         if cg.where:
             rows.append(("  at", cg.where))
-        if cg.reason and cg.reason != cudagraph_reason(cg.reason):
+        if cg.reason and cg.reason != cg.short_reason:
             rows.append(("torch's skip reason", cg.reason.strip()))
         for r in cg.runs:
             rows.append((f"  {r.kind}", " ".join(x for x in (r.detail, r.reason) if x) or "-"))
-        rows += [("  warning", _sizes_said(w, cg)) for w in cg.warnings]
+        rows += [
+            ("  warning", _sizes_said(w, n, cg)) for w, n in zip(cg.warnings, cg.warned_sizes, strict=True)
+        ]
         if cg.cudagraphify_s is not None:
             rows.append(("  wrapping time", secs(cg.cudagraphify_s)))
     for lk in c.caches:

@@ -11,7 +11,7 @@ from compiler import Report
 from compiler.analysis import without_local_scope
 from compiler.types import STAGES, Compile, Graph
 
-from ..base._phasenames import phase_label, shown_phases
+from ..base._phasenames import names_said, phase_label, shown_phases
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._export import export_run_blocks
@@ -282,17 +282,20 @@ def compile_blocks(c: Compile, report=None) -> tuple[Block, ...]:
     blocks: list[Block] = [Table("compile", ("", ""), tuple(rows))]
     blocks += _texts(("torch's traceback", c.traceback))
     blocks += key_blocks(c)
+    said = names_said(c)
     if c.phases:  # as a tree: each phase's children under it (--view time draws them)
-        lines = [f"{'  ' * p.depth}{phase_label(p.name)}: {secs(p.duration_s)}" for p in shown_phases(c)]
+        lines = [
+            f"{'  ' * p.depth}{phase_label(p.name, said)}: {secs(p.duration_s)}" for p in shown_phases(c)
+        ]
         named = {p.name for p in c.phases}
         other = sorted(((n, t) for n, t in c.phase_times_s.items() if n not in named), key=lambda kv: -kv[1])
         if other:  # torch's totals of phases that have no span of their own
             lines += ["(torch's totals of phases without a span)"]
-            lines += [f"{phase_label(n)}: {secs(t)}" for n, t in other]
+            lines += [f"{phase_label(n, said)}: {secs(t)}" for n, t in other]
         blocks.append(CodeBlock("time per phase (each phase's parts under it)", "text", "\n".join(lines)))
     elif c.phase_times_s:
         lines = (
-            f"{phase_label(name)}: {secs(t)}"
+            f"{phase_label(name, said)}: {secs(t)}"
             for name, t in sorted(c.phase_times_s.items(), key=lambda kv: -kv[1])
         )
         blocks.append(CodeBlock("time per phase", "text", "\n".join(lines)))

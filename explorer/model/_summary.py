@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import one_gap, reads_event
+from compiler._viewer import reads_event
 from compiler.types import STAGES, Compile
 
 from ..base._bound import clipped
@@ -41,10 +41,10 @@ def _shown_caller(called_from: str | None) -> bool:
     return bool(called_from) and not machinery(called_from.rpartition(":")[0])
 
 
-def reasons_line(reasons) -> str:
+def reasons_line(r) -> str:
     """A recompile's reasons on one line: the first line of each (torch appends a "User stack
-    trace:" block to some), joined by "; "."""
-    return "; ".join(one_gap(r.strip().splitlines()[0]) for r in reasons if r.strip())
+    trace:" block to some; ``Recompile.short_reasons``), joined by "; "."""
+    return "; ".join(r.short_reasons)
 
 
 def headline(report: Report) -> str:
@@ -89,7 +89,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
         for b in report.graph_breaks
     )
     recompiles = tuple(
-        f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r.reasons) or '(reason not recorded)'}"
+        f"[{r.compile_id}] {names.get(r.compile_id, '?')}: {reasons_line(r) or '(reason not recorded)'}"
         for r in report.recompiles
     ) + tuple(
         f"{display_name(f.name)} ({where(f.filename, f.line)}) hit the recompile limit: later calls run uncompiled"

@@ -11,7 +11,7 @@ import builtins
 import textwrap
 
 from compiler import Report, read_source
-from compiler.analysis import shape_dims
+from compiler._viewer import shape_dims
 from compiler.types import Compile, GraphBreak
 
 from ._compile import provenance_lines, token

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 
 from compiler import Report
-from compiler.analysis import without_device_index
+from compiler._viewer import without_device_index
 from compiler.types import CompileId
 
 from ..base._types import Table

@@ -10,7 +10,7 @@ from collections import defaultdict
 from compiler import Report
 from compiler.types import Compile
 
-from ..base._phasenames import MIN_SHARE, phase_label, shown_phases
+from ..base._phasenames import MIN_SHARE, names_said, phase_label, shown_phases
 from ..base._phasenames import phase_span as _total
 from ..lower._fit import table_lines, width
 from ..model._summary import display_name, secs, where
@@ -80,7 +80,11 @@ def time_text(report: Report) -> str:
             size = max(1, int(round(bar_width * p.duration_s / total))) if total else 1
             bar = (" " * lead + "█" * size).ljust(bar_width)
             rows.append(
-                (bar, f"{p.start_s:7.3f} +{p.duration_s:7.3f} s", f"{'  ' * p.depth}{phase_label(p.name)}")
+                (
+                    bar,
+                    f"{p.start_s:7.3f} +{p.duration_s:7.3f} s",
+                    f"{'  ' * p.depth}{phase_label(p.name, names_said(c))}",
+                )
             )
         lines += table_lines(None, rows, keep=(0, 1), indent=2)
         lines.append("")
@@ -89,7 +93,7 @@ def time_text(report: Report) -> str:
         a, b = phase_totals(cold), phase_totals(warm)
         names = sorted(set(a) | set(b), key=lambda n: -max(a.get(n, 0.0), b.get(n, 0.0)))
         rows = [
-            (f"{_s(a.get(n)):>9}", f"{_s(b.get(n)):>9}", phase_label(n))
+            (f"{_s(a.get(n)):>9}", f"{_s(b.get(n)):>9}", phase_label(n, names_said(cold, warm)))
             for n in names
             if max(a.get(n, 0.0), b.get(n, 0.0)) >= MIN_SHARE * max(_total(cold), 1e-9)
         ]
@@ -119,7 +123,10 @@ def time_figure(report: Report, compile_id: str | None = None):
     warm = next((w for cold, w in cold_warm_pairs(report) if cold.id == c.id), None)
     if warm is not None:
         rows += [(warm, p) for p in shown_phases(warm)]
-    labels = [f"[{x.id}] " + "\u2007" * (2 * p.depth) + chart_text(phase_label(p.name)) for x, p in rows]
+    labels = [
+        f"[{x.id}] " + "\u2007" * (2 * p.depth) + chart_text(phase_label(p.name, names_said(x)))
+        for x, p in rows
+    ]
     fig = go.Figure(
         go.Bar(
             y=labels[::-1],
@@ -150,7 +157,7 @@ def time_html(report: Report) -> str:
         total = _total(c) or 1.0
         state = _cache_state(c)
         rows = "".join(
-            f'<div class="pt2x-ph"><span style="padding-left:{p.depth}em">{escape(phase_label(p.name))}</span>'
+            f'<div class="pt2x-ph"><span style="padding-left:{p.depth}em">{escape(phase_label(p.name, names_said(c)))}</span>'
             f'<span class="pt2x-ph-track"><span class="pt2x-ph-bar" style="margin-left:{100 * p.start_s / total:.2f}%;'
             f'width:{max(0.3, 100 * p.duration_s / total):.2f}%" title="{p.start_s:.3f} s + {p.duration_s:.3f} s">'
             f"</span></span><span>{p.duration_s:.3f} s</span></div>"
@@ -162,7 +169,7 @@ def time_html(report: Report) -> str:
         a, b = phase_totals(cold), phase_totals(warm)
         names = sorted(set(a) | set(b), key=lambda n: -max(a.get(n, 0.0), b.get(n, 0.0)))[:20]
         body = "".join(
-            f"<tr><td>{escape(phase_label(n))}</td><td>{_s(a.get(n))}</td><td>{_s(b.get(n))}</td></tr>"
+            f"<tr><td>{escape(phase_label(n, names_said(cold, warm)))}</td><td>{_s(a.get(n))}</td><td>{_s(b.get(n))}</td></tr>"
             for n in names
         )
         parts.append(

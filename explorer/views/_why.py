@@ -6,7 +6,8 @@ device's roofline. Built from ``compiler.analysis.verdict``, ``compiler.analysis
 from __future__ import annotations
 
 from compiler import Report
-from compiler.analysis import cost_groups, figure, kernel_costs, no_roofline, roofline, verdict
+from compiler._viewer import no_roofline
+from compiler.analysis import cost_groups, figure, kernel_costs, roofline, verdict
 from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
@@ -25,7 +26,7 @@ def _pct(x: float | None) -> str:
 
 def _of_peak(x: float | None) -> str:
     """A kernel's share of its bound's peak, not rounded to 0% (the evidence's words, in
-    compiler/assemble/_kernelcauses.py: 0.5%, under 0.1%)."""
+    compiler/why/_kernelcauses.py: 0.5%, under 0.1%)."""
     if x is None or x >= 0.01:
         return _pct(x)
     return f"{x:.1%}" if x >= 0.001 else "under 0.1%"

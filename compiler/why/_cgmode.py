@@ -5,10 +5,9 @@ profiled GPU time under them, each skip with torch's reason). Torch-free."""
 
 from __future__ import annotations
 
+from ..assemble._speed import cudagraph_share
 from ..model._benchtypes import Benchmark
 from ..model._report import Report
-from ..parse._speed import short_reason
-from ._speed import cudagraph_share
 
 
 def mode_of(report: Report | None, bench: Benchmark) -> str:
@@ -40,7 +39,7 @@ def cudagraphs(bench: Benchmark, report: Report | None = None) -> tuple[bool, st
 def skips(report: Report) -> list[str]:
     """``[0/1] skipped: <torch's reason, short>`` of each compile whose CUDA graphs torch skipped."""
     return [
-        f"[{c.id}] skipped: {short_reason(c.cudagraphs.reason or '')}"
+        f"[{c.id}] skipped: {c.cudagraphs.short_reason or ''}"
         for c in report.compiles
         if c.cudagraphs is not None and c.cudagraphs.state == "skipped"
     ]

@@ -11,7 +11,7 @@ from ..model._report import GraphBreak, Report
 from ..parse._registry import debug_context
 from ._text import first_line, where
 
-# each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/assemble/_advice.py)
+# each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/why/_advice.py)
 # knows each by its text
 CAPTURE_SCALAR = "torch._dynamo.config.capture_scalar_outputs = True"
 CAPTURE_DYNAMIC = "torch._dynamo.config.capture_dynamic_output_shape_ops = True"

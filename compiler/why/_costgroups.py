@@ -1,6 +1,6 @@
 """A benchmark's kernel time grouped (``compiler.cost_groups``): by the user's line, by
 nn.Module (beside eager's time for the same module) or by op family, from the kernels joined
-to the report (``compiler.kernel_costs``, compiler/assemble/_gputime.py). Torch-free."""
+to the report (``compiler.kernel_costs``, compiler/why/_gputime.py). Torch-free."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ share of the call):
 - **eager code**: kernels launched outside every compiled graph (a frame Dynamo gave up on,
   the recompile limit, code between graphs), with the Python around them;
 - **attention** the compiled graph runs as SDPA's math decomposition where eager ran a fused
-  kernel (compiler/assemble/_attention.py): those kernels, no longer counted below;
+  kernel (compiler/why/_attention.py): those kernels, no longer counted below;
 - **library kernels** compile does not touch (cuBLAS / cuDNN GEMMs, attention kernels, ATen
   matmuls on CPU), by their name or op wherever they ran (a compiled backward's cuBLAS calls
   run by autograd's engine outside every compiled region too), as eager's are judged: their
@@ -30,12 +30,13 @@ its fix as code where one is known (``Cause.fix``). The tool's own profiler rang
 counted (``Benchmark.kernel_rows``). The mode is the one the user compiled with, as torch's
 records of the compiles say it, where the benchmark did not compile the function itself. A
 fact the benchmark did not record is named as missing, never filled in. Where the figures
-carry no cause (the benchmark compiled anew, or its cautions hold: compiler/assemble/_carry.py),
+carry no cause (the benchmark compiled anew, or its cautions hold: compiler/why/_carry.py),
 the headline says so and names none. Torch-free.
 """
 
 from __future__ import annotations
 
+from ..assemble._speed import cudagraph_share
 from ..model._benchtypes import Benchmark
 from ..model._figures import clean
 from ..model._report import Report
@@ -56,7 +57,6 @@ from ._fixes import (
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
 from ._kernelcauses import backend_cause, compile_cause, cpp_unprofiled, generated, library, unprofiled
-from ._speed import cudagraph_share
 from ._text import first_line, where
 
 ORDER = ("fallback", "backend", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold

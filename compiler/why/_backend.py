@@ -3,7 +3,7 @@ or one that runs the captured graph with eager kernels (``backend="aot_eager"``,
 ``backend="eager"``). Such a backend fuses nothing and generates no kernel: the compiled call
 runs ATen's own kernels, one op at a time, as eager does, behind Dynamo's guards and (with
 AOTAutograd) its runtime wrappers. That is a cause of its own (``Cause.key == "backend"``,
-compiler/assemble/_kernelcauses.py ``backend_cause``), never an eager fallback: every frame did
+compiler/why/_kernelcauses.py ``backend_cause``), never an eager fallback: every frame did
 run its compiled code. Torch-free."""
 
 from __future__ import annotations

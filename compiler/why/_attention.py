@@ -18,7 +18,6 @@ from ..model._benchtypes import Benchmark
 from ..model._report import Report
 from ..model._stagetypes import Node
 from ..model._verdicttypes import Cause
-from ..parse._outputcode import extern_calls
 from ..parse._provenance import op_base
 from ._gputime import KernelCost
 
@@ -153,8 +152,8 @@ def _backward_externs(c) -> set[str]:
     autograd's engine runs the backward outside every "Torch-Compiled Region", so the profile
     places its extern kernels in no graph."""
     gen = c.stages.codegen
-    codes = [o.code for o in (gen.output_code if gen else ()) if o.role == "backward"]
-    return {op_base(x) for code in codes for x in extern_calls(code)}
+    outputs = [o for o in (gen.output_code if gen else ()) if o.role == "backward"]
+    return {op_base(x) for o in outputs for x in o.extern_calls}
 
 
 def _kernel_words(costs: list[KernelCost]) -> str:

@@ -2,7 +2,7 @@
 
 A fix is one of torch's own settings (``torch._dynamo.config``, ``torch._inductor.config``,
 ``torch.set_float32_matmul_precision``), tried only where a verdict's cause calls for it: the
-cause's fix text (``Cause.fix``, compiler/assemble/_fixes.py) is the fix's ``code``. Max-autotune
+cause's fix text (``Cause.fix``, compiler/why/_fixes.py) is the fix's ``code``. Max-autotune
 is called for by a call spent in kernels (the verdict's headline names library kernels, or
 generated kernels slower than eager's). A fix for CUDA is never offered on CPU. ``--try``
 (``tries=``) forces fixes by name.
