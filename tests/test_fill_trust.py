@@ -99,21 +99,24 @@ def test_report_fill_refuses_an_untrusted_report_in_one_line(warm, tmp_path, cap
 
 
 def test_no_plain_fill_is_offered_for_an_untrusted_report(warm, tmp_path):
-    from explorer.model._speed import speed_lines
+    from explorer.model._speed import fill_command
     from explorer.pages._faces import save_html
     from explorer.pages._widgets import Explorer
 
     crafted = dataclasses.replace(warm, fill_mark=None)
-    (line,) = [ln for ln in speed_lines(warm) if "to fill in" in ln]
-    assert line.endswith(": pt2-explorer report REPORT.json --fill")
-    (line,) = [ln for ln in speed_lines(crafted) if "to fill in" in ln]
-    assert "--fill --trust" in line and not line.endswith("--fill")
+    # `pt2-explorer report R`'s last line, with R's own path
+    assert fill_command(warm, "R.json") == "to fill in 1 compile (0/0): pt2-explorer report R.json --fill"
+    line = fill_command(crafted, "R.json")
+    assert line.endswith("before pt2-explorer report R.json --fill --trust")
     assert "the fill would run this report's runnable code, and it carries no mark of a recording" in line
+    assert "(pt2-explorer repro R.json --compile 0/0)" in line
     for report, plain in ((warm, True), (crafted, False)):
         page = str(tmp_path / f"{plain}.html")
         save_html(report, page, title="t")
         text = open(page, encoding="utf-8").read()
-        assert ("pt2-explorer report REPORT.json --fill --trust" in text) is not plain
+        # the page runs nothing and offers no command: it says what is left, and why a fill waits
+        assert "--fill" not in text and "to fill in: " in text
+        assert ("the fill would run this report&#x27;s runnable code" in text) is not plain
         app = Explorer(report)
         app.select("0/0", "fuse")
         assert app.compiles.fill_button.disabled is not plain
