@@ -194,6 +194,7 @@ class _Runner:
         self.procs: dict[str, subprocess.Popen] = {}
         self.lock = threading.Lock()
         self.tty = sys.stderr.isatty()
+        self.line = compiler.LineProgress()  # a terminal's line: what runs, n of N, the time since the start
 
     def run_all(self, fixes) -> list:
         if self.jobs == 1:
@@ -251,9 +252,10 @@ class _Runner:
             count = "" if base else f"; {self.done} of {self.total} fixes"
             if self.tty:  # cleared once nothing runs: the table follows
                 now = ", ".join(self.running)
-                line = f"pt2-explorer: advise: running {now}{count}" if now else ""
-                sys.stderr.write("\r\x1b[2K" + line)
-                sys.stderr.flush()
+                if now:
+                    self.line(f"pt2-explorer: advise: running {now}{count}")
+                else:
+                    self.line.clear()
             elif not started:
                 how = f"failed: {error}" if error else "done"
                 say(f"pt2-explorer: advise: {label}: {how} ({seconds:.0f} s{count})")

@@ -16,7 +16,7 @@ from explorer.cli._out import saving, say
 def fill_report(report, path: str):
     """``report`` with its cache hits' stages filled in, written back to ``path``; None where
     the write failed (one line said)."""
-    filled = compiler.fill(report, progress=say)
+    filled = compiler.fill(report, progress=True)  # its line on stderr, with its elapsed time
     if filled is report:
         say(
             "pt2-explorer: fill-in: nothing to fill in (every compile has its kernel-to-node map, or was filled in before)"
