@@ -177,7 +177,9 @@ def test_show_html_reads_only_reports_inside_the_census(tmp_path):
         "census ('../other/private.json'): not read or copied",
     ]
     progress = [
-        re.sub(r"\d+\.\d+", "X", ln) for ln in done.stderr.splitlines() if ln.startswith("census page: ")
+        re.sub(r"[\d.,]+ (MB|s)\b", r"X \1", ln)
+        for ln in done.stderr.splitlines()
+        if ln.startswith("census page: ")
     ]
     assert progress == [
         "census page: 2 row pages to write, about X MB in all (X s)",

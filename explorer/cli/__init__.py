@@ -271,9 +271,10 @@ def _report(ns, compiler) -> int:
         return error(e)
     if ns.view == "summary":  # what cache hits left out, and the command, with this report's path
         from explorer.model._speed import fill_command
+        from explorer.model._summary import echo
 
         if (fill := fill_command(report, ns.report)) is not None:
-            print(fill)
+            echo(fill + "\n")  # in a terminal, wrapped at its width
     if ns.html:
         if not saving(ns.html, lambda: save_html(report, ns.html, ns.report)):
             return 1

@@ -59,6 +59,44 @@ def wrap_line(line: str, console) -> list[str]:
     ]
 
 
+MARK = "↪ "  # a code line's continuation, in a terminal narrower than the line
+
+
+def continued(line: str, room: int) -> list[str]:
+    """A line of code (graph code, IR, a kernel) in ``room`` columns: as it is where it fits;
+    else cut after its last comma that fits, or its last space (inside a word that fits nowhere), each
+    further part on a line of its own at the line's indent after ``MARK``: code is never cut
+    short, and the mark says the line goes on (piped, the line is whole)."""
+    if cell_len(line) <= room:
+        return [line]
+    indent = min(len(line) - len(line.lstrip(" ")), room // 2)
+    lead = " " * indent + MARK
+    out, rest, first = [], line, True
+    while rest:
+        avail = room - (0 if first else cell_len(lead))
+        if cell_len(rest) <= avail:
+            out.append(rest if first else lead + rest)
+            break
+        end = _fitting(rest, avail)
+        comma, space = rest.rfind(", ", 0, end - 1), rest.rfind(" ", 0, end)
+        if comma + 1 > avail // 3:  # after an argument's comma, else between words
+            end = comma + 1
+        elif space > avail // 3:
+            end = space
+        part, rest = rest[:end].rstrip(), rest[end:].lstrip(" ")
+        out.append(part if first else lead + part)
+        first = False
+    return out
+
+
+def _fitting(text: str, room: int) -> int:
+    """How many characters of ``text`` fit ``room`` columns (at least one)."""
+    n = min(len(text), room)
+    while n > 1 and cell_len(text[:n]) > room:
+        n -= 1
+    return max(n, 1)
+
+
 def keep_figures(line: str) -> str:
     """``line`` with each figure's space before its unit as ``KEPT`` (none where the line holds
     that character itself)."""
@@ -191,15 +229,23 @@ def _cell(cell: str, room: int) -> str:
     than the column cut in its middle (``cut_middle``), a place's file and line kept whole."""
     if cell_len(cell) <= room:
         return cell
-    return re.sub(r"[^\s]+", lambda m: _cut_word(m[0], room), _items(cell))
+    return cut_words(_items(cell), room)
+
+
+def cut_words(text: str, room: int) -> str:
+    """``text`` with each word longer than ``room`` cut in its middle (``cut_middle``), a
+    place's directories cut from its start (``…/gpt2/modeling_gpt2.py:697``)."""
+    return re.sub(r"[^\s]+", lambda m: _cut_word(m[0], room), text)
 
 
 def _cut_word(word: str, room: int) -> str:
     """A word too long for its column cut (``cut_middle``); a place's directories cut from its
     start (``…/gpt2/modeling_gpt2.py:697``): its file and line whole."""
     keep = _place_end(word)
-    if not keep or cell_len(word) <= room or keep >= room:
+    if not keep or cell_len(word) <= room or keep > room:
         return cut_middle(word, room, keep)
+    if keep == room:  # the file and line alone fit: its directories left out
+        return word[len(word) - keep :]
     tail = word[len(word) - (room - 1) :]
     cut = tail.find("/", 0, len(tail) - keep)
     return "…" + (tail[cut:] if cut >= 0 else tail[len(tail) - keep :])
