@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import compiler
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,3 +105,51 @@ def test_pages_without_html_is_a_usage_error(tmp_path):
         "",
         "pt2-explorer census: error: --pages writes the row pages beside the census page: give --html OUT\n",
     )
+
+
+TWO = """
+import torch
+
+@torch.compile(backend="eager")
+def scale(x):
+    return x * 2 + 1
+
+@torch.compile(backend="eager")
+def shift(x):
+    return x - 3
+
+x = torch.randn(64)
+scale(x)
+shift(x)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.child
+def test_record_bench_piped_says_each_step_with_n_of_n_and_its_time(tmp_path):
+    """``record --bench`` piped: each benchmark's steps as whole lines, which function of how
+    many, and the time since the benchmarks began; no cursor codes."""
+    (tmp_path / "two.py").write_text(TWO)
+    run = subprocess.run(
+        [sys.executable, "-m", "explorer", "record", "--bench", "--json", "r.json", "two.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    shown = [
+        re.sub(r"\(\d+(\.\d)? s\)$", "(T)", ln)
+        for ln in run.stderr.splitlines()
+        if re.match(r"\d of 2: ", ln)
+    ]
+    for n, name in ((1, "scale"), (2, "shift")):
+        mine = [ln for ln in shown if ln.startswith(f"{n} of 2: benchmark {name}: ")]
+        assert mine[:2] == [
+            f"{n} of 2: benchmark {name}: eager call (state check) (T)",
+            f"{n} of 2: benchmark {name}: compiled call (accuracy) (T)",
+        ], shown
+        assert mine[-1] == f"{n} of 2: benchmark {name}: done (T)", shown
+        assert any(re.fullmatch(rf"{n} of 2: benchmark {name}: rep 1/\d+ \(T\)", ln) for ln in mine), shown
+    assert "\r" not in run.stderr and "\x1b[" not in run.stderr
