@@ -24,7 +24,9 @@ from rich.cells import cell_len
 import compiler
 import explorer
 from explorer.base._words import where
-from explorer.lower._fit import table_lines, text_width
+from explorer.base._types import CodeBlock
+from explorer.lower._fit import continued, table_lines, text_width
+from explorer.lower._text import block_text
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -76,6 +78,37 @@ def test_table_wraps_inside_cells_never_a_row_across_lines():
     assert all(ln[:col].strip() == "" for ln in lines[2:])  # continuation lines: the role's column blank
     with text_width(None):  # piped: whole lines, as before
         assert table_lines(("a", "b"), [("x", "y" * 300)]) == ["a  b", "x  " + "y" * 300]
+
+
+def test_a_code_line_wider_than_the_terminal_goes_on_after_a_mark():
+    """Graph code and IR are wide by nature: a line goes on, at its indent, after "↪ ", cut
+    after an argument's comma or between words, never inside a place's file and line."""
+    code = (
+        '    def forward(self, L_input_ids_: "i64[8, 64][64, 1]cuda:0", L_self_modules_wte_weight_: '
+        '"f32[2048, 256][256, 1]cuda:0"):'
+    )
+    assert continued(code, 70) == [
+        '    def forward(self, L_input_ids_: "i64[8, 64][64, 1]cuda:0",',
+        '    ↪ L_self_modules_wte_weight_: "f32[2048, 256][256, 1]cuda:0"):',
+    ]
+    where = "        # File: /site-packages/transformers/integrations/sdpa_attention.py:168 in forward, code: x = y"
+    assert continued(where, 100) == [
+        "        # File: /site-packages/transformers/integrations/sdpa_attention.py:168 in forward,",
+        "        ↪ code: x = y",
+    ]
+    assert continued(where, 70) == [  # the place too long for a line: cut in its directories
+        "        # File:",
+        "        ↪ /site-packages/transformers/integrations/",
+        "        ↪ sdpa_attention.py:168 in forward, code: x = y",
+    ]
+    assert continued("    x = 1", 60) == ["    x = 1"]
+    block = CodeBlock("graph (code)", "python", code)
+    with text_width(70):
+        assert (
+            block_text(block).splitlines()[0]
+            == "graph (code) (1 lines; a line wider than the terminal goes on after ↪)"
+        )
+    assert block_text(block).splitlines() == ["graph (code) (1 lines)", "    " + code]  # piped: whole
 
 
 def test_census_show_fits_a_terminal():

@@ -83,10 +83,24 @@ def continued(line: str, room: int) -> list[str]:
             end = comma + 1
         elif space > avail // 3:
             end = space
+        end = _outside_place(rest, end)
         part, rest = rest[:end].rstrip(), rest[end:].lstrip(" ")
         out.append(part if first else lead + part)
         first = False
     return out
+
+
+def _outside_place(text: str, end: int) -> int:
+    """``end``, or where a cut at ``end`` would split a place of ``text``: before the place,
+    else (a place from the line's start) before its file's name, in its directories."""
+    for m in PLACE.finditer(text):
+        if m.start() < end < m.end():
+            lead = len(text) - len(text.lstrip(" "))
+            if m.start() > lead:
+                return m.start()
+            name = max(m[0].rfind("/"), m[0].rfind("\\")) + 1
+            return m.start() + name if m.start() + name > lead and m.start() + name < end else end
+    return end
 
 
 def _fitting(text: str, room: int) -> int:
