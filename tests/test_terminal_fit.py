@@ -23,8 +23,8 @@ from rich.cells import cell_len
 
 import compiler
 import explorer
-from explorer.base._words import where
 from explorer.base._types import CodeBlock
+from explorer.base._words import where
 from explorer.lower._fit import continued, table_lines, text_width
 from explorer.lower._text import block_text
 
