@@ -20,6 +20,7 @@ from .listen._version import torch_names as _torch_names
 from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
+from .model._progress import LineProgress
 from .model._relpaths import relative_paths
 from .model._report import Report, ReportFormatError, load
 from .model._sourcefile import read_source
@@ -101,4 +102,6 @@ __all__ = [
     "read_source",
     "relative_paths",
     "write_file",
+    # a progress line with its elapsed time (on a terminal, rewritten; piped, whole lines)
+    "LineProgress",
 ]

@@ -349,6 +349,9 @@ OWN_TEXT = {
     "explorer/census/_files.py:_TOKEN": "our census files' JSON",
     "explorer/census/_files.py:_SURROGATE": "our census files' strings: a lone surrogate",
     "explorer/lower/_fit.py:_FIGURE": "our own text: a figure and its unit, kept together where a line wraps",
+    "explorer/lower/_fit.py:PLACE": "our own text: a place (file:line) kept whole where a cell or a line is cut",
+    "explorer/lower/_fit.py:cut_words": "our own table cells: their words, each cut to its column",
+    "compiler/model/_progress.py:_COUNT": "our own progress lines: their figures (a step's lines alike)",
     "explorer/lower/_html.py:_NUMBER": "our own table cells: a figure",
     "explorer/views/_compiles.py:_names": "our own block titles: a kernel's name in them",
 }

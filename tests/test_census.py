@@ -144,8 +144,10 @@ def test_views_group_filter_and_escape(merged):
     assert (
         '<a href="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html">GB0170</a>' in page
     )
-    # the CLI's show: a filter, and the page with each row's report page beside it
-    shown = _cli("show", str(base / "all"), "--status", "graph break", "--html", str(base / "c.html"))
+    # the CLI's show: a filter, and the page with each row's report page beside it (--pages)
+    shown = _cli(
+        "show", str(base / "all"), "--status", "graph break", "--html", str(base / "c.html"), "--pages"
+    )
     assert shown.returncode == 0, shown.stderr
     lines = [ln.split()[:2] for ln in shown.stdout.splitlines()[2:4]]
     assert lines == [["gpt2", "eval"], ["branchy", "eval"]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,15 +166,29 @@ def test_show_html_reads_only_reports_inside_the_census(tmp_path):
     ]
     _write(str(c / "census.json"), json.dumps(_census(rows)))
 
-    done = _cli("show", "c", "--html", "page.html", cwd=tmp_path)
+    done = _cli("show", "c", "--html", "page.html", "--pages", cwd=tmp_path)
 
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [
+    # the warnings, then (piped) the progress line's whole lines: the row pages, n of N
+    assert [ln for ln in done.stderr.splitlines() if not ln.startswith("census page: ")] == [
         "pt2-explorer census: warning: c/census.json: $.rows[1].report: an absolute path ('/etc/hostname'): "
         "not read or copied",
         "pt2-explorer census: warning: c/census.json: $.rows[2].report: not a normalised path inside the "
         "census ('../other/private.json'): not read or copied",
     ]
+    progress = [
+        re.sub(r"[\d.,]+ (MB|s)\b", r"X \1", ln)
+        for ln in done.stderr.splitlines()
+        if ln.startswith("census page: ")
+    ]
+    assert progress == [
+        "census page: 2 row pages to write, about X MB in all (X s)",
+        "census page: row page 1 of 2 (X MB written) (X s)",
+    ]
+    assert re.fullmatch(
+        r"census page: page\.html \(\d+\.\d MB; row pages beside it: 1, \d+\.\d MB; \d+\.\d s\)",
+        done.stdout.splitlines()[-1],
+    )
     assert "left out (the census names these paths; they were not read):" in done.stdout
     assert sorted(os.listdir(tmp_path / "page.reports")) == ["good.html"]
     page = open(tmp_path / "page.html", encoding="utf-8").read()

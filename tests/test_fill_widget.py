@@ -48,7 +48,7 @@ def test_fill_button_fills_the_selected_compile_and_shows_its_nodes(tmp_path):
     tab.fill_button.click()
 
     assert lines[0] == "<i>pt2-explorer: fill-in 1/1: compile [0/0] f, cold, in a fresh process…</i>"
-    assert re.fullmatch(r"<i>pt2-explorer: fill-in 1/1: compile \[0/0\] filled \(\d+\.\d s\)</i>", lines[-1])
+    assert re.fullmatch(r"<i>pt2-explorer: fill-in 1/1: compile \[0/0\] filled, in \d+\.\d s</i>", lines[-1])
     (c,) = app.report.compiles
     assert c.regenerated.state == "filled" and c.regenerated.same_code is True
     assert rec.report.compiles[0].regenerated is None  # the recording's report is as it was

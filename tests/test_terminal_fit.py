@@ -23,8 +23,10 @@ from rich.cells import cell_len
 
 import compiler
 import explorer
+from explorer.base._types import CodeBlock
 from explorer.base._words import where
-from explorer.lower._fit import table_lines, text_width
+from explorer.lower._fit import continued, table_lines, text_width
+from explorer.lower._text import block_text
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -55,18 +57,58 @@ def _fits(text: str) -> list[str]:
 
 
 def test_table_wraps_inside_cells_never_a_row_across_lines():
-    rows = [("forward", "cpp_fused_" + "add_" * 30 + "0", "303", "a.py:1, b.py:2, c.py:3")]
-    with text_width(40):
+    name = "cpp_fused_" + "add_" * 30 + "0"
+    rows = [("forward", name, "303", "a.py:1, b.py:2, transformers/models/bert/modeling_bert.py:335")]
+    with text_width(50):
         lines = table_lines(("role", "kernel", "lines", "from"), rows, keep=(2,))
     assert lines[0].split() == ["role", "kernel", "lines", "from"]
-    assert all(cell_len(ln) <= 40 for ln in lines)
-    # the row's narrow cells on its first line; the kernel's name folded inside its column
-    assert lines[1].startswith("forward  cpp_fused_") and " 303 " in lines[1]
-    col = lines[0].index("kernel")
-    assert "".join(ln[col : lines[0].index("lines")].strip() for ln in lines[1:]) == rows[0][1]
+    assert all(cell_len(ln) <= 50 for ln in lines)
+    # the row's narrow cells on its first line; the kernel's name cut in its middle, its end kept
+    col, end = lines[0].index("kernel"), lines[0].index("lines")
+    cut = lines[1][col:end].strip()
+    assert lines[1].startswith("forward  cpp") and " 303 " in lines[1]
+    head, tail = cut.split("…")
+    assert name.startswith(head) and name.endswith(tail) and len(tail) > len(head) > 0
+    # the places an item a line, each file and line whole: a long one's directories cut
+    assert [ln[lines[0].index("from") :] for ln in lines[1:]] == [
+        "a.py:1,",
+        "b.py:2,",
+        "…/modeling_bert.py:335",
+    ]
     assert all(ln[:col].strip() == "" for ln in lines[2:])  # continuation lines: the role's column blank
     with text_width(None):  # piped: whole lines, as before
         assert table_lines(("a", "b"), [("x", "y" * 300)]) == ["a  b", "x  " + "y" * 300]
+
+
+def test_a_code_line_wider_than_the_terminal_goes_on_after_a_mark():
+    """Graph code and IR are wide by nature: a line goes on, at its indent, after "↪ ", cut
+    after an argument's comma or between words, never inside a place's file and line."""
+    code = (
+        '    def forward(self, L_input_ids_: "i64[8, 64][64, 1]cuda:0", L_self_modules_wte_weight_: '
+        '"f32[2048, 256][256, 1]cuda:0"):'
+    )
+    assert continued(code, 70) == [
+        '    def forward(self, L_input_ids_: "i64[8, 64][64, 1]cuda:0",',
+        '    ↪ L_self_modules_wte_weight_: "f32[2048, 256][256, 1]cuda:0"):',
+    ]
+    where = "        # File: /site-packages/transformers/integrations/sdpa_attention.py:168 in forward, code: x = y"
+    assert continued(where, 100) == [
+        "        # File: /site-packages/transformers/integrations/sdpa_attention.py:168 in forward,",
+        "        ↪ code: x = y",
+    ]
+    assert continued(where, 70) == [  # the place too long for a line: cut in its directories
+        "        # File:",
+        "        ↪ /site-packages/transformers/integrations/",
+        "        ↪ sdpa_attention.py:168 in forward, code: x = y",
+    ]
+    assert continued("    x = 1", 60) == ["    x = 1"]
+    block = CodeBlock("graph (code)", "python", code)
+    with text_width(70):
+        assert (
+            block_text(block).splitlines()[0]
+            == "graph (code) (1 lines; a line wider than the terminal goes on after ↪)"
+        )
+    assert block_text(block).splitlines() == ["graph (code) (1 lines)", "    " + code]  # piped: whole
 
 
 def test_census_show_fits_a_terminal():
@@ -128,18 +170,21 @@ def test_gpt2_step_fits_a_terminal(gpt2):
     table = codegen[head + 1 : codegen.index("", head)]
     rows = [ln for ln in table if ln.startswith(("forward ", "backward "))]
     assert len(rows) == len(defined[cid]) == len(report.kernels_of(cid))
-    # each row's role, name start, language and size on its first line, every name whole
-    # when its folded cell is read down its column
+    # each row's role, name, language and size on its first line: a name too long for its
+    # column cut in its middle ("cpp_fus…_view_2"), its start and end those of one kernel
     col, end = codegen[head].index("kernel"), codegen[head].index("language")
-    names, cur = [], None
+    names = []
     for ln in table:
         if ln[:col].strip():
-            cur = [ln[col:end].strip()]
-            names.append(cur)
+            names.append(ln[col:end].strip())
             assert re.match(r"(forward|backward) +\S+ +cpp +\d+", ln), ln
-        elif ln[col:end].strip():
-            cur.append(ln[col:end].strip())
-    assert sorted("".join(n) for n in names) == sorted(defined[cid])
+        else:
+            assert not ln[col:end].strip(), ln  # a name takes one line
+    named = [
+        [k for k in defined[cid] if k.startswith(n.split("…")[0]) and k.endswith(n.split("…")[-1])]
+        for n in names
+    ]
+    assert all(named) and sorted(n for ks in named for n in ks[:1]) == sorted(defined[cid]), (names, named)
 
     name = defined[cid][0]
     one = _fits(_shown("report", str(path), "--view", "codegen", "--compile", cid, "--kernel", name))

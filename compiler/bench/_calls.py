@@ -19,6 +19,7 @@ from ..model._report import Report
 from ..model._subject import remember
 from ._bench import benchmark
 from ._state import StateMutationError
+from ._timing import progress_line
 
 
 def benchmark_calls(
@@ -29,7 +30,9 @@ def benchmark_calls(
     notes: list[str] = []
     names = unique_names(calls)
     owned = compiles_of(calls, report.compiles) or [None] * len(calls)
-    for call, name, ids in zip(calls, names, owned, strict=True):
+    line = progress_line(progress)  # one line for them all, its time from the first
+    for n, (call, name, ids) in enumerate(zip(calls, names, owned, strict=True), 1):
+        progress = line if len(calls) == 1 else _counted(line, n, len(calls))
         changed = call.facts.changed() if call.facts is not None else []
         if changed:
             notes.append(
@@ -47,6 +50,11 @@ def benchmark_calls(
         except Exception as e:  # SnapshotError, the program's own error in a call: a note
             notes.append(f"{name}: not benchmarked: {type(e).__name__}: {error_line(e)}")
     return notes
+
+
+def _counted(line, n: int, total: int):
+    """``line`` with each of its texts led by "n of total": which callable is being timed."""
+    return lambda text, final=False: line(f"{n} of {total}: {text}", final)
 
 
 def unique_names(calls: list[CompiledCall]) -> list[str]:

@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from ..model._progress import LineProgress
 from ..model._report import Compile, Kernel, Report
 from ..model._speedtypes import Regenerated, fill_reason
 from ..model._stagetypes import Fuse, KernelNodes
@@ -70,10 +71,14 @@ def fill(
 ) -> Report:
     """The report with what its cache hits skipped filled in (see the module); the compiles
     to fill are ``compile_ids``, else every one ``fill_reason`` names. ``progress``: a line per
-    compile on stderr (or to the callable given). The runnables run only where this user's own
+    compile on stderr (``LineProgress``: on a terminal rewritten with its elapsed time while the
+    compile runs), or to the callable given. The runnables run only where this user's own
     recording wrote them (compiler/model/_trust.py), else UntrustedReport is raised and nothing
     runs; ``trust=True`` runs them whoever wrote them."""
-    say = progress if callable(progress) else (_stderr if progress else (lambda _m: None))
+    if callable(progress):
+        say = lambda msg, final=False: progress(msg)  # noqa: E731
+    else:
+        say = LineProgress() if progress else (lambda msg, final=False: None)
     wanted = [
         c
         for c in report.compiles
@@ -96,17 +101,14 @@ def fill(
         say(
             f"pt2-explorer: fill-in {n}/{len(wanted)}: compile [{c.id}] {r.state if r else '?'}"
             + (f" — {r.note}" if r and r.note else "")
-            + f" ({time.perf_counter() - t0:.1f} s)"
+            + f", in {time.perf_counter() - t0:.1f} s",
+            final=True,
         )
     return dataclasses.replace(
         report,
         compiles=tuple(by_id.get(c.id, c) for c in report.compiles),
         kernels=tuple(kernels[id(k)] for k in report.kernels),
     )
-
-
-def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def _fill_one(report: Report, c: Compile, timeout_s: float) -> tuple[Compile, list[tuple[Kernel, Kernel]]]:

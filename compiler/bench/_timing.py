@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import glob
 import math
-import sys
 import time
 from collections.abc import Callable
 
 import torch
 
 from ..model._benchtypes import Timing
+from ..model._progress import LineProgress
 
 # torch is imported where calls are timed: the notes on timings (Benchmark.timing_notes) are
 # read where torch is not installed, with the saved report
@@ -203,31 +203,6 @@ def method(cuda: bool) -> str:
 
 
 # ---- progress --------------------------------------------------------------------------------
-
-
-class LineProgress:
-    """One line on stderr, rewritten at most 5 times a second; where stderr is no terminal (a
-    log, a pipe), only each final line, with no cursor codes."""
-
-    def __init__(self) -> None:
-        self.last = 0.0
-        self.shown = False
-        self.stream = sys.stderr  # this one: a benchmark keeps the calls' own output out of sys.stderr
-        self.tty = self.stream.isatty()
-
-    def __call__(self, text: str, final: bool = False) -> None:
-        if not self.tty:
-            if final:
-                self.stream.write(text + "\n")
-                self.stream.flush()
-            return
-        now = time.perf_counter()
-        if not final and now - self.last < 0.2:
-            return
-        self.last = now
-        self.stream.write(f"\r{text}\x1b[K" + ("\n" if final else ""))
-        self.stream.flush()
-        self.shown = not final
 
 
 def progress_line(progress) -> Callable[..., None]:

@@ -269,36 +269,21 @@ def census_page(census: Census, links: dict[str, str] | None = None, notes: list
     )
 
 
-def save_census_html(census: Census, path: str, *, reports: bool = True) -> list[str]:
+def save_census_html(census: Census, path: str, *, reports: bool = True, progress=None) -> list[str]:
     """``path``: the census page; with ``reports``, beside it each row's report as its own
-    page (``<path stem>.reports/<case>.html``), which the row links to. Returns the paths."""
-    from compiler import load, write_file
+    page (``_rowpages.py``), which the row links to. ``progress``: a progress line
+    (``compiler.LineProgress``), n of N row pages. Returns the paths."""
+    from compiler import write_file
 
-    from ..pages._page import report_html
+    from ._rowpages import row_reports, write_row_pages
 
     links: dict[str, str] = {}
     written: list[str] = []
     notes: list[str] = []
     if reports:
-        stem = os.path.splitext(os.path.basename(path))[0] + ".reports"
-        for r in census.rows:
-            src = census.report_path(r)
-            if src is None:
-                if r.report is not None:
-                    notes.append(f"{r.key}: its report {r.report} is missing or reached through a link")
-                continue
-            try:
-                rep = load(src)
-            except (ValueError, OSError) as e:
-                notes.append(
-                    f"{r.key}: its report is not read: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                )
-                continue
-            name = os.path.basename(src).split(".json")[0] + ".html"
-            page = os.path.join(os.path.dirname(os.path.abspath(path)), stem, name)
-            os.makedirs(os.path.dirname(page), exist_ok=True)
-            written.append(write_file(page, report_html(rep, title=f"{r.model} ({r.mode})")))
-            links[r.key] = f"{stem}/{name}"
+        found, notes = row_reports(census)
+        links, written, unread = write_row_pages(census, path, found, progress or (lambda *a, **k: None))
+        notes += unread
     write_file(path, census_page(census, links, notes))
     return [path, *written]
 

@@ -17,7 +17,8 @@ pt2-explorer report REPORT.json [--fill [--trust]] print the summary of a saved 
 pt2-explorer report REPORT.json --view VIEW [--compile ID]
         one view as text (`pt2-explorer report -h` lists them); a compile's or a stage's view
         is of --compile ID (default: the compile with the most kernels); in a terminal, laid
-        out to its width (table text wrapped inside the cells)
+        out to its width (table text wrapped inside the cells, a name too long for its column cut
+        in its middle with "…", a place's file:line whole; a code or IR line goes on after ↪)
 pt2-explorer report REPORT.json --view codegen [--kernel NAME]
         a compile's kernel and extern-call tables and each code block's size; --kernel: one
         kernel's code (or a wrapper module's: --kernel "forward wrapper")
@@ -283,9 +284,10 @@ def _report(ns, compiler) -> int:
         return error(e)
     if ns.view == "summary":  # what cache hits left out, and the command, with this report's path
         from explorer.model._speed import fill_command
+        from explorer.model._summary import echo
 
         if (fill := fill_command(report, ns.report)) is not None:
-            print(fill)
+            echo(fill + "\n")  # in a terminal, wrapped at its width
     if ns.html:
         if not saving(ns.html, lambda: save_html(report, ns.html, ns.report)):
             return 1

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from compiler import LineProgress
 from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
 from explorer.cli._out import say
 
@@ -47,6 +48,7 @@ class Runner:
         self.procs: dict[str, subprocess.Popen] = {}
         self.lock = threading.RLock()  # taken by the signal handler too, in the main thread
         self.tty = sys.stderr.isatty()
+        self.line = LineProgress()  # a terminal's line: what runs, n of N, the time since the start
 
     def run_all(self, fixes) -> list:
         if self.jobs == 1:
@@ -112,9 +114,10 @@ class Runner:
             count = "" if base else f"; {self.done} of {self.total} fixes"
             if self.tty:  # cleared once nothing runs: the table follows
                 now = ", ".join(self.running)
-                line = f"pt2-explorer: advise: running {now}{count}" if now else ""
-                sys.stderr.write("\r\x1b[2K" + line)
-                sys.stderr.flush()
+                if now:
+                    self.line(f"pt2-explorer: advise: running {now}{count}")
+                else:
+                    self.line.clear()
             elif not started:
                 how = f"failed: {error}" if error else "done"
                 say(f"pt2-explorer: advise: {label}: {how} ({seconds:.0f} s{count})")

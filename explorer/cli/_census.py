@@ -118,6 +118,12 @@ def _show_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--break-type", metavar="T", help="rows breaking on this GB id or type (words of it)")
     p.add_argument("--sort", choices=["model", "status", "compile", "breaks", "recompiles", "family"])
     p.add_argument("--html", metavar="OUT", help="write the census page here")
+    p.add_argument(
+        "--pages",
+        action="store_true",
+        help="with --html: also each row's report as its own page beside it, linked from its row "
+        "(a report's page each, ~13 MB on a GPU census; without it, one line says how many and how large)",
+    )
     return p
 
 
@@ -233,19 +239,59 @@ def _run(ns) -> int:
 
 
 def _show(ns) -> int:
-    from ..census._view import census_text, save_census_html, select
+    from ..census._view import census_text, select
 
     _refuse([("--html", ns.html)], [("census", _census_file(ns.census))])
     _refuse_inside(ns.html, os.path.dirname(os.path.abspath(_census_file(ns.census))))
+    if ns.pages and not ns.html:
+        print(
+            "pt2-explorer census: error: --pages writes the row pages beside the census page: give --html OUT",
+            file=sys.stderr,
+        )
+        return 2
     census = _load(ns.census)
     rows = select(
         census, status=ns.status, family=ns.family, mode=ns.mode, break_type=ns.break_type, sort=ns.sort
     )
     _echo(lambda: census_text(census, rows))
     if ns.html:
-        save_census_html(census, ns.html)
-        print(f"census page: {ns.html}")
+        _census_page(census, ns.html, ns.pages)
     return 0
+
+
+def _census_page(census, path: str, pages: bool) -> None:
+    """The census page at ``path`` with a progress line (n of N row pages, the time since the
+    start) on stderr, then on stdout what was written, how large, in how long; without
+    ``pages``, how many row pages ``--pages`` would write and about how large."""
+    import time
+
+    import compiler
+
+    from ..census._rowpages import estimated_bytes, megabytes, row_reports
+    from ..census._view import save_census_html
+
+    t0 = time.perf_counter()
+    line = compiler.LineProgress()
+    found, _ = row_reports(census)
+    if pages and found:
+        line(
+            f"census page: {len(found)} row pages to write, about {megabytes(estimated_bytes(found))} in all"
+        )
+    written = save_census_html(census, path, reports=pages, progress=line)
+    line.clear()
+    size = os.path.getsize(path)
+    rows = sum(os.path.getsize(p) for p in written[1:])
+    print(
+        f"census page: {path} ({megabytes(size)}"
+        + (f"; row pages beside it: {len(written) - 1}, {megabytes(rows)}" if pages else "")
+        + f"; {time.perf_counter() - t0:.1f} s)"
+    )
+    if found and not pages:
+        print(
+            f"row pages not written: {len(found)} rows have a report; --pages writes each as its page beside "
+            f"the census page (about {megabytes(estimated_bytes(found))} in all); "
+            "pt2-explorer report REPORT --html OUT writes one"
+        )
 
 
 def _merge(ns) -> int:

@@ -40,7 +40,7 @@ def fill_report(report, path: str, was: tuple | None, *, trust: bool = False):
         return None
     if why is not None:
         _show_what_runs(report, path, ids, why)
-    filled = compiler.fill(report, progress=say, trust=trust)
+    filled = compiler.fill(report, progress=True, trust=trust)  # its line on stderr, with its elapsed time
     if filled is report:
         say(
             "pt2-explorer: fill-in: nothing to fill in (every compile has its kernel-to-node map, or was filled in before)"

@@ -5,7 +5,7 @@ parts (tables, code and graph blocks, inline lines); each view's own text is in 
 from __future__ import annotations
 
 from ..base._types import CodeBlock, Excerpt, Fact, GraphBlock, Inline, LinesBlock, Span, Table
-from ._fit import table_lines
+from ._fit import MARK, continued, table_lines, width
 
 _SPAN_TEXT = {
     "": "{}",
@@ -51,4 +51,9 @@ def block_text(b) -> str:
         return f"{b.title}: {len(nodes)} nodes, {edges} edges\n"
     assert isinstance(b, (CodeBlock, LinesBlock))
     lines = b.code.rstrip("\n").splitlines()
-    return f"{b.title} ({len(lines)} lines)\n" + "".join(f"    {ln}".rstrip() + "\n" for ln in lines)
+    shown = [f"    {ln}".rstrip() for ln in lines]
+    room = width()
+    if room is not None:  # a terminal: a line wider than it goes on after a mark (``continued``)
+        shown = [part for ln in shown for part in continued(ln, room)]
+    note = f"; a line wider than the terminal goes on after {MARK.strip()}" if len(shown) > len(lines) else ""
+    return f"{b.title} ({len(lines)} lines{note})\n" + "".join(ln + "\n" for ln in shown)
