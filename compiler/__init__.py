@@ -20,7 +20,6 @@ from .listen._version import torch_names as _torch_names
 from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
-from .model._progress import LineProgress
 from .model._relpaths import relative_paths
 from .model._report import Report, ReportFormatError, load
 from .model._sourcefile import read_source
@@ -103,5 +102,4 @@ __all__ = [
     "relative_paths",
     "write_file",
     # a progress line with its elapsed time (on a terminal, rewritten; piped, whole lines)
-    "LineProgress",
 ]

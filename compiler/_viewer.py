@@ -6,6 +6,7 @@ user calls. Only explorer imports it (pyproject.toml: import-linter's protected 
 change with explorer. None imports torch."""
 
 from .assemble._stages import reads_event
+from .model._progress import LineProgress
 from .model._reasons import without_entry
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
 from .model._trust import runnables as fill_runnables
@@ -26,6 +27,8 @@ __all__ = [
     "cache_key_changes",
     "cache_pairs",
     "reads_event",
+    # a progress line on stderr with the time since the work began
+    "LineProgress",
     # a fill's runnables, and why they are not this user's own recording's (compiler/model/_trust.py)
     "fill_runnables",
     "fill_untrusted",

@@ -1,4 +1,4 @@
-"""Progress where work takes long (``compiler.LineProgress``): on a terminal one line,
+"""Progress where work takes long (``compiler/model/_progress.py``): on a terminal one line,
 rewritten, with the time since the work began, kept going while a step runs long; piped,
 whole lines (each step's first, then the final one). ``census show --html`` of the shipped H100
 census: the census page alone (its row pages where ``--pages`` asks), and a last line saying
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import compiler
+from compiler._viewer import LineProgress
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ class _Terminal(io.StringIO):
 
 def test_piped_progress_is_whole_lines_each_step_once():
     out = io.StringIO()
-    line = compiler.LineProgress(out)
+    line = LineProgress(out)
     line("benchmark f: eager call (state check)")
     for i in range(1, 21):
         line(f"benchmark f: rep {i}/20")
@@ -46,7 +46,7 @@ def test_piped_progress_is_whole_lines_each_step_once():
 
 def test_terminal_progress_is_one_line_its_time_kept_going():
     out = _Terminal()
-    line = compiler.LineProgress(out, tick_s=0.05)
+    line = LineProgress(out, tick_s=0.05)
     line("pt2-explorer: advise: running max_autotune; 0 of 1 fixes")
     time.sleep(0.4)  # a long step: the line rewritten with its time, no call needed
     line.clear()

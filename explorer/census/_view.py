@@ -272,7 +272,7 @@ def census_page(census: Census, links: dict[str, str] | None = None, notes: list
 def save_census_html(census: Census, path: str, *, reports: bool = True, progress=None) -> list[str]:
     """``path``: the census page; with ``reports``, beside it each row's report as its own
     page (``_rowpages.py``), which the row links to. ``progress``: a progress line
-    (``compiler.LineProgress``), n of N row pages. Returns the paths."""
+    (``compiler._viewer.LineProgress``), n of N row pages. Returns the paths."""
     from compiler import write_file
 
     from ._rowpages import row_reports, write_row_pages

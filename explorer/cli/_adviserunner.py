@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from compiler import LineProgress
+from compiler._viewer import LineProgress
 from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
 from explorer.cli._out import say
 

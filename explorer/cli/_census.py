@@ -265,13 +265,13 @@ def _census_page(census, path: str, pages: bool) -> None:
     ``pages``, how many row pages ``--pages`` would write and about how large."""
     import time
 
-    import compiler
-
     from ..census._rowpages import estimated_bytes, megabytes, row_reports
     from ..census._view import save_census_html
 
     t0 = time.perf_counter()
-    line = compiler.LineProgress()
+    from compiler._viewer import LineProgress
+
+    line = LineProgress()
     found, _ = row_reports(census)
     if pages and found:
         line(
