@@ -45,6 +45,9 @@ _NEEDS_TORCH = {
     "compiled_calls": "listen._calls",
     "benchmark_calls": "bench._calls",
     "advise": "bench._advise",
+    "numerics": "bench._numerics",
+    "numerics_calls": "bench._numcalls",
+    "call_state": "listen._callstate:capture",
     "SUPPORTED": "listen._version",
     "UnsupportedTorchVersion": "listen._version",
 }
@@ -86,6 +89,10 @@ __all__ = [
     "NotCompiledError",
     # advise
     "advise",
+    # where compiled diverges from eager
+    "numerics",
+    "numerics_calls",
+    "call_state",
     # files a report names, and files written whole
     "read_source",
     "relative_paths",

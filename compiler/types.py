@@ -14,6 +14,7 @@ from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
 from .model._modetypes import ModeComparison, ModeRow
+from .model._numericstypes import ModuleError, Numerics, NumericsCause, NumericsTrial, StepError, TensorError
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -117,6 +118,13 @@ __all__ = [
     "ModeComparison",
     "ModeRow",
     "RecompileCheck",
+    # numerics: where compiled diverges from eager
+    "Numerics",
+    "TensorError",
+    "ModuleError",
+    "NumericsTrial",
+    "NumericsCause",
+    "StepError",
     # what compiler.analysis returns
     "Verdict",
     "Cause",

@@ -25,6 +25,7 @@ from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._callsites import with_torch_breaks
 from ._frozen import FrozenBut
+from ._numericstypes import Numerics  # noqa: F401 - Report.numerics (type hints)
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseSpan  # noqa: F401
 from ._skipwarn import with_folded_warnings
 from ._speedtypes import (
@@ -174,7 +175,7 @@ class RawEvent:
 
 @dataclass(eq=True)
 class Report(FrozenBut):
-    OPEN = frozenset({"benchmarks"})  # frozen but for it: compiler.benchmark(report) adds to it
+    OPEN = frozenset({"benchmarks", "numerics"})  # frozen but for them: compiler.benchmark(report) adds
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()
@@ -187,6 +188,8 @@ class Report(FrozenBut):
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
     benchmarks: tuple[Benchmark, ...] = ()  # openly mutable: compiler.benchmark(report) adds to it
+    # where compiled diverges from eager (compiler.numerics(..., report=report) adds to it)
+    numerics: tuple[Numerics, ...] = ()
     # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
     rank: int | None = None
     world_size: int | None = None

@@ -113,6 +113,11 @@ class CompileMagics(Magics):
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
     @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
+    @argument(
+        "--numerics",
+        action="store_true",
+        help="then compare the cell compiled against eager: where it diverges and why (report.numerics)",
+    )
     @_option_arguments
     @argument(
         "--check", action="store_true", help="would the cell's last call recompile? (nothing is compiled)"
@@ -128,8 +133,11 @@ class CompileMagics(Magics):
         from ..pages._widgets import Explorer
 
         shell = self.shell
-        if args.bench and args.record:
-            raise UsageError("%%compile --bench needs the compiled cell: it does not work with --record")
+        for flag in ("bench", "numerics"):
+            if getattr(args, flag) and args.record:
+                raise UsageError(
+                    f"%%compile --{flag} needs the compiled cell: it does not work with --record"
+                )
         # what a plain cell would be, or its SyntaxError, or a refusal: before anything runs;
         # linecache knows the cell (break context lines work), named like IPython's: Cell In[n]
         source = _cell.parse(shell, cell, _running_cell_number(shell))
@@ -137,6 +145,7 @@ class CompileMagics(Magics):
         if reason:
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
+        state = compiler.call_state() if args.numerics else None  # what the cell runs under (RNG too)
         rec = compiler.recording(on_stage=progress, **compiler.RecordOptions.flagged(args))
         result = None
         subject: dict = {}
@@ -150,6 +159,16 @@ class CompileMagics(Magics):
                 compiler.remember_benchmark_subject(rec.report, **subject)
             if args.bench:
                 compiler.benchmark(rec.report, progress=progress.bench, **compiler.BenchOptions.flagged(args))
+            if args.numerics and subject:  # the cell's function again, eager and compiled
+                compiler.numerics(
+                    subject["eager"],
+                    *subject["args"],
+                    **subject["kwargs"],
+                    state=state,
+                    compile_options=subject["compile_kwargs"],
+                    name="the cell",
+                    report=rec.report,
+                )
         finally:
             report = rec.report
             if report is not None:
