@@ -65,7 +65,7 @@ def _fresh(fn, *args, **config):
 
 
 def test_errors_hold_each_dtype_to_its_stated_tolerance():
-    from compiler.bench._numerics import error
+    from compiler.bench._numrun import error
 
     e = torch.tensor([1.0, 2.0, 0.0], dtype=torch.bfloat16)
     c = torch.tensor([1.0078125, 2.0, 0.0], dtype=torch.bfloat16)  # one bf16 step above 1
@@ -184,9 +184,9 @@ def test_bf16_blocks_diverge_by_rounding_inside_a_fusion_as_torchs_precision_cas
     assert n.cause.kind == ROUNDING and n.cause.fix == "torch._inductor.config.emulate_precision_casts = True"
     # the program draws no random numbers: no fallback_random run; precision casts: eager's output
     assert [(t.name, t.ok, t.max_abs) for t in n.trials] == [("emulate_precision_casts", True, 0.0)]
-    assert n.runs == 8 and lines[0] == "numerics: run 1/40: compiled as the program compiles it"
+    assert n.runs == 9 and lines[0] == "numerics: run 1/40: compiled as the program compiles it"
     assert (
-        lines[-1] == "numerics: run 8/40: compiled with torch._inductor.config.emulate_precision_casts = True"
+        lines[-1] == "numerics: run 9/40: compiled with torch._inductor.config.emulate_precision_casts = True"
     )
 
 
@@ -329,3 +329,16 @@ def test_cli_numerics_runs_the_program_and_prints_the_view(tmp_path, capsys, mon
     assert numerics_text(compiler.load(tmp_path / "r.json")).startswith(
         "<lambda>: compiled diverges from eager"
     )
+
+
+@pytest.mark.slow
+def test_compile_magic_numerics_compares_the_cell():
+    ip = pytest.importorskip("IPython.testing.globalipapp").get_ipython()
+    ip.run_line_magic("load_ext", "explorer")
+    ip.run_cell("import torch\nv = torch.randn(128)")
+    ip.run_cell_magic("compile", "--numerics", "w = torch.nn.functional.dropout(v, 0.5, training=True) * 3")
+    assert ip.user_ns["w"].shape == (128,)  # the cell as it ran, written back
+    (n,) = ip.user_ns["_pt2_report"].numerics
+    # the cell's function returns (its last value, None here; {"w": w}): w is its second output
+    assert (n.name, n.cause.kind, [o.name for o in n.outputs]) == ("the cell", RANDOM, ["output 1"])
+    assert [(t.name, t.ok) for t in n.trials] == [("fallback_random", True)]

@@ -31,7 +31,7 @@ from ..model._numericstypes import (
     NumericsCause,
     NumericsTrial,
 )
-from ._numerics import OutOfRuns, Runner, agree
+from ._numrun import OutOfRuns, Runner, agree
 
 CONFIG = "torch._inductor.config"
 # (trial name, its code, Inductor config changes, backend)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ..model._numericstypes import ModuleError, TensorError
-from ._numerics import OutOfRuns, Runner, copies, errors, worst
+from ._numrun import OutOfRuns, Runner, copies, errors, worst
 
 
 @dataclass

@@ -16,7 +16,7 @@ import torch
 
 from ..listen._callstate import replaying
 from ..model._numericstypes import Numerics, StepError
-from ._numerics import Runner, copies, error, worst
+from ._numrun import Runner, copies, error, worst
 
 
 def compare_steps(runner: Runner, name: str, steps: int) -> Numerics:

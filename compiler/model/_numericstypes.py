@@ -107,6 +107,9 @@ class Numerics:
     max_runs: int = 0
     not_narrowed: tuple[str, ...] = ()  # what the runs left open, one line each
     compile_ids: tuple[str, ...] = ()  # the program's compiles of this function (its kernels)
+    # the first generated kernel whose output diverges (GPU: compiler/bench/_numkernels.py)
+    first_kernel: str | None = None
+    kernel_error: TensorError | None = None
 
     @property
     def ok(self) -> bool:

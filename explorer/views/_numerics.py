@@ -153,6 +153,11 @@ def one_text(report: Report, n: Numerics) -> list[str]:
         )
     if n.first_module is not None:
         out.append(f"first module to diverge: {n.first_module or '(the module called)'}")
+    if n.first_kernel is not None and n.kernel_error is not None:
+        e = n.kernel_error
+        out.append(
+            f"first kernel to diverge (measured, DebugMode): {n.first_kernel}: max abs {_num(e.max_abs)}"
+        )
     found = kernels_of_module(report, n)
     if found:
         out += [
@@ -160,7 +165,8 @@ def one_text(report: Report, n: Numerics) -> list[str]:
             "Kernels holding its ops (which diverges first is measured on the GPU), each beside the eager ops it replaced",
         ]
         for c, k, nodes in found:
-            out.append(f"  [{c.id}] {k.name}: {_ops(nodes)}")
+            mark = f"  {FIRST}" if k.name == n.first_kernel else ""
+            out.append(f"  [{c.id}] {k.name}: {_ops(nodes)}{mark}")
             out += [f"      {line}" for line in _lines(nodes)]
     if n.cause is not None:
         out += ["", f"cause: {n.cause.kind}: {n.cause.words}"]
@@ -213,8 +219,9 @@ def one_html(report: Report, n: Numerics) -> str:
         parts.append(_bars_html(n))
     for c, k, nodes in kernels_of_module(report, n):
         lines = "<br>".join(escape(line) for line in _lines(nodes))
+        mark = f" {FIRST}" if k.name == n.first_kernel else ""
         parts.append(
-            f"<h4>[{escape(c.id)}] {escape(k.name)}: {escape(_ops(nodes))}</h4>"
+            f"<h4>[{escape(c.id)}] {escape(k.name)}: {escape(_ops(nodes))}{escape(mark)}</h4>"
             f"<div class='pt2x-ph'><span>{lines}</span><span>{code_html(k.source, k.language)}</span></div>"
         )
     if n.cause is not None:
