@@ -101,16 +101,19 @@ def kernels_of_module(report: Report, n: Numerics) -> list[tuple[Compile, Kernel
         if n.compile_ids and c.id not in n.compile_ids:
             continue
         nodes = _nodes_by_name(c)
+        cap = c.stages.capture.graph if c.stages.capture and c.stages.capture.graph else None
+        # a later graph's node without a module path: the module of Dynamo's nodes of its line
+        by_line = {x.source: x.module for x in (cap.nodes if cap else ()) if x.source and x.module}
         for k in report.kernels_of(c.id):
             mine = [nodes[name] for name in k.nodes if name in nodes]
-            inside = [
-                x
-                for x in mine
-                if not prefix or (x.module or "") == prefix or (x.module or "").startswith(prefix + ".")
-            ]
+            inside = [x for x in mine if _within(x.module or by_line.get(x.source or "") or "", prefix)]
             if inside:
                 out.append((c, k, inside))
     return out
+
+
+def _within(module: str, prefix: str) -> bool:
+    return not prefix or module == prefix or module.startswith(prefix + ".")
 
 
 def _nodes_by_name(c: Compile) -> dict[str, Node]:
