@@ -273,7 +273,10 @@ def test_an_adamw_training_step_names_the_first_step_that_crosses_the_tolerance(
 
     def step(x, y):
         opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
+        out = model(x)
+        # centred: the last bias's gradient is zero but for rounding, which AdamW's normalised
+        # update (m / sqrt(v)) turns into a step of about lr either way
+        loss = torch.nn.functional.mse_loss(out - out.mean(), y - y.mean())
         loss.backward()
         opt.step()
         return loss
@@ -304,7 +307,9 @@ def test_an_adamw_training_step_names_the_first_step_that_crosses_the_tolerance(
         for (el, ep), (cl, cp) in zip(eager, compiled)
     ]
     assert [not s.ok for s in n.steps] == crossed
-    assert n.first_step == (crossed.index(True) + 1 if any(crossed) else None)
+    assert n.first_step == crossed.index(True) + 1 == 1  # the first step already
+    # the last Linear's bias: eager's and compiled's rounding noise stepped apart by AdamW
+    assert n.steps[0].worst.name == "model.2.bias" and n.steps[0].worst.max_abs > 1e-3
     assert n.steps[0].loss.name == "step 1 loss"
 
 
