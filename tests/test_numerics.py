@@ -347,3 +347,35 @@ def test_compile_magic_numerics_compares_the_cell():
     # the cell's function returns (its last value, None here; {"w": w}): w is its second output
     assert (n.name, n.cause.kind, [o.name for o in n.outputs]) == ("the cell", RANDOM, ["output 1"])
     assert [(t.name, t.ok) for t in n.trials] == [("fallback_random", True)]
+
+
+def test_the_view_puts_the_first_modules_kernels_beside_the_eager_ops_they_replaced():
+    """On a report recorded on an H100 (tests/fixtures/reports/README.md): the forward kernels
+    holding the first diverging module's ops, by the report's kernel-to-node provenance."""
+    from pathlib import Path
+
+    r = compiler.load(Path(__file__).parent / "fixtures" / "reports" / "h100-torch211-gpu-block.json.gz")
+    e = TensorError("output", "torch.bfloat16", (8,), 0.03, 0.01, 1.6e-2, 1e-5, False)
+    k = "triton_per_fused_native_layer_norm_0"
+    kernel_error = TensorError(f"{k} out_ptr0", "torch.bfloat16", (8,), 0.0078, 0.01, 1.6e-2, 1e-5, False)
+    modules = (ModuleError("norm", "LayerNorm", 0, e), ModuleError("", "Block", 3, e))
+    r.numerics = (
+        Numerics(
+            "Block",
+            "",
+            outputs=(e,),
+            modules=modules,
+            first_module="norm",
+            compile_ids=("0/0",),
+            first_kernel=k,
+            kernel_error=kernel_error,
+        ),
+    )
+    text = numerics_text(r)
+    assert f"first kernel to diverge (measured, DebugMode): {k}: max abs 0.0078" in text
+    tail = text[text.index("Kernels holding its ops") :].splitlines()
+    assert tail[1:3] == [  # the norm's forward kernel alone: the backward's are not the outputs'
+        f"  [0/0] {k}: torch.nn.functional.layer_norm  ← first to diverge",
+        "      examples/gpu_block.py:19  h = nn.functional.gelu(self.up(self.norm(x)))",
+    ]
+    assert tail[3] == "compiled runs: 0 of at most 0"

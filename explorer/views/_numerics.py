@@ -103,8 +103,15 @@ def kernels_of_module(report: Report, n: Numerics) -> list[tuple[Compile, Kernel
         nodes = _nodes_by_name(c)
         cap = c.stages.capture.graph if c.stages.capture and c.stages.capture.graph else None
         # a later graph's node without a module path: the module of Dynamo's nodes of its line
-        by_line = {x.source: x.module for x in (cap.nodes if cap else ()) if x.source and x.module}
+        # (where that line is one module's alone)
+        mods: dict[str, set] = {}
+        for x in cap.nodes if cap else ():
+            if x.source and x.module:
+                mods.setdefault(x.source, set()).add(x.module)
+        by_line = {line: next(iter(m)) for line, m in mods.items() if len(m) == 1}
         for k in report.kernels_of(c.id):
+            if k.role == "backward" and not n.steps:  # the outputs compared are the forward's
+                continue
             mine = [nodes[name] for name in k.nodes if name in nodes]
             inside = [x for x in mine if _within(x.module or by_line.get(x.source or "") or "", prefix)]
             if inside:
