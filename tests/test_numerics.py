@@ -224,7 +224,7 @@ def test_a_lowering_made_wrong_by_a_config_flip_is_named_as_torchs_bisector_name
         theirs = CompilerBisector.do_bisect(check)
     assert (theirs.backend, theirs.subsystem) == ("inductor", "lowerings")
     c = n.cause
-    assert c.kind == INDUCTOR
+    assert c.kind == INDUCTOR and n.modules == () and n.not_narrowed == ()  # a plain function: no modules
     assert (c.backend, c.subsystem, c.bisect_number, c.debug_info) == (
         theirs.backend,
         theirs.subsystem,
@@ -255,6 +255,7 @@ def test_dropout_draws_differently_and_agrees_under_fallback_random():
     n = compiler.numerics(_dropout_program, x, progress=False)
     assert n.cause.kind == RANDOM and n.cause.fix == "torch._inductor.config.fallback_random = True"
     assert [(t.name, t.ok, t.max_abs) for t in n.trials] == [("fallback_random", True, 0.0)]
+    assert (n.runs, n.not_narrowed) == (2, ())
     # torch's own: from one seed, fallback_random draws what eager draws; without it, not
     torch.manual_seed(1)
     eager = _dropout_program(x)
