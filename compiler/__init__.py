@@ -47,6 +47,8 @@ _lazy = _torch_names(
         "compiled_calls": "listen._calls",
         "benchmark_calls": "bench._calls",
         "advise": "bench._advise",
+        "numerics": "bench._numerics",
+        "numerics_calls": "bench._numcalls",
         "SUPPORTED": "listen._version",
         "UnsupportedTorchVersion": "listen._version",
     },
@@ -97,6 +99,9 @@ __all__ = [
     "NotCompiledError",
     # advise
     "advise",
+    # where compiled diverges from eager
+    "numerics",
+    "numerics_calls",
     # files a report names, and files written whole
     "read_source",
     "relative_paths",

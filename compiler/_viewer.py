@@ -21,12 +21,24 @@ from .parse._speed import cache_key_changes, cache_pairs
 from .parse._tritonir import ir_function
 from .why._roofline import no_roofline
 
+
+def call_state():
+    """The state a call made now would run under (grad mode to the RNG: compiler/listen/_callstate.py),
+    for ``compiler.numerics(..., state=)``: what ``%%compile --numerics`` keeps before the cell
+    runs. Imports torch."""
+    from .listen._callstate import capture
+
+    return capture()
+
+
 __all__ = [
     # why not faster, caches
     "no_roofline",
     "cache_key_changes",
     "cache_pairs",
     "reads_event",
+    # the state a call made now runs under (%%compile --numerics)
+    "call_state",
     # a progress line on stderr with the time since the work began
     "LineProgress",
     # a fill's runnables, and why they are not this user's own recording's (compiler/model/_trust.py)

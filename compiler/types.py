@@ -11,6 +11,7 @@ from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
 from .model._modetypes import ModeComparison, ModeRow
+from .model._numericstypes import Numerics, TensorError
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -116,6 +117,9 @@ __all__ = [
     "ModeComparison",
     "ModeRow",
     "RecompileCheck",
+    # numerics: where compiled diverges from eager
+    "Numerics",
+    "TensorError",
     # what compiler.analysis returns
     "Verdict",
     "Cause",

@@ -24,6 +24,7 @@ from . import _limits, _schema, _surrogates
 from ._atomic import write_file
 from ._benchtypes import Accuracy, BenchConfig, Benchmark, KernelTime, Timing  # noqa: F401
 from ._frozen import FrozenBut
+from ._numericstypes import Numerics  # noqa: F401 - Report.numerics (type hints)
 from ._pipelinetypes import CompiledAutograd, ExportFact, ExportRun, PhaseName, PhaseSpan  # noqa: F401
 from ._speedtypes import (
     CacheLookup,
@@ -175,9 +176,10 @@ class RawEvent:
 
 @dataclass(eq=True)
 class Report(FrozenBut):
-    # frozen but for benchmarks (compiler.benchmark(report) adds to it) and _subject, what it
-    # remembers of the call it recorded (model/_subject.py): an attribute, not a field, never saved
-    OPEN = frozenset({"benchmarks", "_subject"})
+    # frozen but for benchmarks and numerics (compiler.benchmark(report) and compiler.numerics add to
+    # them) and _subject, what it remembers of the call it recorded (model/_subject.py): an
+    # attribute, not a field, never saved
+    OPEN = frozenset({"benchmarks", "numerics", "_subject"})
     torch_version: str
     device: str  # "cpu", "cuda", or "cpu+cuda"
     frames: tuple[Frame, ...] = ()
@@ -190,6 +192,8 @@ class Report(FrozenBut):
     source: str = "in-process"  # or "torch-trace:<path>"
     schema_version: int = SCHEMA_VERSION
     benchmarks: tuple[Benchmark, ...] = ()  # openly mutable: compiler.benchmark(report) adds to it
+    # where compiled diverges from eager (compiler.numerics(..., report=report) adds to it)
+    numerics: tuple[Numerics, ...] = ()
     # torch.distributed (docs/distributed.md): the rank this report is of, the job's world size
     rank: int | None = None
     world_size: int | None = None

@@ -11,6 +11,10 @@ pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N]
 pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]
         run the program as record --bench does, then again with each fix its verdict calls
         for, each in a fresh process; the measured fixes, best first (docs/advise.md)
+pt2-explorer numerics [--max-runs N] [--steps N] [--json OUT] [--html OUT] [-q] SCRIPT [ARGS...]
+        run the program as record --bench does, then compare each compiled function against
+        eager on its last call: each output's error, the first module that diverges, the cause
+        and the fix (docs/numerics.md)
 pt2-explorer load TRACE --json OUT [--rank N] [--strict]
         read TORCH_TRACE logs (file or directory)
 pt2-explorer report REPORT.json [--fill [--trust]] print the summary of a saved report
@@ -42,6 +46,7 @@ import sys
 
 from explorer.cli._advise import ADVISE_USAGE, ADVISE_VALUED, advise, advise_options
 from explorer.cli._check import CHECK_USAGE, CHECK_VALUED, check, check_options
+from explorer.cli._numerics import NUMERICS_USAGE, NUMERICS_VALUED, numerics, numerics_options
 from explorer.cli._out import error, output_is_input, save_html, saving, say, warned, write_all
 from explorer.cli._record import RECORD_USAGE, RECORD_VALUED, record, record_options, split_record
 
@@ -69,6 +74,12 @@ _RUNS_A_PROGRAM = {
         ADVISE_VALUED,
         "run a script as record --bench does, then once per fix its verdict calls for: measured, best first",
     ),
+    "numerics": (
+        NUMERICS_USAGE,
+        numerics_options,
+        NUMERICS_VALUED,
+        "run a script as record --bench does, then say where each compiled function diverges from eager, and why",
+    ),
 }
 
 
@@ -82,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=USAGE,
     )
     sub = p.add_subparsers(
-        dest="command", required=True, metavar="{record,check,advise,load,report,diff,repro,census}"
+        dest="command", required=True, metavar="{record,check,advise,numerics,load,report,diff,repro,census}"
     )
     for name, (usage, options, _, about) in _RUNS_A_PROGRAM.items():
         run = sub.add_parser(name, help=about, usage=usage)
@@ -185,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         return check(ns)
     if ns.command == "advise":
         return advise(ns)
+    if ns.command == "numerics":
+        return numerics(ns)
     if ns.command == "load":
         return _load(ns, compiler)
     if ns.command == "diff":

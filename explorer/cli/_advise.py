@@ -40,7 +40,7 @@ def advise_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--jobs",
-        type=_at_least_one,
+        type=at_least_one,
         default=1,
         metavar="N",
         help="fix runs at once (default 1; parallel runs share the CPUs and GPU and disturb each other's timings)",
@@ -53,7 +53,7 @@ def advise_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--reps",
-        type=_at_least_one,
+        type=at_least_one,
         metavar="N",
         help=compiler.BenchOptions.help()["reps"],  # the API's and %%compile's, declared once
     )
@@ -77,7 +77,7 @@ def _fix_names(text: str) -> tuple[str, ...]:
     return names
 
 
-def _at_least_one(text: str) -> int:
+def at_least_one(text: str) -> int:
     try:
         n = int(text)
     except ValueError:

@@ -60,6 +60,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import HTML, display
 
 import compiler
+from compiler._viewer import call_state
 
 from . import _cell, _celltb
 from ._cell import CELL_FUNCTION, UNSET, UNSET_ARG, assigned_names  # noqa: F401 - re-exported
@@ -114,6 +115,11 @@ class CompileMagics(Magics):
     @argument("--name", default=None, help="keep the report as explorer.reports[NAME]")
     @argument("--diff-with", default=None, metavar="NAME", help="then diff with explorer.reports[NAME]")
     @argument("--bench", action="store_true", help="then time the cell eager vs compiled (report.benchmark)")
+    @argument(
+        "--numerics",
+        action="store_true",
+        help="then compare the cell compiled against eager: where it diverges and why (report.numerics)",
+    )
     @_option_arguments
     @argument(
         "--would-recompile",
@@ -134,8 +140,11 @@ class CompileMagics(Magics):
         from ..pages._widgets import Explorer
 
         shell = self.shell
-        if args.bench and args.record:
-            raise UsageError("%%compile --bench needs the compiled cell: it does not work with --record")
+        for flag in ("bench", "numerics"):
+            if getattr(args, flag) and args.record:
+                raise UsageError(
+                    f"%%compile --{flag} needs the compiled cell: it does not work with --record"
+                )
         # what a plain cell would be, or its SyntaxError, or a refusal: before anything runs;
         # linecache knows the cell (break context lines work), named like IPython's: Cell In[n]
         source = _cell.parse(shell, cell, _running_cell_number(shell))
@@ -143,6 +152,7 @@ class CompileMagics(Magics):
         if reason:
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
         progress = _Progress()
+        state = call_state() if args.numerics else None  # what the cell runs under (RNG too)
         rec = compiler.recording(on_stage=progress, **compiler.RecordOptions.flagged(args))
         result = None
         subject: dict = {}
@@ -156,6 +166,16 @@ class CompileMagics(Magics):
                 compiler.remember_benchmark_subject(rec.report, **subject)
             if args.bench:
                 compiler.benchmark(rec.report, progress=progress.bench, **compiler.BenchOptions.flagged(args))
+            if args.numerics and subject:  # the cell's function again, eager and compiled
+                compiler.numerics(
+                    subject["eager"],
+                    *subject["args"],
+                    **subject["kwargs"],
+                    state=state,
+                    compile_options=subject["compile_kwargs"],
+                    name="the cell",
+                    report=rec.report,
+                )
         finally:
             report = rec.report
             if report is not None:

@@ -30,6 +30,7 @@ from ._bench import bench_html, bench_text, bench_widget
 from ._breaks import breaks_html, breaks_text, breaks_widget
 from ._bytecode import bytecode_html, bytecode_text, has_bytecode
 from ._compiles import CODEGEN_HELP, compile_of, compile_text, compiles_html, compiles_widget, stage_view_text
+from ._numerics import numerics_html, numerics_text
 from ._ranks import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._raw import raw_html, raw_text
 from ._recompiles import recompiles_page_html, recompiles_text, recompiles_widget
@@ -167,6 +168,15 @@ VIEWS: tuple[View, ...] = (
         needs=lambda r: any(b.kernel_rows or b.launch_rows for b in r.benchmarks),
         html=lambda s: why_html(s.report),
         opens=lambda r: bool(r.benchmarks),  # a verdict: what the reader came for
+    ),
+    View(
+        "numerics",
+        "where compiled diverges from eager: each output's error, the first module, the cause and the fix",
+        lambda s: numerics_text(s.report),
+        tab=lambda r: f"Numerics ({len(r.numerics)})",
+        needs=lambda r: bool(r.numerics),
+        html=lambda s: numerics_html(s.report),
+        opens=lambda r: any(not n.ok for n in r.numerics),
     ),
     View(
         "time",
