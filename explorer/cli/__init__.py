@@ -297,7 +297,7 @@ def _report(ns, compiler) -> int:
         return error(e)
     if ns.view == "summary":  # what cache hits left out, and the command, with this report's path
         from explorer.model._speed import fill_command
-        from explorer.model._summary import echo
+        from explorer.lower._terminal import echo
 
         if (fill := fill_command(report, ns.report)) is not None:
             echo(fill + "\n")  # in a terminal, wrapped at its width
