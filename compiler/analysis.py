@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from .assemble._advice import FIXES, fix_named, fixes_for
 from .assemble._cgmode import mode_of as benchmark_mode
-from .assemble._costgroups import cost_groups
+from .assemble._costgroups import cost_groups, module_name
 from .assemble._gputime import kernel_costs
 from .assemble._kernelcauses import break_even
-from .assemble._roofline import no_roofline, roofline
+from .assemble._roofline import no_roofline, of_peak, roofline
 from .assemble._speed import cudagraph_share
 from .assemble._stages import reads_event
 from .assemble._verdict import verdict
@@ -71,8 +71,10 @@ __all__ = [
     "benchmark_mode",
     "kernel_costs",
     "cost_groups",
+    "module_name",
     "roofline",
     "no_roofline",
+    "of_peak",
     "device_peak",
     "cudagraph_share",
     "break_even",
