@@ -19,7 +19,8 @@ from .parse._outputcode import split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, cache_pairs
 from .parse._tritonir import ir_function
-from .why._roofline import no_roofline
+from .why._costgroups import module_name
+from .why._roofline import no_roofline, of_peak
 
 
 def call_state():
@@ -34,6 +35,8 @@ def call_state():
 __all__ = [
     # why not faster, caches
     "no_roofline",
+    "of_peak",
+    "module_name",
     "cache_key_changes",
     "cache_pairs",
     "reads_event",

@@ -287,6 +287,58 @@ def test_advise_measures_dynamic_shapes_and_a_fix_that_crashes_is_a_row(tmp_path
 
 
 @pytest.mark.slow
+def test_a_logging_break_is_fixed_as_code_with_its_method_and_advise_tries_it():
+    """A transformers logger's ``warning_once`` inside the compiled call breaks the graph
+    (GB0291; torch's hint is words: "Add the logging method to ignore_logging_functions"). The
+    verdict's fix is that setting as code, with the method named; ``advise`` tries it, and under
+    it torch's own counters see no break and the function's output is unchanged."""
+    transformers = pytest.importorskip("transformers")
+    import logging
+
+    logger = transformers.utils.logging.get_logger("pt2x_logging_fix")
+
+    def scaled(x):
+        y = x.sin() * 2
+        logger.warning_once("scaling")  # the break
+        return y.cos() + 1
+
+    x = torch.randn(64)
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    with torch.no_grad():
+        advice = compiler.advise(
+            scaled, x, reps=3, warmup=1, progress=False, compile_kwargs={"backend": "eager"}
+        )
+    by = {r.fix: r for r in advice.rows}
+    name = "ignore_logging:pt2x_logging_fix:warning_once"
+    assert set(by) >= {"baseline", name}, list(by)
+    (brk,) = by["baseline"].report.graph_breaks
+    assert brk.gb_id == "GB0291"
+    code = (
+        "torch._dynamo.config.ignore_logging_functions.add(logging.Logger.warning_once)"
+        "  # after import logging; compiled code skips pt2x_logging_fix's warning_once calls"
+    )
+    v = compiler.analysis.verdict(by["baseline"].report, by["baseline"].report.benchmarks[-1])
+    assert next(c for c in v.causes if c.key == "breaks").fix == code
+    fixed = by[name]
+    assert (fixed.code, fixed.lines) == (
+        code,
+        ("torch._dynamo.config.ignore_logging_functions.add(logging.Logger.warning_once)",),
+    )
+    assert (by["baseline"].breaks, fixed.breaks, fixed.error, fixed.agree) == (1, 0, None, True)
+    # torch's own view, the fix made the way advise makes it
+    from compiler.bench._settings import patched
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    with patched(compiler.analysis.fix_named(name)):
+        assert logging.Logger.warning_once in torch._dynamo.config.ignore_logging_functions
+        torch.compile(scaled, backend="eager")(x)
+    assert not torch._dynamo.utils.counters["graph_break"]
+    assert logging.Logger.warning_once not in torch._dynamo.config.ignore_logging_functions  # put back
+    torch._dynamo.reset()
+
+
 def test_compiler_advise_recompiles_the_function_under_each_fix(tmp_path):
     from torch import nn
 

@@ -562,6 +562,32 @@ def test_compile_magic_bench_and_explorer_button():
         ip.user_ns.pop(n, None)
 
 
+def test_benchmark_button_shows_its_label_and_offers_the_mutating_benchmark():
+    """The Benchmark button keeps its whole label beside a long status (it does not shrink in
+    its row); on a step that changes state it is refused, with a button that benchmarks it
+    anyway, the state snapshotted and restored."""
+    from explorer.pages._widgets import ANYWAY, Explorer
+
+    w = torch.zeros(4)
+
+    def step(x):
+        w.add_(x)  # changes state in place: refused without mutates=True
+        return w * 2
+
+    _, report = compiler.record(step, torch.ones(4), compile_kwargs={"backend": "eager"})
+    app = Explorer(report)
+    assert (app.bench_button.description, app.bench_button.layout.flex) == ("Benchmark", "0 0 auto")
+    app.run_benchmark(reps=2, warmup=0, profile=False)
+    assert not report.benchmarks and "changes state in place" in app.bench_status.value
+    button, anyway, status = app.bench_row.children
+    assert (anyway.description, anyway.layout.flex, status) == (ANYWAY, "0 0 auto", app.bench_status)
+    before = w.clone()
+    anyway.click()
+    (b,) = report.benchmarks
+    assert b.state == "restored" and torch.equal(w, before)
+    assert app.bench_row.children == (button, app.bench_status)
+
+
 def test_timing_notes_say_an_arm_that_waited_for_a_core():
     t = timing([12.0, 11.9, 12.1], [16.0, 8.0, 16.0])
     calm = timing([12.0, 11.9, 12.1], [1.0, 0.0, 1.1])  # under a tenth of the call: nothing said

@@ -13,7 +13,14 @@ import torch._inductor.config as inductor_config
 from torch import nn
 
 import compiler
-from compiler.model._numericstypes import ModuleError, Numerics, NumericsCause, NumericsTrial, StepError, TensorError
+from compiler.model._numericstypes import (
+    ModuleError,
+    Numerics,
+    NumericsCause,
+    NumericsTrial,
+    StepError,
+    TensorError,
+)
 from explorer import cli
 from explorer.views._numerics import numerics_text
 

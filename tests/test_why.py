@@ -184,7 +184,9 @@ def test_why_view_text(mlp):
         "MLPBlock (NVIDIA H100 80GB HBM3, mode=default): compiled is as fast as eager (×1.00)"
     )
     assert "the lines of your model that cost the most kernel time" in text
-    assert re.search(r"^norm\s+0\.04577\s+1%\s+1\s*$", text, re.M)  # the module table
+    assert re.search(
+        r"^MLPBlock\.norm\s+0\.04577\s+1%\s+1\s*$", text, re.M
+    )  # the module table, named from the model
 
 
 def test_verdict_names_generated_kernels_slower_than_eager(mlp):
@@ -218,4 +220,36 @@ def test_verdict_names_generated_kernels_slower_than_eager(mlp):
         for g in compiler.analysis.cost_groups(compiler.analysis.kernel_costs(r, b), "module", with_eager)
     }
     # a kernel of one module beside eager's for it; one fused across modules has no single peer
-    assert modules["norm"] == pytest.approx(0.03) and modules["(model), up"] is None
+    assert modules[f"{b.name}.norm"] == pytest.approx(0.03) and modules[f"{b.name}, {b.name}.up"] is None
+
+
+def test_bandwidth_over_the_peak_is_said_to_be_l2_hits():
+    """Two kernels of the H100 MLP block run at 126% and 110% of the device's DRAM peak by
+    Inductor's byte counts over their profiled times: the counts take every byte as read from
+    DRAM, and those found in L2 were not. Said where the figure is, not capped."""
+    r = compiler.load(DATA / "h100-why-gemm.json.gz")
+    (b,) = r.benchmarks
+    text = explorer.text(r, "why")
+    over = {k.name: k.gb / (k.total_ms / k.calls / 1e3) / b.peak_gb_per_s for k in b.kernels if k.gb}
+    over = {n: x for n, x in over.items() if x > 1}
+    assert sorted(f"{x:.0%}" for x in over.values()) == ["110%", "126%"]
+    for name, x in over.items():
+        (row,) = [ln for ln in text.splitlines() if ln.startswith(name + " ") and "memory," in ln]
+        assert row.rstrip().endswith(f"memory, {x:.0%} (L2 hits: bytes counted as DRAM's came from L2)")
+    assert "126% of the device's peak bandwidth (L2 hits: bytes counted as DRAM's came from L2)" in text
+
+
+def test_a_headline_says_why_it_names_a_smaller_cause():
+    """The GPT-2 training step: graph breaks (25% of the call) are named over the host's 60%,
+    and the headline says that causes are named in a fixed order; where the named cause is the
+    largest, nothing is added."""
+    r = compiler.load(DATA / "h100-gpt2-train-bench.json.gz")
+    v = compiler.analysis.verdict(r, r.benchmarks[0])
+    launch = next(c for c in v.causes if c.key == "launch")
+    assert v.main == "breaks"
+    assert v.headline.endswith(
+        f"(named before {launch.title}, {launch.share:.0%}: causes are named in a fixed order, fallback, "
+        "backend, graph breaks, recompiles, CUDA-graph skips, host↔device copies, then the largest part)"
+    )
+    gemm = compiler.load(DATA / "h100-why-gemm.json.gz")
+    assert "named before" not in compiler.analysis.verdict(gemm, gemm.benchmarks[0]).headline

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 import compiler
+import explorer
 from compiler.listen import _torch
 from tests._verdicts import steady
 
@@ -85,6 +86,10 @@ def test_graph_break_in_the_hot_loop_joined_to_lines():
     # eager, profiled by module: each Linear's ATen call under its own path
     eager = {(r_.module, r_.op) for r_ in b.eager_launches}
     assert {("a", "aten::linear"), ("b", "aten::linear")} <= eager
+    # modules named from the model down, in the why view's table as in the groups
+    groups = compiler.analysis.cost_groups(costs, "module", b)
+    assert sorted(g.key for g in groups) == ["Net.a", "Net.b"]
+    assert all(g.eager_ms is not None for g in groups)
     v = _verdict(r, b)
     breaks = next(c for c in v.causes if c.key == "breaks")
     assert v.main == "breaks" and breaks.title == "graph breaks: 1 site"
@@ -128,6 +133,9 @@ def test_verdict_gemm_bound_and_overhead_bound_on_cpu():
     )
     assert v.main == "library" and "library kernels it does not change" in v.headline
     assert not any("TF32" in e for c in v.causes for e in c.evidence)  # a CPU run has no TF32
+    # nor CUDA's matmul settings in the view, though the benchmark recorded the precision
+    text = explorer.text(r, "why")
+    assert b.matmul_precision is not None and "matmul settings" not in text and "allow_tf32" not in text
     assert compiler.analysis.roofline(compiler.analysis.kernel_costs(r, b), b) == ()
     r, b = _bench(_tiny, torch.randn(8))
     (k,) = r.kernels

@@ -44,11 +44,35 @@ def _set(config, key: str, value) -> None:
     setattr(obj, last, value)
 
 
+def _function(value: str):
+    """The function a set's setting adds, named ``PACKAGE:dotted.name``
+    (``transformers:logging.Logger.warning_once``): looked up, and where it is not there yet
+    (a library adds it to ``logging.Logger`` when imported), after importing PACKAGE."""
+    package, _, dotted = value.rpartition(":")
+    first, *rest = dotted.split(".")
+
+    def find():
+        obj = importlib.import_module(first)
+        for part in rest:
+            obj = getattr(obj, part)
+        return obj
+
+    try:
+        return find()
+    except AttributeError:
+        if not package:
+            raise
+        importlib.import_module(package)
+        return find()
+
+
 def apply_fix(fix: Fix) -> None:
     """Make ``fix``'s settings in this process (before the program runs and compiles)."""
     for module, key, value in fix.settings:
         if module == _MATMUL:
             torch.set_float32_matmul_precision(value)
+        elif key.endswith(".add"):
+            _get(_config(module), key[: -len(".add")]).add(_function(value))
         else:
             config = _config(module)
             _set(config, _key(config, key), value)
@@ -72,6 +96,11 @@ def overridden(fix: Fix, calls=()) -> list[str]:
                     f"{c.name} is compiled with options={{{key!r}: {options[key]!r}}}, over the fix's {value!r}"
                 )
     for module, key, value in fix.settings:
+        if key.endswith(".add"):
+            name = f"{module}.{key[: -len('.add')]}"
+            if _function(value) not in _get(_config(module), key[: -len(".add")]):
+                out.append(f"{name} no longer holds {value.rpartition(':')[2]}: the program set it itself")
+            continue
         if module == _MATMUL:
             now = torch.get_float32_matmul_precision()
             name = "torch.get_float32_matmul_precision()"
@@ -94,6 +123,9 @@ def patched(fix: Fix | None) -> Iterator[None]:
                 before = torch.get_float32_matmul_precision()
                 torch.set_float32_matmul_precision(value)
                 stack.callback(torch.set_float32_matmul_precision, before)
+            elif key.endswith(".add"):
+                config, base = _config(module), key[: -len(".add")]
+                stack.enter_context(config.patch({base: {*_get(config, base), _function(value)}}))
             else:
                 config = _config(module)
                 stack.enter_context(config.patch({_key(config, key): value}))

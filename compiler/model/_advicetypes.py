@@ -20,7 +20,8 @@ class Fix:
     name: str  # "capture_scalar_outputs", "dynamic", "reduce-overhead", ...
     code: str  # the one-line change to make, as code (the verdict's ``Cause.fix`` where it has one)
     # what is set: (torch's config module, its key, the value); the module
-    # "torch.set_float32_matmul_precision" is that function, called with the value
+    # "torch.set_float32_matmul_precision" is that function, called with the value; a key
+    # ending ".add" adds to that set the function the value names ("PACKAGE:dotted.name")
     settings: tuple[tuple[str, str, object], ...]
     cuda_only: bool = False  # needs a CUDA device (CUDA graphs, TF32)
     why: str = ""  # the verdict's cause that calls for it, or "asked for (--try)"
@@ -29,7 +30,11 @@ class Fix:
     def lines(self) -> tuple[str, ...]:
         """The settings as the lines of code that make them."""
         return tuple(
-            f"{module}({value!r})" if module.endswith("precision") else f"{module}.{key} = {value!r}"
+            f"{module}({value!r})"
+            if module.endswith("precision")
+            else f"{module}.{key}({str(value).rpartition(':')[2]})"  # a set's add: the function's name
+            if key.endswith(".add")
+            else f"{module}.{key} = {value!r}"
             for module, key, value in self.settings
         )
 

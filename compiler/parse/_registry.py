@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from typing import Any
 
 from ..model._paths import torch_dir
@@ -46,3 +47,11 @@ def debug_context(text: str | None) -> dict[str, str]:
         if sep and key.isidentifier() and value.strip() and key not in out:
             out[key] = value.strip()
     return out
+
+
+def logging_call(text: str | None) -> tuple[str, str] | None:
+    """The logger and the method of a logging call Dynamo would not trace (GB0291's debug
+    context ``method: <Logger transformers.modeling_utils (WARNING)>.warning_once, args: …``):
+    ("transformers.modeling_utils", "warning_once"); None where the context names none."""
+    m = re.match(r"<Logger (\S+) \([A-Z]+\)>\.(\w+)", debug_context(text).get("method", ""))
+    return (m.group(1), m.group(2)) if m else None

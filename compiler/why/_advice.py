@@ -16,7 +16,16 @@ from ..model._advicetypes import BASELINE, AdviceRow, Fix
 from ..model._benchtypes import Benchmark, within_spread
 from ..model._report import Report
 from ._carry import bound
-from ._fixes import CAPTURE_DYNAMIC, CAPTURE_SCALAR, DYNAMIC, RECOMPILE_LIMIT, REDUCE_OVERHEAD, TF32
+from ._fixes import (
+    CAPTURE_DYNAMIC,
+    CAPTURE_SCALAR,
+    DYNAMIC,
+    LOGGING,
+    LOGGING_CODE,
+    RECOMPILE_LIMIT,
+    REDUCE_OVERHEAD,
+    TF32,
+)
 from ._verdict import verdict
 
 DYNAMO, INDUCTOR = "torch._dynamo.config", "torch._inductor.config"
@@ -52,12 +61,41 @@ FIXES: dict[str, Fix] = {
 _BY_CODE = {f.code: f for f in FIXES.values()}
 
 
+IGNORE_LOGGING = "ignore_logging"  # a logging fix's name: ignore_logging:LOGGER:METHOD
+
+
+def logging_fix(logger: str, method: str) -> Fix:
+    """Make ``logger``'s ``method`` calls no-ops in compiled code (torch's
+    ``ignore_logging_functions``): the function is ``logging.Logger.<method>``, which the
+    logger's package adds to ``logging.Logger`` where it is not the standard library's
+    (transformers' ``warning_once``); the setting names that package, imported at start-up
+    where the function is not there yet (compiler/bench/_settings.py)."""
+    package = logger.split(".")[0] if logger != "root" else ""
+    target = f"{package}:logging.Logger.{method}"
+    code = LOGGING.format(logger=logger, method=method)
+    return Fix(
+        f"{IGNORE_LOGGING}:{logger}:{method}", code, ((DYNAMO, "ignore_logging_functions.add", target),)
+    )
+
+
 def fix_named(name: str) -> Fix:
-    """The fix called ``name``; a ValueError naming the ones there are."""
+    """The fix called ``name`` (``ignore_logging:LOGGER:METHOD`` for a logging call); a
+    ValueError naming the ones there are."""
+    head, _, rest = name.partition(":")
+    logger, _, method = rest.rpartition(":")
+    if head == IGNORE_LOGGING and logger and method.isidentifier():
+        return logging_fix(logger, method)
     try:
         return FIXES[name]
     except KeyError:
-        raise ValueError(f"no fix named {name!r}: the fixes are {', '.join(FIXES)}") from None
+        known = ", ".join([*FIXES, f"{IGNORE_LOGGING}:LOGGER:METHOD"])
+        raise ValueError(f"no fix named {name!r}: the fixes are {known}") from None
+
+
+def _fix_of(code: str) -> Fix | None:
+    """The fix whose code is a cause's ``code``: one of ``FIXES``, or a logging fix."""
+    m = LOGGING_CODE.search(code)
+    return logging_fix(m.group(2), m.group(1)) if m else _BY_CODE.get(code)
 
 
 def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
@@ -67,6 +105,7 @@ def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
     ``tries`` is kept: its row says it was skipped)."""
     forced = [fix_named(n) for n in tries]
     why: dict[str, str] = {}
+    found: dict[str, Fix] = dict(FIXES)
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     for b in report.benchmarks:
         v = verdict(report, b)
@@ -76,13 +115,14 @@ def fixes_for(report: Report, tries: tuple[str, ...] = ()) -> tuple[Fix, ...]:
         # fixes' own runs settle what the unsteady timings could not
         unsteady = "; the verdict named no cause: its timings were unsteady" if v.unread else ""
         for c in v.causes:
-            fix = _BY_CODE.get(c.fix or "")
+            fix = _fix_of(c.fix or "")
             if fix is not None and (cuda or not fix.cuda_only):
+                found.setdefault(fix.name, fix)
                 why.setdefault(fix.name, f"{c.title} (the verdict on {b.name}{unsteady})")
         if v.main in ("library", "generated"):  # the call is its kernels: try other kernel choices
             title = next((c.title for c in v.causes if c.key == v.main), v.main)
             why.setdefault("max_autotune", f"{title} (the verdict on {b.name})")
-    out = [dataclasses.replace(f, why=why[f.name]) for f in FIXES.values() if f.name in why]
+    out = [dataclasses.replace(f, why=why[f.name]) for f in found.values() if f.name in why]
     out += [dataclasses.replace(f, why="asked for (--try)") for f in forced if f.name not in why]
     return tuple(out)
 

@@ -45,23 +45,26 @@ def by_family(costs: Iterable[KernelCost]) -> tuple[CostGroup, ...]:
 
 
 def by_module(costs: Iterable[KernelCost], bench: Benchmark | None = None) -> tuple[CostGroup, ...]:
-    """Kernel time per nn.Module path, beside eager's for the same module where the benchmark
-    profiled eager by module."""
+    """Kernel time per nn.Module, named from the benchmarked model down (``module_name``),
+    beside eager's for the same module where the benchmark profiled eager by module."""
+    root = bench.name if bench is not None else ""
     eager: dict[str, float] = {}
     for c in eager_costs(bench) if bench is not None else ():
         for m in c.modules:
-            eager[m] = eager.get(m, 0.0) + c.ms
-    groups = _group(costs, lambda c: ", ".join(_module_name(m) for m in c.modules) or "(no module)")
+            name = module_name(m, root)
+            eager[name] = eager.get(name, 0.0) + c.ms
+    groups = _group(costs, lambda c: ", ".join(module_name(m, root) for m in c.modules) or "(no module)")
     if not eager:
         return groups
-    return tuple(
-        CostGroup(g.key, g.ms, g.share, g.kernels, eager.get("" if g.key == "(model)" else g.key))
-        for g in groups
-    )
+    return tuple(CostGroup(g.key, g.ms, g.share, g.kernels, eager.get(g.key)) for g in groups)
 
 
-def _module_name(m: str) -> str:
-    return m or "(model)"
+def module_name(path: str, root: str) -> str:
+    """An nn.Module's path (``""`` the model itself, ``"up"``) named from the model the
+    benchmark called (``Routed``, ``Routed.up``); ``(model)`` where the model's name is not
+    known."""
+    top = root or "(model)"
+    return f"{top}.{path}" if path else top
 
 
 def _group(costs: Iterable[KernelCost], key) -> tuple[CostGroup, ...]:

@@ -5,10 +5,11 @@ advice, in words, and never dressed as code. Torch-free."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from ..model._report import GraphBreak, Report
-from ..parse._registry import debug_context
+from ..parse._registry import debug_context, logging_call
 from ._text import first_line, where
 
 # each fix's text, once: the verdict's causes say them, and ``advise`` (compiler/why/_advice.py)
@@ -20,6 +21,15 @@ RECOMPILE_LIMIT = "torch._dynamo.config.recompile_limit = 64  # a frame may hold
 INDUCTOR = 'torch.compile(model)  # backend="inductor", the default: fused, generated kernels'
 REDUCE_OVERHEAD = 'torch.compile(model, mode="reduce-overhead")  # CUDA graphs'
 TF32 = 'torch.set_float32_matmul_precision("high")  # TF32 tensor cores for fp32 matmuls'
+# a logging call Dynamo would not trace (GB0291), made a no-op in compiled code: torch's hint
+# ("Add the logging method to ignore_logging_functions") as code, with the method named
+LOGGING = (
+    "torch._dynamo.config.ignore_logging_functions.add(logging.Logger.{method})"
+    "  # after import logging; compiled code skips {logger}'s {method} calls"
+)
+LOGGING_CODE = re.compile(
+    r"ignore_logging_functions\.add\(logging\.Logger\.(\w+)\)  # after import logging; compiled code skips (\S+)'s"
+)
 
 
 class Fallen(NamedTuple):
@@ -53,7 +63,7 @@ def fallen_frames(report: Report) -> list[Fallen]:
             brk = next((b for b in brks if b.gb_id), brks[0] if brks else None)
             label = fell_because(bad.error, brk)
             how = f"failed in {bad.failed_stage or 'compile'}: {label}"
-            fix = break_fix(brk.type, brk.gb_id) if brk else None
+            fix = break_fix(brk.type, brk.gb_id, brk.reason) if brk else None
             advice = None if fix or not brk else break_advice(brk.type, brk.gb_id, brk.hints)
             found.append((f.name or "?", how, (name, f"[{bad.id}]"), fix, advice, label, True))
         elif f.recompile_limit_hit:
@@ -145,8 +155,12 @@ def _known(table, type_: str, gb_id: str | None) -> str | None:
     return None
 
 
-def break_fix(type_: str, gb_id: str | None) -> str | None:
-    """The fix of a graph break as code, where torch's known ones name one."""
+def break_fix(type_: str, gb_id: str | None, reason: str = "") -> str | None:
+    """The fix of a graph break as code, where torch's known ones name one; a logging call
+    (GB0291) with its method, as torch's debug context in ``reason`` names it."""
+    call = logging_call(reason) if gb_id == "GB0291" or "logging.Logger method" in (type_ or "") else None
+    if call is not None:
+        return LOGGING.format(logger=call[0], method=call[1])
     return _known(_BREAK_FIXES, type_, gb_id)
 
 

@@ -15,7 +15,7 @@ from ..model._verdicttypes import Cause
 from ._backend import OtherBackend
 from ._fixes import INDUCTOR, TF32
 from ._gputime import KernelCost, eager_costs
-from ._roofline import precision, roofline
+from ._roofline import of_peak, over_peak, precision, roofline
 from ._text import short
 
 
@@ -32,7 +32,9 @@ def library(lib: list[KernelCost], share, bench: Benchmark) -> Cause | None:
         no_tf32 |= cuda_mm and prec == "fp32"
         p = places.get(k.name)
         at = (
-            f", {of_peak(p.of_bound)} of the {p.precision or ''} {p.bound}-bound peak".replace("  ", " ")
+            f", {of_peak(p.of_bound, p.bound)} of the {p.precision or ''} {p.bound}-bound peak".replace(
+                "  ", " "
+            )
             if p and p.of_bound
             else ""
         )
@@ -82,6 +84,7 @@ def generated(
         p = places.get(k.name)
         at = (
             f" at {p.gb_per_s:.0f} GB/s, {of_peak(p.of_bound)} of the device's peak bandwidth"
+            + (f" ({over_peak(p.of_bound, p.bound)})" if over_peak(p.of_bound, p.bound) else "")
             if p and p.gb_per_s and p.of_bound
             else ""
         )
@@ -171,14 +174,6 @@ def fell_back_time(report: Report | None) -> str | None:
     its = "their compile attempts" if len(tried) > 1 else "its compile attempt"
     took = f"{its} took {sum(timed):.2f} s" if timed else f"torch recorded no time for {its}"
     return f"no compile installed code: {ids} fell back to eager; {took} (torch's compilation_metrics)"
-
-
-def of_peak(x: float) -> str:
-    """A share of a peak, as a percentage that is not 0% where the share is not 0: a kernel at
-    16 GB/s of 3350 is at 0.5%, one at 2 GB/s under 0.1%."""
-    if x >= 0.01:
-        return f"{x:.0%}"
-    return f"{x:.1%}" if x >= 0.001 else "under 0.1%"
 
 
 def cpp_unprofiled(report: Report, bench: Benchmark) -> bool:

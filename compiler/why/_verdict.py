@@ -57,9 +57,8 @@ from ._fixes import (
 from ._gputime import kernel_costs
 from ._guardkinds import guard_evidence
 from ._kernelcauses import backend_cause, compile_cause, cpp_unprofiled, generated, library, unprofiled
+from ._naming import main_cause, order_note
 from ._text import first_line, where
-
-ORDER = ("fallback", "backend", "breaks", "recompiles", "cudagraphs", "sync")  # named first when they hold
 
 
 def verdict(report: Report, bench: Benchmark) -> Verdict:
@@ -177,7 +176,7 @@ class _Judge:
         causes.append(compile_cause(b, self.report))
         # the figures carry no cause: the benchmark compiled anew, or its cautions hold
         read = unread(b, self.kernels_ms, self.c)
-        lead = _main(causes, b, all_eager=self.all_eager)
+        lead = main_cause(causes, b, all_eager=self.all_eager)
         if read and not b.compiles_while_timing and lead is not None and lead.key == "fallback":
             # unsteady timings, but the fallback that leads is the report's own fact (no compiled
             # code ran for a frame): named, with the timings' caution beside it
@@ -185,6 +184,7 @@ class _Judge:
         else:
             main = None if read else lead
             head = read[1] if read else b.speedup_words + ": " + _headline(main, self, causes)
+            head += "" if read else order_note(main, causes)
         key, why = (main.key if main else None), (read[0] if read and main is None else None)
         return Verdict(
             b.name, head, b.speedup, e, self.c, key, tuple(causes), tuple(self.missing), self.mode, why
@@ -244,7 +244,7 @@ class _Judge:
         ev += [break_line(b) for b in sorted(breaks, key=lambda b: -b.count)[:5]]
         # torch's own break (the optimizer's) has no change of the user's: its hint is never said
         theirs = [b for b in breaks if not b.torch_own]
-        fix = next((f for b in theirs if (f := break_fix(b.type, b.gb_id))), None)
+        fix = next((f for b in theirs if (f := break_fix(b.type, b.gb_id, b.reason))), None)
         advice = (
             None if fix else next((a for b in theirs if (a := break_advice(b.type, b.gb_id, b.hints))), None)
         )
@@ -320,7 +320,11 @@ class _Judge:
             return None
         ms = self.guard_ms
         t = self.bench.timeline
-        ev = (f"guard evaluation {ms:.4g} ms a call ({t.guard_ms:.4g} ms in the profiled call)",)
+        ev = (
+            f"guard evaluation {ms:.4g} ms a call: its part of the timed call's host time, split as "
+            f"the profiled call's; {t.guard_ms:.4g} ms in the profiled call, which the profiler's "
+            "own cost inflates",
+        )
         kinds = guard_evidence(self.report, self.bench.compile_ids)
         return Cause("guards", "guard evaluation", ms, self.share(ms), ev + ((kinds,) if kinds else ()))
 
@@ -350,32 +354,6 @@ class _Judge:
             REDUCE_OVERHEAD if cuda and inductor and not on and not asked and self.share(ms) >= 0.1 else None
         )
         return Cause("launch", title, ms, self.share(ms), ev, fix)
-
-
-def _main(causes: list[Cause], bench: Benchmark, all_eager: bool = False) -> Cause | None:
-    """The first cause of ``ORDER`` that holds and takes 5% of the call (recompiles only where
-    they happened during the timed calls); else the largest part. An eager fallback leads where
-    every kernel of the call ran outside the compiled graphs (``all_eager``), else only by its
-    share: a frame that failed while its inner frames compiled (a wrapper around the model's
-    forward) costs the call only the kernels it ran outside the graphs, and is ranked by that
-    share like the rest. Generated kernels that beat eager's are no cause: the largest other
-    part is named, unless no other part is 5% of the call (then the generated kernels are, as
-    already faster than eager's)."""
-    for key in ORDER:
-        hit = next((x for x in causes if x.key == key), None)
-        if key == "recompiles" and not bench.compiles_while_timing:
-            continue  # recompiles before the timed calls cost the steady call nothing: listed, not named
-        always = key in ("cudagraphs", "backend") or (key == "fallback" and all_eager)
-        if hit is not None and (hit.share is None or hit.share >= 0.05 or always):
-            return hit
-    ranked = [x for x in causes if x.share is not None and (x.key not in ORDER or x.key == "fallback")]
-    top = max(ranked, key=lambda x: x.share or 0.0, default=None)
-    if top is not None and top.key == "generated-ok" and bench.eager_launches:
-        rest = [x for x in ranked if x.key != "generated-ok"]
-        other = max(rest, key=lambda x: x.share or 0.0, default=None)
-        if other is not None and (other.share or 0.0) >= 0.05:
-            return other
-    return top
 
 
 def _headline(main: Cause | None, j: _Judge, causes: list[Cause]) -> str:

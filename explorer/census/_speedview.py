@@ -38,6 +38,10 @@ class SpeedGroup:
     passed: int  # rows that compiled and ran (not "error")
     timed: int  # rows with a speedup
     geomean: float | None  # of the timed rows' speedups
+    compile_s: float | None = None  # the median compile time of the rows that compiled
+    memory: float | None = (
+        None  # geomean of eager's peak memory over compiled's (PyTorch's dashboard's ratio)
+    )
 
     @property
     def pass_rate(self) -> float:
@@ -57,10 +61,20 @@ def speed_groups(rows: list[CensusRow]) -> list[SpeedGroup]:
     out = []
     for (zoo, prec, mode), rs in groups.items():
         speeds = [r.speedup for r in rs if r.speedup]
+        times = sorted(r.compile_time_s for r in rs if r.compile_time_s is not None)
+        ratios = [r.peak_mb_eager / r.peak_mb_compiled for r in rs if r.peak_mb_eager and r.peak_mb_compiled]
         out.append(
             SpeedGroup(
-                zoo, prec, mode, len(rs), sum(r.status != "error" for r in rs), len(speeds), geomean(speeds)
-            )
+                zoo,
+                prec,
+                mode,
+                len(rs),
+                sum(r.status != "error" for r in rs),
+                len(speeds),
+                geomean(speeds),
+                times[len(times) // 2] if times else None,
+                geomean(ratios),
+            )  # fmt: skip
         )
     return out
 
@@ -189,15 +203,30 @@ def speed_html(rows: list[CensusRow], esc) -> str:
     groups = speed_groups(rows)
     if any(g.timed for g in groups) or len(groups) > 1:
         head = "".join(
-            f"<th>{h}</th>" for h in ("zoo", "precision", "mode", "models", "pass", "speedup", "timed")
+            f"<th>{h}</th>"
+            for h in (
+                "zoo",
+                "precision",
+                "mode",
+                "models",
+                "pass",
+                "speedup",
+                "timed",
+                "compile",
+                "peak memory",
+            )
         )
         body = "".join(
             f"<tr><td>{esc(g.zoo)}</td><td>{esc(g.precision)}</td><td>{esc(g.mode)}</td><td>{g.rows}</td>"
-            f"<td>{g.passed} ({g.pass_rate:.0%})</td><td>{fmt_speedup(g.geomean)}</td><td>{g.timed}</td></tr>"
+            f"<td>{g.passed} ({g.pass_rate:.0%})</td><td>{fmt_speedup(g.geomean)}</td><td>{g.timed}</td>"
+            f"<td>{'—' if g.compile_s is None else f'{g.compile_s:.1f} s'}</td>"
+            f"<td>{'—' if g.memory is None else f'{g.memory:.2f}×'}</td></tr>"
             for g in groups
         )
         out.append(
-            "<h3>by zoo, precision and mode</h3><p>speedup: geomean of eager / compiled medians</p>"
+            "<h3>by zoo, precision and mode</h3><p>speedup: geomean of eager / compiled medians; compile: "
+            "the median row's compile time; peak memory: geomean of eager's peak over compiled's "
+            "(above 1×: compiled uses less)</p>"
             f'<table class="headline"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
             f"<p>beside: {esc(SEEDS)}</p>"
         )

@@ -12,25 +12,10 @@ from ..base._types import Table
 from ..lower._fit import width
 from ..lower._html import CSS, esc
 from ..lower._text import table_text
-from ._speedview import clip, fmt_speedup, row_id, speed_html, speed_text
+from ._pagerows import COLUMNS, PAGE_COLUMNS, PAGE_CSS, cache_words, odd_notes, page_row, row_links
+from ._speedview import clip, fmt_speedup, speed_html, speed_text
 from ._table import STATUSES, Census, CensusRow
 
-COLUMNS = (
-    "model",
-    "mode",
-    "precision",
-    "family",
-    "status",
-    "graphs",
-    "breaks",
-    "recompiles",
-    "compile",
-    "kernels",
-    "speedup",
-    "eager",
-    "compiled",
-    "cause",
-)
 # the terminal's table, narrower (the break types and errors follow it in full): 100 columns
 TEXT_COLUMNS = ("model", "mode", "status", "graphs", "breaks", "recomp", "compile", "speedup", "cause")
 WIDTH = 100
@@ -210,28 +195,6 @@ def _link_cell(text: str, href: str | None) -> str:
     return f'<a href="{esc(href)}">{esc(text)}</a>' if href else esc(text)
 
 
-def _row_html(r: CensusRow, link: str | None) -> str:
-    cells = _cells(r)
-    breaks = "; ".join(
-        f'{_link_cell(b.gb_id or "?", b.link)} {esc(b.type)} <span class="where">{esc(b.where)}</span>'
-        for b in r.breaks
-    )
-    sortv = {8: r.compile_time_s or 0, 10: r.speedup or 0, 11: r.eager_ms or 0, 12: r.compiled_ms or 0}
-    tds = [f"<td>{_link_cell(cells[0], link)}</td>"]
-    for i, c in enumerate(cells[1:], start=1):
-        body = breaks if i == 6 and r.breaks else esc(c)
-        v = f' data-v="{sortv[i]}"' if i in sortv else ""
-        cls = (
-            f' class="st-{r.status.replace(" ", "-")} wrap"'
-            if i == 4
-            else ' class="wrap"'
-            if i in (6, 13)
-            else ""
-        )
-        tds.append(f"<td{v}{cls}>{body}</td>")
-    return f'<tr id="{row_id(r)}">{"".join(tds)}</tr>'
-
-
 def census_page(census: Census, links: dict[str, str] | None = None, notes: list[str] | None = None) -> str:
     """A self-contained page: the headline, the rows by break type (a click filters the
     table), the table (a click on a header sorts it), each model linked to ``links[key]``;
@@ -244,14 +207,12 @@ def census_page(census: Census, links: dict[str, str] | None = None, notes: list
         f"{len(keys)} row{'s' if len(keys) != 1 else ''}</a> — {esc(', '.join(keys))}</li>"
         for gb, link, t, keys in by_break_type(rows)
     )
-    head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
-    body = "".join(_row_html(r, links.get(r.key)) for r in rows)
+    head = "".join(f"<th>{esc(c)}</th>" for c in PAGE_COLUMNS)
+    reports, odd = row_links(rows, links), odd_notes(rows)
+    body = "".join(page_row(r, reports.get(r.key), odd.get(r.key), _link_cell) for r in rows)
+    odd_words = f'<p class="note">{len(odd)} rows marked odd: {esc(cache_words(census))}</p>' if odd else ""
     title = esc(census_table(census).title)
-    css = (
-        ".st-error{color:#b00}.st-graph-break{color:#a60}.st-recompiles{color:#06c}.where{color:#666}"
-        "th{cursor:pointer}#census td,#census th,.headline td{white-space:nowrap}"
-        "#census td.wrap{white-space:normal;min-width:16em}"
-    )
+    css = PAGE_CSS
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><title>PT2 Explorer — {title}</title>'
         f'<style>{CSS}{css}</style></head><body><div class="pt2x"><h2>{title}</h2>'
@@ -259,7 +220,7 @@ def census_page(census: Census, links: dict[str, str] | None = None, notes: list
         + speed_html(list(rows), esc)
         + (f"<h3>by break type</h3><ul>{groups}</ul>" if groups else "")
         + f'<input id="filter" placeholder="filter rows" size="40"><table id="census"><thead><tr>{head}</tr>'
-        f"</thead><tbody>{body}</tbody></table>"
+        f"</thead><tbody>{body}</tbody></table>{odd_words}"
         + (
             '<h3>left out</h3><ul class="left-out">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
             if notes

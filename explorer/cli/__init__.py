@@ -296,8 +296,8 @@ def _report(ns, compiler) -> int:
     except ValueError as e:  # no such compile, no such kernel
         return error(e)
     if ns.view == "summary":  # what cache hits left out, and the command, with this report's path
-        from explorer.model._speed import fill_command
         from explorer.lower._terminal import echo
+        from explorer.model._speed import fill_command
 
         if (fill := fill_command(report, ns.report)) is not None:
             echo(fill + "\n")  # in a terminal, wrapped at its width

@@ -38,6 +38,19 @@ document.querySelectorAll('.pt2x table').forEach(t=>{const h=t.tHead,b=t.tBodies
  rs.forEach(r=>b.appendChild(r));});});});
 document.querySelectorAll('a.cid').forEach(a=>a.addEventListener('click',()=>{
  sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();}));
+const flash=el=>{el.scrollIntoView({block:'center'});el.classList.add('pt2x-flash');setTimeout(()=>el.classList.remove('pt2x-flash'),2500);};
+document.querySelectorAll('a.pt2x-why-link').forEach(a=>a.addEventListener('click',e=>{e.preventDefault();
+ if(a.dataset.break!==undefined){document.querySelector('[data-tab=tab-breaks]').click();
+  const d=document.getElementById('break-'+a.dataset.break);if(d)flash(d);return;}
+ if(!sel)return;sel.value=a.dataset.compile;show();document.querySelector('[data-tab=tab-compiles]').click();
+ const box=[...document.querySelectorAll('.pt2x-compile')].find(d=>d.dataset.id===a.dataset.compile);if(!box)return;
+ const find=k=>[...box.querySelectorAll('a.'+k)].find(x=>x.dataset.kernel===a.dataset.kernel);
+ const code=find('pt2x-code-link'),nodes=find('pt2x-kernel-link');if(nodes){const fuse=[...box.querySelectorAll('details > summary')].find(s=>s.textContent.trim()==='fuse');
+  if(fuse){fuse.parentElement.open=true;fuse.parentElement.querySelector('.pt2x-graph')?.scrollIntoView({block:'center'});}
+  setTimeout(()=>nodes.click(),200);}
+ if(!code)return;
+ const t0=Date.now(),then=()=>{const shown=[...box.querySelectorAll('.pt2x-gv')].some(g=>g.dataset.kernel===a.dataset.kernel);
+  if(shown||!nodes||Date.now()-t0>4000)code.click();else setTimeout(then,100);};then();}));
 """
 )
 _TAB_CSS = (

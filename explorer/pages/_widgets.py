@@ -24,6 +24,15 @@ from ..lower import _html
 from ..lower._html import esc, frag
 from ..views._registry import Subject, headers, opening, tabs
 
+# the button the Benchmark button offers after it refused a step that changes state
+ANYWAY = "benchmark anyway (restores the state)"
+
+
+def _whole_label() -> w.Layout:
+    """A button's layout that shows its whole label: its own width, never shrunk by the
+    status text beside it in the row (a flex item shrinks by default: "Benchma…")."""
+    return w.Layout(width="auto", flex="0 0 auto")
+
 
 class Explorer(w.VBox):
     """The explorer app for one report. ``Explorer(report)``; ``explorer.show(report)``."""
@@ -118,9 +127,7 @@ class Explorer(w.VBox):
         from compiler import benchmark_subject
 
         self.bench_status = w.HTML("")
-        self.bench_button = w.Button(
-            description="Benchmark", icon="tachometer", layout=w.Layout(width="auto")
-        )
+        self.bench_button = w.Button(description="Benchmark", icon="tachometer", layout=_whole_label())
         if benchmark_subject(self.report) is None:
             self.bench_button.disabled = True
             self.bench_button.tooltip = (
@@ -151,9 +158,9 @@ class Explorer(w.VBox):
             self.bench_status.value = _error_html(e)
             if isinstance(e, StateMutationError):  # the opt-in, one click away
                 anyway = w.Button(
-                    description="Benchmark anyway (state restored)",
+                    description=ANYWAY,
                     button_style="warning",
-                    layout=w.Layout(width="auto"),
+                    layout=_whole_label(),
                     tooltip="compiler.benchmark(report, mutates=True): the state is snapshotted and restored afterwards",
                 )
                 anyway.on_click(lambda _b: self.run_benchmark(**{**kwargs, "mutates": True}))

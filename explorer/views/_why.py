@@ -6,12 +6,11 @@ device's roofline. Built from ``compiler.analysis.verdict``, ``compiler.analysis
 from __future__ import annotations
 
 from compiler import Report
-from compiler._viewer import no_roofline
+from compiler._viewer import module_name, no_roofline, of_peak
 from compiler.analysis import cost_groups, figure, kernel_costs, roofline, verdict
 from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 
 from ..base._types import Table
-from ..lower._html import esc, table_html
 from ..lower._terminal import printable
 from ..lower._text import table_text
 from ..model._summary import where_source
@@ -22,14 +21,6 @@ TOP = 12  # rows of each table
 
 def _pct(x: float | None) -> str:
     return "" if x is None else f"{x:.0%}"
-
-
-def _of_peak(x: float | None) -> str:
-    """A kernel's share of its bound's peak, not rounded to 0% (the evidence's words, in
-    compiler/why/_kernelcauses.py: 0.5%, under 0.1%)."""
-    if x is None or x >= 0.01:
-        return _pct(x)
-    return f"{x:.1%}" if x >= 0.001 else "under 0.1%"
 
 
 def _ms(x: float | None) -> str:
@@ -89,7 +80,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
     missing) and the tables: causes, lines, modules, op families, roofline."""
     v = verdict(report, b)
     lines = [f"{b.name} ({b.device_name}, mode={v.mode}): {v.headline}"]
-    if b.matmul_precision is not None:
+    if b.matmul_precision is not None and b.device == "cuda":  # TF32 is a CUDA setting
         tf32 = "" if b.allow_tf32 is None else f", allow_tf32={b.allow_tf32}"
         lines.append(f"matmul settings while timing: float32_matmul_precision={b.matmul_precision}{tf32}")
     causes = Table(
@@ -115,7 +106,7 @@ def why_tables(report: Report, b: Benchmark) -> tuple[list[str], list[Table]]:
         tables.append(_timeline_table(b))
     for arm, launches in (("compiled", b.launch_rows), ("eager", b.eager_launch_rows)):
         if launches:
-            tables.append(_launch_table(arm, launches))
+            tables.append(_launch_table(arm, launches, b.name))
     return lines, tables
 
 
@@ -145,7 +136,7 @@ def _timeline_table(b: Benchmark) -> Table:
     return Table("one call, host against device (profiled, per call)", ("", "compiled", "eager"), rows)
 
 
-def _launch_table(arm: str, launches: tuple[Launch, ...]) -> Table:
+def _launch_table(arm: str, launches: tuple[Launch, ...], model: str) -> Table:
     rows = tuple(
         (
             r.name if len(r.name) <= 60 else r.name[:59] + "…",
@@ -153,7 +144,7 @@ def _launch_table(arm: str, launches: tuple[Launch, ...]) -> Table:
             r.compile_id or "",
             r.op or "",
             "" if r.op_index is None else str(r.op_index),
-            "" if r.module is None else (r.module or "(model)"),
+            "" if r.module is None else module_name(r.module, model),
             str(r.calls),
             _num(r.total_ms),
         )
@@ -169,12 +160,12 @@ def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:
     if by == "module":
         rows = tuple((g.key, _ms(g.ms), _pct(g.share), str(g.kernels), _ms(g.eager_ms)) for g in groups)
         return Table(title, (key, "ms a call", "of kernel time", "kernels", "eager ms"), rows)
-    label = _places if by == "line" else str
+    label = places if by == "line" else str
     rows = tuple((label(g.key), _ms(g.ms), _pct(g.share), str(g.kernels)) for g in groups)
     return Table(title, (key, "ms a call", "of kernel time", "kernels"), rows)
 
 
-def _places(key: str) -> str:
+def places(key: str) -> str:
     """A group's lines (``a.py:3, a.py:7, b.py:2``) in ``where``'s style, a file named once
     for its lines in a row: ``a.py:3, 7, b.py:2``."""
     out, last = [], None
@@ -202,7 +193,9 @@ def _kernel_table(costs, b: Benchmark) -> Table:
                 ", ".join(c.nodes[:4]) + (" …" if len(c.nodes) > 4 else ""),
                 "" if p is None or p.gb_per_s is None else f"{p.gb_per_s:.0f}",
                 "" if p is None or p.tflops is None else f"{p.tflops:.1f}",
-                "" if p is None or p.bound is None else f"{p.bound}, {_of_peak(p.of_bound)}",
+                ""
+                if p is None or p.bound is None
+                else f"{p.bound}, {of_peak(p.of_bound, p.bound) if p.of_bound is not None else ''}",
             )
         )
     why_not = no_roofline(b)
@@ -233,11 +226,12 @@ def why_text(report: Report) -> str:
 
 
 def why_html(report: Report) -> str:
+    """The Why tab: each benchmark's verdict, every kernel, line and break site a way in and
+    each fix a code block with a copy button (``_whyhtml.py``)."""
+    from ._whyhtml import WHY_CSS, why_page_html
+
     parts = []
     for b in report.benchmarks:
         lines, tables = why_tables(report, b)
-        parts.append(
-            f"<h3>{esc(lines[0])}</h3>" + "".join(f'<div class="note">{esc(x)}</div>' for x in lines[1:])
-        )
-        parts += [table_html(t) for t in tables]
-    return "".join(parts)
+        parts.append(why_page_html(report, b, lines, tables, change_lines(verdict(report, b))))
+    return f"<style>{WHY_CSS}</style>" + "".join(parts) if parts else ""

@@ -5,6 +5,7 @@
  * ``.pt2x-graph`` element from the JSON in its ``script.pt2x-graph-data`` when it first shows.
  */
 
+import { installLinks } from './links';
 import { mount } from './view';
 
 interface AnyModel {
@@ -30,6 +31,7 @@ function render({ model, el }: { model: AnyModel; el: HTMLElement }): () => void
 /** The static page: mount each graph when it first becomes visible (graphs of hidden tabs
  * cost nothing until opened). */
 export function mountStatic(doc: Document = document): void {
+  installLinks(doc); // links that open a graph work before any graph is shown (the Why tab's)
   const hosts = Array.from(doc.querySelectorAll<HTMLElement>('.pt2x-graph:not([data-mounted])'));
   const start = (host: HTMLElement) => {
     host.dataset.mounted = '1';
