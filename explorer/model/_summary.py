@@ -182,3 +182,16 @@ def _kept_raw(report: Report) -> str:
             "load the TORCH_TRACE log or record again to see them in their view; the Unmapped events tab shows them"
         )
     return "; ".join(parts)
+
+
+def places(key: str) -> str:
+    """A group's lines (``a.py:3, a.py:7, b.py:2``) in ``where``'s style, a file named once
+    for its lines in a row: ``a.py:3, 7, b.py:2``."""
+    out, last = [], None
+    for source in key.split(", "):
+        place = where_source(source)
+        path, sep, line = place.rpartition(":")
+        same = bool(sep) and line.isdigit() and path == last
+        out.append(line if same else place)
+        last = path if sep and line.isdigit() else None
+    return ", ".join(out)

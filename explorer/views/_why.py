@@ -13,7 +13,7 @@ from compiler.types import Benchmark, Cause, Launch, Timeline, Verdict
 from ..base._types import Table
 from ..lower._terminal import printable
 from ..lower._text import table_text
-from ..model._summary import where_source
+from ..model._summary import places
 from ._bench import accuracy_line
 
 TOP = 12  # rows of each table
@@ -163,19 +163,6 @@ def _group_table(title: str, by: str, costs, b: Benchmark) -> Table:
     label = places if by == "line" else str
     rows = tuple((label(g.key), _ms(g.ms), _pct(g.share), str(g.kernels)) for g in groups)
     return Table(title, (key, "ms a call", "of kernel time", "kernels"), rows)
-
-
-def places(key: str) -> str:
-    """A group's lines (``a.py:3, a.py:7, b.py:2``) in ``where``'s style, a file named once
-    for its lines in a row: ``a.py:3, 7, b.py:2``."""
-    out, last = [], None
-    for source in key.split(", "):
-        place = where_source(source)
-        path, sep, line = place.rpartition(":")
-        same = bool(sep) and line.isdigit() and path == last
-        out.append(line if same else place)
-        last = path if sep and line.isdigit() else None
-    return ", ".join(out)
 
 
 def _kernel_table(costs, b: Benchmark) -> Table:

@@ -14,7 +14,7 @@ from compiler.types import Benchmark, Verdict
 
 from ..base._types import Excerpt, Table
 from ..lower._html import esc, fact_html, table_html
-from ..model._summary import where_source
+from ..model._summary import places, where_source
 from ..model._view import build_view, source_context
 
 # the copy button: the clipboard where the page may write to it, else the text selected for Ctrl+C
@@ -81,8 +81,6 @@ def _causes_html(t: Table, v: Verdict, sites: list[tuple[str, str]]) -> str:
 def _lines_html(t: Table, costs) -> str:
     """Each row's lines: a ``<details>`` that opens the source around each line and the kernels
     made from it, each a link."""
-    from ._why import places
-
     by_label: dict[str, list] = {}
     for c in costs:
         if c.lines:
