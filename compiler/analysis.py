@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .assemble._advice import FIXES, fix_named, fixes_for
 from .assemble._cgmode import mode_of as benchmark_mode
+from .assemble._compiletime import compile_time, phase_head, program_time
 from .assemble._costgroups import cost_groups
 from .assemble._gputime import kernel_costs
 from .assemble._kernelcauses import break_even
@@ -66,6 +67,10 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    # where compile time went
+    "compile_time",
+    "program_time",
+    "phase_head",
     # why not faster
     "verdict",
     "benchmark_mode",

@@ -47,6 +47,7 @@ from .model._report import (
     Timing,
 )
 from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, Regenerated, Saving
+from .model._timetypes import HEADS, CompileTime, Cost, ProgramTime, Repeats, TimeRow
 from .model._tritontypes import TritonBinary
 from .model._verdicttypes import Cause, Verdict
 from .parse._bytecode import BytecodeStep
@@ -80,6 +81,12 @@ __all__ = [
     "SideEffect",
     "RawEvent",
     "STAGES",
+    "HEADS",
+    "CompileTime",
+    "Cost",
+    "ProgramTime",
+    "Repeats",
+    "TimeRow",
     "SCHEMA_VERSION",
     # a compile's stages
     "Capture",
