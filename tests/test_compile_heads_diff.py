@@ -6,6 +6,7 @@ directory (every stage runs again)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -16,7 +17,7 @@ from _torch_trace import RawTrace
 from torch._inductor.utils import fresh_cache
 
 import compiler
-from compiler.analysis import compile_time
+from compiler.analysis import compile_time, program_time
 from compiler.types import HEADS
 from explorer import cli
 from explorer.diffs._diff import diff
@@ -84,3 +85,34 @@ def test_diff_names_the_heads_that_grew(warm_cold, capsys):
     section = next(s for s in d.sections if s.id == "compile-time")
     for k, v in tb.heads.items():
         assert f"  {HEADS[k]}: {v:.3f} s" in section.b
+
+
+def test_census_diff_names_the_head_that_moved(warm_cold, tmp_path):
+    """Two censuses of one case, each row linked to its report: the row whose compile time
+    moved names the head that moved most; a census without reports says it names none."""
+    from explorer.census._cases import Case
+    from explorer.census._diff import diff_census
+    from explorer.census._headdiff import NO_REPORT
+    from explorer.census._table import Census, load_census, row_from_report
+
+    a, b, _, _, _ = warm_cold
+    case = Case("probe", "block", "eval")
+    paths = []
+    for name, rep in (("A", a), ("B", b)):
+        (tmp_path / name / "reports").mkdir(parents=True)
+        rep.to_json(str(tmp_path / name / "reports" / "block.json"))
+        row = row_from_report(case, rep, {}, report="reports/block.json")
+        paths.append(Census((row,), title=name).save(str(tmp_path / name / "census.json")))
+    ca, cb = load_census(paths[0]), load_census(paths[1])
+    d = diff_census(ca, cb, slower=1.01, slower_s=0.0)
+    (change,) = d.regressions
+    ha, hb = program_time(a).heads, program_time(b).heads
+    most = max(HEADS, key=lambda k: abs(hb[k] - ha[k]))
+    (said,) = [x for x in change.worse if x.startswith("compile ")]
+    assert said.endswith(f" — most moved: {HEADS[most]} {ha[most]:.2f} s → {hb[most]:.2f} s"), said
+    # the rows without their reports (a census written as one file): no head is named
+    bare = [
+        Census(tuple(dataclasses.replace(r, report=None) for r in c.rows), title=c.title) for c in (ca, cb)
+    ]
+    (change,) = diff_census(*bare, slower=1.01, slower_s=0.0).regressions
+    assert any(x.startswith("compile ") and x.endswith(NO_REPORT) for x in change.worse)
