@@ -101,7 +101,10 @@ def check_placed(report, records) -> None:
         headed = _inside([(s, e) for n, s, e in mine if phase_head(n) is not None], walls)
         unplaced = _union(walls) - _union(headed)
         assert t.heads["unplaced"] == pytest.approx(unplaced, abs=2e-3), c.id
-        assert t.heads["unplaced"] <= 0.05 * t.wall_s, (c.id, t.heads["unplaced"], t.wall_s)
+        # at most 5% of the compile; a compile under a second may leave 50 ms: Dynamo's own
+        # bookkeeping between its timed phases (the frame's set-up, the guards' install, the
+        # trace's logging) measured 2-26 ms a compile on a loaded 2-core machine
+        assert t.heads["unplaced"] <= max(0.05 * t.wall_s, 0.05), (c.id, t.heads["unplaced"], t.wall_s)
         # heads torch times itself: waiting on the workers, and Inductor's pass groups
         waits = [(s, e) for n, s, e in mine if n == "async_compile.wait"]
         assert t.heads["workers"] == pytest.approx(_union(_inside(waits, walls)), abs=2e-3)
