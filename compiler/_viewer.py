@@ -9,6 +9,7 @@ from .assemble._stages import reads_event
 from .model._progress import LineProgress
 from .model._reasons import without_entry
 from .model._skipwarn import WONT_CONVERT, fold_frame_warnings, frame_warning
+from .model._timetypes import HEADS
 from .model._trust import runnables as fill_runnables
 from .model._trust import untrusted as fill_untrusted
 from .parse._graphs import shape_dims, without_device_index
@@ -42,6 +43,8 @@ __all__ = [
     "reads_event",
     # the state a call made now runs under (%%compile --numerics)
     "call_state",
+    # the compile-time heads, in order (compiler.analysis.compile_time)
+    "HEADS",
     # a progress line on stderr with the time since the work began
     "LineProgress",
     # a fill's runnables, and why they are not this user's own recording's (compiler/model/_trust.py)

@@ -8,6 +8,7 @@ The records they return are in ``compiler.types``. The four names that run a fix
 
 from typing import TYPE_CHECKING
 
+from .assemble._compiletime import compile_time, program_time
 from .assemble._speed import cudagraph_share
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_names as _torch_names
@@ -48,6 +49,9 @@ __getattr__ = _torch_names(
 
 
 __all__ = [
+    # where compile time went
+    "compile_time",
+    "program_time",
     # why not faster
     "verdict",
     "benchmark_mode",

@@ -45,6 +45,7 @@ from .model._report import (
     Timing,
 )
 from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, Regenerated, Saving
+from .model._timetypes import CompileTime, ProgramTime
 from .model._tritontypes import TritonBinary
 from .model._verdicttypes import Cause, Verdict
 from .parse._bytecode import BytecodeStep
@@ -80,6 +81,8 @@ __all__ = [
     "SideEffect",
     "RawEvent",
     "STAGES",
+    "CompileTime",
+    "ProgramTime",
     "SCHEMA_VERSION",
     # a compile's stages
     "Capture",

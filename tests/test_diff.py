@@ -328,6 +328,7 @@ def test_report_diff_relu_to_gelu(edited):
         ("0/0:capture", True),
         ("0/0:decompose:inference", True),
         ("0/0:kernel:inference:0", True),
+        ("compile-time", True),  # two runs' times: the heads side by side
     ]
     kernel = _section(d, "0/0:kernel:inference:0")
     assert kernel.title == "0/0 · Kernel cpp_fused_add_mul_relu_0 → cpp_fused_add_gelu_mul_0"

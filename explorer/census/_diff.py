@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ._headdiff import with_heads
 from ._table import Census, CensusRow
 
 # how bad a status is: a move up is a regression
@@ -244,8 +245,8 @@ def diff_census(a: Census, b: Census, *, slower: float = SLOWER, slower_s: float
     return CensusDiff(
         _name(a, b),
         _name(b, a),
-        tuple(regressions),
-        tuple(fixes),
+        with_heads(regressions, a, b),  # a compile time that moved: the head that moved most
+        with_heads(fixes, a, b),
         unchanged,
         tuple(k for k in rows_a if k not in rows_b),
         tuple(k for k in rows_b if k not in rows_a),

@@ -213,6 +213,7 @@ def _diff(ns, compiler) -> int:
     """The two reports' differences: the summary (frames, compiles, breaks, recompiles, cache
     answers and the key components that differ), and with --full every changed section."""
     from explorer.diffs._diff import diff
+    from explorer.diffs._timediff import grown
     from explorer.lower._terminal import echo
 
     reports = []
@@ -223,7 +224,7 @@ def _diff(ns, compiler) -> int:
             say(f"pt2-explorer: error: {e}")
             return 2
     d = diff(reports[0], reports[1], labels=(ns.a, ns.b))
-    text = str(d) if ns.full else "\n".join([d.title, *(f"  {s}" for s in d.summary)]) + "\n"
+    text = str(d) if ns.full else "\n".join([d.title, *(f"  {s}" for s in d.summary), *grown(d)]) + "\n"
     echo(text)
     return 0
 

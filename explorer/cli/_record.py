@@ -10,6 +10,7 @@ import os
 import sys
 
 import compiler
+from explorer.cli._live import LiveLine
 from explorer.cli._out import say, shown, write_all
 from explorer.run import _program, _supervise
 
@@ -113,13 +114,21 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
-    rec = compiler.recording(journal=sup.journal if sup else None, **compiler.RecordOptions.flagged(ns))
+    live = LiveLine(quiet=getattr(ns, "quiet", False))  # the compile and its stage, on a terminal only
+    rec = compiler.recording(
+        journal=sup.journal if sup else None, on_stage=live.on_stage, **compiler.RecordOptions.flagged(ns)
+    )
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
     pid = os.getpid()
     calls = compiler.compiled_calls() if ns.bench else contextlib.nullcontext()
     with calls:
-        exit_code, interrupted, terminated, cut_short = _program.run(rec, ns.script, ns.module, ns.args, sup)
+        try:
+            exit_code, interrupted, terminated, cut_short = _program.run(
+                rec, ns.script, ns.module, ns.args, sup
+            )
+        finally:
+            live.clear()
     if os.getpid() != pid:  # a forked copy of the program ended here: as python's would, no report
         _program.die_as_the_program_would(interrupted, terminated)
         return exit_code

@@ -24,6 +24,7 @@ from ._parts import (
     names,
     op_delta,
 )
+from ._timediff import grown_lines, heads_table
 from ._view import Diff
 
 
@@ -197,6 +198,17 @@ def diff_reports(a: Report, b: Report, labels: tuple[str, str] | None, context: 
         summary += warm_start_lines(bld, label, x, y)
     if kernels.phrases():
         summary.append("kernels: " + ", ".join(kernels.phrases()))
+    timed = [(_pair(x, y), x, y) for x, y in pairs if x.phases or y.phases]
+    if timed:  # compile time by head, side by side; the heads that grew in its note (times
+        # move from run to run: the summary keeps to what the programs did)
+        grown = grown_lines(timed)
+        bld.add(
+            "compile-time",
+            "Compile time by head",
+            "text",
+            *heads_table(timed),
+            note=" | ".join(grown) or None,
+        )
     for what, fn in (("Dynamo ops", dynamo_ops), ("ATen ops", aten_ops)):
         # the compiles both runs had: a compile on one side only is said above, not as ops lost
         delta = op_delta(sum((fn(x) for x, _ in pairs), Counter()), sum((fn(y) for _, y in pairs), Counter()))

@@ -21,6 +21,7 @@ from ..base._words import (  # noqa: F401 - where the views import them from
     where,
     where_source,
 )
+from ._compiletime import heads_line
 from ._export import export_run_lines
 from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
 from ._speed import cache_detail_lines, speed_lines
@@ -135,6 +136,7 @@ def build_summary(report: Report, title: str | None = None) -> Summary:
     sections = tuple(
         (name, lines)
         for name, lines in (
+            ("Compile time by head", heads_line(report)),
             ("Compiled Autograd", autograd_lines(report)),
             ("export → AOTInductor", export_lines(report) + export_run_lines(report)),
             ("FlexAttention", flex_lines(report)),

@@ -30,6 +30,7 @@ from ._bench import bench_html, bench_text, bench_widget
 from ._breaks import breaks_html, breaks_text, breaks_widget
 from ._bytecode import bytecode_html, bytecode_text, has_bytecode
 from ._compiles import CODEGEN_HELP, compile_of, compile_text, compiles_html, compiles_widget, stage_view_text
+from ._compiletime import compile_time_html, compile_time_text, has_phases
 from ._numerics import numerics_html, numerics_text
 from ._ranks import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._raw import raw_html, raw_text
@@ -185,6 +186,14 @@ VIEWS: tuple[View, ...] = (
         tab=lambda r: "Compile time",
         needs=lambda r: any(c.phases for c in r.compiles),
         html=lambda s: time_html(s.report),
+    ),
+    View(
+        "heads",
+        "every second of each compile placed under a head (Dynamo, AOTAutograd, passes, fusion, codegen, kernel compiles, autotuning, caches, workers, unplaced), the 10 largest costs",
+        lambda s: compile_time_text(s.report),
+        tab=lambda r: "Compile time by head",
+        needs=has_phases,
+        html=lambda s: compile_time_html(s.report),
     ),
     View(
         "bytecode",
