@@ -140,9 +140,11 @@ def test_numerics_are_saved_with_the_report_and_shown_as_the_view(tmp_path, caps
     assert cli.main(["report", str(path), "--view", "numerics"]) == 0
     out = capsys.readouterr().out
     assert "Net under torch.no_grad(), model.eval(): compiled diverges from eager" in out
-    assert re.search(r"\n  blocks\.0 +Block +0\.0078 +█{15} +← first to diverge\n", out)  # half the longest
-    assert re.search(r"\n  \(the module called\) +Net +0\.0156 +█{30}\n", out)
-    assert re.search(r"\n  blocks\.0\.ln1 +LayerNorm +0\n", out)
+    assert re.search(
+        r"\n  6\. blocks\.0 +Block +0\.0078 +█{15} +← first to diverge\n", out
+    )  # half the longest
+    assert re.search(r"\n  8\. \(the module called\) +Net +0\.0156 +█{30}\n", out)
+    assert re.search(r"\n  0\. blocks\.0\.ln1 +LayerNorm +0\n", out)
     assert "cause: rounding inside a fusion" in out
     assert "fix: torch._inductor.config.emulate_precision_casts = True" in out
     assert "first step to cross the tolerance: 2" in out

@@ -70,11 +70,28 @@ CONVERTED = {
     "Benchmark.allow_tf32": (True, "allow_tf32=True"),
     "TritonBinary.chosen": (True, "▶ "),
     "Regenerated.same_code": (False, "code not the cached one"),
+    # in turn: a break of the user's, with its hints, then one torch asks for, said as torch's own
+    # (its hint not the user's to act on: not shown)
+    "GraphBreak.torch_own": ([False, True], "torch's own break (inside "),
+    "TensorError.ok": (False, "no: crosses the tolerance"),
+    "NumericsTrial.ok": (False, "no: still differs"),
+    "StepError.ok": (False, "no: the step crosses it"),
 }
+
+# CONVERTED values given as a list are taken in turn, record by record, across the marked reports
+TURNS: dict[str, int] = {}
 
 # internal: no view shows them, on purpose
 INTERNAL = {
     "Report.schema_version": "the file form's version, for the reader (compiler.load)",
+    "GuardFailure.reason": "torch's whole reason; the views show its short form (GuardFailure.short_reason)",
+    "Report.fill_mark": "the keyed hash a fill checks before it runs the report's code (compiler/model/_trust.py)",
+    "Compile.phase_names": "what the phases' names say, read by the views in place of the names (PhaseSpan.name shows)",
+    "PhaseName.name": "a phase's name, shown as PhaseSpan.name",
+    "PhaseName.attempt": "read by the views to label a phase (the phase's name shows it)",
+    "PhaseName.hook": "read by the views to label a phase (the phase's name shows it)",
+    "PhaseName.pass_group": "read by the views to label a phase (the phase's name shows it)",
+    "PhaseName.pass_name": "read by the views to label a phase (the phase's name shows it)",
 }
 
 
@@ -164,7 +181,11 @@ class Marker:
                     str(v if not isinstance(v, tuple) else v[0] if v else "")
                 )
             elif key in CONVERTED:
-                changes[f.name] = CONVERTED[key][0]
+                value = CONVERTED[key][0]
+                if isinstance(value, list):  # values taken in turn, record by record
+                    n = TURNS[key] = TURNS.get(key, -1) + 1
+                    value = value[n % len(value)]
+                changes[f.name] = value
             elif key not in INTERNAL and key != "Report.ranks":
                 changes[f.name] = self.value(path, key, hints[f.name], v)
         return dataclasses.replace(obj, **changes)

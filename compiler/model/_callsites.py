@@ -131,11 +131,10 @@ def _current(b: dict) -> dict:
         stack = [f for f in stack if not (isinstance(f, dict) and _tool(f))]
     last = stack[-1] if isinstance(stack, list) and stack else None
     inner = last.get("filename") if isinstance(last, dict) else None
-    return {
-        **b,
-        "user_stack": stack,
-        "torch_own": torch_inserted(_s(b.get("gb_id")), _s(b.get("type")), _s(inner)),
-    }
+    out = {**b, "torch_own": torch_inserted(_s(b.get("gb_id")), _s(b.get("type")), _s(inner))}
+    if isinstance(stack, list):  # a break written without a stack keeps none (the schema's default)
+        out["user_stack"] = stack
+    return out
 
 
 def _tool(f: dict) -> bool:

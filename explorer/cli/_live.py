@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 
-from explorer.model._summary import printable
+from explorer.lower._terminal import printable
 
 CLEAR = "\r\x1b[K"  # back to the line's start, the line erased
 EVERY_S = 0.1  # the line is redrawn at most this often

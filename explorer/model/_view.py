@@ -142,6 +142,8 @@ def _break_view(report: Report, b) -> BreakView:
     if own is not None:  # torch's hints ("Remove the call") are not the user's to act on
         facts.append(_words("where", own))
         facts.append(Labelled("why", (Span("prose", TORCH_BREAK_WHY),), cls="why"))
+        if b.explanation:  # torch's own words on what its break is (its hint is not the user's)
+            facts.append(_words("torch says", clip(b.explanation, TEXT)))
     else:
         if b.explanation:
             facts.append(Labelled("why", (Span("prose", clip(b.explanation, TEXT)),), cls="why"))

@@ -44,6 +44,8 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
             pays = f"pays off after {math.ceil(calls):,} calls (counted from {be.seconds:.2f} s, {be.which})"
         else:
             pays = f"pays off after {b.break_even_text}"
+        if be is not None and b.break_even_calls is not None and be.calls != b.break_even_calls:
+            pays += f"; from the compile time the benchmark recorded: {b.break_even_text}"
         own = f" of {', '.join(f'[{i}]' for i in b.compile_ids)}" if b.compile_ids else ""
         out.append(f"compile {b.compile_time_s:.2f} s{own} ({stages}); {pays}")
     if b.accuracy:
@@ -54,6 +56,16 @@ def summary_lines(b: Benchmark, report: Report | None = None) -> list[str]:
         )
     if b.mutated:
         out.append(f"state changed by the function and restored: {', '.join(b.mutated)}")
+    if b.context is not None:  # the recorded call's state, put back around every call
+        out.append(f"every call timed under the call's own state: {b.context or 'torch defaults'}")
+    if b.printed_lines:
+        out.append(
+            f"the function wrote {b.printed_lines} lines during the benchmark's calls (kept out of the "
+            "program's output)"
+        )
+    if b.matmul_precision is not None:
+        tf32 = "" if b.allow_tf32 is None else f", allow_tf32={b.allow_tf32}"
+        out.append(f"matmul settings while timing: float32_matmul_precision={b.matmul_precision}{tf32}")
     out.append(setup_line(b, benchmark_mode(report, b)))
     out.append(f"method: {b.method}")
     return out

@@ -33,7 +33,14 @@ def _short(dtype: str) -> str:
 def heading(n: Numerics) -> str:
     state = f" under {n.state}" if n.state else ""
     verdict = "agrees with eager within tolerance" if n.ok else "diverges from eager"
-    return f"{n.name}{state}: compiled {verdict}"
+    ids = f" (compiles {', '.join(f'[{i}]' for i in n.compile_ids)})" if n.compile_ids else ""
+    return f"{n.name}{state}: compiled {verdict}{ids}"
+
+
+def _agrees(e: TensorError) -> str:
+    """An output's or a state's word: within its tolerance, or where it crosses it, with why."""
+    said = "yes" if e.ok else "no: crosses the tolerance"
+    return said + (f" ({e.note})" if e.note else "")
 
 
 def outputs_table(n: Numerics) -> Table:
@@ -45,7 +52,7 @@ def outputs_table(n: Numerics) -> Table:
             _num(e.max_abs),
             _num(e.max_rel),
             f"rtol {e.rtol:g}, atol {e.atol:g}",
-            "yes" if e.ok else ("no: " + e.note if e.note else "no"),
+            _agrees(e),
         )
         for e in n.outputs
     )
@@ -57,14 +64,14 @@ def outputs_table(n: Numerics) -> Table:
 
 
 def module_rows(n: Numerics) -> list[tuple[str, str, float | None, bool, str]]:
-    """(path, class, max abs or None, agrees, note) per module checked, in execution order."""
+    """(#order path, class, max abs or None, agrees, note) per module checked, in execution order."""
     out = []
-    for m in n.modules:
-        path = m.path or "(the module called)"
+    for m in sorted(n.modules, key=lambda m: m.order):
+        path = f"{m.order}. {m.path or '(the module called)'}"
         if m.error is None:
             out.append((path, m.kind, None, True, m.note or "not compiled alone"))
         else:
-            note = FIRST if m.path == n.first_module else ""
+            note = "; ".join(x for x in (FIRST if m.path == n.first_module else "", m.note or "") if x)
             out.append((path, m.kind, m.error.max_abs, m.error.ok, note))
     return out
 
@@ -77,7 +84,13 @@ def _bar(value: float | None, top: float) -> str:
 
 def trials_table(n: Numerics) -> Table:
     rows = tuple(
-        (t.name, t.code, "yes" if t.ok else "no", _num(t.max_abs) if not t.note else t.note) for t in n.trials
+        (
+            t.name,
+            t.code,
+            "yes" if t.ok else "no: still differs",
+            _num(t.max_abs) + (f" ({t.note})" if t.note else ""),
+        )
+        for t in n.trials
     )
     return Table("Runs with one thing changed", ("run", "changed", "agrees", "max abs"), rows)
 
@@ -86,7 +99,10 @@ def steps_table(n: Numerics) -> Table:
     def cell(e: TensorError | None) -> str:
         return "-" if e is None else f"{e.name}: {_num(e.max_abs)}" + ("" if e.ok else " (crosses)")
 
-    rows = tuple((str(s.step), cell(s.loss), cell(s.worst), "yes" if s.ok else "no") for s in n.steps)
+    rows = tuple(
+        (str(s.step), cell(s.loss), cell(s.worst), "yes" if s.ok else "no: the step crosses it")
+        for s in n.steps
+    )
     return Table("Training steps", ("step", "loss", "largest state error", "within tolerance"), rows)
 
 
@@ -180,6 +196,12 @@ def one_text(report: Report, n: Numerics) -> list[str]:
             out += [f"      {line}" for line in _lines(nodes)]
     if n.cause is not None:
         out += ["", f"cause: {n.cause.kind}: {n.cause.words}"]
+        if n.cause.subsystem is not None:  # the bisector's own answer
+            cc = n.cause
+            out.append(
+                f"bisector: backend {cc.backend}, subsystem {cc.subsystem}, application {cc.bisect_number}"
+                + (f": {cc.debug_info}" if cc.debug_info else "")
+            )
     if n.trials:
         t = trials_table(n)
         out += [t.title, *table_lines(t.columns, t.rows, keep=(3,), indent=2)]
