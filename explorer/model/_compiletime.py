@@ -45,7 +45,8 @@ def parts_of(t: CompileTime, head: str, n: int = 3) -> str:
     """A head's largest parts in one compile: ``tracing the bytecode (bytecode_tracing) 0.931 s``."""
     rows = [r for r in t.rows if r.head == head][:n]
     return ", ".join(
-        f"{phase_label(r.phase)}{f' ×{r.count}' if r.count > 1 else ''} {head_cell(r.seconds)}" for r in rows
+        f"{phase_label(r.phase, {})}{f' ×{r.count}' if r.count > 1 else ''} {head_cell(r.seconds)}"
+        for r in rows
     )
 
 
@@ -65,7 +66,7 @@ def cost_rows(p: ProgramTime) -> list[tuple[str, ...]]:
         (
             head_cell(c.seconds),
             HEADS[c.head],
-            phase_label(c.phase),
+            phase_label(c.phase, {}),  # the names torch gives its phases (an attempt, a pass: their own)
             f"{display_name(c.name)} {c.where or ''}".strip()
             + (f" ({c.compiles} compiles)" if c.compiles > 1 else ""),
         )
