@@ -50,7 +50,7 @@ def piped() -> dict[tuple[str, str], list[str]]:
     return _views(run.stdout)
 
 
-@pytest.mark.slow
+@pytest.mark.child  # every view of 27 reports rendered by the CLI in a process, piped and in a pty: minutes
 @pytest.mark.parametrize("columns", [80, 100])
 def test_every_view_of_every_shipped_report_fits(piped, columns):
     from _pty import run_in_pty
