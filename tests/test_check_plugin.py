@@ -77,12 +77,14 @@ def test_a_rule_misspelt():
 PLUGIN = ("-p", "no:pt2_explorer", "-p", "explorer._pytestplugin")
 
 
-def test_marker_and_fixture_fail_with_the_sites(pytester):
+def test_marker_and_fixture_fail_with_the_sites(pytester, monkeypatch):
     pytester.mkpydir("mypkg")
     (pytester.path / "mypkg" / "ops.py").write_text(OPS)
     pytester.makepyfile(test_models=TESTS)
-    pytester.syspathinsert()
-    result = pytester.runpytest(*PLUGIN, "--strict-markers")  # pytest's log capture on
+    # in a process of its own: an inline run drops the modules it imported when it ends, and the
+    # recording's hooks of a dropped module would stay set in this one (the tests after it)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+    result = pytester.runpytest_subprocess(*PLUGIN, "--strict-markers")  # pytest's log capture on
     result.assert_outcomes(passed=1, failed=6)
     line = next(i for i, ln in enumerate(OPS.splitlines(), 1) if "# BREAK" in ln)
     # each failure's section: the lines `pt2-explorer check` prints, or the test's own failure

@@ -121,6 +121,10 @@ def test_summary_text_is_one_wording_in_every_lowering(recorded):
     first = explorer.model._summary.where(HERE, branchy.__code__.co_firstlineno)
     b = recorded.graph_breaks[0]
     head = explorer.text(recorded, "summary", title="t").split("\nFrames\n")[0]
+    # the compile time's heads, their seconds the run's own: said apart
+    heads = re.search(r"\nCompile time by head\n(?:  .*\n)+", head)
+    assert heads is not None and " over 4 compiles: Dynamo tracing " in heads.group(0), head
+    head = head.replace(heads.group(0), "\n" if head.endswith(heads.group(0)) else "")
     hint = f"      hint: {b.hints[0]}"  # one line, whole: the text form does not wrap
     assert head == (
         f"PT2 Explorer — t  (torch {torch.__version__} · cpu)\n"
@@ -973,12 +977,13 @@ def test_page_and_widget_tabs_come_from_one_registry():
     from explorer.views._registry import names
 
     r = compiler.load_trace(Path(__file__).parent / "fixtures/traces/cpu-torch213-breaks.log.gz")
-    tab_names = ["breaks", "recompiles", "compiles", "time", "bytecode", "raw"]
+    tab_names = ["breaks", "recompiles", "compiles", "time", "heads", "bytecode", "raw"]
     labels = [
         "Graph breaks (1)",
         "Recompiles (2)",
         "Compiles (4)",
         "Compile time",
+        "Compile time by head",
         "Bytecode",
         "Unmapped events (1)",
     ]
@@ -988,7 +993,7 @@ def test_page_and_widget_tabs_come_from_one_registry():
     )
     app = Explorer(r)
     assert [app.tabs.get_title(i) for i in range(len(app.tabs.children))] == labels
-    for i in (3, 4, 5):  # the tabs without a widget of their own: the page's HTML
+    for i in (3, 4, 5, 6):  # the tabs without a widget of their own: the page's HTML
         section = re.search(
             rf'<section class="pt2x-tab" id="tab-{tab_names[i]}" hidden>(.*?)</section>', page, re.S
         )
@@ -1000,7 +1005,7 @@ def test_page_and_widget_tabs_come_from_one_registry():
         assert _visible_text(widget) == _visible_text(shown) and "RESUME" in _visible_text(shown)
         lazy = explorer.lower._html.browser_highlighting()
         assert "<pre><span></span>" in widget and ("<pre><span></span>" in shown) != lazy
-    assert app.tabs.children[5].value.count("<h3>artifact:torch_version</h3>") == 1
+    assert app.tabs.children[6].value.count("<h3>artifact:torch_version</h3>") == 1
     assert explorer.text(r, "raw") == (
         "artifact:torch_version\n"
         '  metadata: {"artifact": {"name": "torch_version", "encoding": "json"}, '

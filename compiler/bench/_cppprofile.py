@@ -42,6 +42,8 @@ def profiling_compile(fn, args: tuple, kwargs: dict, compile_kwargs: dict, sourc
     by_event: dict[str, Kernel] = {}
     # the second compile's graphs are the report's: same frame, same order
     prof_ids = {c.id: mine.id for c, mine in zip(prof.compiles, source.compiles, strict=False)}
+    # and every other compile of it (a frame that compiled here and not in the program): its own
+    prof_ids.update({c.id: c.id for c in prof.compiles if c.id not in prof_ids})
     matched = True
     for k in prof.kernels:
         mine = theirs.get((frame_of(prof, k.compile_id), k.name))
