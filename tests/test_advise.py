@@ -287,9 +287,6 @@ def test_advise_measures_dynamic_shapes_and_a_fix_that_crashes_is_a_row(tmp_path
 
 
 @pytest.mark.slow
-# among the long tests: after it, in the same process, Inductor's fusion logs reach no later
-# recording (tests/test_fusion_ir.py then fails); it runs apart from them until that is understood
-@pytest.mark.corpus
 def test_a_logging_break_is_fixed_as_code_with_its_method_and_advise_tries_it():
     """A transformers logger's ``warning_once`` inside the compiled call breaks the graph
     (GB0291; torch's hint is words: "Add the logging method to ignore_logging_functions"). The

@@ -36,3 +36,26 @@ def test_optimizer_state_restored_in_place():
         (now,) = [t for p, s in opt.state.items() for k, t in s.items() if (id(p), k) == key]
         assert torch.equal(now, v), key
     assert torch.equal(model.weight, weight)
+
+
+def test_a_logger_the_function_names_leaves_loggers_made_meanwhile_registered():
+    """A function that logs reaches logging's registry through its logger (``logger.manager``).
+    A logger first made between the snapshot and the restore (as Inductor makes its loggers
+    when its modules are first imported, during a compile) stays the one registered under its
+    name, so a handler added to it later hears what its module logs."""
+    import logging
+
+    logger = logging.getLogger("pt2x_restore_user")
+
+    def scaled(x):
+        logger.debug("scaling")
+        return x * 2
+
+    x = torch.randn(3)
+    snap = Snapshot(roots(scaled, (x,), {}))
+    made = logging.getLogger("pt2x_restore_made.during.the_run")
+    scaled(x)
+    assert snap.changed() == []
+    snap.restore()
+    assert logging.getLogger("pt2x_restore_made.during.the_run") is made
+    assert logging.root.manager.loggerDict["pt2x_restore_made.during.the_run"] is made

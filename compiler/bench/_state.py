@@ -24,6 +24,7 @@ types, ``__slots__`` classes), iterators and files are not tracked. See docs/ben
 from __future__ import annotations
 
 import functools
+import logging
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,13 @@ _ATOMIC = (
     functools.partial,
     torch.dtype,
     torch.device,
+    # the process's logging registry is not the function's state: a logger the function
+    # names leads to logging's manager, whose dict of loggers grows while torch compiles
+    # (Inductor's loggers are made as its modules are first imported); put back, it would
+    # drop loggers torch's modules still hold, and a handler on the new one would hear nothing
+    logging.Filterer,  # loggers and handlers
+    logging.Manager,
+    logging.PlaceHolder,
 )
 
 
