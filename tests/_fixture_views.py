@@ -9,10 +9,12 @@ older report when it loads) shows the same views, byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,29 +59,58 @@ def views(report) -> Iterator[tuple[str, str]]:
     yield "html", explorer.html(report)
 
 
-def _portable(text: str) -> bytes:
-    """The text as bytes, the checkout's place left out (a trace's title names its path)."""
-    return text.replace(str(ROOT) + os.sep, "").encode("utf-8", "surrogatepass")
+# where the fixtures were recorded: the checkout whose compiler/ and explorer/ frames the views
+# leave out of a stack as the tool's own (compiler/model/_callsites.py, explorer/base/_paths.py),
+# wherever this clone is
+RECORDED_IN = "/work/main/"
+
+
+def _portable(text: str, name: str) -> bytes:
+    """The text as bytes, the checkout's place left out of the fixture's own path (a trace's
+    title names its file). The paths the reports recorded stay as recorded."""
+    return text.replace(str(FIXTURES / name), f"tests/fixtures/{name}").encode("utf-8", "surrogatepass")
+
+
+@contextlib.contextmanager
+def _elsewhere() -> Iterator[None]:
+    """The views as a clone anywhere renders them: from an empty working directory (views name
+    a file under it relative to it) and with the recording checkout's frames as the tool's."""
+    from compiler.model import _callsites
+    from explorer.base import _paths
+
+    before, own, dirs = os.getcwd(), _callsites._OWN_DIR, _paths.OWN_DIRS
+    with tempfile.TemporaryDirectory(prefix="pt2x-views-") as here:
+        os.chdir(here)
+        _callsites._OWN_DIR = RECORDED_IN + "compiler/"
+        _paths.OWN_DIRS = (RECORDED_IN + "explorer/", RECORDED_IN + "compiler/")
+        try:
+            yield
+        finally:
+            os.chdir(before)
+            _callsites._OWN_DIR, _paths.OWN_DIRS = own, dirs
+
+
+def rendered() -> Iterator[tuple[str, bytes]]:
+    """Each view's key (``fixture::view``) and its portable text."""
+    with _elsewhere():
+        for name, report in reports():
+            for key, text in views(report):
+                yield f"{name}::{key}", _portable(text, name)
 
 
 def digests() -> dict[str, str]:
-    out = {}
-    for name, report in reports():
-        for key, text in views(report):
-            out[f"{name}::{key}"] = hashlib.sha256(_portable(text)).hexdigest()
-    return out
+    return {key: hashlib.sha256(data).hexdigest() for key, data in rendered()}
 
 
 def main(folder: str) -> int:
-    root = Path(folder)
+    root = Path(folder).resolve()
     out = {}
-    for name, report in reports():
-        for key, text in views(report):
-            data = _portable(text)
-            file = root / name.replace("/", "__") / (key.replace("/", "_") + ".txt")
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_bytes(data)
-            out[f"{name}::{key}"] = hashlib.sha256(data).hexdigest()
+    for both, data in rendered():
+        name, key = both.split("::", 1)
+        file = root / name.replace("/", "__") / (key.replace("/", "_") + ".txt")
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(data)
+        out[both] = hashlib.sha256(data).hexdigest()
     print(json.dumps(out, indent=0, sort_keys=True))
     return 0
 
