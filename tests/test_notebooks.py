@@ -538,7 +538,7 @@ def test_07_reads_the_h100_recordings(run_notebook):
         "eager 5.771 ms (IQR 0.0109), compiled 5.758 ms (IQR 0.00758), 50 reps: compiled is as fast as eager (×1.00)\n"
         in gpu
     )
-    assert "; pays off after 330,372 calls\n" in gpu
+    assert "; pays off after 330,372 calls (counted from 4.11 s, cold: no cache hit)\n" in gpu
     assert "peak memory: eager 705.0 MiB, compiled 513.0 MiB\n" in gpu
     assert re.search(r"^sm80_xmma_gemm_f32f32\w+ +extern +6 +16.39 +5.462 +95.0%$", gpu, re.M), gpu
     for name, gbs in (("addmm_gelu_view_1", 3053), ("add_addmm_view_2", 3172), ("native_layer_norm_0", 2933)):
@@ -823,7 +823,8 @@ def test_13_census_of_five_models_and_two_torch_versions(run_notebook):
         "  switch_transformers:eval: break at output_capturing.py:332: GB4347 Missing tp_iternext → "
         "GB9493 C-implemented special method without VariableTracker model; "
         "break gone: GB0088 Observed exception at output_capturing.py:364\n"
-        "  olmoe:eval: compile 12.5 s → 25.7 s (+105%)\n"
+        "  olmoe:eval: compile 12.5 s → 25.7 s (+105%) — no head named: the census keeps no report of this "
+        "row (its total only)\n"
     ) in diff
     assert diff.endswith(  # print() after diff_text's own newline
         "unchanged: 43\n"
@@ -839,23 +840,37 @@ def test_13_census_of_five_models_and_two_torch_versions(run_notebook):
 def test_16_from_the_verdict_to_the_measured_fix(run_notebook):
     nb, _ = run_notebook("16_slow_model_to_fix.ipynb")
     verdict = _stdout(_tagged(nb, "verdict")).splitlines()
-    # the live CPU run: two .item() breaks named first, their fix first; timings vary, the words not
-    assert re.fullmatch(
-        r"compiled is (as fast as eager \(×1\.00\)|\d+\.\d\d× (faster|slower) than eager): "
-        r"graph breaks: 2 sites: \d+% of the compiled call",
+    # the live CPU run, timed under the program's no_grad: compiled and eager are close at this
+    # size, so the headline either names the two .item() breaks or says the figures are within
+    # their spread; either way the breaks come first, measured, with their fix
+    speed = r"compiled is (as fast as eager \(×1\.00\)|\d+\.\d\d× (faster|slower) than eager)"
+    clear = re.fullmatch(speed + r": graph breaks: 2 sites: \d+% of the compiled call", verdict[0])
+    assert clear or re.fullmatch(
+        r"no clear winner \(" + speed + r", as timed\): the medians differ by \S+ ms, within the wider IQR "
+        r"\(\S+ ms\)(; .+)?; no cause is named from figures this unsteady; to tell, time it again with fewer "
+        r"threads than free cores \(OMP_NUM_THREADS=N\), more calls \(--reps N\) on a quiet machine",
         verdict[0],
     ), verdict[0]
-    assert verdict[verdict.index("fixes:") + 1] == "  torch._dynamo.config.capture_scalar_outputs = True"
+    assert re.fullmatch(
+        r" +\d+\.\d%  breaks       graph breaks: 2 sites; fix: torch\._dynamo\.config\.capture_scalar_outputs = True",
+        verdict[1],
+    ), verdict[1]
+    fixes = verdict[verdict.index("fixes:") + 1 :]
+    assert fixes == (["  torch._dynamo.config.capture_scalar_outputs = True"] if clear else []), fixes
     advice = _stdout(_tagged(nb, "advise")).splitlines()
-    rows = {ln.split()[0]: ln.split() for ln in advice[2:4]}
-    assert rows["capture_scalar_outputs"][1:4] == ["1", "0", "0"]  # one graph, no break, no recompile
-    assert rows["baseline"][1:4] == ["3", "2", "0"]
+    assert advice[1].split()[:5] == ["#", "fix", "graphs", "breaks", "recompiles"]
+    rows = {ln.split()[1]: ln.split() for ln in advice[2:4]}  # after the rank
+    assert rows["capture_scalar_outputs"][2:5] == ["1", "0", "0"]  # one graph, no break, no recompile
+    assert rows["baseline"][2:5] == ["3", "2", "0"]
     assert "  outputs:   yes: 1 tensor, " in "\n".join(advice)
     assert _stdout(_tagged(nb, "gpu")).splitlines() == [
         "item        graphs a call 3, breaks 2: compiled is 1.60× slower than eager: graph breaks: 2 sites: "
-        "34% of the compiled call",
-        "item-fixed  graphs a call 1, breaks 0: compiled is 1.10× faster than eager: host-bound: 88% of the "
-        "compiled call is the GPU waiting for the host; CUDA graphs are off (mode='reduce-overhead' turns them on)",
+        "34% of the compiled call (named before host-bound: the GPU waits for the host, 59%: causes are named "
+        "in a fixed order, fallback, backend, graph breaks, recompiles, CUDA-graph skips, host↔device copies, "
+        "then the largest part)",
+        "item-fixed  graphs a call 1, breaks 0: no clear winner (compiled is 1.10× faster than eager, as timed): "
+        "the medians differ by 0.0311 ms, within the wider IQR (0.0335 ms); no cause is named from figures this "
+        "unsteady; to tell, time it again with more calls (--reps N) on a quiet machine",
     ]
     assert _stdout(_tagged(nb, "answer")) == (
         'launch: 88% of the call; fix: torch.compile(model, mode="reduce-overhead")  # CUDA graphs\n'
