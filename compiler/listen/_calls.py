@@ -23,8 +23,10 @@ graph the program ran; and, at the call's end, each argument tensor's shape and 
 a generator run out) and time nothing on it.
 
 Kept are references, not copies: the last call's tensors, and its output, stay alive until
-the next call of the same function (one batch more in memory per compiled function). ``torch.compile`` is
-given back when the block ends, also where the program raised.
+the next call of the same function (one batch more in memory per compiled function). When the
+block ends, also where the program raised, ``torch.compile`` is given back, the hooks are
+removed and a wrapped function only calls the compiled one: a later call (a benchmark's, the
+program's own after the block) runs as without us, its state neither read nor kept.
 """
 
 from __future__ import annotations
@@ -149,6 +151,8 @@ class CompiledCalls:
         self.seen: list[CompiledCall] = []
         self._torch_compile = None
         self._installed = None
+        self._open = False  # inside the block: calls are kept
+        self._hooks: list[Any] = []  # the modules' hook handles, removed when the block ends
 
     @property
     def called(self) -> list[CompiledCall]:
@@ -159,11 +163,16 @@ class CompiledCalls:
         # one bound method, kept: each ``self._compile`` is a new object, never ``is`` the last
         self._installed = self._compile
         torch.compile = self._installed
+        self._open = True
         return self
 
     def __exit__(self, *exc) -> bool:
         if torch.compile is self._installed:  # torch.compile as it was (unless changed since)
             torch.compile = self._torch_compile
+        self._open = False
+        for handle in self._hooks:
+            handle.remove()
+        self._hooks.clear()
         return False
 
     def _compile(self, model=None, **kwargs):
@@ -183,13 +192,15 @@ class CompiledCalls:
                 entry.output = output
                 entry.leave()
 
-            out.register_forward_pre_hook(keep, with_kwargs=True)
+            self._hooks.append(out.register_forward_pre_hook(keep, with_kwargs=True))
             # always_call: a forward that raised ends its span too
-            out.register_forward_hook(kept, with_kwargs=True, always_call=True)
+            self._hooks.append(out.register_forward_hook(kept, with_kwargs=True, always_call=True))
             return out
 
         @functools.wraps(out)
         def call(*args, **kw):
+            if not self._open:  # after the block: torch's compiled function alone
+                return out(*args, **kw)
             entry.args, entry.kwargs = args, kw
             entry.calls += 1
             entry.output = None
