@@ -17,16 +17,11 @@ version, when first used.
 from . import analysis as analysis
 from . import types as types
 from .listen._version import torch_names as _torch_names
-from .model._atomic import write_file
 from .model._modetypes import load_modes
 from .model._options import BenchOptions, RecordOptions
 from .model._relpaths import relative_paths
 from .model._report import Report, ReportFormatError, load
-from .model._sourcefile import read_source
-from .model._subject import remember as remember_benchmark_subject
-from .model._subject import subject_of as benchmark_subject
 from .read._files import TraceFormatError
-from .read._journal import report_from_journal as load_journal
 from .read._trace import load_ranks, load_trace
 
 __pt2_explorer__ = True  # explorer/ checks that `compiler` is this package, not a shadow
@@ -49,7 +44,6 @@ _lazy = _torch_names(
         "advise": "bench._advise",
         "numerics": "bench._numerics",
         "numerics_calls": "bench._numcalls",
-        "SUPPORTED": "listen._version",
         "UnsupportedTorchVersion": "listen._version",
     },
 )
@@ -72,7 +66,6 @@ __all__ = [
     "record",
     "recording",
     "Recording",
-    "SUPPORTED",
     "UnsupportedTorchVersion",
     "RecordOptions",
     # read
@@ -80,7 +73,6 @@ __all__ = [
     "load",
     "load_trace",
     "load_ranks",
-    "load_journal",
     "load_modes",
     "ReportFormatError",
     "TraceFormatError",
@@ -91,8 +83,6 @@ __all__ = [
     "StateMutationError",
     "compiled_calls",
     "benchmark_calls",
-    "benchmark_subject",
-    "remember_benchmark_subject",
     "BenchOptions",
     # recompiles
     "would_recompile",
@@ -102,9 +92,6 @@ __all__ = [
     # where compiled diverges from eager
     "numerics",
     "numerics_calls",
-    # files a report names, and files written whole
-    "read_source",
+    # a report's paths without the recording machine's
     "relative_paths",
-    "write_file",
-    # a progress line with its elapsed time (on a terminal, rewritten; piped, whole lines)
 ]

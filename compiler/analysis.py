@@ -2,19 +2,12 @@
 profiled kernel's cost and place on the roofline, why a warm start missed the cache, the
 readers of Inductor's output (its kernels, Triton source and IR), of export and of
 FlexAttention calls, the names torch gives things, and the fixes ``compiler.advise`` tries.
-The records they return are in ``compiler.types``. The four names that run a fix
-(``apply_fix``, ``settings_overridden``, ``save_outputs``, ``advice_from_runs``) import torch
-(first use checks its version); the others import no torch."""
-
-from typing import TYPE_CHECKING
+The records they return are in ``compiler.types``. None imports torch."""
 
 from .assemble._compiletime import compile_time, program_time
 from .assemble._speed import cudagraph_share
-from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
-from .listen._version import torch_names as _torch_names
 from .model._devices import device_peak
 from .model._figures import figure
-from .model._speedtypes import cache_saving, fill_reason
 from .parse._bytecode import bytecode_steps
 from .parse._exportinfo import export_summary
 from .parse._flex import flex_calls, flex_summary
@@ -23,30 +16,10 @@ from .parse._normalize import normalize
 from .parse._tritonir import ir_source_lines, occupancy
 from .parse._tritonsrc import read_triton_source
 from .why._advice import FIXES, fix_named, fixes_for
-from .why._cgmode import mode_of as benchmark_mode
 from .why._costgroups import cost_groups
 from .why._gputime import kernel_costs
-from .why._kernelcauses import break_even
 from .why._roofline import roofline
 from .why._verdict import verdict
-
-if TYPE_CHECKING:
-    from .bench._advise import advice_from_runs
-    from .bench._outputs import save_outputs
-    from .bench._settings import apply_fix
-    from .bench._settings import overridden as settings_overridden
-
-# these import torch (the first use checks its version): name -> the module that defines it
-__getattr__ = _torch_names(
-    __name__,
-    {
-        "apply_fix": "bench._settings",
-        "settings_overridden": "bench._settings:overridden",
-        "save_outputs": "bench._outputs",
-        "advice_from_runs": "bench._advise",
-    },
-)
-
 
 __all__ = [
     # where compile time went
@@ -54,18 +27,12 @@ __all__ = [
     "program_time",
     # why not faster
     "verdict",
-    "benchmark_mode",
     "kernel_costs",
     "cost_groups",
     "roofline",
     "device_peak",
     "cudagraph_share",
-    "break_even",
     "figure",
-    # caches and CUDA graphs
-    "cache_saving",
-    "fill_reason",
-    "RUNNABLE_PREAMBLE",
     # Inductor's output, Triton
     "read_triton_source",
     "ir_source_lines",
@@ -81,12 +48,8 @@ __all__ = [
     # torch's warning on a frame it will not convert: folded into its compile's break
     # torch's text, read: guards, kernel and graph names, compile phases
     "normalize",
-    # the fixes advise tries, and pt2-explorer advise's runs
+    # the fixes advise tries
     "FIXES",
     "fix_named",
     "fixes_for",
-    "apply_fix",
-    "settings_overridden",
-    "save_outputs",
-    "advice_from_runs",
 ]

@@ -7,7 +7,7 @@ import no torch."""
 from typing import TYPE_CHECKING
 
 from .listen._version import torch_names as _torch_names
-from .model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
+from .model._advicetypes import Advice, AdviceRow, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
 from .model._modetypes import ModeComparison, ModeRow
@@ -44,7 +44,7 @@ from .model._report import (
     StackFrame,
     Timing,
 )
-from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, Regenerated, Saving
+from .model._speedtypes import CacheLookup, CompileConfig, CudaGraphRun, CudaGraphs, Regenerated
 from .model._timetypes import CompileTime, ProgramTime
 from .model._tritontypes import TritonBinary
 from .model._verdicttypes import Cause, Verdict
@@ -106,7 +106,6 @@ __all__ = [
     "CompileConfig",
     "CacheLookup",
     "Regenerated",
-    "Saving",
     "CudaGraphs",
     "CudaGraphRun",
     # benchmarks, mode comparisons, recompile checks
@@ -140,6 +139,5 @@ __all__ = [
     # advise
     "Advice",
     "AdviceRow",
-    "AdviceRun",
     "Fix",
 ]

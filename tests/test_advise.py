@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 import explorer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,9 +125,9 @@ def test_settings_are_torchs_config_patched_and_put_back():
     before = torch._dynamo.config.recompile_limit
     with patched(fix):
         assert torch._dynamo.config.recompile_limit == 64
-        assert compiler.analysis.settings_overridden(fix) == []
+        assert compiler._viewer.settings_overridden(fix) == []
         torch._dynamo.config.recompile_limit = 3  # as a program setting it itself would
-        assert compiler.analysis.settings_overridden(fix) == [
+        assert compiler._viewer.settings_overridden(fix) == [
             "torch._dynamo.config.recompile_limit is 3, not 64: the program set it itself"
         ]
     assert torch._dynamo.config.recompile_limit == before
@@ -552,9 +553,9 @@ def test_advise_measures_again_a_fix_whose_eager_arm_was_timed_at_another_speed(
             name = fix.name if fix else "baseline"
             self.ran.append(name)
             if name not in files:  # a fix this program's runs were not made with
-                return compiler.types.AdviceRun(fix, None, error="not run in this test")
+                return compiler._viewer.AdviceRun(fix, None, error="not run in this test")
             path = str(steady) if self.ran.count(name) > 1 else files[name]
-            return compiler.types.AdviceRun(fix, path)
+            return compiler._viewer.AdviceRun(fix, path)
 
         def run_all(self, fixes):
             return [self.run(f) for f in fixes]

@@ -22,6 +22,7 @@ import torch
 from _lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, require_browser
 
 import compiler
+import compiler._viewer
 from explorer.pages._page import report_html
 
 pytestmark = pytest.mark.browser
@@ -137,7 +138,7 @@ def test_why_tab_ways_in_on_a_cpu_page(tmp_path):
             compiled = torch.compile(_scaled)
             x = torch.randn(4096)
             compiled(x)
-        compiler.remember_benchmark_subject(rec.report, _scaled, compiled, (x,), {})
+        compiler._viewer.remember_benchmark_subject(rec.report, _scaled, compiled, (x,), {})
         compiler.benchmark(rec.report, reps=5, warmup=1, progress=False)
     report = rec.report
     costs = compiler.analysis.kernel_costs(report, report.benchmarks[0])

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 import explorer
 from compiler.analysis import bytecode_steps
 from compiler.listen import _capture
@@ -235,7 +236,7 @@ def test_a_journal_replays_the_bytecode_events(fn, tmp_path):
     journal = tmp_path / "run.journal"
     with compiler.recording(journal=journal) as rec:
         torch.compile(fn[0], backend="eager")(torch.ones(4))
-    replayed = compiler.load_journal(journal)
+    replayed = compiler._viewer.load_journal(journal)
     assert [c.stages.capture for c in replayed.compiles] == [c.stages.capture for c in rec.report.compiles]
     assert all(c.stages.capture.bytecode_modified for c in replayed.compiles)
 

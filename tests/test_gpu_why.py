@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 
 pytestmark = [
     pytest.mark.gpu,
@@ -48,7 +49,7 @@ def test_join_against_the_profiler_and_provenance(launch):
 
     report = launch
     b = report.benchmarks[-1]
-    subject = compiler.benchmark_subject(report)  # what the report remembers: model, compiled, args
+    subject = compiler._viewer.benchmark_subject(report)  # what the report remembers: model, compiled, args
     x = subject.args[0]
     with torch.inference_mode():
         subject.compiled(x)  # conftest resets Dynamo before each test: compile again, outside the profile

@@ -9,6 +9,7 @@ import gc
 import json
 
 import compiler
+import compiler._viewer
 from compiler.model import _sourcefile
 from compiler.model._stagetypes import Graph, Node
 from compiler.model._weakid import WeakIdentityMap
@@ -29,14 +30,14 @@ def test_an_identity_map_keeps_equal_records_apart_and_drops_an_entry_with_its_k
 
 def test_a_remembered_call_lives_on_the_report_and_is_never_saved():
     report = compiler.Report(torch_version="2.13.0", device="cpu")
-    assert compiler.benchmark_subject(report) is None
-    compiler.remember_benchmark_subject(report, print, None, (1,), {})
-    compiler.remember_benchmark_subject(report, len, None, ("ab",), {})  # remembered again: the last
-    subject = compiler.benchmark_subject(report)
+    assert compiler._viewer.benchmark_subject(report) is None
+    compiler._viewer.remember_benchmark_subject(report, print, None, (1,), {})
+    compiler._viewer.remember_benchmark_subject(report, len, None, ("ab",), {})  # remembered again: the last
+    subject = compiler._viewer.benchmark_subject(report)
     assert (subject.eager, subject.args) == (len, ("ab",))
     assert "_subject" not in json.loads(report.to_json())
     assert report == compiler.Report(torch_version="2.13.0", device="cpu")  # not a field
-    assert compiler.benchmark_subject(dataclasses.replace(report)) is None
+    assert compiler._viewer.benchmark_subject(dataclasses.replace(report)) is None
 
 
 def test_the_source_files_read_are_a_bounded_lru(tmp_path, monkeypatch):

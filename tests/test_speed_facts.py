@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import compiler
+import compiler._viewer
 import explorer
 from explorer.model._speed import cache_detail_lines
 from tests._caches import with_user_caches
@@ -248,7 +249,7 @@ def test_report_names_its_own_path_to_fill_in(tmp_path):
     path = tmp_path / "caches.json"
     path.write_bytes(gzip.decompress((ROOT / "notebooks" / "data" / "h100-caches.json.gz").read_bytes()))
     report = compiler.load(path)
-    ids = [c.id for c in report.compiles if compiler.analysis.fill_reason(c) is not None]
+    ids = [c.id for c in report.compiles if compiler._viewer.fill_reason(c) is not None]
     out = subprocess.run(
         [sys.executable, "-m", "explorer", "report", str(path)],
         env=dict(os.environ, PYTHONPATH=str(ROOT)),

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import compiler
+import compiler._viewer
 from compiler.model._sourcefile import SOURCE_LIMIT
 from explorer import cli
 from explorer.lower._terminal import printable
@@ -154,21 +155,21 @@ def test_read_source_reads_a_regular_file_and_a_notebook_cell_and_says_why_not_o
 
     good = tmp_path / "m.py"
     good.write_bytes(b"# -*- coding: latin-1 -*-\ndef f(x):\r\n    return '\xe9'\n")
-    assert compiler.read_source(str(good)) == (
+    assert compiler._viewer.read_source(str(good)) == (
         ("# -*- coding: latin-1 -*-\n", "def f(x):\n", "    return 'é'\n"),
         None,
     )
     linecache.cache["Cell In[3]"] = (9, None, ["x = 1\n"], "Cell In[3]")  # as IPython keeps a cell
     try:
-        assert compiler.read_source("Cell In[3]") == (("x = 1\n",), None)
+        assert compiler._viewer.read_source("Cell In[3]") == (("x = 1\n",), None)
     finally:
         del linecache.cache["Cell In[3]"]
-    assert compiler.read_source(str(tmp_path / "gone.py")) == ((), None)  # nothing to say
-    assert compiler.read_source("<string>") == ((), None)
-    assert compiler.read_source("/dev/zero") == ((), "not a regular file")
+    assert compiler._viewer.read_source(str(tmp_path / "gone.py")) == ((), None)  # nothing to say
+    assert compiler._viewer.read_source("<string>") == ((), None)
+    assert compiler._viewer.read_source("/dev/zero") == ((), "not a regular file")
     fifo = tmp_path / "p.py"
     os.mkfifo(fifo)
-    assert compiler.read_source(str(fifo)) == ((), "not a regular file")
+    assert compiler._viewer.read_source(str(fifo)) == ((), "not a regular file")
     # a FlexAttention mask's function, looked up in the file a trace names
     assert _function_source(str(fifo), 3, "f") is None
     assert _function_source(str(good), 3, "f") == "def f(x):\n    return 'é'"

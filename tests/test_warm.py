@@ -17,6 +17,7 @@ import time
 import pytest
 
 import compiler
+import compiler._viewer
 from explorer.model._stages import _kernel_lines
 from tests._caches import with_user_caches
 from tests._torch_trace import read_log
@@ -86,7 +87,7 @@ def test_warm_record_says_what_came_from_the_cache_and_the_fill_in_matches_fresh
         ours = [(lk.kind, lk.state) for lk in c.caches]
         assert ours == torch_says.get(c.id, []), c.id
         if c.id in hits:
-            assert compiler.analysis.fill_reason(c) is not None
+            assert compiler._viewer.fill_reason(c) is not None
     # the run's caches in one line of the summary, as torch answered; no instruction to fill in
     # (the fill-in runs, as the line on stderr says), and no placeholder path
     cached = sum(1 for answers in torch_says.values() if any(s == "hit" for _k, s in answers))

@@ -16,6 +16,7 @@ import torch._inductor.config
 from torch._inductor.utils import fresh_cache
 
 import compiler
+import compiler._viewer
 from compiler.types import CacheLookup
 from explorer.model._speed import cache_detail_lines, speed_lines
 from explorer.model._stages import _kernel_lines
@@ -32,11 +33,11 @@ def test_an_aotautograd_hit_is_the_saving_its_fx_graphs_are_inside_it():
     fx1 = CacheLookup("fx_graph", "hit", time_saved_s=18.5)
     fx2 = CacheLookup("fx_graph", "hit", time_saved_s=7.1)
     aot = CacheLookup("aotautograd", "hit", time_saved_s=27.9)
-    s = compiler.analysis.cache_saving((fx1, fx2, aot))
+    s = compiler._viewer.cache_saving((fx1, fx2, aot))
     assert (s.saved_s, s.counted, s.hits) == (27.9, "AOTAutograd", ("FX graph", "FX graph", "AOTAutograd"))
-    s = compiler.analysis.cache_saving((fx1, fx2, CacheLookup("aotautograd", "bypass", reason="x")))
+    s = compiler._viewer.cache_saving((fx1, fx2, CacheLookup("aotautograd", "bypass", reason="x")))
     assert (s.saved_s, s.counted) == (18.5 + 7.1, "FX graph ×2")
-    assert compiler.analysis.cache_saving((CacheLookup("fx_graph", "miss"),)) is None
+    assert compiler._viewer.cache_saving((CacheLookup("fx_graph", "miss"),)) is None
 
 
 @pytest.mark.child
@@ -65,13 +66,13 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     assert ("fx_graph", "hit") in torch_says
     assert c.config.set_by_recording == {}  # the key as torch computes it without us
     assert (
-        compiler.analysis.fill_reason(c)
+        compiler._viewer.fill_reason(c)
         == "its FX graph came from the cache: Inductor's lowering and fusion did not run"
     )
     assert all(k.nodes == () for k in warm.report.kernels_of(c.id))
     assert speed_lines(warm.report) == (
         "caches: 1 of 1 compile from the cache (torch: saved "
-        f"{compiler.analysis.cache_saving(c.caches).saved_s:.2f} s); not filled in yet: 1 compile "
+        f"{compiler._viewer.cache_saving(c.caches).saved_s:.2f} s); not filled in yet: 1 compile "
         "(the kernels' nodes, the IR around fusion) · per compile: --view compiles",
     )
     (line,) = cache_detail_lines(warm.report)
@@ -84,7 +85,7 @@ def test_warm_compile_is_the_hit_torch_logs_and_fill_gives_the_cold_nodes(tmp_pa
     (fc,) = filled.compiles
     assert fc.regenerated.state == "filled" and fc.regenerated.same_code is True, fc.regenerated
     assert "kernel nodes" in fc.regenerated.facts and fc.regenerated.cold_time_s > 0
-    assert compiler.analysis.fill_reason(fc) is None
+    assert compiler._viewer.fill_reason(fc) is None
     theirs = {k.name: set(k.nodes) for k in cold.report.kernels}
     assert theirs and all(theirs.values())
     assert {k.name: set(k.nodes) for k in filled.kernels} == theirs

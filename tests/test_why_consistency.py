@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import compiler
+import compiler._viewer
 import explorer
 
 DATA = Path(__file__).parent.parent / "notebooks" / "data"
@@ -53,7 +54,7 @@ def test_why_and_benchmark_agree(name, r, b):
         assert (
             f"compile {b.compile_time_s:.2f} s" in bench and f"compile took {b.compile_time_s:.2f} s" in why
         )
-        be = compiler.analysis.break_even(r, b)  # from the cold compile, and said which it used
+        be = compiler._viewer.break_even(r, b)  # from the cold compile, and said which it used
         if be is not None and be.calls is not None:
             calls = f"{math.ceil(be.calls):,} calls"
             assert f"pays off after {calls} (counted from {be.seconds:.2f} s, {be.which})" in bench

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 import compiler
+import compiler._viewer
 import explorer
 from compiler.listen import _torch
 from tests._verdicts import steady
@@ -60,7 +61,7 @@ def _bench(fn, *args, **kw):
         with compiler.recording(**kw) as rec:
             compiled = torch.compile(fn)
             compiled(*args)
-        compiler.remember_benchmark_subject(rec.report, fn, compiled, args, {})
+        compiler._viewer.remember_benchmark_subject(rec.report, fn, compiled, args, {})
         b = compiler.benchmark(rec.report, reps=5, warmup=1, progress=False)
     return rec.report, b
 

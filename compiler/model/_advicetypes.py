@@ -105,7 +105,7 @@ class Advice:
 @dataclass(frozen=True)
 class AdviceRun:
     """What one run of ``pt2-explorer advise`` left: its report and its last calls' outputs
-    (``compiler.analysis.save_outputs``), or how it failed; ``compiler.analysis.advice_from_runs``
+    (``compiler._viewer.save_outputs``), or how it failed; ``compiler._viewer.advice_from_runs``
     reads them."""
 
     fix: Fix | None  # None: the baseline, the program as it is

@@ -56,7 +56,7 @@ def parse_json(text: str, path: str) -> Any:
 
 def write_json(path: str, data) -> None:
     """``data`` as JSON at ``path``, whole or not at all."""
-    from compiler import write_file
+    from compiler._viewer import write_file
 
     write_file(path, json.dumps(data, indent=1) + "\n")
 

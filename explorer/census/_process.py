@@ -151,12 +151,13 @@ def _death(rc: int | None, log: str) -> str:
 def _report(p: dict):
     """The case's report, or where its process died, what its journal held."""
     import compiler
+    from compiler._viewer import load_journal
 
     if os.path.exists(p["report"]):
         return compiler.load(p["report"])
     if os.path.exists(p["journal"]) and os.path.getsize(p["journal"]):
         try:
-            return compiler.load_journal(p["journal"])
+            return load_journal(p["journal"])
         except (OSError, ValueError):
             return None
     return None

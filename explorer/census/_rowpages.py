@@ -60,7 +60,8 @@ def write_row_pages(
     """Each of ``reports`` as its page beside ``path``; ``show``: a progress line (n of N, the
     megabytes written). Returns the row links (row key -> page, relative to ``path``), the pages
     written and a note for each report not read."""
-    from compiler import load, write_file
+    from compiler import load
+    from compiler._viewer import write_file
 
     from ..pages._page import report_html
 

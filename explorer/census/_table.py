@@ -223,7 +223,7 @@ class Census:
         }
 
     def save(self, path: str) -> str:
-        from compiler import write_file
+        from compiler._viewer import write_file
 
         return write_file(path, json.dumps(self.to_dict(), indent=1) + "\n")
 

@@ -234,7 +234,7 @@ def save_census_html(census: Census, path: str, *, reports: bool = True, progres
     """``path``: the census page; with ``reports``, beside it each row's report as its own
     page (``_rowpages.py``), which the row links to. ``progress``: a progress line
     (``compiler._viewer.LineProgress``), n of N row pages. Returns the paths."""
-    from compiler import write_file
+    from compiler._viewer import write_file
 
     from ._rowpages import row_reports, write_row_pages
 

@@ -310,7 +310,8 @@ def _report(ns, compiler) -> int:
 
 
 def _ranks_report(ns) -> int:
-    from compiler import load_ranks, write_file
+    from compiler import load_ranks
+    from compiler._viewer import write_file
     from explorer.lower._terminal import echo
     from explorer.views._ranks import build_ranks_view, ranks_page, ranks_text
 

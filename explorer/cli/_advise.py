@@ -1,7 +1,7 @@
 """``pt2-explorer advise``: the program run once as it is under ``record --bench``, then once
 per fix its verdict calls for (and per ``--try``), each a fresh process with the fix set at
 start-up (explorer/cli/_adviserun.py), each leaving its own report; then one table of the
-measured fixes, best first (``compiler.analysis.advice_from_runs``, explorer/views/_advice.py)."""
+measured fixes, best first (``compiler._viewer.advice_from_runs``, explorer/views/_advice.py)."""
 
 from __future__ import annotations
 
@@ -137,6 +137,8 @@ def advise(ns) -> int:
 
 
 def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: str) -> int:
+    from compiler._viewer import AdviceRun, advice_from_runs  # imports torch
+
     base = runner.run(None)
     if base.error or base.report is None:
         say(
@@ -156,7 +158,7 @@ def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: st
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     todo = [f for f in fixes if cuda or not f.cuda_only]
     skipped = [
-        compiler.types.AdviceRun(f, None, error="skipped: it needs a CUDA device; the program ran on CPU")
+        AdviceRun(f, None, error="skipped: it needs a CUDA device; the program ran on CPU")
         for f in fixes
         if f not in todo
     ]
@@ -169,7 +171,7 @@ def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: st
     if not runner.tty:
         say(f"pt2-explorer: advise: fixes to try: {', '.join(f.name for f in todo) or 'none'}")
     runs = runner.run_all(todo)
-    advice = compiler.analysis.advice_from_runs(name, [base, *runs, *skipped], out=out)
+    advice = advice_from_runs(name, [base, *runs, *skipped], out=out)
     for attempt in range(REMEASURE):  # a fix's run timed at another speed than the baseline's
         drifted = {r.fix for r in advice.rows if (r.unranked or "").startswith("its eager arm")}
         if not drifted:
@@ -180,7 +182,7 @@ def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: st
         )
         runner.total += len(drifted)
         runs = [runner.run(f) if f.name in drifted else run for f, run in zip(todo, runs, strict=True)]
-        advice = compiler.analysis.advice_from_runs(name, [base, *runs, *skipped], out=out)
+        advice = advice_from_runs(name, [base, *runs, *skipped], out=out)
     if not fixes:
         notes = "no fix called for: no verdict names a fix advise knows (--try NAME forces one)"
         advice = _with_note(advice, notes)

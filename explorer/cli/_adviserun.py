@@ -1,5 +1,5 @@
 """One run of ``pt2-explorer advise``, in its own process: the fix's settings made at start-up
-(``compiler.analysis.apply_fix``: torch's config, before the program imports anything), then the program
+(``compiler._viewer.apply_fix``: torch's config, before the program imports anything), then the program
 as ``pt2-explorer record --bench -q --json DIR/report.json`` runs it, as ``__main__``; once it
 ended, its compiled functions' last calls are saved (``DIR/outputs.pt``, before the benchmarks
 call them again) with any setting the program made over the fix's (``DIR/notes.txt``).
@@ -39,16 +39,17 @@ def main(argv: list[str]) -> int:
     import torch  # noqa: F401
 
     import compiler
+    from compiler._viewer import apply_fix, save_outputs, settings_overridden
 
     fix = compiler.analysis.fix_named(fix_name) if fix_name else None
     if fix is not None:
-        compiler.analysis.apply_fix(fix)
+        apply_fix(fix)
         print(f"pt2-explorer: advise: at start-up: {'; '.join(fix.lines)}", file=sys.stderr)
 
     def after(called) -> None:
-        notes = compiler.analysis.settings_overridden(fix, called) if fix is not None else []
+        notes = settings_overridden(fix, called) if fix is not None else []
         try:
-            compiler.analysis.save_outputs(called, os.path.join(run_dir, OUTPUTS))
+            save_outputs(called, os.path.join(run_dir, OUTPUTS))
         except Exception as e:  # not the program's failure: the row says its outputs were not compared
             notes.append(f"the last calls' outputs were not saved: {type(e).__name__}: {e}")
         if notes:

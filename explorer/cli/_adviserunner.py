@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from compiler._viewer import LineProgress
+from compiler._viewer import AdviceRun, LineProgress
 from explorer.cli._adviserun import NOTES, OUTPUTS, REPORT
 from explorer.cli._out import say
 
@@ -60,7 +60,6 @@ class Runner:
             return list(pool.map(self.run, fixes))
 
     def run(self, fix):
-        import compiler
 
         label = fix.name if fix else "baseline"
         run_dir = os.path.join(self.out, label)
@@ -94,7 +93,7 @@ class Runner:
         if os.path.isfile(notes_file):
             with open(notes_file, encoding="utf-8") as f:
                 notes = tuple(x for x in f.read().splitlines() if x)
-        return compiler.types.AdviceRun(
+        return AdviceRun(
             fix,
             report if os.path.isfile(report) else None,
             outputs if os.path.isfile(outputs) else None,

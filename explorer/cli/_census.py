@@ -352,7 +352,7 @@ def _renamed(rel: str, row) -> str:
 
 
 def _diff(ns) -> int:
-    from compiler import write_file
+    from compiler._viewer import write_file
 
     from ..census._diff import diff_census
     from ..census._diffview import diff_page, diff_text

@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 import compiler
-from compiler._viewer import fill_runnables, fill_untrusted
+from compiler._viewer import fill_reason, fill_runnables, fill_untrusted
 from explorer.cli._out import saving, say
 
 
@@ -74,7 +74,7 @@ def _show_what_runs(report, path: str, ids: list[str], why: str) -> None:
 
 def to_fill(report) -> list[str]:
     """The ids of the compiles a fill-in would fill."""
-    return [c.id for c in report.compiles if compiler.analysis.fill_reason(c) is not None]
+    return [c.id for c in report.compiles if fill_reason(c) is not None]
 
 
 def identity(path: str | None) -> tuple | None:

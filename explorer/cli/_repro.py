@@ -22,6 +22,7 @@ def repro_parser(sub) -> None:
 def repro_main(ns, error) -> int:
     """Print or save the repro; a report or a compile that has none: one line, status 2."""
     import compiler
+    from compiler._viewer import write_file
 
     from ..repros._break import break_program
     from ..repros._compile import repro_script
@@ -34,7 +35,7 @@ def repro_main(ns, error) -> int:
         else:
             script = repro_script(report, ns.compile, backward=ns.backward, source=ns.report)
         if ns.out:
-            compiler.write_file(ns.out, script)
+            write_file(ns.out, script)
     except (OSError, ValueError) as e:
         return error(e)
     if ns.out:

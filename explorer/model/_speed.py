@@ -7,8 +7,7 @@ from __future__ import annotations
 import os
 
 from compiler import Report
-from compiler._viewer import cache_key_changes, fill_untrusted
-from compiler.analysis import cache_saving, fill_reason
+from compiler._viewer import cache_key_changes, cache_saving, fill_reason, fill_untrusted
 from compiler.types import CacheLookup, Compile
 
 from ..base._types import LinesBlock

@@ -1,5 +1,5 @@
 """One view model of a report (its types: ``base/_types.py``), built here from the Report
-alone (plus the user's source files for context lines, through ``compiler.read_source``: a
+alone (plus the user's source files for context lines, through ``compiler._viewer.read_source``: a
 notebook cell's from linecache, a file only where it is a regular one of a bounded size).
 Lowered to rich text, static HTML and widgets by each view's module (``views/``), its generic
 parts by ``lower/_text.py`` and ``lower/_html.py``; tests assert its text.
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from compiler import Report, read_source
+from compiler import Report
+from compiler._viewer import read_source
 from compiler.analysis import resume_of
 from compiler.types import STAGES, Compile, StackFrame
 

@@ -60,7 +60,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import HTML, display
 
 import compiler
-from compiler._viewer import call_state
+from compiler._viewer import call_state, remember_benchmark_subject
 
 from . import _cell, _celltb
 from ._cell import CELL_FUNCTION, UNSET, UNSET_ARG, assigned_names  # noqa: F401 - re-exported
@@ -163,7 +163,7 @@ class CompileMagics(Magics):
                 else:
                     result = _run_compiled(source, shell, args, subject)
             if subject and rec.report is not None:
-                compiler.remember_benchmark_subject(rec.report, **subject)
+                remember_benchmark_subject(rec.report, **subject)
             if args.bench:
                 compiler.benchmark(rec.report, progress=progress.bench, **compiler.BenchOptions.flagged(args))
             if args.numerics and subject:  # the cell's function again, eager and compiled

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from typing import TypeAlias
 
-import compiler as _compiler
 from compiler import Report
+from compiler._viewer import write_file
 from compiler.types import (  # torch-free (compiler/model/_modetypes.py, _advicetypes.py)
     Advice,
     ModeComparison,
@@ -97,4 +97,4 @@ def save_html(report: Paged, path: str | os.PathLike[str], title: str | None = N
         from explorer.pages._modes import save_modes_html
 
         return save_modes_html(report, path)[0]
-    return _compiler.write_file(path, html(report, title))  # whole or not at all
+    return write_file(path, html(report, title))  # whole or not at all

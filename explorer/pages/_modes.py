@@ -97,7 +97,7 @@ def modes_page(comparison, links: list[str | None] | None = None) -> str:
 def save_modes_html(comparison, path: str | os.PathLike[str]) -> list[str]:
     """``path``: the modes page; beside it one explorer page per configuration's recording
     (``<name>.<i>-<label>.html``), which the table and the bars link to. Returns the paths."""
-    from compiler import write_file
+    from compiler._viewer import write_file
 
     from ._page import report_html
 

@@ -124,7 +124,7 @@ class Explorer(w.VBox):
     def _bench_controls(self) -> w.Widget:
         """The Benchmark button (compiler.benchmark(report) on what the report remembers) and its
         progress line; disabled, with a tooltip saying what to call, when nothing is remembered."""
-        from compiler import benchmark_subject
+        from compiler._viewer import benchmark_subject
 
         self.bench_status = w.HTML("")
         self.bench_button = w.Button(description="Benchmark", icon="tachometer", layout=_whole_label())

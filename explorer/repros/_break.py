@@ -10,8 +10,8 @@ import ast
 import builtins
 import textwrap
 
-from compiler import Report, read_source
-from compiler._viewer import shape_dims
+from compiler import Report
+from compiler._viewer import read_source, shape_dims
 from compiler.types import Compile, GraphBreak
 
 from ._compile import provenance_lines, token

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from compiler import Report
-from compiler.analysis import RUNNABLE_PREAMBLE
+from compiler._viewer import RUNNABLE_PREAMBLE
 
 from ..model._view import runnable
 

@@ -165,7 +165,8 @@ class Supervisor:
         return status, None
 
     def _rebuild(self, status: int, sig: int | None, leave: Callable[[object], None]) -> None:
-        from compiler import TraceFormatError, load_journal
+        from compiler import TraceFormatError
+        from compiler._viewer import load_journal
 
         version = bytes(self._state[2:]).split(b"\0", 1)[0].decode("utf-8", "replace")
         try:

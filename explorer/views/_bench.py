@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from compiler import Report
-from compiler.analysis import benchmark_mode, break_even, figure
+from compiler._viewer import benchmark_mode, break_even
+from compiler.analysis import figure
 from compiler.types import Accuracy, Benchmark
 
 from ..base._types import Table
@@ -87,7 +88,7 @@ def accuracy_line(a: Accuracy) -> str:
 
 def setup_line(b: Benchmark, mode: str) -> str:
     """How the benchmark was set up: torch.compile's settings (``mode``: as the function was
-    compiled, ``compiler.analysis.benchmark_mode``), autocast, the warm-up calls, the state, the torch
+    compiled, ``compiler._viewer.benchmark_mode``), autocast, the warm-up calls, the state, the torch
     version, the output tensors compared."""
     c = b.config
     line = (

@@ -15,8 +15,7 @@ import functools
 import re
 
 from compiler import Report
-from compiler._viewer import fill_untrusted
-from compiler.analysis import fill_reason
+from compiler._viewer import fill_reason, fill_untrusted
 from compiler.types import STAGES
 
 from ..base._types import (

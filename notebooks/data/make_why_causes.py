@@ -33,6 +33,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 import compiler  # noqa: E402
+import compiler._viewer  # noqa: E402
 
 
 class Block(nn.Module):
@@ -76,7 +77,7 @@ class Scaled(nn.Module):
 
 
 def _bench(report, model, compiled, args, reps: int):
-    compiler.remember_benchmark_subject(report, model, compiled, args, {})
+    compiler._viewer.remember_benchmark_subject(report, model, compiled, args, {})
     return compiler.benchmark(report, reps=reps, progress=False)
 
 
@@ -131,7 +132,7 @@ def cudagraph_skip():
         with compiler.recording() as rec:
             for _ in range(3):
                 compiled(x, buf)
-        compiler.remember_benchmark_subject(rec.report, step, compiled, (x, buf), {})
+        compiler._viewer.remember_benchmark_subject(rec.report, step, compiled, (x, buf), {})
         compiler.benchmark(rec.report, reps=30, progress=False, mutates=True)
     return rec.report
 
