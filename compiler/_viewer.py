@@ -1,6 +1,5 @@
 """What explorer/ alone reads of compiler beyond its public modules: the readers its views and
-diffs still call (a guard tree's guards, an IR's function bounds, the noise two compiles differ
-in, each rank's file, the WON'T CONVERT warnings a census folds), none of them an analysis a
+diffs still call (the noise two compiles differ in, each rank's file, the WON'T CONVERT warnings a census folds), none of them an analysis a
 user calls. Only explorer imports it (pyproject.toml: import-linter's protected contract
 "compiler._viewer is explorer's"); its names are not part of the documented surface and may
 change with explorer. None imports torch at import; the four that run advise's fixes
@@ -25,13 +24,11 @@ from .model._timetypes import HEADS
 from .model._trust import runnables as fill_runnables
 from .model._trust import untrusted as fill_untrusted
 from .parse._graphs import shape_dims, without_device_index
-from .parse._guards import parse_guards
 from .parse._names import rank_path
 from .parse._normalize import kernel_base
 from .parse._outputcode import split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, cache_pairs
-from .parse._tritonir import ir_function
 from .read._journal import report_from_journal as load_journal
 from .why._cgmode import mode_of as benchmark_mode
 from .why._costgroups import module_name
@@ -106,11 +103,9 @@ __all__ = [
     "split_kernels",
     "kernel_stacks",
     "extern_nodes",
-    "ir_function",
     # names, torch's texts
     "without_entry",
     "rank_path",
-    "parse_guards",
     "kernel_base",
     "shape_dims",
     "without_device_index",

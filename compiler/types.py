@@ -10,6 +10,7 @@ from .listen._version import torch_names as _torch_names
 from .model._advicetypes import Advice, AdviceRow, Fix
 from .model._benchtypes import Launch, Timeline
 from .model._devices import DevicePeak
+from .model._guards import Guard
 from .model._modetypes import ModeComparison, ModeRow
 from .model._numericstypes import Numerics, TensorError
 from .model._report import (
@@ -51,7 +52,6 @@ from .model._verdicttypes import Cause, Verdict
 from .parse._bytecode import BytecodeStep
 from .parse._exportinfo import ExportSummary, InputSpec
 from .parse._flex import FlexCall, FlexMask, ModSource
-from .parse._guards import Guard
 from .parse._names import CompileId
 from .parse._tritonsrc import TritonSource
 from .why._costgroups import CostGroup

@@ -368,7 +368,10 @@ OWN_TEXT = {
 # And what the names of torch's timed phases say (an attempt, a hook, a pass): stored by the
 # build, read for a report written before when it loads; so are a CUDA-graph skip reason's first
 # line and the count of sizes torch's CUDA-graph warning gives, and the extern calls of Inductor's
-# wrapper code, and a recompile reason's short form.
+# wrapper code, and a recompile reason's short form; and where the kernel's function is in each
+# Triton IR (stored when recorded, read for an older report when it loads). And the guard tree:
+# the record reads its own guards when first asked (``Capture.guard_list``), not stored, as the
+# list would repeat the tree's text.
 FILE_FORM_READERS = {
     "compiler/model/_fxcode.py",
     "compiler/model/_skipwarn.py",
@@ -377,6 +380,8 @@ FILE_FORM_READERS = {
     "compiler/model/_cgfacts.py",
     "compiler/model/_externcalls.py",
     "compiler/model/_reasons.py",
+    "compiler/model/_irbounds.py",
+    "compiler/model/_guards.py",
 }
 
 

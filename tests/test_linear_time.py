@@ -30,6 +30,7 @@ import pytest
 import compiler
 import compiler._viewer
 import compiler.model._fxcode
+import compiler.model._guards
 import compiler.model._reasons
 import compiler.parse
 import compiler.parse._modules
@@ -215,7 +216,7 @@ CRAFTED = {
     "notebook cell paths (N letters)": (compiler.analysis.normalize, lambda n: "ipykernel_ " + "a" * n),
     "a recompile reason's padding (N blanks)": (compiler.model._reasons.one_gap, lambda n: " " * n + "x"),
     "guard manager sources (N source=)": (
-        compiler._viewer.parse_guards,
+        compiler.model._guards.parse_guards,
         lambda n: "| +- GuardManager: " + "source=" * (n // 7),
     ),
 }

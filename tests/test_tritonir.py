@@ -16,6 +16,7 @@ import compiler
 import compiler._viewer
 import explorer
 from compiler.listen._tritonir import TritonCapture, with_binaries
+from compiler.model._irbounds import ir_function
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reports"
 F = "/tmp/torchinductor_u/ab/cab12.py"
@@ -98,7 +99,7 @@ def test_ir_bounded_to_the_kernels_function():
         + SASS
         + "\n\n\n//----- SYMBOLS -----\n\t.type\tx,@object"
     )
-    fn = compiler._viewer.ir_function
+    fn = ir_function
     assert fn("ttir", TTIR) == (2, 9)  # tt.func … to its "} loc(#loc)"
     assert TTIR.splitlines()[8] == "  } loc(#loc)"
     assert fn("llir", LLIR) == (0, 5)
@@ -257,3 +258,28 @@ def test_shipped_kernel_body_numbered_as_its_ir_gutter():
         " lines left out); left: the kernel's line, as numbered in its body (the IR's own locations count"
         " the kernel's file: 1 more) (82 lines)"
     ) in text.splitlines()
+
+
+def test_a_report_recorded_before_the_bounds_were_stored_gets_them_on_load(tmp_path):
+    """The H100 GEMM recording (notebooks/data) was written before ``TritonBinary.ir_bounds``:
+    each binary with IR gets them when it loads, each level's as ``ir_function`` reads its text,
+    and a report written again keeps them."""
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-why-gemm.json.gz"
+    import gzip
+
+    raw = json.loads(gzip.open(path, "rt", encoding="utf-8").read())
+    assert not any("ir_bounds" in b for k in raw["kernels"] for b in k.get("binaries", ()))
+    report = compiler.load(path)
+    binaries = [b for k in report.kernels for b in k.binaries if b.ir]
+    assert len(binaries) == 3
+    for b in binaries:
+        assert sorted(b.ir_bounds) == sorted(b.ir) == ["llir", "ptx", "sass", "ttgir", "ttir"]
+        assert b.ir_bounds == {level: ir_function(level, text) for level, text in b.ir.items()}
+        text = b.ir["ttir"].splitlines()
+        start, stop = b.ir_bounds["ttir"]
+        assert text[start].lstrip().startswith("tt.func") and text[stop - 1].lstrip().startswith("}")
+    again = tmp_path / "again.json"
+    again.write_text(report.to_json())
+    assert [b.ir_bounds for k in compiler.load(again).kernels for b in k.binaries if b.ir] == [
+        b.ir_bounds for b in binaries
+    ]

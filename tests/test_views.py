@@ -1089,3 +1089,36 @@ def test_why_says_a_small_share_of_the_peak_as_it_is():
         (row,) = [ln for ln in text.splitlines() if ln.startswith(k.name + " ") and "memory," in ln]
         assert row.rstrip().endswith(f"memory, {x:.1%}")
     assert "0% of the device's peak" not in text.replace("0.", "")
+
+
+def test_a_compiles_guards_are_its_records_own():
+    """``Capture.guard_list``: the guards of the tree torch printed for the compile
+    (``dynamo_cpp_guards_str``, read here from torch's own structured trace), each with its kind
+    and the source the user's code names; the guards view reads them from the record."""
+    import torch
+    from _torch_trace import RawTrace
+
+    import compiler
+    from compiler.types import Guard
+
+    def scaled(x, n):
+        return x.sin() * n
+
+    torch._dynamo.reset()
+    with RawTrace() as raw, compiler.recording() as rec:
+        torch.compile(scaled, backend="eager")(torch.randn(3), 2)
+    torch._dynamo.reset()
+    (tree,) = [p for m, p in raw.records if "dynamo_cpp_guards_str" in m]
+    cap = rec.report.compiles[0].stages.capture
+    assert cap.guards == tree
+    guards = cap.guard_list
+    assert isinstance(guards, tuple) and all(isinstance(g, Guard) for g in guards)
+    leaves = [
+        ln.split("+- ", 1)[1] for ln in tree.splitlines() if "+- " in ln and "Manager" not in ln.split(":")[0]
+    ]
+    assert [g.line for g in guards] == [ln.rstrip() for ln in leaves]
+    assert [(g.kind, g.source) for g in guards if g.source in ("x", "n")][:2] == [
+        ("EQUALS_MATCH", "n"),
+        ("TENSOR_MATCH", "x"),
+    ]
+    assert cap.guard_list is guards  # read once

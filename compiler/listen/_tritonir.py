@@ -35,6 +35,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..model._irbounds import ir_bounds
 from ..model._report import Report
 from ..model._tritontypes import TritonBinary
 from ..parse._tritonsrc import read_triton_source
@@ -164,6 +165,7 @@ def _binary(h: dict[str, Any], load: bool) -> TritonBinary:
         n_spills=spills,
         target=target_s,
         ir=ir,
+        ir_bounds=ir_bounds(ir),
         line_offset=_def_line(h["file"], str(h["name"])),
         **_device_limits(load),
     )
@@ -328,5 +330,7 @@ def _marked(k, mine: list[Heard]) -> tuple[TritonBinary, ...]:
         ir = dict(b.ir) if keep else {}
         if keep and cubin and (sass := _sass(cubin)):  # disassembled for the kept variant only
             ir["sass"] = sass
-        out.append(dataclasses.replace(b, chosen=i == chosen, line_offset=offset, ir=ir))
+        out.append(
+            dataclasses.replace(b, chosen=i == chosen, line_offset=offset, ir=ir, ir_bounds=ir_bounds(ir))
+        )
     return tuple(out)

@@ -3,10 +3,12 @@ torch printed or logged them; compiler/model/_report.py holds the report-wide re
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._guards import Guard, parse_guards
 from ._paths import frame_kind
 from ._tritontypes import TritonBinary
 
@@ -139,6 +141,13 @@ class Capture:
     bytecode_source_note: str | None = None  # why one has no Python (depyf missing or failing)
     time_s: float | None = None
     side_effects: tuple[SideEffect, ...] = ()  # the mutations its code replays after the graph
+
+    @functools.cached_property
+    def guard_list(self) -> tuple[Guard, ...]:
+        """The guards of ``guards``, each with its kind, the source of the manager it sits under
+        (as the user's code spells it) and its line (compiler/model/_guards.py): read from the
+        tree when first asked, not stored."""
+        return tuple(parse_guards(self.guards))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ class TritonBinary:
     n_spills: int | None = None  # registers spilled to local memory
     target: str | None = None  # "cuda:90"
     ir: dict[str, str] = field(default_factory=dict)  # level (ttir, ttgir, llir, ptx, sass) -> text
+    # level -> the kernel's function in its text: the index of its first line and of the line
+    # after its last (compiler/model/_irbounds.py); the whole text where none is found
+    ir_bounds: dict[str, tuple[int, ...]] = field(default_factory=dict)
     line_offset: int = 0  # kernel file line - Kernel.source line (Triton's locations name the file)
     regs_per_sm: int | None = None  # the device's limits, for occupancy
     threads_per_sm: int | None = None

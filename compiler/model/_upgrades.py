@@ -8,6 +8,7 @@ from typing import Any
 from ._callsites import with_torch_breaks
 from ._cgfacts import with_cudagraph_facts
 from ._externcalls import with_extern_calls
+from ._irbounds import with_ir_bounds
 from ._phasenames import with_phase_names
 from ._reasons import with_short_reasons
 from ._skipwarn import with_folded_warnings
@@ -25,6 +26,7 @@ UPGRADES = (
     with_cudagraph_facts,
     with_extern_calls,
     with_short_reasons,
+    with_ir_bounds,
 )
 
 

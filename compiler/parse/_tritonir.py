@@ -8,7 +8,8 @@
 - SASS (``nvdisasm --print-line-info``): ``//## File "…", line L`` sets it likewise.
 
 A line outside the kernel's function (the module's location table, LLVM's declarations and
-metadata, PTX's DWARF sections, SASS's symbol table) has no line: ``ir_function`` bounds it.
+metadata, PTX's DWARF sections, SASS's symbol table) has no line: ``ir_function``
+(compiler/model/_irbounds.py) bounds it.
 
 Pure: text in, one source line (or None) per IR line out.
 """
@@ -16,6 +17,8 @@ Pure: text in, one source line (or None) per IR line out.
 from __future__ import annotations
 
 import re
+
+from ..model._irbounds import ir_function
 
 LEVELS = ("ttir", "ttgir", "llir", "ptx", "sass")
 
@@ -42,51 +45,6 @@ def ir_source_lines(level: str, text: str) -> tuple[int | None, ...]:
         return tuple(None for _ in lines)
     start, stop = ir_function(level, text)
     return tuple(s if start <= i < stop else None for i, s in enumerate(got))
-
-
-_MLIR_FUNC = re.compile(r"^(\s*)tt\.func\b")
-_PTX_FUNC = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b")
-_SASS_SECTION = re.compile(r"^//-+ (\S+)")
-
-
-def ir_function(level: str, text: str) -> tuple[int, int]:
-    """The kernel's function in an IR of ``level``: the indices of its first line and of the
-    line after its last (``lines[start:stop]``), from its header to its closing brace (SASS: its
-    ``.text`` section, up to the next section's banner). The whole text where no function is
-    found (an unknown level, a text cut short)."""
-    lines = text.splitlines()
-    whole = (0, len(lines))
-    if level in ("ttir", "ttgir"):
-        start = next((i for i, ln in enumerate(lines) if _MLIR_FUNC.match(ln)), None)
-        if start is None:
-            return whole
-        close = _MLIR_FUNC.match(lines[start]).group(1) + "}"
-        stop = next((i + 1 for i in range(start + 1, len(lines)) if lines[i].startswith(close)), None)
-        return (start, stop) if stop is not None else whole
-    if level in ("llir", "ptx"):
-        is_head = (lambda ln: ln.startswith("define ")) if level == "llir" else _PTX_FUNC.match
-        start = next((i for i, ln in enumerate(lines) if is_head(ln)), None)
-        if start is None:
-            return whole
-        end = len(lines) if level == "llir" else debug_sections_start(text) or len(lines)
-        # the last closing brace at the left margin: PTX may hold device functions before its
-        # entry; LLIR's first one closes the kernel (declarations follow, with no body)
-        closes = [i for i in range(start + 1, end) if lines[i].rstrip() == "}"]
-        if not closes:
-            return whole
-        return start, (closes[0] if level == "llir" else closes[-1]) + 1
-    if level == "sass":
-        start = next(
-            (i for i, ln in enumerate(lines) if ".text." in ln and not ln.lstrip().startswith(".section")),
-            None,
-        )
-        if start is None:
-            return whole
-        stop = next((i for i in range(start + 1, len(lines)) if _SASS_SECTION.match(lines[i])), len(lines))
-        while stop > start + 1 and not lines[stop - 1].strip():
-            stop -= 1
-        return start, stop
-    return whole
 
 
 def _mlir(lines: list[str]) -> tuple[int | None, ...]:
@@ -166,12 +124,3 @@ def occupancy(
     blocks = min(limits.values())
     which = min(limits, key=lambda k: (limits[k], k != "threads"))
     return blocks * num_warps / max_warps, which
-
-
-_DEBUG = re.compile(r"\s*\.section\s+\.debug_")
-
-
-def debug_sections_start(text: str) -> int | None:
-    """The index of the line where a PTX module's DWARF sections begin (``.section
-    .debug_abbrev``…), after its function; None where it has none."""
-    return next((i for i, ln in enumerate(text.splitlines()) if _DEBUG.match(ln)), None)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..model._guards import parse_guards
 from ..model._report import Compile, Report
-from ..parse._guards import parse_guards
 
 PYTHON_KINDS = ("LAMBDA_GUARD",)  # evaluated by calling back into Python
 

@@ -1,14 +1,13 @@
 """A compile's guards grouped: by kind, each kind said in one line, and by the source they
 protect (``self.transformer.h.0.attn``, ``input_ids``), the failing guard's kind and source
-first. Read from the guard tree torch prints (``Capture.guards``) by ``compiler._viewer.parse_guards``
-(compiler/parse/_guards.py)."""
+first. The guards are the compile's own record's (``Capture.guard_list``: compiler reads them from
+the guard tree torch prints)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
 from compiler import Report
-from compiler._viewer import parse_guards
 from compiler.types import Compile, Guard
 
 from ..base._types import Table
@@ -55,7 +54,7 @@ KINDS = {
 TOP_SOURCES = 25  # rows of the sources table; the rest counted in its title
 
 
-def failing(report: Report, c: Compile, guards: list[Guard] | None = None) -> Guard | None:
+def failing(report: Report, c: Compile, guards: tuple[Guard, ...] | None = None) -> Guard | None:
     """The guard of ``c`` whose failure made a later compile of its frame (a recompile);
     ``guards``: ``c``'s, where they are parsed already."""
     lines = [r.failing_guard for r in report.recompiles if r.failed_entry == c.id and r.failing_guard]
@@ -64,14 +63,14 @@ def failing(report: Report, c: Compile, guards: list[Guard] | None = None) -> Gu
     want = lines[0].split("  #")[0].strip()
     if guards is None:
         cap = c.stages.capture
-        guards = parse_guards(cap.guards if cap else None)
+        guards = cap.guard_list if cap else ()
     return next((g for g in guards if g.line.startswith(want)), None)
 
 
 def guard_tables(report: Report, c: Compile) -> list[Table]:
     """Two tables: by kind (what each checks) and by source, the failing guard's first."""
     cap = c.stages.capture
-    guards = parse_guards(cap.guards if cap else None)
+    guards = cap.guard_list if cap else ()
     if not guards:
         return []
     bad = failing(report, c, guards)

@@ -7,7 +7,6 @@ numbered as the kernel's source counts them, the numbers the IR's gutter gives."
 
 from __future__ import annotations
 
-from compiler._viewer import ir_function
 from compiler.analysis import ir_source_lines, occupancy, read_triton_source
 from compiler.types import Kernel, TritonBinary, TritonSource
 
@@ -131,7 +130,7 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
     out: list[Block] = []
     for level, text in b.ir.items():
         lines = text.splitlines()
-        start, stop = ir_function(level, text)
+        start, stop = b.ir_bounds.get(level, (0, len(lines)))
         src = ir_source_lines(level, text)[start:stop]
         code = gutter((None if s is None else s - b.line_offset for s in src), lines[start:stop])
         rest = len(lines) - (stop - start)

@@ -2,7 +2,9 @@
 ``dynamo_cpp_guards_str``), read into its guards: each guard's kind, the source of the manager
 it sits under (as the user's code spells it), and its line. Managers name the source
 (``GuardManager: source=L['x'], ...``), each guard line under them its kind
-(``+- TENSOR_MATCH: check_tensor(...)  # code  # file:line``)."""
+(``+- TENSOR_MATCH: check_tensor(...)  # code  # file:line``). Read where a view or an analysis
+asks (``Capture.guard_list``), not stored: the list would repeat the tree's text (4 to 27% more
+of a report). In the record's layer, so that the record reads its own tree."""
 
 from __future__ import annotations
 
