@@ -92,6 +92,20 @@ def load_ipython_extension(ip) -> None:
     _register_display(ip)
 
 
+# names whose modules load heavy libraries (ipywidgets, plotly) or the notebook's magic, imported
+# on first use (PEP 562): name -> the module that defines it
+_LAZY = {
+    "reports": "explorer.notebook._magic",  # reports kept by %%compile --name NAME
+    "show_modes": "explorer.pages._modes",  # compiler.compare_modes results (docs/benchmark.md)
+    "modes_widget": "explorer.pages._modes",
+    "time_figure": "explorer.views._time",  # where compile time goes, as a plotly waterfall
+    "Explorer": "explorer.pages._widgets",
+    "diff": "explorer.diffs._diff",  # side-by-side diffs (docs/diff.md)
+    "diff_compiles": "explorer.diffs._diff",
+    "compare_stages": "explorer.diffs._diff",
+}
+
+
 def __getattr__(name: str):
     if name == "check_recompile":  # its old name, kept working; every use warns
         import warnings
@@ -100,26 +114,10 @@ def __getattr__(name: str):
             "explorer.check_recompile is now explorer.would_recompile", DeprecationWarning, stacklevel=2
         )
         return would_recompile
-    if name == "reports":  # reports kept by %%compile --name NAME
-        from explorer.notebook._magic import reports
+    if name in _LAZY:
+        import importlib
 
-        return reports
-    if name in ("show_modes", "modes_widget"):  # compiler.compare_modes results (docs/benchmark.md)
-        from explorer.pages import _modes
-
-        return getattr(_modes, name)
-    if name == "time_figure":  # where compile time goes, as a plotly waterfall
-        from explorer.views._time import time_figure
-
-        return time_figure
-    if name == "Explorer":
-        from explorer.pages._widgets import Explorer
-
-        return Explorer
-    if name in ("diff", "diff_compiles", "compare_stages"):  # side-by-side diffs (docs/diff.md)
-        from explorer.diffs import _diff
-
-        return getattr(_diff, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)
 
 
