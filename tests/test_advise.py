@@ -390,25 +390,28 @@ def _advice_of_two_rows():
 
 
 def test_the_table_fits_the_terminal_cells_wrapping_in_their_columns():
-    """At 100 columns the table's cells wrap inside their columns (between words first, a
-    fix's long name folded), each row's cells side by side; piped (no width), whole lines. The
-    compile-time column is each run's own Benchmark.compile_time_s."""
+    """At 100 columns the table fits without cutting a word: a fix's long name is cut in its
+    middle (its whole name is in the row's lines below), cells wrap between their words, and
+    the columns the row's lines below also give are left out, named under the table; piped (no
+    width), whole lines. The compile-time column is each run's own Benchmark.compile_time_s."""
     from explorer.views._advice import advice_text
 
     advice = _advice_of_two_rows()
     table = advice_text(advice, 100).split("\n\n")[0].splitlines()
     assert table == [
         "advise: scaled.py (cpu): each fix measured, best first",
-        "#  fix      graphs  breaks  recompil  eager  compiled  speedup  can  won  outputs   compile  caution",
-        "                            es        ms     ms                 win       agree     s",
-        "—  capture  1       0       0         1.234  0.5       2.47×    —    —    yes       1.5      noisy;",
-        "   _dynami                                             faster                                bimodal",
-        "   c_outpu",
-        "   t_shape",
-        "   _ops",
-        "—  baselin  3       2       0         1.2    1.9       1.59×    —    —    (referen  2.25",
-        "   e                                                   slower             ce)",
+        "#  fix                       graphs  breaks  recompiles  eager ms  compiled   speedup    outputs",
+        "                                                                   ms                    agree",
+        "—  capture…output_shape_ops  1       0       0           1.234     0.5        2.47×      yes",
+        "                                                                              faster",
+        "—  baseline                  3       2       0           1.2       1.9        1.59×      (reference)",
+        "                                                                              slower",
+        "(left out at this width: caution, can win, won, compile s; each row's lines below give them)",
     ]
+    below = advice_text(advice, 100).split("\n\n", 2)[2]
+    assert "capture_dynamic_output_shape_ops · Scaled\n" in below  # the name whole, below
+    assert "  compile:   1.5 s (the function's, in this run)\n" in below
+    assert "  caution:   noisy: a\n  caution:   bimodal: b\n" in below
     whole = advice_text(advice).splitlines()
     assert re.split(r"  +", whole[1])[-3:] == ["outputs agree", "compile s", "caution"]
     assert re.split(r"  +", whole[2]) == [

@@ -4,7 +4,12 @@ timings with their spread and cautions, how its outputs compare, and its report.
 
 from __future__ import annotations
 
+import textwrap
+
+from rich.cells import cell_len
+
 from ..base._types import Table
+from ..lower._fit import cut_middle
 from ..lower._plaintable import fitted_table
 from ..lower._text import table_text
 from ._bench import ms_text
@@ -98,15 +103,58 @@ def _how(advice) -> str:
     )
 
 
+# at a terminal's width, the columns left out first where the table does not fit (each row's
+# lines below the table say each of them), and the widest a fix's name is shown there (cut in its
+# middle: the row's own lines name it whole)
+NARROW_DROPS = ("caution", "can win", "won", "compile s", "recompiles")
+FIX_ROOM = 24
+
+
+def _words_width(cells: list[str]) -> int:
+    """The columns a cell list needs wrapped between words: its longest word."""
+    return max((cell_len(w) for c in cells for w in c.split() or [""]), default=0)
+
+
+def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
+    """``t``'s lines at most ``width`` wide, and the columns left out: a fix's name cut in its
+    middle (``cut_middle``, its end kept), cells wrapped between their words, never inside one;
+    where the columns still do not fit, those of ``NARROW_DROPS`` left out in that order."""
+    columns = list(t.columns)
+    fix = columns.index("fix")
+    rows = [[*r[:fix], cut_middle(r[fix], FIX_ROOM), *r[fix + 1 :]] for r in t.rows]
+    dropped: list[str] = []
+
+    def need() -> int:
+        cols = [[columns[i], *(r[i] for r in rows)] for i in range(len(columns))]
+        return sum(_words_width(c) for c in cols) + 2 * (len(columns) - 1)
+
+    for name in NARROW_DROPS:
+        if need() <= width or name not in columns:
+            continue
+        i = columns.index(name)
+        columns.pop(i)
+        rows = [r[:i] + r[i + 1 :] for r in rows]
+        dropped.append(name)
+    over = need() - width
+    if over > 0:  # the fix's names cut further, to what the other columns leave them
+        room = max(_words_width([r[fix] for r in rows]) - over, len(columns[fix]), 8)
+        rows = [[*r[:fix], cut_middle(r[fix], room), *r[fix + 1 :]] for r in rows]
+    return fitted_table(columns, rows, width), dropped
+
+
 def advice_text(advice, width: int | None = None) -> str:
     """The table, how to read it, then each row: its change, timings, outputs, report. At
-    ``width`` (a terminal's) the table's cells wrap inside their columns; None: whole lines."""
+    ``width`` (a terminal's) the table fits it (``fitted_advice``: the columns it leaves out are
+    named under it); None: whole lines."""
     t = advice_table(advice)
-    table = (
-        table_text(t)
-        if width is None
-        else "\n".join([t.title, *fitted_table(t.columns, t.rows, width)]) + "\n"
-    )
+    if width is None:
+        table = table_text(t)
+    else:
+        lines, dropped = fitted_advice(t, width)
+        if dropped:
+            said = f"(left out at this width: {', '.join(dropped)}; each row's lines below give them)"
+            lines += textwrap.wrap(said, width)
+        table = "\n".join([t.title, *lines]) + "\n"
     out = [table, _how(advice), ""]
     for r in advice.rows:
         head = r.fix + (f" · {r.function}" if r.function else "")
@@ -124,6 +172,8 @@ def advice_text(advice, width: int | None = None) -> str:
         if r.eager is not None and r.compiled is not None:
             out.append(f"  eager:     {_spread(r.eager)}")
             out.append(f"  compiled:  {_spread(r.compiled)}: {r.speedup_words}")
+        if r.compile_s is not None:
+            out.append(f"  compile:   {r.compile_s:.3g} s (the function's, in this run)")
         if r.unranked:
             out.append(f"  not ranked: {r.unranked}")
         if r.versus:
