@@ -67,6 +67,11 @@ explorer.show(r)"""
 BENCH_CELL = """\
 %%compile --backend aot_eager
 y = (torch.randn(64, 64).sin() + 1).relu()"""
+# the shipped H100 run of notebook 16's model (two .item() breaks): its page opens on Why
+WHY_REPORT = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-cause-item.json.gz"
+WHY_CELL = f"""\
+import compiler, explorer
+explorer.show(compiler.load({str(WHY_REPORT)!r}))"""
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +81,7 @@ def lab(tmp_path_factory):
         "recompiles.ipynb": notebook("%load_ext explorer\nimport torch", FUNCTION_CELL, RECOMPILE_CELL),
         "kernels.ipynb": notebook(KERNELS_CELL),
         "bench.ipynb": notebook("%load_ext explorer\nimport torch", BENCH_CELL),
+        "why.ipynb": notebook(WHY_CELL),
     }
     with serve(tmp_path_factory.mktemp("lab"), notebooks) as lab:
         yield lab
@@ -232,3 +238,53 @@ def test_benchmark_result_tab_selected_when_done(lab, request):
         print(f"result shown {shown_after:.1f} s after the timing finished")
         s.shot()
         assert not s.errors, f"errors on the page: {s.errors}"
+
+
+@pytest.mark.slow
+def test_why_tab_links_lead_in_the_notebook(lab, request):
+    """In the notebook explorer, as on the static page (tests/test_browser_why.py): a kernel in
+    the Why tab opens the Compiles tab on its compile's codegen stage and brings its row into
+    view; a break site opens the Graph breaks tab on that break."""
+    from playwright.sync_api import expect
+
+    import compiler
+
+    report = compiler.load(WHY_REPORT)
+    with run_notebook(lab, "why.ipynb", request.node.name) as s:
+        page = s.page
+        why = page.locator(".widget-tab .lm-TabBar-tab", has_text="Why not faster").first
+        why.wait_for(timeout=CELLS_DONE_S * 1000)
+        widget = _explorer(page)
+        expect(_current_tab(widget)).to_have_text("Why not faster")  # a GPU page opens on Why
+        link = widget.locator("a.pt2x-why-link[data-kernel]").filter(visible=True).first
+        cid, kernel = link.get_attribute("data-compile"), link.get_attribute("data-kernel")
+        assert kernel in {k.name for k in report.kernels_of(cid)}, (cid, kernel)
+        link.click()
+        expect(_current_tab(widget)).to_have_text(f"Compiles ({len(report.compiles)})")
+        stages = widget.locator(".widget-tab .widget-tab .lm-TabBar-tab.lm-mod-current").first
+        expect(stages).to_have_text("codegen")
+        chosen = widget.locator("select").first
+        label = next(c.label for c in explorer_compiles(report) if c.compile_id == cid)
+        expect(chosen).to_have_value(label)
+        row = widget.locator(f'tr[data-kernel="{kernel}"]').filter(visible=True).first
+        expect(row).to_be_in_viewport()
+        s.shot("kernel")
+        why.click()
+        breaks = widget.locator("a.pt2x-why-link[data-break]").filter(visible=True)
+        expect(breaks).to_have_count(2)
+        site = breaks.nth(1).get_attribute("data-break")
+        breaks.nth(1).click()
+        expect(_current_tab(widget)).to_have_text("Graph breaks (2)")
+        target = widget.locator(f'[id="break-{site}"]').filter(visible=True).first
+        expect(target).to_be_in_viewport()
+        expect(target.locator("b").first).to_have_text(site)
+        s.shot("break")
+        assert not s.errors, f"errors on the page: {s.errors}"
+
+
+def explorer_compiles(report):
+    """The compiles as the explorer's selector lists them (their labels)."""
+    from explorer.base._types import ExplorerView  # noqa: F401
+    from explorer.model._view import build_view
+
+    return build_view(report).compiles

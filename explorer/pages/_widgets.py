@@ -27,6 +27,28 @@ from ..views._registry import Subject, headers, opening, tabs
 # the button the Benchmark button offers after it refused a step that changes state
 ANYWAY = "benchmark anyway (restores the state)"
 
+# A Why tab link in the notebook (``a.pt2x-why-link``: views/_whyhtml.py): its data handed to the
+# kernel through the explorer's hidden text box (``Explorer.go``), which opens the compile's
+# code or the break (``Explorer.go_to``); then, the tab drawn, the place scrolled into view and
+# flashed. The static page follows the same links with its own script (pages/_page.py).
+_WIDGET_GO = (
+    "event.preventDefault();const a=this,root=a.closest('.pt2x-explorer');if(!root)return;"
+    "const box=root.querySelector('.pt2x-why-go input');if(!box)return;"
+    "box.value=JSON.stringify({compile:a.dataset.compile,kernel:a.dataset.kernel,break:a.dataset.break,at:Date.now()});"
+    "box.dispatchEvent(new Event('input',{bubbles:true}));box.dispatchEvent(new Event('change',{bubbles:true}));"
+    "const find=()=>{const all=a.dataset.break!==undefined?[...root.querySelectorAll('.break')]"
+    ".filter(d=>d.id==='break-'+a.dataset.break):[...root.querySelectorAll('tr[data-kernel]')]"
+    ".filter(r=>r.dataset.kernel===a.dataset.kernel);return all.find(e=>e.getClientRects().length)};"
+    "const t0=Date.now(),then=()=>{const el=find();if(el){el.scrollIntoView({block:'center'});"
+    "el.classList.add('pt2x-flash');setTimeout(()=>el.classList.remove('pt2x-flash'),2500)}"
+    "else if(Date.now()-t0<8000)setTimeout(then,100)};setTimeout(then,100);"
+)
+
+
+def _widget_links(html: str) -> str:
+    """A view's HTML fragment with its Why links followed in the notebook (``_WIDGET_GO``)."""
+    return html.replace('<a class="pt2x-why-link"', f'<a class="pt2x-why-link" onclick="{esc(_WIDGET_GO)}"')
+
 
 def _whole_label() -> w.Layout:
     """A button's layout that shows its whole label: its own width, never shrunk by the
@@ -56,7 +78,12 @@ class Explorer(w.VBox):
         self._bodies: dict[str, w.Widget] = {}
         self._update_tabs()
         bench_row = self._bench_controls()
-        super().__init__([self.header, bench_row, self.tabs])
+        # where the Why tab's links hand the kernel what they open (``_WIDGET_GO``): hidden
+        self.go = w.Text(layout=w.Layout(display="none"))
+        self.go.add_class("pt2x-why-go")
+        self.go.observe(lambda ch: self._go(ch["new"]), names="value")
+        super().__init__([self.header, bench_row, self.tabs, self.go])
+        self.add_class("pt2x-explorer")
         self.tabs.selected_index = self._names.index(first)
 
     # ---- tabs ------------------------------------------------------------------------------
@@ -69,7 +96,8 @@ class Explorer(w.VBox):
         views = tabs(self.report)
         for v in views:
             if v.name not in self._bodies:
-                self._bodies[v.name] = v.widget(self) if v.widget else w.HTML(frag(v.html(self.subject)))
+                body = v.widget(self) if v.widget else w.HTML(frag(_widget_links(v.html(self.subject))))
+                self._bodies[v.name] = body
         self._names = [v.name for v in views]
         self.tabs.children = [self._bodies[n] for n in self._names]
         for i, v in enumerate(views):
@@ -118,6 +146,27 @@ class Explorer(w.VBox):
         """Show one compile's stage (``"0/1"``, ``"codegen"``)."""
         self.tabs.selected_index = self._names.index("compiles")
         self.compiles.select(compile_id, stage)
+
+    def go_to(
+        self, *, compile_id: str | None = None, kernel: str | None = None, site: str | None = None
+    ) -> None:
+        """Where a Why tab link leads: a break site's break in the Breaks tab; a kernel's code,
+        its compile's codegen stage (the page's script then scrolls to its row)."""
+        if site is not None and "breaks" in self._names:
+            self.tabs.selected_index = self._names.index("breaks")
+        elif compile_id is not None and kernel is not None and "compiles" in self._names:
+            if compile_id in {c.compile_id for c in self.view.compiles}:
+                self.select(compile_id, "codegen")
+
+    def _go(self, value: str) -> None:
+        import json
+
+        try:
+            d = json.loads(value) if value else {}
+        except ValueError:
+            return
+        if isinstance(d, dict):
+            self.go_to(compile_id=d.get("compile"), kernel=d.get("kernel"), site=d.get("break"))
 
     # ---- benchmark -------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ the model opens the source around it with the kernels it made (a ``<details>``: 
 a break site opens the break in the Breaks tab (``a.pt2x-why-link[data-break]``); a cause's
 fix is a code block with a copy button. The links are followed by the page's script
 (``pages/_page.py``), which opens the tab and compile and then follows the Compiles tab's own
-links (extension/src/graph/links.ts)."""
+links (extension/src/graph/links.ts); in the notebook, by the explorer widget, which opens the
+compile's codegen stage or the break from the kernel and brings the place into view
+(``pages/_widgets.py``: ``Explorer.go_to``)."""
 
 from __future__ import annotations
 
