@@ -70,7 +70,8 @@ y = (torch.randn(64, 64).sin() + 1).relu()"""
 # the shipped H100 run of notebook 16's model (two .item() breaks): its page opens on Why
 WHY_REPORT = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "h100-cause-item.json.gz"
 WHY_CELL = f"""\
-import compiler, explorer
+import os, compiler, explorer
+os.chdir({str(WHY_REPORT.parents[2])!r})  # the project the report's paths are relative to
 explorer.show(compiler.load({str(WHY_REPORT)!r}))"""
 
 
@@ -242,7 +243,8 @@ def test_benchmark_result_tab_selected_when_done(lab, request):
 
 @pytest.mark.slow
 def test_why_tab_links_lead_in_the_notebook(lab, request):
-    """In the notebook explorer, as on the static page (tests/test_browser_why.py): a kernel in
+    """In the notebook explorer, as on the static page (tests/test_browser_why.py): a line of the
+    model opens the source around it; a fix's copy button puts it on the clipboard; a kernel in
     the Why tab opens the Compiles tab on its compile's codegen stage and brings its row into
     view; a break site opens the Graph breaks tab on that break."""
     from playwright.sync_api import expect
@@ -256,6 +258,18 @@ def test_why_tab_links_lead_in_the_notebook(lab, request):
         why.wait_for(timeout=CELLS_DONE_S * 1000)
         widget = _explorer(page)
         expect(_current_tab(widget)).to_have_text("Why not faster")  # a GPU page opens on Why
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        # a line of the model: the source around it, as the file reads
+        line = widget.locator("details", has=page.locator("summary", has_text="make_why_causes.py:72")).first
+        line.locator("summary").first.click()
+        source = (WHY_REPORT.parent / "make_why_causes.py").read_text().splitlines()[71]
+        expect(line.locator("pre.src .hl").first).to_contain_text(source.strip())
+        # a fix: its code copied
+        fix = "torch._dynamo.config.capture_scalar_outputs = True"
+        block = widget.locator(".pt2x-fix", has=page.locator("code", has_text=fix)).first
+        block.locator("button.pt2x-copy").click()
+        expect(block.locator("button.pt2x-copy")).to_have_text("copied")
+        assert page.evaluate("navigator.clipboard.readText()") == fix
         link = widget.locator("a.pt2x-why-link[data-kernel]").filter(visible=True).first
         cid, kernel = link.get_attribute("data-compile"), link.get_attribute("data-kernel")
         assert kernel in {k.name for k in report.kernels_of(cid)}, (cid, kernel)

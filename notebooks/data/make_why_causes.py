@@ -32,8 +32,7 @@ sys.path.insert(0, str(ROOT := Path(__file__).resolve().parents[2]))  # reports 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-import compiler  # noqa: E402
-import compiler._viewer  # noqa: E402
+import compiler._viewer  # noqa: E402  (binds compiler too)
 
 
 class Block(nn.Module):

@@ -30,8 +30,7 @@ import torch  # noqa: E402
 from make_gpu_data import MLPBlock  # noqa: E402  the block of h100-bench-mlp.json.gz
 from torch import nn  # noqa: E402
 
-import compiler  # noqa: E402
-import compiler._viewer  # noqa: E402
+import compiler._viewer  # noqa: E402  (binds compiler too)
 
 
 class Stack(nn.Module):
