@@ -6,6 +6,7 @@ spread and cause, and ``census diff`` of two runs of one census reports no chang
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -356,6 +357,12 @@ def test_bench_rows_time_eval_and_training_steps(two_runs):
         rep = compiler.load(base / "a" / r.report)
         v = compiler.analysis.verdict(rep, rep.benchmarks[0])
         assert v.main == "backend" and "fallback" not in [c.key for c in v.causes], v
+        # the backend is the report's own fact, named also where the timings name no cause (the
+        # same figures in both arms: within the spread)
+        b0 = rep.benchmarks[0]
+        u = compiler.analysis.verdict(rep, dataclasses.replace(b0, compiled=b0.eager, speedup=1.0))
+        assert u.main == "backend", u.headline
+        assert "(no clear winner: the medians differ by 0 ms, within the wider IQR" in u.headline, u.headline
         assert [c.key for c in v.causes if c.key == "breaks"] == (["breaks"] if r.model == "branchy" else [])
         if r.slower:
             assert (r.cause_key, r.cause, r.cause_group) == (

@@ -11,7 +11,8 @@ A verdict names a cause only where the figures can carry one:
   ``waited``), or the profiled calls' kernels took half as long again as the timed median (a
   busy machine): the headline is "no clear winner" with the remedy, and names no cause read from
   the timings. An eager fallback is not read from them (the report says no compiled code ran
-  for a frame): it is named whatever they say (``_verdict.py``).
+  for a frame), nor is a backend that runs the graph with eager kernels (the report's config
+  says so): either is named where it leads, whatever they say (``_verdict.py``: ``REPORT_FACTS``).
 
 Each cause whose fix the verdict names says what the fix can win at most, an Amdahl bound from
 the share of the call the fix removes: the call without that part. Graph breaks removed take the

@@ -72,6 +72,11 @@ def verdict(report: Report, bench: Benchmark) -> Verdict:
     return _Judge(report, bench, c, mode).verdict(e)
 
 
+# causes that are the report's own facts, not read from the timings: named where they lead even
+# when the timings are unsteady (compiler/why/_carry.py)
+REPORT_FACTS = ("fallback", "backend")
+
+
 class _Judge:
     """The parts of one compiled call, then each cause in ``ORDER`` and the rest."""
 
@@ -177,9 +182,10 @@ class _Judge:
         # the figures carry no cause: the benchmark compiled anew, or its cautions hold
         read = unread(b, self.kernels_ms, self.c)
         lead = main_cause(causes, b, all_eager=self.all_eager)
-        if read and not b.compiles_while_timing and lead is not None and lead.key == "fallback":
-            # unsteady timings, but the fallback that leads is the report's own fact (no compiled
-            # code ran for a frame): named, with the timings' caution beside it
+        if read and not b.compiles_while_timing and lead is not None and lead.key in REPORT_FACTS:
+            # unsteady timings, but the cause that leads is the report's own fact (no compiled
+            # code ran for a frame; a backend that runs the graph with eager kernels): named,
+            # with the timings' caution beside it
             main, head = lead, f"{b.speedup_words}: {_headline(lead, self, causes)} ({read[0]})"
         else:
             main = None if read else lead
