@@ -92,6 +92,8 @@ INTERNAL = {
     "PhaseName.hook": "read by the views to label a phase (the phase's name shows it)",
     "PhaseName.pass_group": "read by the views to label a phase (the phase's name shows it)",
     "PhaseName.pass_name": "read by the views to label a phase (the phase's name shows it)",
+    "TritonBinary.ir_bounds": "read by the views to cut each IR level to its function (the IR block's title "
+    "says which lines)",
 }
 
 

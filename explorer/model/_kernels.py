@@ -130,7 +130,7 @@ def ir_blocks(k: Kernel, b: TritonBinary) -> list[Block]:
     out: list[Block] = []
     for level, text in b.ir.items():
         lines = text.splitlines()
-        start, stop = b.ir_bounds.get(level, (0, len(lines)))
+        start, stop = _bounds(b.ir_bounds.get(level), len(lines))
         src = ir_source_lines(level, text)[start:stop]
         code = gutter((None if s is None else s - b.line_offset for s in src), lines[start:stop])
         rest = len(lines) - (stop - start)
@@ -149,3 +149,13 @@ def gutter(numbers, lines) -> str:
     """``lines``, each led by its number (blank for None) in a gutter: the kernel's body and its
     IR numbered alike."""
     return "\n".join(f"{'' if n is None else n:>4} │ {ln}" for n, ln in zip(numbers, lines, strict=True))
+
+
+def _bounds(got, n: int) -> tuple[int, int]:
+    """A level's function bounds as the report holds them, within its ``n`` lines; the whole
+    text where they are not two such line indices."""
+    if isinstance(got, (tuple, list)) and len(got) == 2 and all(type(x) is int for x in got):
+        start, stop = got
+        if 0 <= start < stop <= n:
+            return start, stop
+    return 0, n
