@@ -23,12 +23,19 @@ def test_each_recorded_line_is_still_its_files_line():
         for b in report.graph_breaks:
             for f in b.user_stack:
                 file = ROOT / f.filename
-                if not f.code or f.line is None or not f.filename.startswith("notebooks/data/") or not file.exists():
+                if (
+                    not f.code
+                    or f.line is None
+                    or not f.filename.startswith("notebooks/data/")
+                    or not file.exists()
+                ):
                     continue
                 lines = file.read_text(encoding="utf-8").splitlines()
                 checked += 1
                 now = lines[f.line - 1].strip() if f.line <= len(lines) else None
                 if now != f.code.strip():
-                    wrong.append(f"{path.name}: {f.filename}:{f.line}: recorded {f.code.strip()!r}, now {now!r}")
+                    wrong.append(
+                        f"{path.name}: {f.filename}:{f.line}: recorded {f.code.strip()!r}, now {now!r}"
+                    )
     assert checked >= 10
     assert wrong == []
