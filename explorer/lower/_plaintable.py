@@ -46,6 +46,13 @@ def plain_cells(c: CompileRow) -> tuple[str, ...] | None:
     return cells if all(":" not in x or Emoji.replace(x) == x for x in cells) else None
 
 
+def word_widths(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's longest word, its header's among them: the least it takes wrapped
+    between words."""
+    table = [columns, *rows]
+    return [max(cell_len(w) for r in table for w in r[i].split() or [""]) for i in range(len(columns))]
+
+
 def fitted_table(
     columns: Sequence[str], rows: Sequence[Sequence[str]], width: int, fold: int = 12
 ) -> list[str]:
@@ -56,7 +63,7 @@ def fitted_table(
     its cells side by side, never one line running into the next row."""
     table = [list(columns), *(list(r) for r in rows)]
     widths = [max(cell_len(r[i]) for r in table) for i in range(len(columns))]
-    words = [max(cell_len(w) for r in table for w in r[i].split() or [""]) for i in range(len(columns))]
+    words = word_widths(columns, rows)
     room = width - 2 * (len(columns) - 1)
     # wrap between words first, then fold the longest words (down to ``fold``), then any
     for least in (words, [min(w, fold) for w in words], [1] * len(columns)):

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
-from rich.cells import cell_len
-
 from ..base._types import Table
 from ..lower._fit import cut_middle
-from ..lower._plaintable import fitted_table
+from ..lower._plaintable import fitted_table, word_widths
 from ..lower._text import table_text
 from ._bench import ms_text
 
@@ -110,11 +108,6 @@ NARROW_DROPS = ("caution", "can win", "won", "compile s", "recompiles")
 FIX_ROOM = 24
 
 
-def _words_width(cells: list[str]) -> int:
-    """The columns a cell list needs wrapped between words: its longest word."""
-    return max((cell_len(w) for c in cells for w in c.split() or [""]), default=0)
-
-
 def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
     """``t``'s lines at most ``width`` wide, and the columns left out: a fix's name cut in its
     middle (``cut_middle``, its end kept), cells wrapped between their words, never inside one;
@@ -125,8 +118,7 @@ def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
     dropped: list[str] = []
 
     def need() -> int:
-        cols = [[columns[i], *(r[i] for r in rows)] for i in range(len(columns))]
-        return sum(_words_width(c) for c in cols) + 2 * (len(columns) - 1)
+        return sum(word_widths(columns, rows)) + 2 * (len(columns) - 1)
 
     for name in NARROW_DROPS:
         if need() <= width or name not in columns:
@@ -137,7 +129,7 @@ def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
         dropped.append(name)
     over = need() - width
     if over > 0:  # the fix's names cut further, to what the other columns leave them
-        room = max(_words_width([r[fix] for r in rows]) - over, len(columns[fix]), 8)
+        room = max(word_widths(columns, rows)[fix] - over, len(columns[fix]), 8)
         rows = [[*r[:fix], cut_middle(r[fix], room), *r[fix + 1 :]] for r in rows]
     return fitted_table(columns, rows, width), dropped
 
