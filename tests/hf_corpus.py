@@ -32,7 +32,7 @@ def _seeded(make):
     return model
 
 
-def gpt2_train(backend="aot_eager"):
+def gpt2_train(backend="aot_eager", device="cpu"):
     """Decoder LM training step: loss from labels, backward. Breaks on logger.warning_once."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -40,26 +40,26 @@ def gpt2_train(backend="aot_eager"):
         n_layer=2, n_head=2, n_embd=32, vocab_size=128, n_positions=64,
         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
     )  # fmt: skip
-    model = _seeded(lambda: GPT2LMHeadModel(cfg))
+    model = _seeded(lambda: GPT2LMHeadModel(cfg)).to(device)
     model.train()
     step = _compile(model, backend)
-    ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(1)).to(device)
     out = step(input_ids=ids, labels=ids)
     out.loss.backward()
     return out.loss.detach()
 
 
-def bert_two_lengths(backend="aot_eager"):
+def bert_two_lengths(backend="aot_eager", device="cpu"):
     """Encoder at sequence lengths 16 then 24: the second call recompiles with a dynamic length."""
     from transformers import BertConfig, BertModel
 
     cfg = BertConfig(hidden_size=32, vocab_size=128, max_position_embeddings=64, **_TINY)
-    model = _seeded(lambda: BertModel(cfg))
+    model = _seeded(lambda: BertModel(cfg)).to(device)
     compiled = _compile(model, backend)
     outs = []
     with torch.no_grad():
         for n in (16, 24):
-            ids = torch.randint(0, 128, (2, n), generator=torch.Generator().manual_seed(n))
+            ids = torch.randint(0, 128, (2, n), generator=torch.Generator().manual_seed(n)).to(device)
             outs.append(compiled(input_ids=ids).last_hidden_state)
     return outs
 
@@ -79,7 +79,7 @@ def llama_generate(backend="aot_eager"):
         return model.generate(ids, max_new_tokens=5, do_sample=False, pad_token_id=0)
 
 
-def t5_train(backend="aot_eager"):
+def t5_train(backend="aot_eager", device="cpu"):
     """Encoder-decoder training step. Breaks on an observed exception."""
     from transformers import T5Config, T5ForConditionalGeneration
 
@@ -95,12 +95,12 @@ def t5_train(backend="aot_eager"):
         decoder_start_token_id=0,
         pad_token_id=0,
     )
-    model = _seeded(lambda: T5ForConditionalGeneration(cfg))
+    model = _seeded(lambda: T5ForConditionalGeneration(cfg)).to(device)
     model.train()
     step = _compile(model, backend)
     g = torch.Generator().manual_seed(3)
-    ids = torch.randint(0, 128, (2, 12), generator=g)
-    labels = torch.randint(0, 128, (2, 8), generator=g)
+    ids = torch.randint(0, 128, (2, 12), generator=g).to(device)
+    labels = torch.randint(0, 128, (2, 8), generator=g).to(device)
     out = step(input_ids=ids, labels=labels)
     out.loss.backward()
     return out.loss.detach()

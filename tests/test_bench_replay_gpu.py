@@ -25,14 +25,19 @@ pytestmark = [
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The independent timing, in the program's own process and context, right after its calls (a
-# user timing their model with do_bench): eager over compiled, each arm the median of do_bench's
-# medians over 8 rounds in ABBA order (one arm timed after the other would time the host's drift).
+# The independent timing, in the program's own process and context (a user timing their model
+# with do_bench): eager over compiled, each arm the median of do_bench's medians over 8 rounds in
+# ABBA order (one arm timed after the other would time the host's drift). It runs twice: right
+# after the program's calls, and again from an atexit handler, which runs after record --bench's
+# benchmark (that one runs when the program's code has returned, before the interpreter exits).
+# A host-bound call's time follows the host's speed, which moves between phases of a shared
+# machine (GPT-2's compiled call: 2.1 ms in one minute, 3.6 ms of host launch work the next), so
+# our figure is held against the two timings that bracket it in time.
 DO_BENCH = """
 import statistics
 
 
-def do_bench_speedup(model, compiled, ids, context):
+def do_bench_speedup(model, compiled, ids, context, label="do_bench"):
     from triton.testing import do_bench
 
     out = {"eager": [], "compiled": []}
@@ -42,7 +47,7 @@ def do_bench_speedup(model, compiled, ids, context):
             for arm in ("eager", "compiled") if i % 2 == 0 else ("compiled", "eager"):
                 out[arm].append(do_bench(calls[arm], warmup=25, rep=80, return_mode="median"))
     e, c = statistics.median(out["eager"]), statistics.median(out["compiled"])
-    print(f"do_bench: eager {e:.4f} ms, compiled {c:.4f} ms, speedup {e / c:.4f}")
+    print(f"{label}: eager {e:.4f} ms, compiled {c:.4f} ms, speedup {e / c:.4f}", flush=True)
 """
 
 # The user's programs: build(), the context the program calls its model in, and the calls.
@@ -73,6 +78,9 @@ if __name__ == "__main__":
     print("last hidden state", tuple(out.last_hidden_state.shape))
     if "--do-bench" in sys.argv:
         do_bench_speedup(model, compiled, ids, context)
+        import atexit
+
+        atexit.register(do_bench_speedup, model, compiled, ids, context, "do_bench after")
 """
 
 GPT2_AMP = """
@@ -105,6 +113,9 @@ if __name__ == "__main__":
     print("logits", tuple(out.logits.shape))
     if "--do-bench" in sys.argv:
         do_bench_speedup(model, compiled, ids, context)
+        import atexit
+
+        atexit.register(do_bench_speedup, model, compiled, ids, context, "do_bench after")
 """
 
 
@@ -129,11 +140,21 @@ def _recorded(tmp_path, mode: str, text: str):
     assert done.returncode == 0, done.stderr[-3000:]
     report = compiler.load(str(tmp_path / "r.json"))
     (bench,) = report.benchmarks
-    (line,) = [x for x in done.stdout.splitlines() if x.startswith("do_bench: ")]
-    print(
-        f"{line}; record --bench: eager {bench.eager.median_ms:.4f} ms, compiled {bench.compiled.median_ms:.4f} ms"
+    before, after = (
+        [x for x in done.stdout.splitlines() if x.startswith(f"{label}: ")]
+        for label in ("do_bench", "do_bench after")
     )
-    return done, report, bench, float(line.rsplit(" ", 1)[1])
+    assert len(before) == len(after) == 1, done.stdout[-2000:]
+    print(
+        f"{before[0]}; record --bench: eager {bench.eager.median_ms:.4f} ms, compiled "
+        f"{bench.compiled.median_ms:.4f} ms, speedup {bench.speedup:.4f}; {after[0]}"
+    )
+    return done, report, bench, (float(before[0].rsplit(" ", 1)[1]), float(after[0].rsplit(" ", 1)[1]))
+
+
+def _bracketed(ours: float, theirs: tuple[float, float], within: float = 0.15) -> bool:
+    """Our speedup within 15% of the independent timings made before and after it."""
+    return min(theirs) * (1 - within) <= ours <= max(theirs) * (1 + within)
 
 
 def test_bert_tiny_reduce_overhead_under_no_grad_is_timed_as_called(tmp_path):
@@ -143,26 +164,26 @@ def test_bert_tiny_reduce_overhead_under_no_grad_is_timed_as_called(tmp_path):
     assert bench.config.mode == "reduce-overhead"
     ids = {c.id for c in report.compiles}
     assert set(bench.compile_ids) <= ids
-    assert bench.speedup > 1 and theirs > 1
-    assert abs(bench.speedup / theirs - 1) <= 0.15, (bench.speedup, theirs)
+    assert bench.speedup > 1 and min(theirs) > 1
+    assert _bracketed(bench.speedup, theirs), (bench.speedup, theirs)
 
 
 def test_gpt2_under_no_grad_and_bf16_autocast_is_timed_as_called(tmp_path):
-    """Three runs, each its own process (record --bench, do_bench in the program beside it):
-    this GPU-bound call's time moves by tens of percent between phases of a shared host (2.0 to
-    4.7 ms for the same compiled call in one process, benchmarks/replay_fidelity.py), so the
-    median of the three paired ratios is held to 15%."""
-    ratios = []
+    """Three runs, each its own process (record --bench, do_bench in the program before and
+    after it): the compiled call is host-bound (3.6 ms of host launch work for 3.9 ms on the
+    GPU, measured on an H200 host), and its time moves by tens of percent between phases of a
+    shared host (2.1 to 3.9 ms), so each run's figure is held against the do_bench timings
+    that bracket it, and two runs of three must be."""
+    held = []
     for i in range(3):
         done, report, bench, theirs = _recorded(tmp_path / str(i), "default", GPT2_AMP)
         assert bench.compiles_while_timing == ()
         assert bench.context == 'torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16), model.eval()'
-        ratios.append(bench.speedup / theirs)
+        held.append(_bracketed(bench.speedup, theirs))
         why = [line for line in done.stdout.splitlines() if line.startswith("why ")]
         assert why, done.stdout[-2000:]
         assert not any("TF32" in line or "fp32" in line for line in why), why
-    print("GPT-2 record --bench / do_bench:", [f"{r:.3f}" for r in ratios])
-    assert abs(sorted(ratios)[1] - 1) <= 0.15, ratios
+    assert sum(held) >= 2, held
 
 
 def test_advise_ranks_reduce_overhead_first_on_a_launch_bound_no_grad_program(tmp_path):

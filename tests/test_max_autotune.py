@@ -75,6 +75,15 @@ def test_cpu_gemm_choices_timings_and_winner(capfd):
     assert f"max-autotune: packed_linear(16x64, {packed}, 32x64)" in fuse
     assert any(ln.startswith(best) and ln.rstrip().endswith("won") for ln in fuse)
     assert f"{rows[1][0]}" in explorer.html(r)
+    # the codegen stage: the same table, with the kernel that runs the winner (a C++ GEMM
+    # template: the C++ kernel that defines its micro-GEMM; MKL: its extern call)
+    (kernel,) = r.kernels_of(c.id)
+    code = c.stages.codegen.output_code[0].code
+    runs = kernel.name if best.startswith("cpp_") else f"extern_kernels.{best}"
+    assert ("micro_gemm" in kernel.source) if best.startswith("cpp_") else (f"{runs}(" in code)
+    title = f"max-autotune: packed_linear(16x64, {packed}, 32x64): {best} won, runs as {runs}"
+    codegen = explorer.text(r, "codegen", compile="0/0").splitlines()
+    assert codegen[2] == title, codegen[:3]
     # the hook is gone after the recording
     from torch._inductor import select_algorithm
 

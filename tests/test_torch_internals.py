@@ -236,13 +236,19 @@ def test_autotune_feedback_hook():
             return self.size
 
     class Choice:
-        def __init__(self, name):
-            self.name = name
+        def __init__(self, name, description=""):
+            self.name, self.description = name, description
 
+    a, b = Choice("a", "BLOCK_M=64, num_warps=4"), Choice("b")
     got = _torch.autotune_choices(
-        {Choice("a"): 1.5, Choice("b"): float("inf")}, "mm", [Node(4, 8), Node(8, 2)]
+        {a: 1.5, b: float("inf")}, "mm", [Node(4, 8), Node(8, 2)], {a: 0.25, b: 0.5}
     )
-    assert got == {"op": "mm", "inputs": ["4x8", "8x2"], "choices": [["a", 1.5], ["b", None]]}
+    assert got == {
+        "op": "mm",
+        "inputs": ["4x8", "8x2"],
+        "choices": [["a", 1.5, "BLOCK_M=64, num_warps=4"], ["b", None, ""]],
+        "precompile_s": 0.75,
+    }
 
 
 @pytest.mark.slow

@@ -370,6 +370,12 @@ def _failed_stage(a: Acc, err: str) -> str:
 
 
 def _autotune(d: dict) -> Autotune:
-    choices = [AutotuneChoice(str(n), t) for n, t in d.get("choices", ())]
+    choices = [AutotuneChoice(str(c[0]), c[1], str(c[2]) if len(c) > 2 else "") for c in d.get("choices", ())]
     choices.sort(key=lambda ch: (ch.time_ms is None, ch.time_ms or 0.0))
-    return Autotune(str(d.get("op", "?")), tuple(d.get("inputs", ())), tuple(choices))
+    pre = d.get("precompile_s")
+    return Autotune(
+        str(d.get("op", "?")),
+        tuple(d.get("inputs", ())),
+        tuple(choices),
+        float(pre) if isinstance(pre, (int, float)) else None,
+    )

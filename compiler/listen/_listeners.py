@@ -158,7 +158,7 @@ class AutotuneFeedback:
         try:
             ev = compile_event("autotune")
             if self.scope.accepts(threading.get_ident(), ev.compile_id):
-                ev.payload = json.dumps(_torch.autotune_choices(timings, name, input_nodes))
+                ev.payload = json.dumps(_torch.autotune_choices(timings, name, input_nodes, precompile_times))
                 self.sink.append(ev)
         except Exception:  # never disturb the user's compile
             pass

@@ -241,9 +241,14 @@ def remove_autotune_feedback(fn: Any) -> None:
         savers.remove(fn)
 
 
-def autotune_choices(timings: dict, name: str, input_nodes: list) -> dict[str, Any]:
+def autotune_choices(
+    timings: dict, name: str, input_nodes: list, precompile_times: dict | None = None
+) -> dict[str, Any]:
     """One benchmarked op as JSON-able facts: its name, its inputs' sizes as torch prints them
-    in its AUTOTUNE table ("32x64"), and each choice's time in ms (None: failed, inf)."""
+    in its AUTOTUNE table ("32x64"), each choice's time in ms (None: failed, inf) and its
+    ``description`` (a Triton template's config: "BLOCK_K=32, BLOCK_M=64, …, num_warps=4"; an
+    extern's function), and the seconds its choices took to precompile (the saver's last
+    argument, where torch gives it)."""
 
     def size(n: Any) -> str:
         try:
@@ -254,8 +259,17 @@ def autotune_choices(timings: dict, name: str, input_nodes: list) -> dict[str, A
     choices = []
     for choice, ms in timings.items():
         t = float(ms)
-        choices.append([str(getattr(choice, "name", choice)), t if t != float("inf") else None])
-    return {"op": str(name), "inputs": [size(n) for n in input_nodes], "choices": choices}
+        desc = getattr(choice, "description", "")
+        choices.append(
+            [str(getattr(choice, "name", choice)), t if t != float("inf") else None, str(desc or "")]
+        )
+    out: dict[str, Any] = {"op": str(name), "inputs": [size(n) for n in input_nodes], "choices": choices}
+    try:
+        if precompile_times:
+            out["precompile_s"] = float(sum(float(v) for v in precompile_times.values()))
+    except (TypeError, ValueError):
+        pass
+    return out
 
 
 def data_dependent_condition(exc: BaseException) -> str | None:

@@ -185,6 +185,7 @@ class KernelNodes:
 class AutotuneChoice:
     name: str  # torch's choice name: a template ("cpp_CppMicroGemmFP32Vec_0") or an extern ("_mkl_linear")
     time_ms: float | None  # the benchmark's time; None where it failed (torch: inf)
+    config: str = ""  # torch's description: a Triton template's config, an extern's function
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,7 @@ class Autotune:
     op: str  # "packed_linear", "mm", "addmm", …
     inputs: tuple[str, ...]  # the inputs' sizes as torch's AUTOTUNE table prints them: "32x64"
     choices: tuple[AutotuneChoice, ...]  # fastest first
+    precompile_s: float | None = None  # the seconds its choices took to precompile, as torch gave them
 
     @property
     def winner(self) -> str | None:

@@ -153,37 +153,3 @@ def flex_blocks(report: Report, c: Compile) -> list[Block]:
                     CodeBlock(f"{m.role} as Dynamo traced it ({m.subgraph})", "python", m.graph.strip())
                 )
     return blocks
-
-
-def _ms(t: float | None) -> str:
-    return "failed" if t is None else f"{t:.4f} ms"
-
-
-def autotune_lines(report: Report) -> tuple[str, ...]:
-    """One line per op max-autotune benchmarked: the choices, their times, which won."""
-    out = []
-    for c in report.compiles:
-        for a in c.stages.fuse.autotune if c.stages.fuse else ():
-            choices = ", ".join(f"{ch.name} {_ms(ch.time_ms)}" for ch in a.choices)
-            out.append(f"[{c.id}] {a.op}({', '.join(a.inputs)}): {choices}; won: {a.winner or 'none'}")
-    return tuple(out)
-
-
-def autotune_blocks(c: Compile) -> list[Block]:
-    """The fuse stage: each op Inductor benchmarked, its choices fastest first."""
-    blocks: list[Block] = []
-    for a in c.stages.fuse.autotune if c.stages.fuse else ():
-        best = a.choices[0].time_ms if a.choices else None
-        rows = tuple(
-            (
-                ch.name,
-                _ms(ch.time_ms),
-                f"{best / ch.time_ms:.1%}" if best and ch.time_ms else "-",
-                "won" if ch.name == a.winner else "",
-            )
-            for ch in a.choices
-        )
-        blocks.append(
-            Table(f"max-autotune: {a.op}({', '.join(a.inputs)})", ("choice", "time", "vs fastest", ""), rows)
-        )
-    return blocks

@@ -13,12 +13,13 @@ from compiler.types import STAGES, Compile, Graph
 
 from ..base._phasenames import names_said, phase_label, shown_phases
 from ..base._types import Block, CodeBlock, GraphBlock, LinesBlock, StageView, Table
+from ._autotune import autotune_blocks
 from ._censuspairs import census_pairs, read_post_to_pre
 from ._export import export_run_blocks
 from ._guards import guard_tables
 from ._kernels import kernel_blocks
 from ._kerneltable import costliest, extern_nodes_of, extern_table, kernels_table, stack_lines
-from ._pipelines import autograd_blocks, autotune_blocks, flex_blocks
+from ._pipelines import autograd_blocks, flex_blocks
 from ._sideeffects import side_effects_table
 from ._speed import compile_rows, key_blocks
 from ._summary import no_kernels_note, secs, where, where_source
@@ -225,7 +226,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
         if missing:
             return StageView(stage, tuple(blocks), note="; ".join(missing))
     elif stage == "codegen":
-        blocks += flex_blocks(report, c)
+        blocks += flex_blocks(report, c) + autotune_blocks(c, report)
         blocks += [t for t in (kernels_table(report, c, _kernel_lines(report, c)), extern_table(c)) if t]
         for k in report.kernels_of(c.id):
             blocks += kernel_blocks(k)

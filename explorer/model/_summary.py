@@ -21,9 +21,10 @@ from ..base._words import (  # noqa: F401 - where the views import them from
     where,
     where_source,
 )
+from ._autotune import autotune_lines
 from ._compiletime import heads_line
 from ._export import export_run_lines
-from ._pipelines import autograd_lines, autotune_lines, export_lines, flex_lines
+from ._pipelines import autograd_lines, export_lines, flex_lines
 from ._speed import cache_detail_lines, speed_lines
 
 _LETTER = dict(zip(STAGES, "CADFG"))
