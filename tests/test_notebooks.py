@@ -875,3 +875,36 @@ def test_16_from_the_verdict_to_the_measured_fix(run_notebook):
     assert _stdout(_tagged(nb, "answer")) == (
         'launch: 88% of the call; fix: torch.compile(model, mode="reduce-overhead")  # CUDA graphs\n'
     )
+
+
+def test_17_names_the_first_diverging_module_and_kernel_on_cpu_and_gpu(run_notebook):
+    nb, _ = run_notebook("17_why_outputs_differ.ipynb")
+    cpu = _stdout(_cell(nb, "bf16 = compiler.numerics(")).splitlines()
+    assert cpu[0] == "Net under torch.no_grad(), model.eval(): compiled diverges from eager (compiles [0/0])"
+    assert "first module to diverge: blocks.0" in cpu
+    # on the CPU the C++ kernel that fuses the first residual add into the second LayerNorm,
+    # read from the wrapper's kernel calls, marked among the module's kernels
+    (first,) = [x for x in cpu if x.startswith("first kernel to diverge")]
+    assert re.fullmatch(
+        r"first kernel to diverge \(measured, the wrapper's kernel calls\): "
+        r"cpp_fused_add_native_layer_norm_view_1: max abs \S+",
+        first,
+    )
+    marked = [x for x in cpu if x.endswith("← first to diverge") and x.startswith("  [0/0] ")]
+    assert [x.split(":")[0] for x in marked] == ["  [0/0] cpp_fused_add_native_layer_norm_view_1"]
+    assert "fix: torch._inductor.config.emulate_precision_casts = True" in cpu
+    assert (
+        _stdout(_cell(nb, "fixed = torch.compile(model)(x)")).splitlines()[0]
+        == "max abs, fixed against eager: 0.0"
+    )
+    # the H200 recording: the Triton kernel of the same fusion, measured through DebugMode
+    gpu = _stdout(_cell(nb, 'compiler.load("data/h200-numerics-bf16.json.gz")')).splitlines()
+    assert (
+        "first kernel to diverge (measured, DebugMode): triton_per_fused_add_native_layer_norm_view_1: max abs 0.0156"
+        in gpu
+    )
+    bug = _stdout(_cell(nb, "bug = compiler.numerics(")).splitlines()
+    assert bug[0] == (
+        "an Inductor pass or lowering | torch's bisector: inductor - lowerings, application 0 "
+        "(Inductor's lowering of relu)"
+    )

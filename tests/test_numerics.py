@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 
+import _torch_trace as tt
 import pytest
 import torch
 import torch._inductor.config as inductor_config
@@ -168,7 +169,8 @@ def test_bf16_blocks_diverge_by_rounding_inside_a_fusion_as_torchs_precision_cas
     with torch.no_grad():
         n = compiler.numerics(model, x, progress=lines.append)
         eager = model(x)
-        plain = _fresh(model, x)
+        with tt.RawTrace() as raw:
+            plain = _fresh(model, x)
         emulated = _fresh(model, x, emulate_precision_casts=True)
     # torch's own: compiled differs beyond bf16's tolerance; with precision casts it is eager's
     rtol, atol = 1.6e-2, 1e-5
@@ -193,9 +195,20 @@ def test_bf16_blocks_diverge_by_rounding_inside_a_fusion_as_torchs_precision_cas
     assert n.cause.kind == ROUNDING and n.cause.fix == "torch._inductor.config.emulate_precision_casts = True"
     # the program draws no random numbers: no fallback_random run; precision casts: eager's output
     assert [(t.name, t.ok, t.max_abs) for t in n.trials] == [("emulate_precision_casts", True, 0.0)]
-    assert n.runs == 9 and lines[0] == "numerics: run 1/40: compiled as the program compiles it"
+    # the first kernel to diverge: measured on the CPU from the wrapper's kernel calls, run as
+    # the program compiles it and with precision casts; the C++ kernel that fuses the first
+    # residual add into the second LayerNorm, as torch's output code defines and calls it
+    (code,) = [p for meta, p in raw.records if "inductor_output_code" in meta]
+    calls = re.findall(r"^\s+(cpp_fused_\w+)\(", code, re.M)
+    assert n.first_kernel == "cpp_fused_add_native_layer_norm_view_1" and n.first_kernel in calls
+    assert calls.index(n.first_kernel) == 1  # the one before it (the first LayerNorm) agrees
+    assert not n.kernel_error.ok and n.kernel_error.name.startswith(n.first_kernel + " buf")
+    assert n.runs == 11 and lines[0] == "numerics: run 1/40: compiled as the program compiles it"
     assert (
-        lines[-1] == "numerics: run 9/40: compiled with torch._inductor.config.emulate_precision_casts = True"
+        lines[8] == "numerics: run 9/40: compiled with torch._inductor.config.emulate_precision_casts = True"
+    )
+    assert lines[-1] == (
+        "numerics: run 11/40: kernels with emulate_precision_casts = True (the wrapper's kernel calls)"
     )
 
 
@@ -264,7 +277,15 @@ def test_dropout_draws_differently_and_agrees_under_fallback_random():
     n = compiler.numerics(_dropout_program, x, progress=False)
     assert n.cause.kind == RANDOM and n.cause.fix == "torch._inductor.config.fallback_random = True"
     assert [(t.name, t.ok, t.max_abs) for t in n.trials] == [("fallback_random", True, 0.0)]
-    assert (n.runs, n.not_narrowed) == (2, ())
+    # the kernel search's two runs: fallback_random draws through eager's op, outside the
+    # fused kernel, so the kernels themselves differ and no pairing of them is made
+    assert (n.runs, n.not_narrowed) == (
+        4,
+        (
+            "the first diverging kernel: the fix changes which kernels run from launch 1 "
+            "(cpp_fused_mul_native_dropout_0 against cpp_fused_mul_0)",
+        ),
+    )
     # torch's own: from one seed, fallback_random draws what eager draws; without it, not
     torch.manual_seed(1)
     eager = _dropout_program(x)

@@ -112,9 +112,9 @@ def run_numerics(
         notes += left
     kernel, kernel_error = None, None
     fix = config_of(cause.fix) if cause is not None and cause.fix else None
-    if fix is not None and _on_cuda(args, kwargs, fn):
+    if fix is not None:
         try:
-            kernel, kernel_error, left_k = kernel_search(runner, fix)
+            kernel, kernel_error, left_k = kernel_search(runner, fix, cuda=_on_cuda(args, kwargs, fn))
         except OutOfRuns:
             left_k = "the bound on runs was reached"
         except Exception as e:  # a torch whose DebugMode lacks what is read (older than 2.10)

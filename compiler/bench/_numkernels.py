@@ -1,4 +1,4 @@
-"""The first generated kernel whose output diverges, on the GPU (``compiler.numerics``).
+"""The first generated kernel whose output diverges (``compiler.numerics``).
 
 Where the cause has a fix that is an Inductor config change (rounding inside a fusion,
 random numbers, the bisector's config flip), the call is compiled and run twice more under
@@ -8,8 +8,10 @@ arguments cloned after it ran): once as the program compiles it, once with the f
 launches are paired in order; the first kernel whose written arguments (``out_ptr*``,
 ``in_out_ptr*``) differ beyond their dtype's tolerance is the first where compiled and eager
 part. Where the fix changes which kernels run (another fusion), the launches are paired only
-up to the first that differs, and that is said. Triton kernels only: on the CPU, Inductor's C++
-kernels are not recorded by DebugMode.
+up to the first that differs, and that is said. On the CPU, where DebugMode records no C++
+kernel, the launches are read from the wrapper module as it runs (``_numwrapper.py``: each
+kernel's tensor arguments after it ran, compared whole: what it read is equal on both sides
+until a kernel before it differs).
 
 torch.utils._debug_mode is read here only (the internals we read live in one place).
 """
@@ -21,19 +23,36 @@ import torch
 from ..listen._callstate import replaying
 from ..model._numericstypes import TensorError
 from ._numrun import Runner, error
+from ._numwrapper import WrapperLaunches
 
 WRITTEN = ("out_ptr", "in_out_ptr")
 
 
-def launches(runner: Runner, what: str, config: dict) -> list[tuple[str, dict[str, torch.Tensor]]]:
-    """Each Triton kernel launch of one fresh compiled run: (kernel name, its written
-    arguments after the launch)."""
+def launches(
+    runner: Runner, what: str, config: dict, cuda: bool = True
+) -> list[tuple[str, dict[str, torch.Tensor]]]:
+    """Each kernel launch of one fresh compiled run: (kernel name, its written arguments after
+    the launch; on the CPU, every tensor argument)."""
     import torch._inductor.config as inductor_config
-    from torch.utils._debug_mode import DebugMode
 
     runner.spend(what)
     torch.compiler.reset()
     compiled = torch.compile(runner.fn, backend=runner.backend, **runner.compile_options)
+    if not cuda:
+        try:
+            with inductor_config.patch(config), replaying(runner.state):
+                runner.state.seed_rng()
+                compiled(*runner.args, **runner.kwargs)  # the compile, untraced
+            runner.snapshot.restore()
+            with inductor_config.patch(config), replaying(runner.state):
+                runner.state.seed_rng()
+                with WrapperLaunches() as wrapper:
+                    compiled(*runner.args, **runner.kwargs)
+        finally:
+            runner.snapshot.restore()
+        return wrapper.launches
+    from torch.utils._debug_mode import DebugMode
+
     try:
         with inductor_config.patch(config), replaying(runner.state):
             runner.state.seed_rng()
@@ -56,13 +75,16 @@ def launches(runner: Runner, what: str, config: dict) -> list[tuple[str, dict[st
     return out
 
 
-def first_kernel(runner: Runner, fix: dict) -> tuple[str | None, TensorError | None, str | None]:
+def first_kernel(
+    runner: Runner, fix: dict, cuda: bool = True
+) -> tuple[str | None, TensorError | None, str | None]:
     """(the first diverging kernel, its error, a note on what was not narrowed down)."""
-    plain = launches(runner, "kernels as the program compiles them (DebugMode)", {})
+    how = "DebugMode" if cuda else "the wrapper's kernel calls"
+    plain = launches(runner, f"kernels as the program compiles them ({how})", {}, cuda)
     if not plain:
-        return None, None, "no Triton kernel ran (on the CPU, DebugMode does not record C++ kernels)"
+        return None, None, "no generated kernel ran"
     fixed = launches(
-        runner, f"kernels with {', '.join(f'{k} = {v!r}' for k, v in fix.items())} (DebugMode)", fix
+        runner, f"kernels with {', '.join(f'{k} = {v!r}' for k, v in fix.items())} ({how})", fix, cuda
     )
     for i, ((a, outs_a), (b, outs_b)) in enumerate(zip(plain, fixed)):
         if a != b:

@@ -202,7 +202,7 @@ def _stage_view(report: Report, c: Compile, stage: str) -> StageView:
             for role in (r for r in by_role if r != "backward"):
                 kernel_of.setdefault(role, {}).setdefault(n, call)
         for role, colors in by_role.items():
-            target = _fuse_graph(c, set(colors))
+            target = fuse_graph(c, set(colors))
             if target is not None:
                 blocks.append(
                     GraphBlock(
@@ -330,7 +330,7 @@ def _kernel_lines(report: Report, c: Compile, most: int = 3) -> dict[str, str]:
     out = {}
     stacks = stack_lines(c)
     for k in report.kernels_of(c.id):
-        g = _fuse_graph(c, set(k.nodes)) if k.nodes else None
+        g = fuse_graph(c, set(k.nodes)) if k.nodes else None
         by_name = {n.name: n for n in g.nodes} if g else {}
         lines = list(
             dict.fromkeys(
@@ -372,7 +372,7 @@ def _no_inductor(c: Compile) -> bool:
     return c.status == "ok" and s.decompose is None and s.fuse is None and s.codegen is None
 
 
-def _fuse_graph(c: Compile, names: set[str]) -> Graph | None:
+def fuse_graph(c: Compile, names: set[str]) -> Graph | None:
     """The graph whose node names the kernel mapping uses: torch's kernel comments name
     Dynamo-graph nodes (GPU), Inductor's provenance names post-grad nodes (CPU)."""
     cands = []

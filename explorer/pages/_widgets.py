@@ -96,7 +96,7 @@ class Explorer(w.VBox):
         views = tabs(self.report)
         for v in views:
             if v.name not in self._bodies:
-                body = v.widget(self) if v.widget else w.HTML(frag(_widget_links(v.html(self.subject))))
+                body = v.widget(self) if v.widget else w.HTML(self.linked(v.html(self.subject)))
                 self._bodies[v.name] = body
         self._names = [v.name for v in views]
         self.tabs.children = [self._bodies[n] for n in self._names]
@@ -146,6 +146,10 @@ class Explorer(w.VBox):
         """Show one compile's stage (``"0/1"``, ``"codegen"``)."""
         self.tabs.selected_index = self._names.index("compiles")
         self.compiles.select(compile_id, stage)
+
+    def linked(self, html: str) -> str:
+        """A view's HTML fragment as a tab shows it, its Why links followed here."""
+        return frag(_widget_links(html))
 
     def go_to(
         self, *, compile_id: str | None = None, kernel: str | None = None, site: str | None = None

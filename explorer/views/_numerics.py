@@ -14,9 +14,12 @@ from html import escape
 from compiler import Report
 from compiler.types import Compile, Kernel, Node, Numerics, TensorError
 
-from ..base._types import Table
+from ..base._types import GraphBlock, Table
+from ..graph._view import graph_static_html, graph_widget
 from ..lower._fit import table_lines
 from ..lower._html import code_html, table_html
+from ..model._stages import fuse_graph
+from ._whyhtml import kernel_link
 
 BAR = 30  # characters of the longest bar in the text chart
 FIRST = "← first to diverge"
@@ -135,6 +138,38 @@ def kernels_of_module(report: Report, n: Numerics) -> list[tuple[Compile, Kernel
     return out
 
 
+FIRST_COLOUR, MODULE_COLOUR = "#cf222e", "#54aeff"  # the first diverging kernel; the module's others
+
+
+def numerics_graph(report: Report, n: Numerics) -> GraphBlock | None:
+    """The graph of the compile that holds the first diverging module's kernels, its nodes
+    coloured by kernel (the first to diverge red, the module's other kernels blue) and the
+    view opened on the first diverging kernel's nodes (or on the module's, where no kernel
+    was measured)."""
+    found = kernels_of_module(report, n)
+    if not found:
+        return None
+    first = next((f for f in found if f[1].name == n.first_kernel), None)
+    c = (first or found[0])[0]
+    mine = [(k, nodes) for cc, k, nodes in found if cc.id == c.id]
+    colors: dict[str, str] = {}
+    kernel_of: dict[str, str] = {}
+    for k, _nodes in mine:
+        for name in k.nodes:
+            colors.setdefault(name, FIRST_COLOUR if k.name == n.first_kernel else MODULE_COLOUR)
+            kernel_of.setdefault(name, k.name)
+    graph = fuse_graph(c, set(colors))
+    if graph is None:
+        return None
+    if first is not None:
+        focus, why = tuple(first[1].nodes), f"{first[1].name}: the first kernel to diverge from eager"
+    else:
+        focus = tuple(x.name for _k, nodes in mine for x in nodes)
+        why = f"the ops of {n.first_module or 'the module called'}: the first module to diverge"
+    title = f"[{c.id}] graph: the kernels holding {n.first_module or 'the module called'}'s ops"
+    return GraphBlock(title, graph, colors, kernels=kernel_of, focus=focus, focus_why=why)
+
+
 def _within(module: str, prefix: str) -> bool:
     return not prefix or module == prefix or module.startswith(prefix + ".")
 
@@ -181,14 +216,13 @@ def one_text(report: Report, n: Numerics) -> list[str]:
         out.append(f"first module to diverge: {n.first_module or '(the module called)'}")
     if n.first_kernel is not None and n.kernel_error is not None:
         e = n.kernel_error
-        out.append(
-            f"first kernel to diverge (measured, DebugMode): {n.first_kernel}: max abs {_num(e.max_abs)}"
-        )
+        how = "DebugMode" if n.first_kernel.startswith("triton") else "the wrapper's kernel calls"
+        out.append(f"first kernel to diverge (measured, {how}): {n.first_kernel}: max abs {_num(e.max_abs)}")
     found = kernels_of_module(report, n)
     if found:
         out += [
             "",
-            "Kernels holding its ops (which diverges first is measured on the GPU), each beside the eager ops it replaced",
+            "Kernels holding its ops, each beside the eager ops it replaced",
         ]
         for c, k, nodes in found:
             mark = f"  {FIRST}" if k.name == n.first_kernel else ""
@@ -245,15 +279,17 @@ def _bars_html(n: Numerics) -> str:
     )
 
 
-def one_html(report: Report, n: Numerics) -> str:
+def one_html(report: Report, n: Numerics, graph: bool = True) -> str:
     parts = [f"<h3>{escape(heading(n))}</h3>", table_html(outputs_table(n))]
     if n.modules:
         parts.append(_bars_html(n))
+    if graph and (block := numerics_graph(report, n)) is not None:
+        parts.append(graph_static_html(block))
     for c, k, nodes in kernels_of_module(report, n):
         lines = "<br>".join(escape(line) for line in _lines(nodes))
         mark = f" {FIRST}" if k.name == n.first_kernel else ""
         parts.append(
-            f"<h4>[{escape(c.id)}] {escape(k.name)}: {escape(_ops(nodes))}{escape(mark)}</h4>"
+            f"<h4>[{escape(c.id)}] {kernel_link(k.name, c.id, k.name)}: {escape(_ops(nodes))}{escape(mark)}</h4>"
             f"<div class='pt2x-ph'><span>{lines}</span><span>{code_html(k.source, k.language)}</span></div>"
         )
     if n.cause is not None:
@@ -270,3 +306,17 @@ def one_html(report: Report, n: Numerics) -> str:
 
 def numerics_html(report: Report) -> str:
     return "".join(one_html(report, n) for n in report.numerics)
+
+
+def numerics_widget(app):
+    """The notebook's tab: each result's HTML (its kernel links followed by the explorer, as
+    the Why tab's) with its graph as the graph widget, opened on the first diverging kernel."""
+    import ipywidgets as w
+
+    parts = []
+    for n in app.report.numerics:
+        parts.append(w.HTML(app.linked(one_html(app.report, n, graph=False))))
+        block = numerics_graph(app.report, n)
+        if block is not None:
+            parts.append(graph_widget(block))
+    return w.VBox(parts)

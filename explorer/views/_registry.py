@@ -31,7 +31,7 @@ from ._breaks import breaks_html, breaks_text, breaks_widget
 from ._bytecode import bytecode_html, bytecode_text, has_bytecode
 from ._compiles import CODEGEN_HELP, compile_of, compile_text, compiles_html, compiles_widget, stage_view_text
 from ._compiletime import compile_time_html, compile_time_text, has_phases
-from ._numerics import numerics_html, numerics_text
+from ._numerics import numerics_html, numerics_text, numerics_widget
 from ._ranks import build_ranks_view, ranks_html, ranks_of, ranks_text, ranks_widget
 from ._raw import raw_html, raw_text
 from ._recompiles import recompiles_page_html, recompiles_text, recompiles_widget
@@ -177,6 +177,7 @@ VIEWS: tuple[View, ...] = (
         tab=lambda r: f"Numerics ({len(r.numerics)})",
         needs=lambda r: bool(r.numerics),
         html=lambda s: numerics_html(s.report),
+        widget=numerics_widget,
         opens=lambda r: any(not n.ok for n in r.numerics),
     ),
     View(
