@@ -794,3 +794,31 @@ def test_every_graph_opens_readable_and_backward_runs_say_so(gpt2):
         "forward graph coloured by kernel",
         *(["backward graph coloured by kernel"] if mapped else []),
     ]
+
+
+def test_numerics_page_opens_its_graph_on_the_first_diverging_kernel(tmp_path):
+    """The H200 numerics recording (notebooks/data/h200-numerics-bf16.json.gz) on its page: the
+    Numerics tab's graph opens on the first diverging kernel's nodes, as the report's
+    provenance names them, and the kernel's name leads to its code in the compiles tab."""
+    from playwright.sync_api import expect
+
+    report = compiler.load(ROOT / "notebooks" / "data" / "h200-numerics-bf16.json.gz")
+    (n,) = report.numerics
+    (kernel,) = [k for k in report.kernels_of("0/0") if k.name == n.first_kernel]
+    path = tmp_path / "numerics.html"
+    path.write_text(explorer.html(report), encoding="utf-8")
+    with _chromium() as (page, errors):
+        page.goto(path.as_uri())
+        page.locator("[data-tab=tab-numerics]").click()
+        page.locator("#tab-numerics .pt2x-graph").first.scroll_into_view_if_needed()  # mounts when shown
+        view = page.locator("#tab-numerics .pt2x-gv").first
+        view.locator(".pt2x-gv-node").first.wait_for()
+        expect(view).to_have_attribute(
+            "data-focus", f"{n.first_kernel}: the first kernel to diverge from eager"
+        )
+        marked = view.locator(".pt2x-gv-hit").evaluate_all("els => els.map(e => e.dataset.name)")
+        assert marked and set(marked) <= set(kernel.nodes), (marked, kernel.nodes)
+        view.screenshot(path=str(ARTIFACTS / "test_report_numerics-graph.png"))
+        page.locator(f"#tab-numerics a.pt2x-why-link[data-kernel='{n.first_kernel}']").first.click()
+        expect(page.locator("[data-tab=tab-compiles]")).to_have_class(re.compile("on"))
+        assert not errors, errors
