@@ -253,10 +253,19 @@ def warm_start_lines(bld: Builder, label: str, x: Compile, y: Compile) -> list[s
                 ly.components,
             )
     out = [f"{label} {what}" + (f" ×{n}" if n > 1 else "") for what, n in states.items()]
-    changes = key_change_lines(x, y)
+    # each component once (a forward's and a backward's lookups share most of theirs), the
+    # first KEY_CHANGES said; two torch versions differ in dozens of config entries
+    changes = list(dict.fromkeys(key_change_lines(x, y)))
     if changes:
-        out.append(f"{label} key components that differ: " + "; ".join(changes))
+        more = len(changes) - KEY_CHANGES
+        said = "; ".join(changes[:KEY_CHANGES]) + (
+            f"; and {more} more (--full: both keys)" if more > 0 else ""
+        )
+        out.append(f"{label} key components that differ: {said}")
     return out
+
+
+KEY_CHANGES = 6
 
 
 def _pair(x: Compile, y: Compile) -> str:
