@@ -13,6 +13,7 @@ from .model._devices import DevicePeak
 from .model._guards import Guard
 from .model._modetypes import ModeComparison, ModeRow
 from .model._numericstypes import Numerics, TensorError
+from .model._progresstypes import Progress
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,
@@ -121,6 +122,7 @@ __all__ = [
     "RecompileCheck",
     # numerics: where compiled diverges from eager
     "Numerics",
+    "Progress",
     "TensorError",
     # what compiler.analysis returns
     "Verdict",
