@@ -72,14 +72,11 @@ def test_no_line_off_a_terminal_or_under_quiet():
 SCRIPT = "import torch\nprint(torch.compile(lambda x: x.cos() * 2, backend='aot_eager')(torch.ones(3)).sum().item())\n"
 
 
-@pytest.mark.child
-@pytest.mark.parametrize("quiet", [False, True])
-def test_record_draws_on_a_terminal_and_pipes_whole_lines(tmp_path, quiet):
-    script = tmp_path / "prog.py"
-    script.write_text(SCRIPT)
+def _on_a_terminal(cmd, cwd) -> tuple[str, str, int]:
+    """``cmd`` with stderr on a pseudo-terminal (400 columns) and stdout on a pipe: what each got."""
     main, child = pty.openpty()
-    cmd = [sys.executable, "-m", "explorer", "record", *(["-q"] if quiet else []), str(script)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=child, cwd=tmp_path)
+    env = {**os.environ, "COLUMNS": "400"}
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=child, cwd=cwd, env=env)
     os.close(child)
     tty = b""
     while True:
@@ -90,12 +87,22 @@ def test_record_draws_on_a_terminal_and_pipes_whole_lines(tmp_path, quiet):
         if not chunk:
             break
         tty += chunk
-    stdout = p.communicate(timeout=300)[0].decode()
+    stdout = p.communicate(timeout=900)[0].decode()
     os.close(main)
-    assert p.returncode == 0
+    return tty.decode(errors="replace"), stdout, p.returncode
+
+
+@pytest.mark.child
+@pytest.mark.parametrize("quiet", [False, True])
+def test_record_draws_on_a_terminal_and_pipes_whole_lines(tmp_path, quiet):
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    cmd = [sys.executable, "-m", "explorer", "record", *(["-q"] if quiet else []), str(script)]
+    tty, stdout, rc = _on_a_terminal(cmd, tmp_path)
+    assert rc == 0
     assert "\r" not in stdout and "\x1b" not in stdout  # the pipe: whole lines only
     assert stdout.splitlines()[0] == str((torch.ones(3).cos() * 2).sum().item())  # the program's own output
-    drawn = "compiling [0/0] capture" in tty.decode(errors="replace")
+    drawn = "compiling [0/0] capture" in tty
     assert drawn == (not quiet)
 
 
@@ -183,3 +190,79 @@ def test_the_line_from_synthetic_events():
     ]
     # another frame's compile under the same id in the last run gives no last-run time
     assert "last run" not in progress_text(said[-1], {"0/0": ("other", {"codegen": 1.0})})
+
+
+def test_a_bad_baseline_is_one_line_before_anything_runs(tmp_path, capsys):
+    from explorer.cli import main
+
+    script = tmp_path / "prog.py"
+    script.write_text("open('ran', 'w').close()\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for given, why in ((bad, str(bad)), (tmp_path / "none.json", "No such file or directory")):
+        assert main(["record", "--baseline", str(given), str(script)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"pt2-explorer: error: --baseline {given}") and why in err, err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "ran").exists()  # the program never ran
+
+
+DECODER = """\
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+cfg = GPT2Config(n_layer=12, n_head=2, n_embd=64, vocab_size=256, n_positions=64)
+torch.manual_seed(0)
+model = GPT2LMHeadModel(cfg).eval()
+ids = torch.randint(0, 256, (1, 16), generator=torch.Generator().manual_seed(1))
+with torch.no_grad():
+    print(tuple(torch.compile(model)(input_ids=ids).logits.shape))
+"""
+
+
+@pytest.mark.child
+@pytest.mark.corpus
+def test_a_12_layer_decoder_shows_the_stage_and_kernel_n_of_n_on_a_terminal_and_nothing_piped(tmp_path):
+    """The issue's acceptance: ``record`` of a 12-layer HF decoder on a terminal draws a line
+    naming the stage and the kernel n of N, N the compile's kernels in its output code (the
+    report's), beside the last run's stage time (the report at --json); piped, none."""
+    pytest.importorskip("transformers")
+    script = tmp_path / "decoder.py"
+    script.write_text(DECODER)
+    out = tmp_path / "run.json"
+    cmd = [sys.executable, "-m", "explorer", "record", "--json", str(out), str(script)]
+    piped = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[0] == "(1, 16, 256)"
+    for text in (piped.stdout, piped.stderr):  # whole lines only
+        assert "\r" not in text and "\x1b" not in text and "compiling [" not in text
+    last = compiler.load(str(out))
+
+    # on a terminal, cold (--fresh: the wrapper module is written and its kernels compiled)
+    tty, stdout, rc = _on_a_terminal(cmd[:4] + ["--fresh"] + cmd[4:], tmp_path)
+    assert rc == 0 and stdout.splitlines()[0] == "(1, 16, 256)"
+    assert "\r" not in stdout and "\x1b" not in stdout
+    report = compiler.load(str(out))
+    lines = [ln for ln in tty.split(CLEAR) if ln.startswith("pt2-explorer: compiling [")]
+    assert lines and all(LINE.match(ln) for ln in lines), lines
+    counted = {}
+    for ln in lines:
+        m = LINE.match(ln)
+        k = re.search(
+            r" · (?:kernel (\d+) of (\d+) \w+|(?:waiting on compile workers: )?(\d+) of (\d+) kernels compiled) · ",
+            ln,
+        )
+        if k is not None:
+            assert m["stage"] == "codegen"
+            n, total = int(k[1] or k[3]), int(k[2] or k[4])
+            assert 0 <= n <= total
+            counted.setdefault(m["cid"], set()).add(total)
+    kernels = {c.id: sum(1 for k in report.kernels if k.compile_id == c.id) for c in report.compiles}
+    assert counted and all(totals == {kernels[cid]} for cid, totals in counted.items()), (counted, kernels)
+    assert any(re.search(r" · kernel 1 of \d+ cpp_fused_", ln) for ln in lines)
+    # the frame and its file:line, the graph's size, and the last run's time of the same stage
+    c = report.compiles[0]
+    assert any(f" · {c.name} ({os.path.basename(c.filename)}:{c.line}) · " in ln for ln in lines)
+    assert any(re.search(r" · [\d,]+ nodes$", ln) for ln in lines)
+    before = last.compiles[0].stage_times_s["codegen"]
+    assert any("codegen " in ln and f"(last run: {before:.1f} s)" in ln for ln in lines)

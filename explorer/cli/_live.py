@@ -13,7 +13,7 @@ import threading
 import time
 
 from explorer.lower._terminal import printable
-from explorer.model._progress import progress_text
+from explorer.model._progress import progress_key, progress_text
 
 CLEAR = "\r\x1b[K"  # back to the line's start, the line erased
 EVERY_S = 0.1  # the line is redrawn at most this often, but at once when the stage or the wait changes
@@ -37,7 +37,7 @@ class LiveLine:
 
     def __call__(self, p) -> None:
         now = time.monotonic()
-        key = (p.compile_id, p.stage, p.waiting, p.autotuning, p.kernels is not None)
+        key = progress_key(p)
         with self.lock:
             if key == self.key and now - self.last < EVERY_S:
                 return

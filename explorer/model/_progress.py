@@ -41,6 +41,19 @@ def progress_text(p, last_run: dict[str, tuple[str | None, dict[str, float]]] | 
     return " · ".join(parts)
 
 
+def progress_key(p) -> tuple:
+    """What changes a display at once, however soon after the last: the compile, its stage, the
+    op autotuned, and each step of its kernels (known, the first begun, the wait, all compiled);
+    other changes (the phase, the next kernel) wait their turn."""
+    kernels = (
+        p.kernels is not None,
+        bool(p.kernel_n),
+        p.waiting,
+        bool(p.kernels) and p.kernels_done == p.kernels,
+    )
+    return (p.compile_id, p.stage, p.autotuning, kernels)
+
+
 def baseline_times(report) -> dict[str, tuple[str | None, dict[str, float]]]:
     """Each compile's frame name and stage times, by compile id: what the line compares with."""
     return {c.id: (c.name, dict(c.stage_times_s)) for c in report.compiles}

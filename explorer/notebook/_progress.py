@@ -12,7 +12,7 @@ import time
 from IPython.display import HTML, display
 
 from compiler.types import STAGES
-from explorer.model._progress import progress_text
+from explorer.model._progress import progress_key, progress_text
 
 EVERY_S = 0.2  # updated at most this often, but at once when the stage or the wait changes
 
@@ -45,7 +45,7 @@ class CellProgress:
     def __call__(self, p) -> None:
         """The recording's ``on_progress``."""
         now = time.monotonic()
-        key = (p.compile_id, p.stage, p.waiting, p.autotuning, p.kernels is not None)
+        key = progress_key(p)
         if key == self.key and now - self.last < EVERY_S:
             return
         self.last, self.key = now, key
