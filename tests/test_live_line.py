@@ -47,6 +47,7 @@ def test_the_line_follows_torchs_stages_on_a_terminal(monkeypatch):
 
     with compiler.recording(on_progress=live.on_progress) as rec:
         torch.compile(_f, backend=backend)(torch.ones(4))
+    assert out.getvalue().endswith(CLEAR) and not live.shown  # the compile's end erased it
     live.clear()
     drawn = out.getvalue().split(CLEAR)
     assert drawn[0] == "" and drawn[-1] == ""  # each line drawn over the last, erased at the end
@@ -125,15 +126,19 @@ def _ev(name, payload=None, **body):
     return Event(name, {name: body, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}, payload)
 
 
-def _phase(name, ph, cid="0/0"):
+def _phase(name, ph, cid="0/0", in_compile=True, **args):
+    """A timed phase's begin or end; ``in_compile``: inside the compile (torch's trace context
+    gives its frame ids), else after it (runtime autotuning: only the phase's args name it)."""
     import json
 
     from compiler.assemble._events import Event
 
-    meta = {"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0} if cid else {"chromium_event": {}}
-    return Event(
-        "chromium_event", meta, json.dumps({"name": name, "ph": ph, "ts": 1.0, "args": {"compile_id": cid}})
-    )
+    meta = {"chromium_event": {}}
+    if cid and in_compile:
+        frame, compile_ = cid.split("/")
+        meta.update(frame_id=int(frame), frame_compile_id=int(compile_))
+    payload = {"name": name, "ph": ph, "ts": 1.0, "args": {"compile_id": str(cid), **args}}
+    return Event("chromium_event", meta, json.dumps(payload))
 
 
 def test_the_line_from_synthetic_events():
@@ -167,7 +172,15 @@ def test_the_line_from_synthetic_events():
     t.event(_phase("async_compile.wait", "B"))
     t.foreign(_phase("compile_file", "E", cid=None))  # one of Inductor's compile threads
     t.event(_phase("async_compile.wait", "E"))
-    t.kernel("1/0")  # no compile of the tracker's: nothing said
+    t.event(_phase("PyCodeCache.load_by_key_path", "E"))
+    t.event(_ev("compilation_metrics"))  # the compile is over
+    t.event(
+        _phase("CachingAutotuner.benchmark_all_configs", "B", in_compile=False, kernel_name="triton_poi_0")
+    )
+    t.event(
+        _phase("CachingAutotuner.benchmark_all_configs", "E", in_compile=False, kernel_name="triton_poi_0")
+    )
+    t.kernel("1/0")  # no compile the tracker has heard of: nothing said
     last_run = {"0/0": ("forward", {"capture": 1.0, "codegen": 2.25})}
     texts = [progress_text(p, last_run, now=p.stage_since + 3.14) for p in said]
     assert stages == [("0/0", "capture"), ("0/0", "fuse"), ("0/0", "codegen")]
@@ -187,7 +200,29 @@ def test_the_line_from_synthetic_events():
         "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · waiting on compile workers: 0 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
         "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · waiting on compile workers: 1 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
         "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · 2 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
+        "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · 2 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
+        "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · 2 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
+        "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · autotuning triton_poi_0 · forward (model.py:12) · 1,234 nodes",
+        "compiling [0/0] codegen 3.1 s (last run: 2.2 s) · 2 of 2 kernels compiled · forward (model.py:12) · 1,234 nodes",
     ]
+    # the phase closed, the compile over (a display erases its line), Triton tuning a kernel, over again
+    assert [(p.phase, p.ended) for p in said[-4:]] == [
+        (None, False),
+        (None, True),
+        ("CachingAutotuner.benchmark_all_configs", False),
+        (None, True),
+    ]
+    # a module loaded from the cache compiles its kernels before torch logs its code: counted, unnamed
+    start = {
+        "dynamo_start": {"stack": [{"line": 5, "name": "g", "filename": 7}]},
+        "frame_id": 1,
+        "frame_compile_id": 0,
+    }
+    t.event(Event("dynamo_start", start))
+    t.kernel("1/0")
+    assert said[-1].kernels is None and progress_text(said[-1], now=said[-1].stage_since) == (
+        "compiling [1/0] capture 0.0 s · kernel 1 · g (model.py:5)"
+    )
     # another frame's compile under the same id in the last run gives no last-run time
     assert "last run" not in progress_text(said[-1], {"0/0": ("other", {"codegen": 1.0})})
 

@@ -109,6 +109,7 @@ def test_progress_shows_stage_and_elapsed(ip, monkeypatch):
     assert any(
         re.match(r"PT2 Explorer: compiling \[0/0\] codegen .* · kernel 1 of \d+ ", t) for t in lines
     ), lines
+    assert lines[-1] == "PT2 Explorer: compiled [0/0] · running the cell…"  # the compile is over
     assert type(shown[-1]).__name__ == "Explorer"  # the progress is replaced by the explorer
 
 

@@ -34,6 +34,7 @@ from ..assemble._phases import PHASE_STAGE
 from ..assemble._stages import lookup
 from ..model._progresstypes import Progress
 from ..model._report import STAGES
+from ..parse._names import is_torch_id
 from ..parse._outputcode import split_kernels
 
 # events whose stage is not where the compile is when they arrive: Inductor logs its runnable
@@ -42,6 +43,11 @@ NOT_PROGRESS = frozenset({"artifact:fx_graph_runnable"})
 AUTOTUNE_SUFFIX = "_template_autotuning"  # select_algorithm: f"{name}_template_autotuning"
 WAIT_PHASE = "async_compile.wait"
 FILE_PHASE = "compile_file"  # cpp_builder: one C++ compile
+# its compile's end (or its backward's); once its phases are closed too, it has ended
+END_EVENTS = ("compilation_metrics", "bwd_compilation_metrics")
+# Triton's autotuning of a kernel at its first call, after the compile (GPU): its phase names
+# the compile and the kernel (triton_heuristics: CachingAutotuner)
+RUNTIME_AUTOTUNE = ("CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning")
 LOADED = (WAIT_PHASE, "PyCodeCache.load_by_key_path")  # once either ends, the kernels are compiled
 
 
@@ -73,6 +79,7 @@ class ProgressTracker:
         self.phases: dict[str, list[str]] = {}  # phases open, innermost last
         self.names: dict[str, list[str]] = {}  # each compile's kernels, in the order they compile
         self.waiting_on: str | None = None  # the compile waiting on compile workers
+        self.ended: set[str] = set()  # compiles whose compilation_metrics came
 
     # ---- what the listeners hand over --------------------------------------------------------
 
@@ -117,8 +124,11 @@ class ProgressTracker:
         try:
             with self.lock:
                 p = self.now.get(cid)
+                if p is None:
+                    return
                 names = self.names.get(cid)
-                if p is None or names is None:
+                if names is None:  # a module loaded from the cache: torch logs its code after
+                    self._set(cid, kernel_n=(p.kernel_n or 0) + 1)
                     return
                 n = min((p.kernel_n or 0) + 1, len(names))
                 self._set(cid, kernel_n=n, kernel=names[n - 1] if n else None)
@@ -134,18 +144,33 @@ class ProgressTracker:
                 self.strings[body[1]] = body[0]
             return
         cid = ev.compile_id
+        chromium = _chromium(ev) if ev.name == "chromium_event" else None
+        if (
+            chromium is not None
+            and isinstance(chromium[2].get("compile_id"), str)
+            and is_torch_id(chromium[2]["compile_id"])
+        ):
+            cid = chromium[2][
+                "compile_id"
+            ]  # a phase after the compile (runtime autotuning) names its compile
         if cid is None:
             return
         changes: dict[str, Any] = {}
         if ev.name == "dynamo_start":
             changes.update(self._frame(ev))
-        elif ev.name == "chromium_event":
-            changes.update(self._phase(cid, ev))
+        elif chromium is not None:
+            changes.update(self._phase(cid, *chromium))
+        elif ev.name in END_EVENTS:
+            self.ended.add(cid)
         elif ev.name == "inductor_output_code" and ev.payload:
             names = [k.name for k in split_kernels(ev.payload)]
             self.names[cid] = names
             changes.update(kernels=len(names), kernel_n=0, kernel=None, kernels_done=None)
-        stage = stage_of(ev)
+        changes["ended"] = cid in self.ended and not self.phases.get(cid)
+        if chromium is None:
+            stage = stage_of(ev)
+        else:  # the phase's stage, its payload read once
+            stage = PHASE_STAGE.get(chromium[0]) if isinstance(chromium[0], str) else None
         p = self.now.get(cid)
         if stage is not None and (p is None or STAGES.index(stage) > STAGES.index(p.stage)):
             changes.update(stage=stage, stage_since=time.monotonic())
@@ -169,8 +194,7 @@ class ProgressTracker:
             "line": line if isinstance(line, int) else None,
         }
 
-    def _phase(self, cid: str, ev: Event) -> dict[str, Any]:
-        name, ph, _args = _chromium(ev)
+    def _phase(self, cid: str, name: Any, ph: Any, args: dict) -> dict[str, Any]:
         if not isinstance(name, str):
             return {}
         open_ = self.phases.setdefault(cid, [])
@@ -183,6 +207,9 @@ class ProgressTracker:
         changes: dict[str, Any] = {"phase": open_[-1] if open_ else None}
         tuning = [n[: -len(AUTOTUNE_SUFFIX)] for n in open_ if n.endswith(AUTOTUNE_SUFFIX)]
         changes["autotuning"] = tuning[-1] if tuning else None
+        if name in RUNTIME_AUTOTUNE:
+            kernel = args.get("kernel_name")
+            changes["autotuning"] = (kernel if isinstance(kernel, str) else name) if ph == "B" else None
         if name == WAIT_PHASE:
             changes["waiting"] = ph == "B"
             self.waiting_on = cid if ph == "B" else None

@@ -15,11 +15,12 @@ class Progress:
     line: int | None = None
     graph_nodes: int | None = None  # FX nodes of Dynamo's graph, once Dynamo has it
     phase: str | None = None  # the innermost of torch's timed phases (dynamo_timed) now open
-    autotuning: str | None = None  # the op whose template choices Inductor is benchmarking
+    autotuning: str | None = None  # the op whose choices Inductor benchmarks, or the kernel Triton tunes
     kernel: str | None = None  # the kernel whose compile began last (Inductor's name)
     kernel_n: int | None = None  # its place among the compile's kernels (1-based)
-    kernels: int | None = None  # the compile's kernels (its output code's)
+    kernels: int | None = None  # the compile's kernels (its output code's; None before torch logs it)
     kernels_done: int | None = None  # kernels compile workers finished (where torch says so)
     waiting: bool = False  # waiting on compile workers (async_compile.wait)
+    ended: bool = False  # its compilation_metrics came and no phase of it is open
     stage_since: float = 0.0  # time.monotonic() when this compile reached ``stage``
     compile_since: float = 0.0  # time.monotonic() of its first event

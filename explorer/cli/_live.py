@@ -2,7 +2,7 @@
 ``file:line``, the graph's size, the stage with its time so far (beside the same stage's time
 in the last run's report, where one is at hand), the op being autotuned or the kernel being
 compiled (n of N), as torch's events arrive (the recording's ``on_progress``: no polling),
-redrawn in place and cleared when the program ends. Nothing where stderr is not a terminal (a
+redrawn in place, erased when a compile ends (the program runs on) and when the program ends. Nothing where stderr is not a terminal (a
 pipe or a file gets whole lines only) and nothing under ``-q``."""
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ class LiveLine:
             if key == self.key and now - self.last < EVERY_S:
                 return
             self.last, self.key = now, key
+            if p.ended:  # the compile is over: the program runs on, with no line
+                self._clear()
+                return
             text = printable("pt2-explorer: " + progress_text(p, self.last_run, now))
             room = shutil.get_terminal_size((80, 24)).columns - 1  # never wrapped: one line, redrawn
             self.stream.write(CLEAR + text[:room])
@@ -51,7 +54,10 @@ class LiveLine:
     def clear(self) -> None:
         """Erase the line (before the program's own last output and the report's summary)."""
         with self.lock:
-            if self.shown:
-                self.stream.write(CLEAR)
-                self.stream.flush()
-                self.shown = False
+            self._clear()
+
+    def _clear(self) -> None:
+        if self.shown:
+            self.stream.write(CLEAR)
+            self.stream.flush()
+            self.shown = False

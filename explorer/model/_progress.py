@@ -25,12 +25,14 @@ def progress_text(p, last_run: dict[str, tuple[str | None, dict[str, float]]] | 
         parts.append(f"waiting on compile workers: {p.kernels_done or 0} of {p.kernels} kernels compiled")
     elif p.waiting:
         parts.append("waiting on compile workers")
+    elif p.autotuning is not None:
+        parts.append(f"autotuning {p.autotuning}")
     elif p.kernels and p.kernels_done == p.kernels:
         parts.append(f"{p.kernels} of {p.kernels} kernels compiled")
     elif p.kernels is not None and p.kernel_n:
         parts.append(f"kernel {p.kernel_n} of {p.kernels}" + (f" {p.kernel}" if p.kernel else ""))
-    elif p.autotuning is not None:
-        parts.append(f"autotuning {p.autotuning}")
+    elif p.kernel_n:  # loaded from the cache: torch logs the module's code once it is loaded
+        parts.append(f"kernel {p.kernel_n}")
     elif p.phase is not None:
         parts.append(p.phase)
     if p.frame is not None:

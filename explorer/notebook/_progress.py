@@ -49,6 +49,9 @@ class CellProgress:
         if key == self.key and now - self.last < EVERY_S:
             return
         self.last, self.key = now, key
+        if p.ended:  # the compile is over: the cell runs on
+            self._show(f"PT2 Explorer: compiled [{p.compile_id}] · running the cell…")
+            return
         if p.kernels:  # the kernels compiled (begun, or done while waiting on the workers)
             done = (p.kernels_done or 0) if p.waiting else (p.kernel_n or 0)
             total = p.kernels
