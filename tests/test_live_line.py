@@ -223,6 +223,27 @@ def test_the_line_from_synthetic_events():
     assert said[-1].kernels is None and progress_text(said[-1], now=said[-1].stage_since) == (
         "compiling [1/0] capture 0.0 s · kernel 1 · g (model.py:5)"
     )
+    # a library's frame: the program's innermost line before it (torch's and this package's skipped)
+    lib = "/venv/lib/python3.11/site-packages/transformers/utils/generic.py"
+    stack = [
+        {"line": 9, "name": "<module>", "filename": "/home/u/run.py"},
+        {
+            "line": 40,
+            "name": "call",
+            "filename": compiler.__file__.replace("__init__.py", "listen/_calls.py"),
+        },
+        {
+            "line": 1700,
+            "name": "_call_impl",
+            "filename": os.path.dirname(torch.__file__) + "/nn/modules/module.py",
+        },
+        {"line": 937, "name": "wrapper", "filename": lib},
+    ]
+    t.event(Event("dynamo_start", {"dynamo_start": {"stack": stack}, "frame_id": 2, "frame_compile_id": 0}))
+    assert said[-1].called_from == "/home/u/run.py:9"
+    assert progress_text(said[-1], now=said[-1].stage_since) == (
+        "compiling [2/0] capture 0.0 s · wrapper (generic.py:937, called from run.py:9)"
+    )
     # another frame's compile under the same id in the last run gives no last-run time
     assert "last run" not in progress_text(said[-1], {"0/0": ("other", {"codegen": 1.0})})
 
@@ -297,7 +318,10 @@ def test_a_12_layer_decoder_shows_the_stage_and_kernel_n_of_n_on_a_terminal_and_
     assert any(re.search(r" · kernel 1 of \d+ cpp_fused_", ln) for ln in lines)
     # the frame and its file:line, the graph's size, and the last run's time of the same stage
     c = report.compiles[0]
-    assert any(f" · {c.name} ({os.path.basename(c.filename)}:{c.line}) · " in ln for ln in lines)
+    (frame,) = report.frames  # transformers' wrapper, called from the program's line 9
+    assert frame.called_from is not None and frame.called_from.endswith("decoder.py:9")
+    where = f"{os.path.basename(c.filename)}:{c.line}, called from decoder.py:9"
+    assert any(f" · {c.name} ({where}) · " in ln for ln in lines), lines
     assert any(re.search(r" · [\d,]+ nodes$", ln) for ln in lines)
     before = last.compiles[0].stage_times_s["codegen"]
     assert any("codegen " in ln and f"(last run: {before:.1f} s)" in ln for ln in lines)

@@ -6,6 +6,7 @@ stage)`` when a compile reaches a further stage.
 Where each fact comes from (torch 2.11-2.14):
   * the frame and its ``file:line``: ``dynamo_start``'s stack, whose last entry is the frame
     Dynamo compiles (``co_name``, ``co_firstlineno``; its file name interned by a ``str`` event);
+    where that is a library's, the innermost line of the program's own before it;
   * the graph's size: the FX nodes of the graph module Dynamo's ``graph_code`` logger logs
     (compiler/listen/_listeners.py: ModuleStackHandler), before Dynamo hands it to the backend;
   * the stage and phase: torch's timed phases (``chromium_event`` begin/end, ``dynamo_timed``),
@@ -32,6 +33,8 @@ from typing import Any
 from ..assemble._events import Event
 from ..assemble._phases import PHASE_STAGE
 from ..assemble._stages import lookup
+from ..model._callsites import is_tool_frame
+from ..model._paths import frame_kind
 from ..model._progresstypes import Progress
 from ..model._report import STAGES
 from ..parse._names import is_torch_id
@@ -183,16 +186,36 @@ class ProgressTracker:
         stack = ev.body.get("stack") if isinstance(ev.body, dict) else None
         if not isinstance(stack, list) or not stack or not isinstance(stack[-1], dict):
             return {}
-        top = stack[-1]
-        filename = top.get("filename")
+        frames = [
+            (self._file(f.get("filename")), f.get("line"), f.get("name"))
+            for f in stack
+            if isinstance(f, dict)
+        ]
+        filename, line, name = frames[-1]
+        caller = None
+        if (
+            filename is None or frame_kind(filename) != "user"
+        ):  # a library's frame: the program's line that led there
+            for f, ln, n in reversed(frames[:-1]):
+                if (
+                    f is not None
+                    and isinstance(ln, int)
+                    and frame_kind(f) == "user"
+                    and not is_tool_frame(f, n)
+                ):
+                    caller = f"{f}:{ln}"
+                    break
+        return {
+            "frame": name if isinstance(name, str) else None,
+            "filename": filename,
+            "line": line if isinstance(line, int) else None,
+            "called_from": caller,
+        }
+
+    def _file(self, filename: Any) -> str | None:
         if isinstance(filename, int):
             filename = self.strings.get(filename) or _interned(filename)
-        line = top.get("line")
-        return {
-            "frame": top.get("name") if isinstance(top.get("name"), str) else None,
-            "filename": filename if isinstance(filename, str) else None,
-            "line": line if isinstance(line, int) else None,
-        }
+        return filename if isinstance(filename, str) else None
 
     def _phase(self, cid: str, name: Any, ph: Any, args: dict) -> dict[str, Any]:
         if not isinstance(name, str):

@@ -13,6 +13,9 @@ class Progress:
     frame: str | None = None  # the function Dynamo compiles (its code's name)
     filename: str | None = None  # where it is defined (co_filename, co_firstlineno)
     line: int | None = None
+    called_from: str | None = (
+        None  # "file:line": where ``frame`` is a library's, the program's line that led there
+    )
     graph_nodes: int | None = None  # FX nodes of Dynamo's graph, once Dynamo has it
     phase: str | None = None  # the innermost of torch's timed phases (dynamo_timed) now open
     autotuning: str | None = None  # the op whose choices Inductor benchmarks, or the kernel Triton tunes

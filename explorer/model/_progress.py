@@ -36,8 +36,10 @@ def progress_text(p, last_run: dict[str, tuple[str | None, dict[str, float]]] | 
     elif p.phase is not None:
         parts.append(p.phase)
     if p.frame is not None:
-        where = f" ({os.path.basename(p.filename)}:{p.line})" if p.filename else ""
-        parts.append(f"{p.frame}{where}")
+        where = [f"{os.path.basename(p.filename)}:{p.line}"] if p.filename else []
+        if p.called_from:
+            where.append(f"called from {os.path.basename(p.called_from)}")
+        parts.append(p.frame + (f" ({', '.join(where)})" if where else ""))
     if p.graph_nodes is not None:
         parts.append(f"{p.graph_nodes:,} nodes")
     return " · ".join(parts)
