@@ -325,3 +325,21 @@ def test_a_12_layer_decoder_shows_the_stage_and_kernel_n_of_n_on_a_terminal_and_
     assert any(re.search(r" · [\d,]+ nodes$", ln) for ln in lines)
     before = last.compiles[0].stage_times_s["codegen"]
     assert any("codegen " in ln and f"(last run: {before:.1f} s)" in ln for ln in lines)
+
+
+def test_a_report_at_json_that_is_none_is_one_line_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    """On a terminal, the file already at --json is read for the last run's times; one that is
+    no report says so in one line, the program runs, and the new report replaces it."""
+    from explorer.cli import main
+
+    script = tmp_path / "prog.py"
+    script.write_text("open('ran', 'w').close()\n")
+    out = tmp_path / "run.json"
+    out.write_text("[1, 2")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["record", "--json", str(out), str(script)]) == 0
+    monkeypatch.undo()
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"pt2-explorer: no last-run times: {out}"), err
+    assert (tmp_path / "ran").exists() and compiler.load(str(out)).compiles == ()

@@ -137,6 +137,30 @@ def test_progress_widget_shows_the_line_and_goes_when_the_cell_fails(ip, monkeyp
     assert shown[-1].data == ""
 
 
+def test_progress_is_replaced_when_the_cell_raises(ip, monkeypatch):
+    """A cell that raises: its partial recording's explorer takes the progress's place, and the
+    progress's widgets (where ipywidgets draws it) are closed."""
+    import explorer.notebook._magic as m
+
+    shown, made = [], []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj)
+
+    class Kept(m.CellProgress):
+        def __init__(self, show=None):
+            super().__init__(show)
+            made.append(self)
+
+    monkeypatch.setattr(m, "display", lambda *a, **k: Handle())
+    monkeypatch.setattr(m, "CellProgress", Kept)
+    with pytest.raises(ValueError, match="^cell error$"):
+        ip.run_cell_magic("compile", "--backend eager", "w = x.sin()\nraise ValueError('cell error')")
+    (progress,) = made
+    assert type(shown[-1]).__name__ == "Explorer" and progress.widgets is None
+
+
 def test_assigned_names():
     import ast
 
