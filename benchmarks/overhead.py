@@ -58,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULT_TAG = "OVERHEAD_RESULT "
 TARGET = 1.05
-ARMS = ("plain", "record", "trace", "fusionlog", "light", "prov1", "tritonir", "fusionir")
+ARMS = ("plain", "record", "trace", "fusionlog", "light", "prov1", "tritonir", "fusionir", "progress")
 # TinyLlama-1.1B's shape (22 layers, hidden 2048, grouped-query attention with 4 KV heads)
 TINYLLAMA = dict(
     hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32,
@@ -119,6 +119,17 @@ def _arm_context(arm: str):
         return compiler.recording(triton_ir=True)
     if arm == "fusionir":
         return compiler.recording(fusion_ir=True)
+    if arm == "progress":  # record's live line on a terminal, every change drawn (none throttled)
+        import io
+
+        from explorer.cli import _live
+
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+
+        _live.EVERY_S = -1.0
+        return compiler.recording(on_progress=_live.LiveLine(Terminal()).on_progress)
     if arm == "prov1":
         import torch._inductor.config as inductor
 

@@ -13,6 +13,7 @@ from .model._devices import DevicePeak
 from .model._guards import Guard
 from .model._modetypes import ModeComparison, ModeRow
 from .model._numericstypes import Numerics, TensorError
+from .model._progresstypes import Progress  # noqa: F401 - on_progress gives one (not in __all__: the public face is capped)
 from .model._report import (
     SCHEMA_VERSION,
     STAGES,

@@ -151,3 +151,31 @@ def test_fusion_ir_is_the_text_inductors_loggers_carry_on_gpu():
         ours = [t for c in rec.report.compiles if c.stages.fuse for t in getattr(c.stages.fuse, field)]
         assert sorted(ours) == sorted(theirs.texts[field]) and len(ours) >= 3
     assert any("ForeachKernelSchedulerNode" in t for t in theirs.texts["ir_post_fusion"])
+
+
+def test_progress_names_each_triton_kernel_n_of_n_and_the_autotuning():
+    """The live line's facts on the GPU (compiler/listen/_progress.py): the Triton kernels' count
+    is the output code's (the report's), each kernel's compile is heard (its n reaches N, its
+    name one of the report's), and under max-autotune the op whose GEMM choices Inductor
+    benchmarks ("mm") and the kernels Triton tunes at their first call are named."""
+    x = torch.randn(64, 128, device="cuda")
+    w = torch.randn(128, 128, device="cuda")
+    said = []
+    with compiler.recording(caches=False, on_progress=said.append) as rec:
+        torch.compile(_gelu_sum)(x, w)
+    ((cid, n),) = {
+        (c.id, sum(1 for k in rec.report.kernels if k.compile_id == c.id)) for c in rec.report.compiles
+    }
+    assert n >= 1 and {p.kernels for p in said if p.kernels is not None} == {n}
+    assert max(p.kernel_n or 0 for p in said if p.kernels is not None) == n
+    assert {p.kernel for p in said if p.kernel} <= {k.name for k in rec.report.kernels}
+    assert said[-1].ended and said[-1].compile_id == cid
+
+    torch._dynamo.reset()
+    said.clear()
+    with compiler.recording(caches=False, on_progress=said.append) as rec:
+        torch.compile(_gelu_sum, mode="max-autotune-no-cudagraphs")(x, w)
+    tuned = {p.autotuning for p in said if p.autotuning}
+    assert "mm" in tuned, tuned  # select_algorithm's mm_template_autotuning phase
+    names = {k.name for k in rec.report.kernels}
+    assert any(t in names for t in tuned), (tuned, names)  # CachingAutotuner at the first call

@@ -92,28 +92,73 @@ def test_record_mode_runs_the_cell_as_written(ip):
 
 def test_progress_shows_stage_and_elapsed(ip, monkeypatch):
     import explorer.notebook._magic as m
+    import explorer.notebook._progress as p
 
-    shown = []
+    shown, lines = [], []
 
     class Handle:
         def update(self, obj):
             shown.append(getattr(obj, "data", obj))
 
     monkeypatch.setattr(m, "display", lambda *a, **k: Handle())
-    monkeypatch.setattr(m._Progress, "__call__", _unthrottled(m._Progress.__call__))
-    ip.run_cell_magic("compile", "", "w = (x @ x).relu()")
-    texts = [s for s in shown if isinstance(s, str)]
-    assert any("compiling [0/0], stage capture" in t for t in texts), texts
-    assert any("stage codegen" in t for t in texts), texts
-    assert type(shown[-1]).__name__ == "Explorer"  # the progress line is replaced by the explorer
+    monkeypatch.setattr(p, "EVERY_S", -1.0)  # every change shown
+    # what the progress says, whether ipywidgets draws it (its line's value) or HTML does
+    monkeypatch.setattr(p.CellProgress, "_show", lambda self, text, *a: lines.append(text))
+    ip.run_cell_magic("compile", "--fresh", "w = (x @ x).relu()")  # cold: the kernels are compiled
+    assert any(t.startswith("PT2 Explorer: compiling [0/0] capture ") for t in lines), lines
+    assert any(
+        re.match(r"PT2 Explorer: compiling \[0/0\] codegen .* · kernel 1 of \d+ ", t) for t in lines
+    ), lines
+    assert lines[-1] == "PT2 Explorer: compiled [0/0] · running the cell…"  # the compile is over
+    assert type(shown[-1]).__name__ == "Explorer"  # the progress is replaced by the explorer
 
 
-def _unthrottled(call):
-    def wrapper(self, cid, stage):
-        self.last = -1.0  # no throttling: every stage change is shown
-        return call(self, cid, stage)
+def test_progress_widget_shows_the_line_and_goes_when_the_cell_fails(ip, monkeypatch):
+    """With ipywidgets: a bar and the line (HTML-escaped), closed when the cell ends; a cell
+    that fails before any report leaves an empty display, not the progress."""
+    widgets = pytest.importorskip("ipywidgets")
+    import explorer.notebook._progress as p
+    from compiler.types import Progress
 
-    return wrapper
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj)
+
+    progress = p.CellProgress(lambda *a, **k: Handle())
+    box, bar, line = progress.widgets
+    assert isinstance(box, widgets.HBox) and "running the cell" in line.value
+    progress(Progress("0/0", "codegen", frame="<f>", kernel_n=2, kernels=5, kernel="k_1", stage_since=0.0))
+    assert (bar.value, bar.max) == (2, 5)
+    assert "kernel 2 of 5 k_1 · &lt;f&gt;" in line.value
+    progress.done()
+    assert progress.widgets is None and bar.comm is None  # closed
+    assert shown[-1].data == ""
+
+
+def test_progress_is_replaced_when_the_cell_raises(ip, monkeypatch):
+    """A cell that raises: its partial recording's explorer takes the progress's place, and the
+    progress's widgets (where ipywidgets draws it) are closed."""
+    import explorer.notebook._magic as m
+
+    shown, made = [], []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj)
+
+    class Kept(m.CellProgress):
+        def __init__(self, show=None):
+            super().__init__(show)
+            made.append(self)
+
+    monkeypatch.setattr(m, "display", lambda *a, **k: Handle())
+    monkeypatch.setattr(m, "CellProgress", Kept)
+    with pytest.raises(ValueError, match="^cell error$"):
+        ip.run_cell_magic("compile", "--backend eager", "w = x.sin()\nraise ValueError('cell error')")
+    (progress,) = made
+    assert type(shown[-1]).__name__ == "Explorer" and progress.widgets is None
 
 
 def test_assigned_names():

@@ -41,6 +41,7 @@ def test_the_api_takes_each_list_by_its_declared_names_and_defaults():
         "fusion_logs": False,
         "provenance": True,
         "on_stage": None,
+        "on_progress": None,
         "journal": None,
     }
     for fn in (compiler.recording, compiler.Recording):
@@ -97,7 +98,7 @@ def test_record_usage_and_the_cli_help_name_each_recording_flag():
     from explorer.cli._record import RECORD_USAGE
 
     assert RECORD_USAGE == (
-        "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
+        "pt2-explorer record [--json OUT] [--html OUT] [--baseline R.json] [-q] [--bench] "
         "[--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] (SCRIPT | -m MODULE) [ARGS...]"
     )
     record_line = next(line for line in cli.USAGE.splitlines() if line.startswith("pt2-explorer record"))
@@ -114,7 +115,7 @@ def test_an_unknown_option_is_one_type_error_naming_it_and_the_known_ones():
         compiler.recording(cache=True)
     assert str(e.value) == (
         "compiler.recording() got an unexpected keyword argument 'cache' "
-        "(its options: caches, triton_ir, fusion_ir, fusion_logs, provenance, on_stage, journal)"
+        "(its options: caches, triton_ir, fusion_ir, fusion_logs, provenance, on_stage, on_progress, journal)"
     )
     with pytest.raises(TypeError, match=r"^compiler\.Recording\(\) got an unexpected keyword argument 'x'"):
         compiler.Recording(x=1)

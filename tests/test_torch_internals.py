@@ -398,3 +398,55 @@ def test_graph_code_record_holds_the_graph_module_with_its_module_stacks():
     assert [_torch.logged_graph_module(r) for r in records] == [gm]
     stacks = _torch.module_stacks(gm)
     assert stacks == {"linear": ["L['self'].fc"], "relu": []}
+
+
+@pytest.mark.slow
+def test_kernel_code_records_one_per_kernel_of_the_output_code_in_its_order():
+    """``async_compile``'s ``kernel_code`` logger (the live line's kernel n of N): one record
+    per kernel the wrapper module defines, each as its compile begins, inside the compile
+    (its id set), after torch logged the output code, in the order the module defines them;
+    and the graph's FX nodes (``_torch.graph_nodes``) are those of the graph Dynamo hands over."""
+    from compiler.listen._loggers import listen_on, unlisten
+    from compiler.parse._outputcode import split_kernels
+
+    order, given = [], []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if "inductor_output_code" in (getattr(record, "metadata", None) or {}):
+                order.append(("output code", record.payload))
+            elif record.name.endswith("kernel_code"):
+                order.append(("kernel", record.args[0], _torch.current_compile_id()))
+
+    def f(x):
+        return ((x.sin() + 1) @ x).softmax(-1).cos()
+
+    log = _torch.artifact_logger(*_torch.KERNEL_CODE_LOGGER)
+    assert isinstance(log, logging.Logger)
+    trace, keep = _torch.trace_logger(), Keep()
+    listen_on(log, keep)
+    trace.addHandler(keep)
+    try:
+        torch._dynamo.reset()
+        with compiler.recording(caches=False):  # cold: Inductor writes and loads its module
+            torch.compile(f)(torch.randn(8, 8))
+    finally:
+        trace.removeHandler(keep)
+        unlisten(log, keep)
+    (first, code), *kernels = order
+    assert first == "output code"
+    defined = split_kernels(code)
+    assert len(defined) >= 2 and len(kernels) == len(defined)
+    assert [k[1].strip("\n") for k in kernels] == [k.source for k in defined]
+    assert {k[2] for k in kernels} == {(0, 0)}
+
+    def backend(gm, example_inputs):
+        given.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(f, backend=backend)(torch.randn(8, 8))
+    (gm,) = given
+    assert (
+        _torch.graph_nodes(gm) == len(list(gm.graph.nodes)) == 7
+    )  # x, sin, add, matmul, softmax, cos, output

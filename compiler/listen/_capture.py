@@ -41,6 +41,7 @@ from ._exporterror import error_fact
 from ._journal import Journal, JournaledEvents
 from ._listeners import FusionIR, Scope, decompiler
 from ._loggers import listened  # noqa: F401 - the tests read it
+from ._progress import ProgressTracker
 from ._table import Ears, attach
 from ._tritonir import TritonCapture, with_binaries
 
@@ -68,6 +69,7 @@ class Recording:
         self.fusion_logs = o.fusion_logs
         self.provenance = o.provenance
         self.on_stage = o.on_stage
+        self.on_progress = o.on_progress
         self.caches = o.caches
         self.events: list[Event] = []
         self._report: Report | None = None
@@ -108,7 +110,12 @@ class Recording:
                 patch.__enter__()
                 self._config.append((patch, name, value, module))
             self.events.append(_recording_config(self._config, before))
-            ears = Ears(self.events, scope, self.on_stage, decompile, self._undo)
+            progress = (
+                ProgressTracker(self.on_progress, self.on_stage)
+                if self.on_progress or self.on_stage
+                else None
+            )
+            ears = Ears(self.events, scope, progress, decompile, self._undo)
             attach(ears, lambda option: bool(getattr(self, option)))
             if self.triton_ir:  # no events: Kernel.binaries, joined to the report once built
                 self._triton = TritonCapture()
@@ -285,7 +292,12 @@ def recording(**options: Any) -> Recording:
     block, so every stage really runs and is recorded (``pt2-explorer record --fresh``);
     outputs are unchanged either way.
     ``on_stage(compile_id, stage)`` is called as each compile reaches a stage (for progress
-    displays); an exception it raises is swallowed and stops further calls.
+    displays); ``on_progress(progress)`` with a ``compiler.types.Progress`` each time what it
+    would say changes: the frame and its ``file:line``, the stage and torch's timed phase, the
+    graph's FX nodes, the op being autotuned, the kernel being compiled (n of N) and the wait on
+    compile workers, read from torch's events as they arrive (compiler/listen/_progress.py). An
+    exception either raises is swallowed and stops further calls. Both are called in the
+    thread that compiles, inside the compile: keep them quick.
 
     What it costs (benchmarks/README.md, H100): torch builds every trace payload while a
     handler listens, as under TORCH_TRACE, and the block costs about what TORCH_TRACE does.

@@ -13,22 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..assemble._events import Event, from_record
-from ..assemble._phases import PHASE_STAGE
-from ..assemble._stages import lookup
-from ..model._report import STAGES
 from . import _torch, _torchfusion
-
-
-def stage_of(ev: Event) -> str | None:
-    """The stage an event shows the compile has reached (timed phases included)."""
-    if ev.name == "chromium_event":
-        try:
-            name = json.loads(ev.payload or "{}").get("name")
-        except (json.JSONDecodeError, AttributeError):
-            return None
-        return PHASE_STAGE.get(name)
-    spec = lookup(ev.name)
-    return spec[0] if spec else None
+from ._progress import ProgressTracker
 
 
 class Scope:
@@ -52,38 +38,26 @@ class Scope:
 
 
 class TraceHandler(logging.Handler):
-    def __init__(self, sink: list[Event], scope: Scope, on_stage: Callable[[str, str], None] | None = None):
+    def __init__(self, sink: list[Event], scope: Scope, progress: ProgressTracker | None = None):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
         self.scope = scope
-        self.on_stage = on_stage
-        self._last: tuple[str, str] | None = None
+        self.progress = progress
 
     def emit(self, record: logging.LogRecord) -> None:
         meta = getattr(record, "metadata", None)
         if not isinstance(meta, dict):
             return
         ev = from_record(dict(meta), getattr(record, "payload", None))
+        if ev is None:
+            return
         # an interned file name is the process's, whichever thread interned it first
-        if ev is not None and (ev.name == "str" or self.scope.accepts(record.thread, ev.compile_id)):
+        if ev.name == "str" or self.scope.accepts(record.thread, ev.compile_id):
             self.sink.append(ev)
-            if self.on_stage is not None:
-                self._progress(ev)
-
-    def _progress(self, ev: Event) -> None:
-        stage = stage_of(ev)
-        cid = ev.compile_id
-        if stage is None or cid is None:
-            return
-        # report forward progress only (events of earlier stages arrive late, e.g. guards)
-        rank = STAGES.index(stage)
-        if self._last is not None and self._last[0] == cid and rank <= STAGES.index(self._last[1]):
-            return
-        self._last = (cid, stage)
-        try:
-            self.on_stage(cid, stage)
-        except Exception:  # a progress display must never break the user's compile
-            self.on_stage = None
+            if self.progress is not None:
+                self.progress.event(ev)
+        elif self.progress is not None and ev.compile_id is None:  # Inductor's compile threads
+            self.progress.foreign(ev)
 
     def handleError(self, record: logging.LogRecord) -> None:  # never disturb the user's run
         pass
@@ -120,15 +94,34 @@ class ArtifactHandler(logging.Handler):
         pass
 
 
+class KernelCodeHandler(logging.Handler):
+    """Hears ``async_compile``'s ``kernel_code`` logger (``_torch.KERNEL_CODE_LOGGER``): one
+    record as each kernel's compile begins, which the progress counts (no event is kept)."""
+
+    def __init__(self, scope: Scope, progress: ProgressTracker):
+        super().__init__(level=logging.DEBUG)
+        self.scope = scope
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        cid = compile_event("kernel_code").compile_id
+        if cid is not None and self.scope.accepts(record.thread, cid):
+            self.progress.kernel(cid)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 class ModuleStackHandler(logging.Handler):
     """Hears Dynamo's graph-code logger (``_torch.GRAPH_CODE_LOGGER``) and records one
     ``nn_module_stack`` event per Dynamo graph: each node's module stack, read from the graph
     module torch logs (never formatted), which its printed code does not carry."""
 
-    def __init__(self, sink: list[Event], scope: Scope):
+    def __init__(self, sink: list[Event], scope: Scope, progress: ProgressTracker | None = None):
         super().__init__(level=logging.DEBUG)
         self.sink = sink
         self.scope = scope
+        self.progress = progress
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -139,6 +132,8 @@ class ModuleStackHandler(logging.Handler):
             if gm is not None:
                 ev.payload = json.dumps(_torch.module_stacks(gm))
                 self.sink.append(ev)
+                if self.progress is not None:
+                    self.progress.graph(ev.compile_id, _torch.graph_nodes(gm))
         except Exception:  # never disturb the user's compile
             pass
 

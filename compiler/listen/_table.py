@@ -21,11 +21,13 @@ from ._listeners import (
     ArtifactHandler,
     AutotuneFeedback,
     BytecodeHook,
+    KernelCodeHandler,
     ModuleStackHandler,
     Scope,
     TraceHandler,
 )
 from ._loggers import listen_on, unlisten
+from ._progress import ProgressTracker
 from ._seqnr import SeqNrHandler
 
 
@@ -36,7 +38,7 @@ class Ears:
 
     sink: list[Event]
     scope: Scope
-    on_stage: Callable[[str, str], None] | None
+    progress: ProgressTracker | None  # where a display listens (compiler/listen/_progress.py)
     decompiler: tuple[Callable, str] | None  # depyf's, found before anything is attached
     undo: list[Callable[[], Any]]
 
@@ -50,7 +52,7 @@ class Listener:
 
 
 def _trace(ears: Ears) -> None:
-    handler = TraceHandler(ears.sink, ears.scope, ears.on_stage)
+    handler = TraceHandler(ears.sink, ears.scope, ears.progress)
     log = _torch.trace_logger()
     ears.undo.append(lambda: log.removeHandler(handler))  # first: removing one never added is no harm
     log.addHandler(handler)
@@ -83,7 +85,19 @@ def _seq_nr(ears: Ears) -> None:
 
 
 def _module_stacks(ears: Ears) -> None:
-    _on_logger(ears, (_torch.GRAPH_CODE_LOGGER,), lambda _artifact: ModuleStackHandler(ears.sink, ears.scope))
+    _on_logger(
+        ears,
+        (_torch.GRAPH_CODE_LOGGER,),
+        lambda _artifact: ModuleStackHandler(ears.sink, ears.scope, ears.progress),
+    )
+
+
+def _kernel_code(ears: Ears) -> None:
+    if ears.progress is not None:
+        progress = ears.progress
+        _on_logger(
+            ears, (_torch.KERNEL_CODE_LOGGER,), lambda _artifact: KernelCodeHandler(ears.scope, progress)
+        )
 
 
 def _autotune(ears: Ears) -> None:
@@ -106,6 +120,8 @@ LISTENERS: tuple[Listener, ...] = (
     Listener("module stacks", ("nn_module_stack",), _module_stacks),
     Listener("autotuning", ("autotune",), _autotune),
     Listener("bytecode", ("bytecode",), _bytecode),
+    # each kernel's compile beginning, for a progress display only (no event is kept)
+    Listener("kernel compiles", (), _kernel_code, option="on_progress"),
     # Inductor's scheduler pass hook before fusion is config: compiler/listen/_capture.py sets
     # it (_fusion_config) with the recording's other config, and its FusionIR renders the IR
     Listener("fusion IR", ("log:ir_pre_fusion", "log:ir_post_fusion"), None, option="fusion_ir"),

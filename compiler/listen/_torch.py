@@ -55,6 +55,11 @@ FUSION_HEADERS = {"ir_pre_fusion": "BEFORE FUSION\n", "ir_post_fusion": "AFTER F
 # (torch/_dynamo/output_graph.py: ``graph_code_log.debug("%s", lazy_format_graph_code(name, gm))``)
 GRAPH_CODE_LOGGER = ("torch._dynamo.output_graph", "graph_code")
 
+# async_compile logs each kernel's source on this artifact logger as it starts compiling it,
+# while the wrapper module loads (torch/_inductor/async_compile.py: ``kernel_code_log.info(
+# "CPP+Bindings Kernel:\n%s", source_code)``, "Triton Kernel:", …): one record per kernel
+KERNEL_CODE_LOGGER = ("torch._inductor.async_compile", "kernel_code")
+
 # config names the recording patches (through torch's own config.patch)
 INDUCTOR_FX_GRAPH_CACHE = "fx_graph_cache"
 INDUCTOR_PROVENANCE = "trace.provenance_tracking_level"
@@ -330,3 +335,8 @@ def module_stacks(gm: Any) -> dict[str, list[str]]:
             stack = n.meta.get("nn_module_stack") or {}
             out[n.name] = [v[0] if isinstance(v, tuple) else str(v) for v in stack.values()]
     return out
+
+
+def graph_nodes(gm: Any) -> int:
+    """The FX nodes of a graph module (placeholders and output included)."""
+    return len(gm.graph.nodes)

@@ -14,7 +14,10 @@ import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._progresstypes import Progress
 
 
 def _option(default: Any, help: str, flag: str | None = None, *, type: type | None = None) -> Any:
@@ -115,6 +118,11 @@ class RecordOptions(_Options):
     provenance: bool = _option(True, "keep the CPU kernel-to-node map (Inductor's provenance tracking)")
     on_stage: Callable[[str, str], None] | None = _option(
         None, "called with (compile_id, stage) as each compile reaches a stage (progress displays)"
+    )
+    on_progress: Callable[[Progress], None] | None = _option(
+        None,
+        "called with a compiler.types.Progress (frame, stage, graph size, kernel n of N) as torch's events "
+        "change it (progress displays)",
     )
     journal: str | os.PathLike[str] | None = _option(
         None, "append every event to this file as it arrives (a TORCH_TRACE log; load_trace reads it)"

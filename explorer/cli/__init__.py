@@ -1,6 +1,6 @@
 """pt2-explorer: record a script's compiles, convert TORCH_TRACE logs, print reports.
 
-pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] [--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] SCRIPT [ARGS...]
+pt2-explorer record [--json OUT] [--html OUT] [--baseline R.json] [-q] [--bench] [--fresh] [--triton-ir] [--fusion-ir] [--fusion-log] SCRIPT [ARGS...]
 pt2-explorer record [OPTIONS] -m MODULE [ARGS...]
         run SCRIPT (or MODULE) as __main__ as python would, and record every compile in it;
         the tool's options come before SCRIPT: everything after it is the script's own

@@ -15,17 +15,23 @@ from explorer.cli._out import say, shown, write_all
 from explorer.run import _program, _supervise
 
 RECORD_USAGE = (
-    "pt2-explorer record [--json OUT] [--html OUT] [-q] [--bench] "
+    "pt2-explorer record [--json OUT] [--html OUT] [--baseline R.json] [-q] [--bench] "
     + " ".join(f"[{flag}]" for (flag,), _ in compiler.RecordOptions.flags())  # the recording's own
     + " (SCRIPT | -m MODULE) [ARGS...]"
 )
 # record's options that take a value (the next argument is theirs, not SCRIPT)
-RECORD_VALUED = ("--json", "--html")
+RECORD_VALUED = ("--json", "--html", "--baseline")
 
 
 def record_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="OUT", help="write the report JSON here")
     p.add_argument("--html", metavar="OUT", help="write the static HTML report here")
+    p.add_argument(
+        "--baseline",
+        metavar="R.json",
+        help="the last run's report: the live line gives each stage's time in it beside the time so far "
+        "(default: the report already at --json, read before it is replaced)",
+    )
     for flag, kwargs in compiler.RecordOptions.flags():  # declared once, with %%compile's and the API's
         p.add_argument(*flag, **kwargs)
     p.add_argument(
@@ -88,6 +94,10 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         title = f"{title} (rank {rank} of {world_size})"
         ns.json = ns.json and rank_path(ns.json, rank)
         ns.html = ns.html and rank_path(ns.html, rank)
+    last_run, bad = _last_run(ns)
+    if bad is not None:  # --baseline names no report: said before anything runs
+        say(f"pt2-explorer: error: --baseline {bad}")
+        return 2
     # absolute before the program runs: its os.chdir moves nothing of ours; said as given
     ns.given = {}
     for opt in ("json", "html"):
@@ -114,9 +124,11 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
         print(f"pt2-explorer: {e}", file=sys.stderr)
         return 2
     _program.warn_shadowing(os.path.dirname(os.path.abspath(ns.script)) if ns.script else os.getcwd())
-    live = LiveLine(quiet=getattr(ns, "quiet", False))  # the compile and its stage, on a terminal only
+    live = LiveLine(quiet=ns.quiet, last_run=last_run)  # the compile and its stage, on a terminal only
     rec = compiler.recording(
-        journal=sup.journal if sup else None, on_stage=live.on_stage, **compiler.RecordOptions.flagged(ns)
+        journal=sup.journal if sup else None,
+        on_progress=live.on_progress,
+        **compiler.RecordOptions.flagged(ns),
     )
     if sup is not None:
         sup.started(sys.modules["torch"].__version__)
@@ -163,6 +175,33 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
     # a report that could not be written fails a run that succeeded; a program that failed
     # keeps its own exit code
     return exit_code or (0 if ok else 1)
+
+
+def _last_run(ns) -> tuple[dict | None, str | None]:
+    """What the live line compares each stage's time with: the report ``--baseline`` names, else
+    the one at ``--json`` (read before the run replaces it), only where the line is drawn
+    (stderr a terminal, no ``-q``). (times, None), or (None, why) where ``--baseline`` is no
+    report; the report at ``--json`` that is none gives one line and no times."""
+    from explorer.cli._out import warned
+
+    given = getattr(ns, "baseline", None)
+    path = given or ns.json
+    if given is None and (not path or ns.quiet or not sys.stderr.isatty() or not os.path.isfile(path)):
+        return None, None
+    try:
+        report = warned(lambda: compiler.load(path))
+    except (OSError, ValueError) as e:  # ReportFormatError, missing, unreadable, a directory
+        why = (
+            f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename and e.strerror else str(e)
+        )
+        why = " ".join(why.splitlines())
+        if given is not None:
+            return None, why
+        say(f"pt2-explorer: no last-run times: {why}")
+        return None, None
+    from explorer.model._progress import baseline_times
+
+    return baseline_times(report), None
 
 
 def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) -> None:

@@ -52,47 +52,20 @@ import copy
 import html
 import re
 import sys
-import time
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import HTML, display
+from IPython.display import display
 
 import compiler
 from compiler._viewer import call_state, remember_benchmark_subject
 
 from . import _cell, _celltb
 from ._cell import CELL_FUNCTION, UNSET, UNSET_ARG, assigned_names  # noqa: F401 - re-exported
+from ._progress import CellProgress
 
 reports: dict[str, compiler.Report] = {}
-
-
-class _Progress:
-    """ "compiling [0/0]: fuse… 3.2 s" while the cell runs (updated at most 5 times a second)."""
-
-    def __init__(self) -> None:
-        self.start = time.perf_counter()
-        self.last = 0.0
-        self.handle = display(HTML("<i>PT2 Explorer: running the cell…</i>"), display_id=True)
-
-    def __call__(self, compile_id: str, stage: str) -> None:
-        now = time.perf_counter()
-        if now - self.last < 0.2:
-            return
-        self.last = now
-        self.handle.update(
-            HTML(f"<i>PT2 Explorer: compiling [{compile_id}], stage {stage} · {now - self.start:.1f} s</i>")
-        )
-
-    def bench(self, text: str, final: bool = False) -> None:
-        now = time.perf_counter()
-        if final or now - self.last >= 0.2:
-            self.last = now
-            self.handle.update(HTML(f"<i>PT2 Explorer: {html.escape(text)}</i>"))
-
-    def done(self, widget) -> None:
-        self.handle.update(widget)
 
 
 def _option_arguments(magic):
@@ -151,9 +124,9 @@ class CompileMagics(Magics):
         reason = None if args.record else _cell.refusal(source, shell.user_ns)
         if reason:
             raise UsageError(f"%%compile: {reason} — run it as a plain cell (or with --record)")
-        progress = _Progress()
+        progress = CellProgress(display)
         state = call_state() if args.numerics else None  # what the cell runs under (RNG too)
-        rec = compiler.recording(on_stage=progress, **compiler.RecordOptions.flagged(args))
+        rec = compiler.recording(on_progress=progress, **compiler.RecordOptions.flagged(args))
         result = None
         subject: dict = {}
         try:
@@ -178,7 +151,9 @@ class CompileMagics(Magics):
                 )
         finally:
             report = rec.report
-            if report is not None:
+            if report is None:  # nothing to show: the progress goes
+                progress.done()
+            else:
                 base = reports.get(args.diff_with) if args.diff_with else None  # before --name replaces it
                 if args.name:
                     reports[args.name] = report

@@ -1,0 +1,85 @@
+"""``%%compile``'s progress while the cell runs: what ``pt2-explorer record``'s live line says
+(explorer/model/_progress.py), as a progress bar and its line where ipywidgets is installed, else
+as an HTML line updated in place; read from the recording's ``on_progress`` (torch's events, no
+polling). The cell's explorer replaces it when the cell ends; where no report was left, the
+display is emptied: nothing of it stays behind."""
+
+from __future__ import annotations
+
+import html
+import time
+
+from IPython.display import HTML, display
+
+from compiler.types import STAGES
+from explorer.model._progress import progress_key, progress_text
+
+EVERY_S = 0.2  # updated at most this often, but at once when the stage or the wait changes
+
+
+def _widgets():
+    """(box, bar, line) of ipywidgets where it is installed, else None."""
+    try:
+        import ipywidgets
+    except ImportError:
+        return None
+    bar = ipywidgets.IntProgress(value=0, min=0, max=len(STAGES), bar_style="info")
+    line = ipywidgets.HTML()
+    return ipywidgets.HBox([bar, line]), bar, line
+
+
+class CellProgress:
+    def __init__(self, show=None) -> None:
+        show = show or display
+        self.last = -EVERY_S
+        self.key: tuple | None = None
+        self.widgets = _widgets()
+        first = "PT2 Explorer: running the cell…"
+        if self.widgets is not None:
+            box, _bar, line = self.widgets
+            line.value = f"<i>{first}</i>"
+            self.handle = show(box, display_id=True)
+        else:
+            self.handle = show(HTML(f"<i>{first}</i>"), display_id=True)
+
+    def __call__(self, p) -> None:
+        """The recording's ``on_progress``."""
+        now = time.monotonic()
+        key = progress_key(p)
+        if key == self.key and now - self.last < EVERY_S:
+            return
+        self.last, self.key = now, key
+        if p.ended:  # the compile is over: the cell runs on
+            self._show(f"PT2 Explorer: compiled [{p.compile_id}] · running the cell…")
+            return
+        if p.kernels:  # the kernels compiled (begun, or done while waiting on the workers)
+            done = (p.kernels_done or 0) if p.waiting else (p.kernel_n or 0)
+            total = p.kernels
+        else:
+            done, total = STAGES.index(p.stage) + 1, len(STAGES)
+        self._show("PT2 Explorer: " + progress_text(p, now=now), done, total)
+
+    def bench(self, text: str, final: bool = False) -> None:
+        """``compiler.benchmark``'s ``progress`` (``--bench``)."""
+        now = time.monotonic()
+        if final or now - self.last >= EVERY_S:
+            self.last = now
+            self._show(f"PT2 Explorer: {text}")
+
+    def _show(self, text: str, done: int | None = None, total: int | None = None) -> None:
+        line = f"<i>{html.escape(text)}</i>"
+        if self.widgets is None:
+            self.handle.update(HTML(line))
+            return
+        _box, bar, label = self.widgets
+        if total:
+            bar.max, bar.value = total, min(done or 0, total)
+        label.value = line
+
+    def done(self, shown=None) -> None:
+        """The cell ended: ``shown`` (the explorer) in its place, or nothing."""
+        self.handle.update(shown if shown is not None else HTML(""))
+        if self.widgets is not None:
+            for w in self.widgets:
+                w.close()
+            self.widgets = None
