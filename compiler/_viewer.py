@@ -29,6 +29,7 @@ from .parse._normalize import kernel_base
 from .parse._outputcode import split_kernels
 from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, cache_pairs
+from .parse._wrappercode import autotune_runs_as
 from .read._journal import report_from_journal as load_journal
 from .why._cgmode import mode_of as benchmark_mode
 from .why._costgroups import module_name
@@ -101,6 +102,7 @@ __all__ = [
     "fill_untrusted",
     # Inductor's output, Triton
     "split_kernels",
+    "autotune_runs_as",
     "kernel_stacks",
     "extern_nodes",
     # names, torch's texts

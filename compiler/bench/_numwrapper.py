@@ -13,33 +13,12 @@ compiled call is made once untraced first (the compile), so only the run is trac
 from __future__ import annotations
 
 import linecache
-import re
 import sys
 from typing import Any
 
 import torch
 
-_CALL = re.compile(r"^\s*((?:cpp_|triton_)\w+|extern_kernels\.\w+)\((.*)\)\s*(?:#.*)?$")
-_NAME = re.compile(r"^(?:\w+=)?([A-Za-z_]\w*)$")
-
-
-def _args(text: str) -> list[str]:
-    """The names passed at the call's top level (``out=buf4`` gives ``buf4``); expressions
-    (``reinterpret_tensor(buf0, …)``, numbers) are left out."""
-    out, depth, cur = [], 0, ""
-    for ch in text + ",":
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            m = _NAME.match(cur.strip())
-            if m:
-                out.append(m.group(1))
-            cur = ""
-        else:
-            cur += ch
-    return out
+from ..parse._wrappercode import kernel_call
 
 
 class WrapperLaunches:
@@ -78,7 +57,7 @@ class WrapperLaunches:
                 )
             )
         if event == "line":
-            m = _CALL.match(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
-            if m:
-                self._pending[key] = (m.group(1), _args(m.group(2)))
+            call = kernel_call(linecache.getline(frame.f_code.co_filename, frame.f_lineno))
+            if call is not None:
+                self._pending[key] = call
         return self._line
