@@ -31,23 +31,27 @@ def _printed_configs(stderr: str) -> dict[str, str]:
     return {m.group(1): m.group(4).strip() for m in map(_ROW.match, stderr.splitlines()) if m}
 
 
-def _kernel_for(config: str, name: str, code: str) -> str:
+def _kernel_for(config: str, name: str, inputs: tuple[str, ...], code: str) -> str:
     """What in torch's output code runs the winner: the template kernel whose source states the
-    winner's block sizes, stages and warps, or the extern call of that name."""
+    winner's block sizes, stages and warps and the op's M, N and K, or the extern call."""
     want = dict(p.split("=", 1) for p in re.split(r",\s*", config) if p.split("=", 1)[0] in _KEYS)
     if not want:
         assert f"extern_kernels.{name}(" in code, name
         return f"extern_kernels.{name}"
+    (m, k), (_, n) = (s.split("x") for s in inputs[-2:])
+    want.update(M=m, N=n, K=k)
     found = []
     for kname, src in re.findall(r"async_compile\.triton\('(triton_tem_\w+)', '''(.*?)'''", code, re.S):
-        got = {
-            k: m.group(1)
-            for k in _KEYS
-            if (m := re.search(rf"\b{k}\s*(?::\s*tl\.constexpr\s*)?=\s*(\w+)", src))
-        }
+        got = {}
+        for key in want:
+            v = re.search(rf"^\s*{key}\s*(?::\s*tl\.constexpr\s*)?=\s*(\w+)\s*$", src, re.M) or re.search(
+                rf"\b{key}\s*=\s*(\w+)", src
+            )
+            if v:
+                got[key] = v.group(1)
         if got == want:
             found.append(kname)
-    assert found, (config, code[:2000])
+    assert len(found) == 1, (config, inputs, found)
     return found[0]
 
 
@@ -77,7 +81,7 @@ def test_gpu_gemm_candidates_times_winner_and_the_kernel_that_runs_it(capfd):
         assert [(ch.name, f"{ch.time_ms:.4f}") for ch in a.choices[: len(rows)]] == rows
         assert [ch.config for ch in a.choices[: len(rows)]] == [printed[n] for n, _ in rows]
         assert a.winner == best == rows[0][0]
-        runs = _kernel_for(printed[best], best, code)
+        runs = _kernel_for(printed[best], best, inputs, code)
         title = f"max-autotune: {op}({', '.join(inputs)}): {best} won, runs as {runs}"
         assert any(ln.startswith(title) for ln in codegen), (title, codegen[:12])
         assert a.precompile_s is not None and a.precompile_s > 0

@@ -4,9 +4,10 @@
   (``cpp_fused_…(buf0, arg1_1, …)``, ``extern_kernels.mm(…, out=buf4)``): the kernel and the
   names it is given (``compiler.numerics``'s first diverging kernel on the CPU);
 - ``autotune_runs_as``: for each op max-autotune benchmarked, what in the output code runs the
-  winner: an extern choice (``mm``, ``_mkl_linear``) as its ``extern_kernels.<name>(`` call, a
+  winner: an extern choice (``mm``, ``_mkl_linear``) as its ``extern_kernels.<name>(`` or
+  ``torch.ops.<ns>.<name>…(`` call, a
   Triton template as the ``triton_tem_*`` kernel whose block sizes, stages and warps are the
-  winner's config (torch's description of the choice), a C++ GEMM template
+  winner's config (torch's description of the choice) and whose static M, N and K are the op's, a C++ GEMM template
   (``cpp_CppMicroGemm…``) as the C++ kernel that defines its micro-GEMM."""
 
 from __future__ import annotations
@@ -52,12 +53,31 @@ def _config(text: str) -> dict[str, str]:
 
 
 def _template_config(source: str) -> dict[str, str]:
+    """The template's config keys, and its GEMM's sizes where they are static (``M = 256``)."""
     out = {}
-    for k in _KEYS:
-        m = re.search(rf"\b{k}\s*(?::\s*tl\.constexpr\s*)?=\s*(\w+)", source)
+    for k in (*_KEYS, "M", "N", "K"):
+        m = re.search(rf"^\s*{k}\s*(?::\s*tl\.constexpr\s*)?=\s*(\w+)\s*$", source, re.M)
+        if m is None and k in _KEYS:  # the decorator's num_stages=…, num_warps=…
+            m = re.search(rf"\b{k}\s*=\s*(\w+)", source)
         if m:
             out[k] = m.group(1)
     return out
+
+
+def _sizes(inputs: Sequence[str]) -> dict[str, str]:
+    """A GEMM's M, N and K from its last two inputs' sizes (``256x512``, ``512x1024``: the
+    matrices of mm, addmm's after its bias); none where they are not two static matrices."""
+    if len(inputs) < 2:
+        return {}
+    a, b = (x.split("x") for x in inputs[-2:])
+    if len(a) != 2 or len(b) != 2 or not all(v.isdigit() for v in (*a, *b)) or a[1] != b[0]:
+        return {}
+    return {"M": a[0], "K": a[1], "N": b[1]}
+
+
+def _fits(cfg: dict[str, str], want: dict[str, str], sizes: dict[str, str]) -> bool:
+    """The template's config is the winner's, and its sizes (where it states them) the op's."""
+    return all(cfg.get(k) == v for k, v in want.items()) and all(cfg.get(k, v) == v for k, v in sizes.items())
 
 
 def autotune_runs_as(
@@ -75,14 +95,19 @@ def autotune_runs_as(
         won = next((ch for ch in a.choices if ch.name == a.winner), None)
         if won is None:
             continue
-        want = _config(won.config)
+        want, sizes = _config(won.config), _sizes(a.inputs)
         if want:
-            j = next((j for j, (_, cfg) in enumerate(templates) if j not in used and cfg == want), None)
+            j = next(
+                (j for j, (_, cfg) in enumerate(templates) if j not in used and _fits(cfg, want, sizes)), None
+            )
             if j is not None:
                 used.add(j)
                 out[i] = templates[j][0]
-        elif re.search(rf"\bextern_kernels\.{re.escape(won.name)}\(", code):
-            out[i] = f"extern_kernels.{won.name}"
+        elif m := re.search(
+            rf"\b(extern_kernels\.{re.escape(won.name)}|torch\.ops\.\w+\.{re.escape(won.name)}(?:\.\w+)?)\(",
+            code,
+        ):
+            out[i] = m.group(1)  # an extern choice, or an op Inductor calls through torch.ops (MKL's linear)
         elif won.name.startswith("cpp_CppMicroGemm") and micro:
             out[i] = micro.pop(0)
     return out
