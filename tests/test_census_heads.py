@@ -23,7 +23,7 @@ import _torch_trace as tt
 import pytest
 
 from compiler._viewer import HEADS
-from explorer.census import diff_census, load_census
+from explorer.census import diff_census, load_census, select
 from explorer.census._headdiff import NO_REPORT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -102,3 +102,44 @@ def test_rows_keep_their_heads_and_the_diff_reads_them(tmp_path):
     bare = dataclasses.replace(load_census(old), rows=(dataclasses.replace(r2, report=None),))
     (change,) = diff_census(bare, load_census(b.path), slower=1.01, slower_s=0.0).regressions
     assert _compile_line(change).endswith(" — " + NO_REPORT)
+
+
+def test_shipped_cpu_censuses_name_a_head_for_every_moved_compile():
+    """The two CPU censuses shipped in notebooks/data, torch 2.13 against 2.14.1 (aot_eager, the
+    hf-small zoo in eval): every row keeps its heads, adding up to its compile time. Run on a
+    shared 2-core machine, the rows' compile times spread ×0.33–×3.06 around the census's shift
+    (×1.14): no compile moved beyond that, so the whole diff names none. The encoder-decoder
+    rows alone are too few for a noise band: the fixed thresholds (25% and 2 s) pick two, and
+    each names its head, with the figures its rows keep."""
+    a = load_census(os.path.join(DATA, "census-cpu-torch213.json"))
+    b = load_census(os.path.join(DATA, "census-cpu-torch2141.json"))
+    for c in (a, b):
+        assert len(c.rows) == 47
+        for r in c.rows:  # each head rounded to the ms: the sum within one ms a head of the total
+            assert sum(r.compile_heads.values()) == pytest.approx(r.compile_time_s, abs=1e-3 * len(HEADS))
+            assert set(r.compile_heads) == {"dynamo", "aot", "unplaced"}, r.key  # aot_eager: no Inductor
+    d = diff_census(a, b)
+    assert [x for c in d.regressions + d.fixes for x in c.worse + c.better if x.startswith("compile ")] == []
+    assert d.noise[0].line == (
+        "compile times: ×1.14 overall (median of 47 rows), row-to-row noise ×0.33–×3.06 around it"
+    )
+    assert [c.key for c in d.regressions] == ["switch_transformers:eval"] and d.unchanged == 46
+
+    def pick(c):
+        return dataclasses.replace(c, rows=tuple(select(c, family="encoder-decoder")))
+
+    d = diff_census(pick(a), pick(b))
+    assert (
+        d.noise[0].line == "compile times: 4 rows in both, too few for a noise band (fixed thresholds only)"
+    )
+    assert [(c.key, c.worse) for c in d.regressions] == [
+        ("m2m_100:eval", ("compile 3.0 s → 6.3 s (+108%) — most moved: Dynamo tracing 2.34 s → 5.30 s",)),
+        ("t5:eval", ("compile 3.6 s → 6.6 s (+83%) — most moved: Dynamo tracing 3.02 s → 5.39 s",)),
+    ]
+    assert d.unchanged == 2 and d.fixes == ()
+    # the heads that moved, from the rows themselves (the files keep no reports)
+    t5a, t5b = a.row("t5:eval").compile_heads, b.row("t5:eval").compile_heads
+    assert (t5a, t5b) == (
+        {"dynamo": 3.022, "aot": 0.573, "unplaced": 0.016},
+        {"dynamo": 5.389, "aot": 1.177, "unplaced": 0.033},
+    )
