@@ -143,3 +143,22 @@ def test_shipped_cpu_censuses_name_a_head_for_every_moved_compile():
         {"dynamo": 3.022, "aot": 0.573, "unplaced": 0.016},
         {"dynamo": 5.389, "aot": 1.177, "unplaced": 0.033},
     )
+
+
+def test_heads_that_do_not_fit_are_one_line(tmp_path):
+    """A census file's heads are seconds by name: anything else is refused with the file and
+    the JSON path, as every other field of a row."""
+    from explorer.census import CensusFormatError
+
+    data = json.loads(open(os.path.join(DATA, "census-cpu-torch213.json"), encoding="utf-8").read())
+    for bad, said in (
+        ({"dynamo": -1.0}, "expected numbers >= 0 by name"),
+        ({"dynamo": True}, "expected numbers >= 0 by name"),
+        ([1.0], "expected dict[str, float], got list"),
+    ):
+        data["rows"][2]["compile_heads"] = bad
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(CensusFormatError) as e:
+            load_census(path)
+        assert str(e.value) == f"{path}: $.rows[2].compile_heads: {said}"
