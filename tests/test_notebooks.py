@@ -819,17 +819,29 @@ def test_13_census_of_five_models_and_two_torch_versions(run_notebook):
     assert "47 rows: one graph 45 (96%), graph break 2 (4%)" in diff
     assert (
         "census diff: torch 2.13.0, CPU, aot_eager → torch 2.14.1, CPU, aot_eager\n\n"
-        "regressions (2):\n"
+        "regressions (1):\n"
         "  switch_transformers:eval: break at output_capturing.py:332: GB4347 Missing tp_iternext → "
         "GB9493 C-implemented special method without VariableTracker model; "
         "break gone: GB0088 Observed exception at output_capturing.py:364\n"
-        "  olmoe:eval: compile 12.5 s → 25.7 s (+105%) — no head named: the census keeps no report of this "
-        "row (its total only)\n"
+        "fixes (0):\n"
+        "  none\n"
     ) in diff
     assert diff.endswith(  # print() after diff_text's own newline
-        "unchanged: 43\n"
-        "noise: compile times: ×0.87 overall (median of 47 rows), row-to-row noise ×0.47–×2.13 around it\n"
+        "unchanged: 46\n"
+        "noise: compile times: ×1.14 overall (median of 47 rows), row-to-row noise ×0.33–×3.06 around it\n"
         "noise: speedups: 0 rows in both, too few for a noise band (fixed thresholds only)\n\n"
+    )
+    # the encoder-decoder rows alone (fixed thresholds): each compile that moved names its head,
+    # read from the rows (the files keep no reports)
+    heads = _stdout(_tagged(nb, "heads"))
+    assert (
+        "regressions (2):\n"
+        "  m2m_100:eval: compile 3.0 s → 6.3 s (+108%) — most moved: Dynamo tracing 2.34 s → 5.30 s\n"
+        "  t5:eval: compile 3.6 s → 6.6 s (+83%) — most moved: Dynamo tracing 3.02 s → 5.39 s\n"
+    ) in heads
+    assert heads.endswith(
+        "t5: {'dynamo': 3.022, 'aot': 0.573, 'unplaced': 0.016} → "
+        "{'dynamo': 5.389, 'aot': 1.177, 'unplaced': 0.033}\n"
     )
     assert _stdout(_tagged(nb, "answer")) == "[('decoder', 1), ('moe', 1)]\n"
 

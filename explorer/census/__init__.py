@@ -11,6 +11,7 @@ from ._cases import MODES, ZOOS, Case, Settings, cases, parse_shard, shard
 from ._diff import CensusDiff, diff_census
 from ._diffview import diff_page, diff_text
 from ._files import CensusFormatError
+from ._merge import merge
 from ._process import run_one
 from ._run import run_census
 from ._table import (
@@ -20,7 +21,6 @@ from ._table import (
     CensusRow,
     RecompileFact,
     load_census,
-    merge,
 )
 from ._view import (
     census_page,

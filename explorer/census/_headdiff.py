@@ -1,8 +1,9 @@
 """The head that moved, for each row of a census diff whose compile time moved beyond the noise
-(``_diff.py``): read from the two rows' reports (``reports/<case>.json.gz``, which ``census
-run`` keeps beside the census and the row names), their compile time placed under the heads
-(``compiler.analysis.program_time``). A census written as one file keeps no reports: its rows
-hold the compile's total only, and the diff says that no head can be named."""
+(``_diff.py``): each row's compile time placed under the heads
+(``compiler.analysis.program_time``), as the row keeps it (``CensusRow.compile_heads``); a row
+written before rows kept them reads them from its report (``reports/<case>.json.gz``, which
+``census run`` keeps beside the census and the row names). Where a row has neither (an old
+census written as one file: the compile's total only), the diff says that no head is named."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from compiler.analysis import program_time
 
 from ._table import Census, CensusRow
 
-NO_REPORT = "no head named: the census keeps no report of this row (its total only)"
+NO_REPORT = "no head named: the row keeps no heads and the census no report of it (its total only)"
 
 
 def _heads(census: Census, row: CensusRow) -> dict[str, float] | None:
+    if row.compile_heads is not None:
+        return row.compile_heads
     path = census.report_path(row)  # inside the census, through no link
     if path is None:
         return None

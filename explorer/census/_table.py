@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass, field
 
 from compiler._viewer import WONT_CONVERT, fold_frame_warnings, frame_warning
+from compiler.analysis import program_time
 
-from ._cases import LIMITS, loosest
 from ._files import MAX_NUMBER, as_text, bad, check_settings, check_values, read_json
 from ._paths import resolve, unsafe
 
@@ -67,6 +67,10 @@ class CensusRow:
     breaks: tuple[BreakSite, ...] = ()
     recompiles: tuple[RecompileFact, ...] = ()
     compile_time_s: float | None = None
+    # that time placed under its heads (compiler.analysis.program_time): head -> seconds, the
+    # heads with any; `census diff` names the head that moved from them (a row written before
+    # they were kept: from its report, where the census keeps it)
+    compile_heads: dict[str, float] | None = field(default=None, hash=False)
     kernels: int = 0
     speedup: float | None = None  # eager / compiled medians, with --bench
     precision: str = "fp32"  # or amp (bf16 autocast)
@@ -151,6 +155,7 @@ def row_from_report(case, rep, result: dict | None, error: str | None = None, **
         breaks=breaks,
         recompiles=recompiles,
         compile_time_s=_number(round(sum(times), 3)) if times else None,
+        compile_heads=heads_of(rep) if rep else None,
         kernels=len(rep.kernels) if rep else 0,
         speedup=_number(result.get("speedup")),
         precision=case.precision,
@@ -162,6 +167,14 @@ def row_from_report(case, rep, result: dict | None, error: str | None = None, **
         torch_version=rep.torch_version if rep else None,
         **paths,
     )
+
+
+def heads_of(rep) -> dict[str, float] | None:
+    """The report's compile time under its heads, each head's seconds (those with any; None
+    where no compile has torch's timed phases)."""
+    p = program_time(rep)
+    heads = {k: round(v, 3) for k, v in p.heads.items() if round(v, 3) > 0}
+    return heads if p.compiles and heads else None
 
 
 _SPEED = (
@@ -290,7 +303,7 @@ def _folded(row: CensusRow) -> CensusRow:
 
 
 _NESTED = {"breaks": BreakSite, "recompiles": RecompileFact}
-_TYPES = {"str": str, "int": int, "float": (int, float), "tuple[str, ...]": list}
+_TYPES = {"str": str, "int": int, "float": (int, float), "tuple[str, ...]": list, "dict[str, float]": dict}
 
 
 def _build(cls, d, where: str, path: str):
@@ -318,77 +331,13 @@ def _build(cls, d, where: str, path: str):
                 if not all(isinstance(x, str) for x in v):
                     raise bad(path, at, "expected a list of strings")
                 v = tuple(v)
+            elif kind is dict:
+                if not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in v.values()
+                ):
+                    raise bad(path, at, "expected numbers >= 0 by name")
+                v = dict(v)
             elif kind is not str and v < 0:
                 raise bad(path, at, f"expected a number >= 0, got {v!r}")
         kwargs[f.name] = v
     return cls(**kwargs)
-
-
-def qualified(censuses: list[Census]) -> list[Census]:
-    """The censuses with each row whose model another census's row of another source also
-    names (timm's ``resnet18`` and torchvision's, in any mode) named with its source,
-    ``resnet18 (torchvision)``: two models, two rows. A name that carries its source already
-    (a merged census merged again) counts as the name without it. The same source's model twice
-    is still the same row (``merge`` refuses it)."""
-
-    def bare(r: CensusRow) -> str:
-        return r.model.removesuffix(f" ({r.source})") if r.source else r.model
-
-    sources: dict[str, set] = {}
-    for c in censuses:
-        for r in c.rows:
-            sources.setdefault(bare(r), set()).add(r.source)
-    return [
-        dataclasses.replace(
-            c,
-            rows=tuple(
-                dataclasses.replace(
-                    r, model=f"{bare(r)} ({r.source})" if len(sources[bare(r)]) > 1 else bare(r)
-                )
-                for r in c.rows
-            ),
-        )
-        for c in censuses
-    ]
-
-
-# the settings that only choose which cases run (each row names its mode and precision): shards
-# that differ in them join (an eval census beside a training one), their lists united in order
-CASE_CHOICE = ("modes", "precisions")
-
-
-def merge(censuses: list[Census], title: str | None = None) -> Census:
-    """One census of the shards' rows (in their order); ValueError where the shards were run
-    with different settings (but ``CASE_CHOICE``: united, and ``LIMITS``: the loosest) or torch versions, or two hold the
-    same row (``qualified`` names the models of different sources apart first)."""
-    first = censuses[0]
-    rows: dict[str, CensusRow] = {}
-    chosen: dict[str, list] = {k: [] for k in CASE_CHOICE}
-    for c in censuses:
-        if c.torch_version != first.torch_version:
-            raise ValueError(
-                f"{c.path} was run with other torch_version than {first.path}: cannot merge them"
-            )
-        rest, first_rest = (
-            {k: v for k, v in s.items() if k not in CASE_CHOICE + LIMITS}
-            for s in (c.settings, first.settings)
-        )
-        if rest != first_rest:
-            said = sorted(k for k in rest.keys() | first_rest.keys() if rest.get(k) != first_rest.get(k))
-            raise ValueError(
-                f"{c.path} was run with other settings ({', '.join(said)}) than {first.path}: cannot merge them"
-            )
-        for k in CASE_CHOICE:
-            chosen[k] += [x for x in c.settings.get(k) or () if x not in chosen[k]]
-        for r in c.rows:
-            if r.key in rows:
-                raise ValueError(f"{r.key} is in more than one of the censuses ({c.path}): cannot merge them")
-            rows[r.key] = r
-    settings = {**first.settings, **{k: v for k, v in chosen.items() if k in first.settings or v}}
-    for k in LIMITS:  # the loosest (None: no limit): every row finished within it
-        limits = [c.settings[k] for c in censuses if k in c.settings]
-        if limits:
-            settings[k] = loosest(limits)
-    return dataclasses.replace(
-        first, rows=tuple(rows.values()), settings=settings, title=title or first.title, path=None
-    )

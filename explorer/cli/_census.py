@@ -300,8 +300,8 @@ def _merge(ns) -> int:
     stays, without it): each such path is named on stderr."""
     import dataclasses
 
+    from ..census._merge import merge, qualified
     from ..census._paths import copy_into, resolve
-    from ..census._table import merge, qualified
     from ..census._view import save_census_html
     from ..lower._terminal import printable
 
