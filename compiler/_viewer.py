@@ -31,7 +31,7 @@ from .parse._provenance import extern_nodes, kernel_stacks
 from .parse._speed import cache_key_changes, cache_pairs
 from .read._journal import report_from_journal as load_journal
 from .why._cgmode import mode_of as benchmark_mode
-from .why._compilefix import COMPILE_FIXES, compile_fix_named, compile_fixes_for, repeated_blocks
+from .why._compilefix import CACHE_RUNS, COMPILE_FIXES, compile_fix_named, compile_fixes_for, repeated_blocks
 from .why._costgroups import module_name
 from .why._kernelcauses import break_even
 from .why._roofline import no_roofline, of_peak
@@ -92,6 +92,7 @@ __all__ = [
     "AdviceRun",
     # advise --compile-time: its fixes, chosen from the baseline's report, and its result
     "COMPILE_FIXES",
+    "CACHE_RUNS",
     "compile_fix_named",
     "compile_fixes_for",
     "repeated_blocks",

@@ -135,9 +135,11 @@ def test_regional_compilation_of_a_12_layer_decoder_measured_beside_whole_model(
     # the warm start hit the cache its cold run filled
     (w,) = compiler.analysis.program_time(reports["regional_transformer.h-warm"]).compiles
     assert "fx_graph" in w.hits
-    # regional compilation compiles one block instead of twelve: less compile time (measured
-    # here about 0.5 of the baseline's on 2 CPUs)
-    assert walls["regional_transformer.h"] / walls["baseline"] < 1, walls
+    # regional compilation generates one block's kernels instead of twelve blocks' (its compile
+    # time measured 0.71 and 0.85 of the baseline's in two runs on 2 busy CPUs: each fresh process
+    # also pays its one-time costs, the compile workers starting, which no fix shrinks; a ratio
+    # that close to 1 is no assertion to make on a shared machine)
+    assert len(reports["regional_transformer.h"].kernels) < len(reports["baseline"].kernels)
     text = done.stdout
     assert (
         "  note:      regional compilation applied to transformers.models.gpt2.modeling_gpt2.GPT2Block "

@@ -41,7 +41,7 @@ def _cpus() -> int:
 
 def advise_compile(compiler, runner: Runner, name: str, tries: tuple[str, ...], only, out: str) -> int:
     from compiler._viewer import (
-        COMPILE_FIXES,
+        CACHE_RUNS,
         AdviceRun,
         compile_advice_from_runs,
         compile_fixes_for,
@@ -71,7 +71,8 @@ def advise_compile(compiler, runner: Runner, name: str, tries: tuple[str, ...], 
     fixes = compile_fixes_for(report, tries, _cpus())
     if only:
         fixes = tuple(f for f in fixes if f.name.split(":")[0] in only or f.name in only)
-    runner.total = sum(1 if f.name in COMPILE_FIXES and not f.settings else 2 for f in fixes)
+    # runs: the cache runs one each, a fix two (cold, then warm), regional without blocks none
+    runner.total = sum(1 if f.name in CACHE_RUNS else 2 if f.settings else 0 for f in fixes)
     if not runner.tty:
         say(f"pt2-explorer: advise: fixes to try: {', '.join(f.name for f in fixes) or 'none'}")
     runs: list[tuple] = []
