@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .assemble._stages import reads_event
 from .bench._fill import KEEP_NAMES as RUNNABLE_PREAMBLE
 from .listen._version import torch_names as _torch_names
-from .model._advicetypes import AdviceRun
+from .model._advicetypes import AdviceRun, CompileAdvice, CompileAdviceRow
 from .model._atomic import write_file
 from .model._progress import LineProgress
 from .model._reasons import without_entry
@@ -32,12 +32,13 @@ from .parse._speed import cache_key_changes, cache_pairs
 from .parse._wrappercode import autotune_runs_as
 from .read._journal import report_from_journal as load_journal
 from .why._cgmode import mode_of as benchmark_mode
+from .why._compilefix import CACHE_RUNS, COMPILE_FIXES, compile_fix_named, compile_fixes_for, repeated_blocks
 from .why._costgroups import module_name
 from .why._kernelcauses import break_even
 from .why._roofline import no_roofline, of_peak
 
 if TYPE_CHECKING:
-    from .bench._advise import advice_from_runs
+    from .bench._advise import advice_from_runs, compile_advice_from_runs
     from .bench._outputs import save_outputs
     from .bench._settings import apply_fix
     from .bench._settings import overridden as settings_overridden
@@ -50,6 +51,7 @@ __getattr__ = _torch_names(
         "settings_overridden": "bench._settings:overridden",
         "save_outputs": "bench._outputs",
         "advice_from_runs": "bench._advise",
+        "compile_advice_from_runs": "bench._advise",
     },
 )
 
@@ -87,7 +89,16 @@ __all__ = [
     "settings_overridden",
     "save_outputs",
     "advice_from_runs",
+    "compile_advice_from_runs",
     "AdviceRun",
+    # advise --compile-time: its fixes, chosen from the baseline's report, and its result
+    "COMPILE_FIXES",
+    "CACHE_RUNS",
+    "compile_fix_named",
+    "compile_fixes_for",
+    "repeated_blocks",
+    "CompileAdvice",
+    "CompileAdviceRow",
     # files: a report's sources read (bounded, regular files only), a file written whole; a
     # killed recording's journal read back
     "read_source",

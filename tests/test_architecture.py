@@ -345,6 +345,7 @@ OWN_TEXT = {
     "explorer/notebook/_magic.py:_MAGIC_LINE": "the user's cell: a %%compile line",
     "compiler/why/_fixes.py:LOGGING_CODE": "our own fix code: the logging break's, read back for advise's fix",
     "explorer/pages/_modes.py:_slug": "our own row label, as an HTML id",
+    "compiler/why/_compilefix.py:_NUMBERED": "our own module path (parse/_modules.py's): its numbered blocks",
     "explorer/base/_paths.py:_MACHINERY": "a file path: IPython's and the kernel's files",
     "explorer/repros/_compile.py:_TOKEN": "a value we write into a comment line (escaped unless a plain word)",
     "explorer/base/_words.py:_INSTALLED": "a file path: installed packages",

@@ -27,7 +27,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CELL_TIMEOUT_S = 300
 # notebooks whose lesson is the user's compile caches: their kernel gets the caches as a user has
 # them, not the session's switches that turn them off (tests/_caches.py)
-USER_CACHES = {"15_cuda_graphs_and_caches.ipynb"}
+USER_CACHES = {"15_cuda_graphs_and_caches.ipynb", "18_slow_compile.ipynb"}
 
 
 @pytest.fixture(scope="module")
@@ -920,3 +920,77 @@ def test_17_names_the_first_diverging_module_and_kernel_on_cpu_and_gpu(run_noteb
         "an Inductor pass or lowering | torch's bisector: inductor - lowerings, application 0 "
         "(Inductor's lowering of relu)"
     )
+
+
+# ---- 18: why it takes so long to compile -------------------------------------------------------
+
+_HEAD_ROW = r"  (?P<head>[A-Za-z' ]+?) +(?P<s>\d+\.\d{3}) s +(?P<share>\d+\.\d)%"
+
+
+def _heads(text: str) -> tuple[float, dict[str, float]]:
+    """The Compile time view's first table: the total, and each head's seconds."""
+    first, header, *rows = text.splitlines()
+    total = re.fullmatch(r"Compile time by head: (\d+\.\d{3}) s over 1 compile", first)
+    assert total, first
+    assert re.fullmatch(r"  head +seconds +share", header), header
+    heads = {}
+    for row in rows:
+        m = re.fullmatch(_HEAD_ROW, row)
+        assert m, row
+        heads[m["head"]] = float(m["s"])
+    return float(total[1]), heads
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+def test_18_regional_compilation_and_a_warm_start_measured(run_notebook):
+    """A 12-layer GPT-2 compiled whole, then with its block a nested compile region, each from
+    an empty cache: where the time goes under the heads (they add up to the total), the one
+    block region called twelve times, compile time and steady state side by side with the
+    heads that grow with the graph, the outputs as eager's; then the portable cache artifacts
+    loaded into an empty cache: both of torch's caches hit. The figures are the recordings'
+    (compiler.analysis.program_time), the counts Dynamo's graphs' and Inductor's kernels'."""
+    nb, _ = run_notebook("18_slow_compile.ipynb")
+    total, heads = _heads(_stdout(_tagged(nb, "whole")).rstrip("\n"))
+    order = [
+        "Dynamo tracing", "AOTAutograd", "Inductor passes", "lowering to Inductor's IR", "scheduling and fusion",
+        "codegen", "kernel compiles", "autotuning", "cache lookups", "waiting on compile workers", "unplaced",
+    ]  # fmt: skip
+    assert [h for h in order if h in heads] == list(heads)  # the pipeline's order, a head per row
+    assert {"Dynamo tracing", "AOTAutograd", "codegen", "unplaced"} <= set(heads)
+    assert abs(sum(heads.values()) - total) <= 0.001 * len(heads)  # every second placed, once
+    lines = _stdout(_tagged(nb, "regional")).splitlines()
+    assert lines[:2] == [
+        "Dynamo's graph calls the block's region 12 times",
+        "             compile s  graph nodes  kernels  steady state",
+    ]
+    speed = r"\d+\.\d{3} ms: compiled is (as fast as eager \(×1\.00\)|\d+\.\d\d× (faster|slower) than eager)"
+    # a third of the graph; the identical blocks' kernels compiled once either way (Inductor makes a
+    # kernel whose source it has made already once): 10 distinct kernels whole, 7 with the region
+    whole = re.fullmatch(r"whole model +(\d+\.\d\d) +715 +10  " + speed, lines[2])
+    regional = re.fullmatch(r"regional +(\d+\.\d\d) +223 +7  " + speed, lines[3])
+    assert whole and regional, lines
+    assert abs(float(whole[1]) - total) <= 0.0051  # one figure: the view's to 3 places, this to 2
+    assert lines[4:7] == ["outputs as eager's: True True", "", "head        whole model  regional"]
+    side = [re.fullmatch(r"(\w+) +(\d+\.\d\d) s +(\d+\.\d\d) s", x) for x in lines[7:]]
+    assert all(side), lines[7:]
+    by_head = {m[1]: (float(m[2]), float(m[3])) for m in side}
+    # the heads that grow with the graph, in the pipeline's order; none of the region's more
+    # than a half of the whole model's (measured: a fifth to a third)
+    grows = ["aot", "passes", "lowering", "fusion", "codegen"]
+    assert [h for h in by_head if h in grows] == grows
+    assert all(by_head[h][1] < by_head[h][0] / 2 for h in grows), by_head
+    warm = _stdout(_tagged(nb, "artifacts")).splitlines()
+    # the tiny warm-up's, the whole model's and the regional one's
+    assert warm[0] == "saved: {'aot_autograd': 3, 'inductor': 3}"
+    m = re.fullmatch(
+        r"warm start: (\d+\.\d\d) s \(cold: (\d+\.\d\d) s\); cache hits: aotautograd, fx_graph", warm[1]
+    )
+    assert m and m[2] == regional[1], warm[1]
+    assert warm[2] == "outputs as eager's: True"
+    warm_total, warm_heads = _heads("\n".join(warm[3:]))
+    assert abs(float(m[1]) - warm_total) <= 0.0051
+    # a cache hit: Inductor's passes, lowering and fusion do not run again
+    assert not {"Inductor passes", "lowering to Inductor's IR", "scheduling and fusion"} & set(warm_heads)
+    answer = _stdout(_tagged(nb, "answer"))
+    assert re.fullmatch(r"C\+\+ kernels built again: \d+%; Dynamo tracing: \d+%\n", answer), answer

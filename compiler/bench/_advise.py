@@ -14,13 +14,16 @@ Two ways, one result (``Advice``, its rows built by compiler/why/_advice.py):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 import torch
 
+from ..assemble._compiletime import program_time
 from ..listen._capture import recording
-from ..model._advicetypes import Advice, AdviceRow, AdviceRun, Fix
+from ..model._advicetypes import BASELINE, Advice, AdviceRow, AdviceRun, CompileAdvice, CompileAdviceRow, Fix
+from ..model._benchtypes import Benchmark
 from ..model._report import Report, load
 from ..model._subject import remember
 from ..why._advice import advice_row, fix_named, fixes_for, ranked
@@ -33,8 +36,6 @@ from ._state import Snapshot, StateMutationError
 
 
 def _agree(row: AdviceRow, base: dict | None, mine: dict | None, fix: Fix) -> AdviceRow:
-    import dataclasses
-
     name = row.function
     if base is None or mine is None or name not in base or name not in mine:
         return dataclasses.replace(row, agreement="not compared: no saved outputs of this function")
@@ -71,6 +72,119 @@ def advice_from_runs(name: str, runs: list[AdviceRun], out: str | None = None) -
             row = advice_row(fix, report, b, path=run.report, notes=run.notes, base=base)
             rows.append(_agree(row, base_out, mine, fix))
     return Advice(name, _device(base_report), ranked(rows), separate=True, out=out)
+
+
+def compile_advice_from_runs(
+    name: str, runs: list[tuple[AdviceRun, AdviceRun | None]], out: str | None = None
+) -> CompileAdvice:
+    """``advise --compile-time``'s result: ``runs`` holds, per row, its run with cold caches
+    and the same again warm (None: none), the baseline's pair first. Each row's compile time is
+    its report's (``program_time``: every compile's wall time, placed under the heads); its
+    steady state the benchmark of the baseline's slowest compiled function; its outputs held
+    against the baseline's. Rows that ran and agree are ranked by compile time saved."""
+    (base_run, base_warm), *fix_runs = runs
+    if base_run.report is None:
+        raise ValueError(f"the baseline run left no report: {base_run.error}")
+    base_report = load(base_run.report)
+    main = max(
+        (b for b in base_report.benchmarks if b.compiled is not None),
+        key=lambda b: b.compiled.median_ms,  # type: ignore[union-attr]
+        default=None,
+    )
+    base_out = _outputs(base_run.outputs)
+    base = _compile_row(None, base_run, base_warm, main, None)
+    rows = [dataclasses.replace(base, agreement="the reference")]
+    for cold, warm in fix_runs:
+        row = _compile_row(cold.fix, cold, warm, main, base)
+        if row.error is None and main is not None:
+            mine = _outputs(cold.outputs)
+            if base_out is None or mine is None or main.name not in base_out or main.name not in mine:
+                row = dataclasses.replace(row, agreement="not compared: no saved outputs of this function")
+            else:
+                ok, words = agreement(base_out[main.name], mine[main.name], (row.fix,))
+                row = dataclasses.replace(row, agree=ok, agreement=words)
+        rows.append(row)
+    return CompileAdvice(name, _device(base_report), _ranked_by_saving(rows), out=out)
+
+
+def _compile_row(
+    fix: Fix | None, run: AdviceRun, warm: AdviceRun | None, main: Benchmark | None, base
+) -> CompileAdviceRow:
+    row = CompileAdviceRow(
+        fix.name if fix else BASELINE,
+        fix.code if fix else None,
+        lines=fix.lines if fix else (),
+        why=fix.why if fix else "",
+        error=run.error,
+        notes=tuple(dict.fromkeys(run.notes + (warm.notes if warm is not None else ()))),  # each once
+        path=run.report,
+        warm_path=warm.report if warm is not None else None,
+    )
+    report = load(run.report) if run.report and os.path.isfile(run.report) else None
+    if run.error or report is None:
+        return dataclasses.replace(row, error=run.error or "no report written")
+    t = program_time(report)
+    row = dataclasses.replace(
+        row, compile_s=t.wall_s, compiles=len(t.compiles), hits=sum(bool(c.hits) for c in t.compiles)
+    )
+    if base is not None and base.compile_s is not None:
+        row = dataclasses.replace(row, saved_s=round(base.compile_s - t.wall_s, 6))
+    if warm is not None:
+        w = load(warm.report) if warm.report and os.path.isfile(warm.report) else None
+        if warm.error or w is None:
+            row = dataclasses.replace(
+                row, notes=(*row.notes, f"its warm run: {warm.error or 'no report written'}")
+            )
+        else:
+            wt = program_time(w)
+            row = dataclasses.replace(row, warm_s=wt.wall_s, warm_hits=sum(bool(c.hits) for c in wt.compiles))
+    bench = next((b for b in report.benchmarks if main is not None and b.name == main.name), None)
+    if bench is None:
+        said = "nothing was benchmarked" if main is None else f"{main.name} was not benchmarked"
+        return dataclasses.replace(row, notes=(*row.notes, f"no steady state: {said}"))
+    row = dataclasses.replace(
+        row,
+        function=bench.name,
+        eager=bench.eager,
+        compiled=bench.compiled,
+        speedup=bench.speedup,
+        cautions=bench.timing_notes,
+    )
+    if base is not None and _speedup_below(row, base):
+        row = dataclasses.replace(
+            row,
+            slower=f"steady state slower: {row.speedup:.3g}× eager against the baseline's {base.speedup:.3g}× "
+            "(their spreads, eager's middle half over compiled's, do not overlap)",
+        )
+    return row
+
+
+def _span(r) -> tuple[float, float] | None:
+    if r.eager is None or r.compiled is None or r.compiled.p25_ms <= 0 or r.compiled.p75_ms <= 0:
+        return None
+    return r.eager.p25_ms / r.compiled.p75_ms, r.eager.p75_ms / r.compiled.p25_ms
+
+
+def _speedup_below(row, base) -> bool:
+    """``row``'s speedup over its own eager is below the baseline's beyond both spreads."""
+    a, b = _span(row), _span(base)
+    return a is not None and b is not None and a[1] < b[0]
+
+
+def _ranked_by_saving(rows: list[CompileAdviceRow]) -> tuple[CompileAdviceRow, ...]:
+    """Most compile time saved first (the baseline saves 0): the rows that ran and whose
+    outputs agree; then those whose outputs differ; then those that failed or were skipped."""
+
+    def bad(r: CompileAdviceRow) -> int:
+        return 2 if r.error or r.compile_s is None else 1 if r.agree is False else 0
+
+    out = sorted(rows, key=lambda r: (bad(r), r.compile_s if r.compile_s is not None else 0.0))
+    n = 0
+    for i, r in enumerate(out):
+        if bad(r) == 0:
+            n += 1
+            out[i] = dataclasses.replace(r, rank=str(n))
+    return tuple(out)
 
 
 def _outputs(path: str | None) -> dict | None:

@@ -23,10 +23,11 @@ from ._timing import progress_line
 
 
 def benchmark_calls(
-    report: Report, calls: list[CompiledCall], *, progress=True, reps: int | None = None
+    report: Report, calls: list[CompiledCall], *, progress=True, reps: int | None = None, profile: bool = True
 ) -> list[str]:
     """Append one benchmark per compiled callable of ``calls`` to ``report.benchmarks``;
-    returns one line per callable that was not benchmarked (and why)."""
+    returns one line per callable that was not benchmarked (and why). ``profile``: each
+    benchmark profiles the compiled kernels (``BenchOptions.profile``)."""
     notes: list[str] = []
     names = unique_names(calls)
     owned = compiles_of(calls, report.compiles) or [None] * len(calls)
@@ -44,9 +45,9 @@ def benchmark_calls(
         )
         try:
             try:
-                benchmark(report, name=name, progress=progress, reps=reps)
+                benchmark(report, name=name, progress=progress, reps=reps, profile=profile)
             except StateMutationError:  # a training step: its state restored around each call
-                benchmark(report, name=name, progress=progress, reps=reps, mutates=True)
+                benchmark(report, name=name, progress=progress, reps=reps, profile=profile, mutates=True)
         except Exception as e:  # SnapshotError, the program's own error in a call: a note
             notes.append(f"{name}: not benchmarked: {type(e).__name__}: {error_line(e)}")
     return notes

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 
 import torch
 
-from ..model._advicetypes import Fix
+from ..model._advicetypes import REGIONAL_SETTING, Fix
 
 _MATMUL = "torch.set_float32_matmul_precision"
+_regional_done: dict[str, list[str]] = {}  # a regional fix's path -> the block classes it wrapped
 
 
 def _config(module: str):
@@ -69,13 +70,42 @@ def _function(value: str):
 def apply_fix(fix: Fix) -> None:
     """Make ``fix``'s settings in this process (before the program runs and compiles)."""
     for module, key, value in fix.settings:
-        if module == _MATMUL:
+        if module == REGIONAL_SETTING:
+            _regional(key)
+        elif module == _MATMUL:
             torch.set_float32_matmul_precision(value)
         elif key.endswith(".add"):
             _get(_config(module), key[: -len(".add")]).add(_function(value))
         else:
             config = _config(module)
             _set(config, _key(config, key), value)
+
+
+def _regional(path: str) -> None:
+    """Regional compilation of the blocks at ``path`` of the program's model, made before its
+    first call: a global forward pre-hook of torch's (``register_module_forward_pre_hook``)
+    waits for the first module called outside compiled code that holds ``path`` (the model, or
+    the ``torch.compile`` wrapper of it), wraps the ``forward`` of its blocks' class(es) in
+    ``torch.compiler.nested_compile_region`` (torch's API for a repeated region: Dynamo traces
+    it once and Inductor compiles it once, every block then calls that one compiled region)
+    and removes itself. The program's own ``torch.compile`` call is left as it is."""
+    from torch.nn.modules.module import register_module_forward_pre_hook
+
+    def hook(module, args):
+        if torch.compiler.is_compiling():
+            return
+        root = getattr(module, "_orig_mod", module)
+        try:
+            blocks = root.get_submodule(path)
+        except AttributeError:
+            return
+        handle.remove()
+        wrapped = _regional_done.setdefault(path, [])
+        for cls in dict.fromkeys(type(b) for b in blocks.children()):
+            cls.forward = torch.compiler.nested_compile_region(cls.forward)
+            wrapped.append(f"{cls.__module__}.{cls.__qualname__}")
+
+    handle = register_module_forward_pre_hook(hook)
 
 
 def overridden(fix: Fix, calls=()) -> list[str]:
@@ -96,6 +126,14 @@ def overridden(fix: Fix, calls=()) -> list[str]:
                     f"{c.name} is compiled with options={{{key!r}: {options[key]!r}}}, over the fix's {value!r}"
                 )
     for module, key, value in fix.settings:
+        if module == REGIONAL_SETTING:
+            done = _regional_done.get(key)
+            out.append(
+                f"regional compilation applied to {', '.join(done)} (the blocks of {key})"
+                if done
+                else f"regional compilation NOT applied: no module called outside compiled code holds {key}"
+            )
+            continue
         if key.endswith(".add"):
             name = f"{module}.{key[: -len('.add')]}"
             if _function(value) not in _get(_config(module), key[: -len(".add")]):
@@ -119,6 +157,8 @@ def patched(fix: Fix | None) -> Iterator[None]:
     and put back), none for None."""
     with contextlib.ExitStack() as stack:
         for module, key, value in fix.settings if fix else ():
+            if module == REGIONAL_SETTING:
+                raise ValueError("regional compilation is tried by `pt2-explorer advise --compile-time` only")
             if module == _MATMUL:
                 before = torch.get_float32_matmul_precision()
                 torch.set_float32_matmul_precision(value)

@@ -11,6 +11,9 @@ from ._benchtypes import Timing, speedup_words
 from ._report import Report
 
 BASELINE = "baseline"  # the row of the program (or function) as it is, no fix applied
+# a Fix's setting that is regional compilation: its key the path of the repeated blocks
+# (``transformer.h``), whose class's forward is wrapped in this function (compiler/bench/_settings.py)
+REGIONAL_SETTING = "torch.compiler.nested_compile_region"
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,9 @@ class Fix:
     def lines(self) -> tuple[str, ...]:
         """The settings as the lines of code that make them."""
         return tuple(
-            f"{module}({value!r})"
+            f"type(model.{key}[0]).forward = {module}(type(model.{key}[0]).forward)"
+            if module == REGIONAL_SETTING
+            else f"{module}({value!r})"
             if module.endswith("precision")
             else f"{module}.{key}({str(value).rpartition(':')[2]})"  # a set's add: the function's name
             if key.endswith(".add")
@@ -113,3 +118,50 @@ class AdviceRun:
     outputs: str | None = None  # the file of its last calls' inputs and outputs
     error: str | None = None  # how the run failed ("exited with status 1: RuntimeError: ...")
     notes: tuple[str, ...] = ()  # e.g. a setting the program made itself, over the fix's
+
+
+@dataclass(frozen=True)
+class CompileAdviceRow:
+    """One fix of ``advise --compile-time``: its run with cold caches, the same again with its
+    caches warm, and the benchmark of its program's main compiled function."""
+
+    fix: str  # the fix's name, or BASELINE
+    code: str | None  # the change to make, as code (None for the baseline)
+    lines: tuple[str, ...] = ()  # the settings measured, as code (Fix.lines)
+    why: str = ""  # why it was tried
+    compile_s: float | None = None  # the run's compile time, every compile's (ProgramTime.wall_s)
+    compiles: int | None = None  # the run's compiles
+    hits: int | None = None  # of them, those with a cache hit (FX graph or AOTAutograd)
+    saved_s: float | None = None  # the baseline's compile time less this row's
+    warm_s: float | None = None  # the same fix in a fresh process, its caches kept warm
+    warm_hits: int | None = None
+    function: str | None = None  # the benchmarked function whose steady state is shown
+    eager: Timing | None = None  # its run's eager arm
+    compiled: Timing | None = None  # and compiled arm: the steady state
+    speedup: float | None = None
+    slower: str = ""  # the steady state dropped beyond the spread: said in words
+    cautions: tuple[str, ...] = ()  # Benchmark.timing_notes
+    agree: bool | None = None  # outputs within tolerance of the baseline's; None: not compared
+    agreement: str = ""
+    error: str | None = None  # the run crashed, or was skipped
+    notes: tuple[str, ...] = ()
+    path: str | None = None  # the cold run's report
+    warm_path: str | None = None  # the warm run's report
+    rank: str = ""  # "1" … by compile time saved; "" not ranked
+
+    @property
+    def speedup_words(self) -> str:
+        if self.speedup is None:
+            return "—"
+        return speedup_words(self.speedup).removeprefix("compiled is ").removesuffix(" than eager")
+
+
+@dataclass(frozen=True)
+class CompileAdvice:
+    """``advise --compile-time``: each fix's compile time measured, most saved first."""
+
+    name: str
+    device: str
+    rows: tuple[CompileAdviceRow, ...] = ()
+    notes: tuple[str, ...] = ()
+    out: str | None = None

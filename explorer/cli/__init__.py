@@ -8,9 +8,12 @@ pt2-explorer check [--no-breaks-in PKG]... [--max-breaks N] [--max-recompiles N]
         record SCRIPT (or -m MODULE) as `record` does, then fail (exit 1) when a rule is broken:
         a graph break in package PKG, more break sites or recompiles than N; each offending
         site one line on stderr (`pt2-explorer check -h`; docs/check.md)
-pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]
+pt2-explorer advise [--compile-time] [--out DIR] [--try NAME,...] [--only NAME,...] [--jobs N] [--reps N] (SCRIPT | -m MODULE) [ARGS...]
         run the program as record --bench does, then again with each fix its verdict calls
-        for, each in a fresh process; the measured fixes, best first (docs/advise.md)
+        for, each in a fresh process; the measured fixes, best first (docs/advise.md);
+        --compile-time: the fixes for compile time (regional compilation, dynamic=True,
+        max-autotune, compile threads, warm caches, portable cache artifacts), each run with
+        cold caches and again warm; most compile time saved first
 pt2-explorer numerics [--max-runs N] [--steps N] [--json OUT] [--html OUT] [-q] SCRIPT [ARGS...]
         run the program as record --bench does, then compare each compiled function against
         eager on its last call: each output's error, the first module that diverges, the cause

@@ -14,8 +14,11 @@ import compiler
 from explorer.cli._adviserunner import Runner, Signalled
 from explorer.cli._out import say
 
-ADVISE_USAGE = "pt2-explorer advise [--out DIR] [--try NAME,...] [--jobs N] [--reps N] [--timeout S] (SCRIPT | -m MODULE) [ARGS...]"
-ADVISE_VALUED = ("--out", "--try", "--jobs", "--reps", "--timeout")  # options that take a value
+ADVISE_USAGE = (
+    "pt2-explorer advise [--compile-time] [--out DIR] [--try NAME,...] [--only NAME,...] [--jobs N] [--reps N] "
+    "[--timeout S] (SCRIPT | -m MODULE) [ARGS...]"
+)
+ADVISE_VALUED = ("--out", "--try", "--only", "--jobs", "--reps", "--timeout")  # options that take a value
 # a fix's run whose eager arm disagrees with the baseline's (the host ran at another speed) is
 # run again this many times at most; still disagreeing, its row is marked and not ranked
 REMEASURE = 2
@@ -36,7 +39,25 @@ def advise_options(p: argparse.ArgumentParser) -> None:
         type=_fix_names,
         default=(),
         metavar="NAME,...",
-        help="also try these fixes, called for or not: " + ", ".join(_names()),
+        help="also try these fixes, called for or not: "
+        + ", ".join(_names())
+        + "; with --compile-time: "
+        + ", ".join(_compile_names()),
+    )
+    p.add_argument(
+        "--only",
+        type=_fix_names,
+        default=(),
+        metavar="NAME,...",
+        help="try only these of the fixes (called for, or forced by --try); regional stands for regional:PATH",
+    )
+    p.add_argument(
+        "--compile-time",
+        action="store_true",
+        help='the fixes for compile time instead (docs/advise.md, "Compile time"): regional compilation of a '
+        "repeated block, dynamic=True where the program recompiled, max-autotune off or on, one compile thread, "
+        "warm caches and torch's portable cache artifacts; each run with an empty cache directory of its own, "
+        "then again with it warm; ranked by compile time saved, beside each run's steady-state speed",
     )
     p.add_argument(
         "--jobs",
@@ -65,16 +86,42 @@ def _names() -> list[str]:
     return list(compiler.analysis.FIXES)
 
 
+def _compile_names() -> list[str]:
+    from compiler._viewer import COMPILE_FIXES  # torch-free
+
+    return [f"{n}[:PATH]" if n == "regional" else n for n in COMPILE_FIXES]
+
+
 def _fix_names(text: str) -> tuple[str, ...]:
+    """Names of advise's fixes, or of --compile-time's (advise checks which, once it knows)."""
     import compiler
+    from compiler._viewer import compile_fix_named
 
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
         try:
             compiler.analysis.fix_named(n)
         except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+            try:
+                compile_fix_named(n)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{e}; with --compile-time: {', '.join(_compile_names())}"
+                ) from None
     return names
+
+
+def _named_for(compile_time: bool, names: tuple[str, ...], option: str) -> str | None:
+    """The first of ``names`` that is not a fix of the mode advise runs in, in words; None: all are."""
+    import compiler
+    from compiler._viewer import compile_fix_named
+
+    for n in names:
+        try:
+            (compile_fix_named if compile_time else compiler.analysis.fix_named)(n)
+        except ValueError as e:
+            return f"pt2-explorer: error: {option}: {e}"
+    return None
 
 
 def at_least_one(text: str) -> int:
@@ -104,6 +151,11 @@ def advise(ns) -> int:
         return 2
     import compiler
 
+    compile_time = getattr(ns, "compile_time", False)
+    for option, names in (("--try", ns.tries), ("--only", getattr(ns, "only", ()))):
+        if (wrong := _named_for(compile_time, names, option)) is not None:
+            say(wrong)
+            return 2
     script, module = ns.script, ns.module
     name = os.path.basename(script) if script else f"-m {module}"
     out = _out_dir(ns.out, os.path.splitext(os.path.basename(script))[0] if script else module)
@@ -111,14 +163,23 @@ def advise(ns) -> int:
         return 2
     program = ["--", script, *ns.args] if script else ["-m", module, *ns.args]
     runner = Runner(out, program, ns.reps, ns.jobs, getattr(ns, "timeout", None))
-    most = 1 + len({*compiler.analysis.FIXES, *ns.tries})
+    if compile_time:
+        most = 1 + 2 * len(_compile_names())
+        said = "once per compile-time fix with empty caches and again warm"
+    else:
+        most = 1 + len({*compiler.analysis.FIXES, *ns.tries})
+        said = "once per fix its verdict calls for"
     say(
-        f"pt2-explorer: advise: runs {name} once as it is, then once per fix its verdict calls for (at most "
-        f"{most} runs in all): whatever the program does (files it writes, messages it sends) happens each time"
+        f"pt2-explorer: advise: runs {name} once as it is, then {said} (at most {most} runs in all): "
+        "whatever the program does (files it writes, messages it sends) happens each time"
     )
     saved = runner.own_signals()
     try:
-        return _advise(compiler, runner, name, ns.tries, out)
+        if compile_time:
+            from explorer.cli._advisecompile import advise_compile
+
+            return advise_compile(compiler, runner, name, ns.tries, ns.only, out)
+        return _advise(compiler, runner, name, ns.tries, out, getattr(ns, "only", ()))
     except (KeyboardInterrupt, Signalled) as e:
         signum = e.signum if isinstance(e, Signalled) else signal.SIGINT
         runner.stop()
@@ -136,7 +197,7 @@ def advise(ns) -> int:
             signal.signal(sig, handler)
 
 
-def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: str) -> int:
+def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: str, only=()) -> int:
     from compiler._viewer import AdviceRun, advice_from_runs  # imports torch
 
     base = runner.run(None)
@@ -155,6 +216,8 @@ def _advise(compiler, runner: Runner, name: str, tries: tuple[str, ...], out: st
         )
         return 1
     fixes = compiler.analysis.fixes_for(report, tries)
+    if only:
+        fixes = tuple(f for f in fixes if f.name in only)
     cuda = any(b.device == "cuda" for b in report.benchmarks)
     todo = [f for f in fixes if cuda or not f.cuda_only]
     skipped = [

@@ -43,6 +43,7 @@ class Runner:
         self.given, self.out = out, os.path.abspath(out)
         self.signalled: int | None = None  # the first signal received: no run starts after it
         self.total, self.done = 0, 0  # the fix runs (the baseline's run comes before them)
+        self.counted = "fixes"  # what total counts ("runs" for advise --compile-time)
         self.running: dict[str, float] = {}
         self.codes: dict[str, int] = {}
         self.procs: dict[str, subprocess.Popen] = {}
@@ -59,14 +60,16 @@ class Runner:
         with ThreadPoolExecutor(self.jobs) as pool:
             return list(pool.map(self.run, fixes))
 
-    def run(self, fix):
-
-        label = fix.name if fix else "baseline"
+    def run(self, fix, *, label: str | None = None, env: dict[str, str] | None = None, extra=()):
+        """One run of the program under ``fix`` (None: as it is), in ``out/<label>`` (default:
+        the fix's name); ``env``: its environment (default: advise's); ``extra``: more of
+        ``_adviserun``'s options (``--save-artifacts FILE``)."""
+        label = label or (fix.name if fix else "baseline")
         run_dir = os.path.join(self.out, label)
         os.makedirs(run_dir, exist_ok=True)
         cmd = [sys.executable, "-c", _BOOT, _root()]
         cmd += (["--fix", fix.name] if fix else []) + (["--reps", str(self.reps)] if self.reps else [])
-        cmd += [run_dir, *self.program]
+        cmd += [*extra, run_dir, *self.program]
         self._progress(label, started=True)
         t0 = time.perf_counter()
         with (
@@ -77,7 +80,9 @@ class Runner:
                 if self.signalled is not None:
                     raise Signalled(self.signalled)
                 # its own process group: the terminal's Ctrl-C reaches advise, which passes it on
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=so, stderr=se, process_group=0)
+                proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=so, stderr=se, process_group=0, env=env
+                )
                 self.procs[label] = proc
             rc, late = self._wait(proc)
         with self.lock:
@@ -110,7 +115,7 @@ class Runner:
             else:
                 self.running.pop(label, None)
                 self.done += not base
-            count = "" if base else f"; {self.done} of {self.total} fixes"
+            count = "" if base else f"; {self.done} of {self.total} {self.counted}"
             if self.tty:  # cleared once nothing runs: the table follows
                 now = ", ".join(self.running)
                 if now:

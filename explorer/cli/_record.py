@@ -75,13 +75,14 @@ def split_record(
     return ours, None, None, []
 
 
-def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
+def record(ns, check=None, *, after=None, reps: int | None = None, profile: bool = True) -> int:
     """Run the program under the recording, write and print its report. ``check`` (``pt2-explorer
     check``): called with the report once it is left; False (a rule broken) makes the exit
     status 1 where the program's was 0. A program that failed keeps its own exit status.
     For ``advise``'s runs (with ``--bench``): ``after(called)`` is called in the program's
     process once the program ended as it should, before the benchmarks, with the compiled
-    calls it made; ``reps``: the benchmarks' timed calls per arm."""
+    calls it made; ``reps``: the benchmarks' timed calls per arm; ``profile``: whether they
+    profile the compiled kernels (on a CPU, a compile of their own)."""
     import compiler
     from compiler._viewer import rank_path
 
@@ -155,7 +156,7 @@ def record(ns, check=None, *, after=None, reps: int | None = None) -> int:
             ended = exit_code == 0 and not (interrupted or terminated)
             if after is not None and ended:  # before the benchmarks call them again
                 after(calls.called)
-            _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps)
+            _bench(report, calls, ended=ended, quiet=ns.quiet, reps=reps, profile=profile)
         ok = leave(report)
         if (  # what cache hits skipped, after a program that ended by itself (no fill after an interrupt)
             ok and getattr(ns, "command", None) == "record" and ns.caches and not (interrupted or terminated)
@@ -204,7 +205,7 @@ def _last_run(ns) -> tuple[dict | None, str | None]:
     return baseline_times(report), None
 
 
-def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) -> None:
+def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None, profile: bool = True) -> None:
     """``--bench``: each compiled function of the program on its last call, after the
     program (compiler/bench/_calls.py); one line for each that is not benchmarked."""
     import compiler
@@ -215,7 +216,9 @@ def _bench(report, calls, *, ended: bool, quiet: bool, reps: int | None = None) 
     if not calls.called:
         say("pt2-explorer: --bench: no compiled function was called: nothing to benchmark")
         return
-    for note in compiler.benchmark_calls(report, calls.called, progress=not quiet, reps=reps):
+    for note in compiler.benchmark_calls(
+        report, calls.called, progress=not quiet, reps=reps, profile=profile
+    ):
         say(f"pt2-explorer: --bench: {note}")
 
 

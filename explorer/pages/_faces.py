@@ -9,14 +9,14 @@ import os
 from typing import TypeAlias
 
 from compiler import Report
-from compiler._viewer import write_file
+from compiler._viewer import CompileAdvice, write_file
 from compiler.types import (  # torch-free (compiler/model/_modetypes.py, _advicetypes.py)
     Advice,
     ModeComparison,
 )
 
 Paged: TypeAlias = Report | ModeComparison  # what has a page: html, save_html
-Shown: TypeAlias = Report | ModeComparison | Advice  # what has text: text
+Shown: TypeAlias = Report | ModeComparison | Advice | CompileAdvice  # what has text: text
 
 
 def _is_modes(obj) -> bool:
@@ -68,7 +68,8 @@ def text(
     laid out to fit that many columns, text wrapped inside table cells (default: whole lines;
     the CLI's terminal width where it makes the text, ``explorer.lower._fit``).
     A ``compiler.compare_modes`` result: its table and each configuration's benchmark,
-    whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes."""
+    whatever the view; an ``Advice`` (``compiler.advise``): its table of measured fixes; a
+    ``CompileAdvice`` (``advise --compile-time``): its table of compile times."""
     if _is_modes(report):
         from explorer.pages._modes import modes_text
 
@@ -77,6 +78,10 @@ def text(
         from explorer.views._advice import advice_text
 
         return advice_text(report)
+    if isinstance(report, CompileAdvice):
+        from explorer.views._compileadvice import compile_advice_text
+
+        return compile_advice_text(report)
     from explorer.lower._fit import text_width
     from explorer.lower._fit import width as fit_width
     from explorer.views._registry import Subject

@@ -108,10 +108,10 @@ NARROW_DROPS = ("caution", "can win", "won", "compile s", "recompiles")
 FIX_ROOM = 24
 
 
-def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
+def fitted_advice(t: Table, width: int, drops: tuple[str, ...] = NARROW_DROPS) -> tuple[list[str], list[str]]:
     """``t``'s lines at most ``width`` wide, and the columns left out: a fix's name cut in its
     middle (``cut_middle``, its end kept), cells wrapped between their words, never inside one;
-    where the columns still do not fit, those of ``NARROW_DROPS`` left out in that order."""
+    where the columns still do not fit, those of ``drops`` left out in that order."""
     columns = list(t.columns)
     fix = columns.index("fix")
     rows = [[*r[:fix], cut_middle(r[fix], FIX_ROOM), *r[fix + 1 :]] for r in t.rows]
@@ -120,7 +120,7 @@ def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
     def need() -> int:
         return sum(word_widths(columns, rows)) + 2 * (len(columns) - 1)
 
-    for name in NARROW_DROPS:
+    for name in drops:
         if need() <= width or name not in columns:
             continue
         i = columns.index(name)
@@ -134,33 +134,50 @@ def fitted_advice(t: Table, width: int) -> tuple[list[str], list[str]]:
     return fitted_table(columns, rows, width), dropped
 
 
+def fitted_text(t: Table, width: int | None, drops: tuple[str, ...] = NARROW_DROPS) -> str:
+    """The table as text: whole lines (``width`` None), or fitted to ``width`` (``fitted_advice``),
+    the columns it left out named under it."""
+    if width is None:
+        return table_text(t)
+    lines, dropped = fitted_advice(t, width, drops)
+    if dropped:
+        said = f"(left out at this width: {', '.join(dropped)}; each row's lines below give them)"
+        lines += textwrap.wrap(said, width)
+    return "\n".join([t.title, *lines]) + "\n"
+
+
+def change_lines(r, head: str, when: str) -> list[str]:
+    """A row's first lines: its fix and why, the change as code, the settings measured
+    (``when`` they were made), and how its run failed or why it was skipped."""
+    out = [head + (f" — {r.why}" if r.why else " — the program as it is" if r.fix == BASELINE else "")]
+    if r.code:
+        out.append(f"  change:    {r.code}")
+    if r.lines and tuple(r.lines) != (r.code,):
+        out.append(f"  measured:  {'; '.join(r.lines)} ({when})")
+    if r.error and r.error.startswith("skipped: "):
+        out.append(f"  skipped:   {r.error.removeprefix('skipped: ')}")
+    elif r.error:
+        out.append(f"  failed:    {r.error}")
+    return out
+
+
+def closing_lines(r, report: str | None) -> list[str]:
+    """A row's last lines: how its outputs compared, its cautions and notes, its ``report``."""
+    out = [f"  outputs:   {r.agreement}"] if r.agreement and r.fix != BASELINE else []
+    out += [f"  caution:   {n}" for n in r.cautions]
+    out += [f"  note:      {n}" for n in r.notes]
+    return out + ([f"  report:    {report}"] if report else [])
+
+
 def advice_text(advice, width: int | None = None) -> str:
     """The table, how to read it, then each row: its change, timings, outputs, report. At
     ``width`` (a terminal's) the table fits it (``fitted_advice``: the columns it leaves out are
     named under it); None: whole lines."""
-    t = advice_table(advice)
-    if width is None:
-        table = table_text(t)
-    else:
-        lines, dropped = fitted_advice(t, width)
-        if dropped:
-            said = f"(left out at this width: {', '.join(dropped)}; each row's lines below give them)"
-            lines += textwrap.wrap(said, width)
-        table = "\n".join([t.title, *lines]) + "\n"
-    out = [table, _how(advice), ""]
+    out = [fitted_text(advice_table(advice), width), _how(advice), ""]
     for r in advice.rows:
-        head = r.fix + (f" · {r.function}" if r.function else "")
-        out.append(
-            head + (f" — {r.why}" if r.why else " — the program as it is" if r.fix == BASELINE else "")
+        out += change_lines(
+            r, r.fix + (f" · {r.function}" if r.function else ""), "set before anything compiled"
         )
-        if r.code:
-            out.append(f"  change:    {r.code}")
-        if r.lines and tuple(r.lines) != (r.code,):
-            out.append(f"  measured:  {'; '.join(r.lines)} (set before anything compiled)")
-        if r.error and r.error.startswith("skipped: "):
-            out.append(f"  skipped:   {r.error.removeprefix('skipped: ')}")
-        elif r.error:
-            out.append(f"  failed:    {r.error}")
         if r.eager is not None and r.compiled is not None:
             out.append(f"  eager:     {_spread(r.eager)}")
             out.append(f"  compiled:  {_spread(r.compiled)}: {r.speedup_words}")
@@ -170,11 +187,6 @@ def advice_text(advice, width: int | None = None) -> str:
             out.append(f"  not ranked: {r.unranked}")
         if r.versus:
             out.append(f"  gain:      {r.versus}")
-        if r.agreement and r.fix != BASELINE:
-            out.append(f"  outputs:   {r.agreement}")
-        out += [f"  caution:   {n}" for n in r.cautions]
-        out += [f"  note:      {n}" for n in r.notes]
-        if r.path:
-            out.append(f"  report:    {r.path}")
+        out += closing_lines(r, r.path)
     out += [f"note: {n}" for n in advice.notes]
     return "\n".join(out).rstrip() + "\n"
