@@ -1,5 +1,6 @@
 """explorer.html, explorer.text and explorer.save_html, each given every kind of thing its
-type says it takes (a Report, a ``compiler.compare_modes`` result, an ``Advice``): each kind is
+type says it takes (a Report, a ``compiler.compare_modes`` result, an ``Advice``, a
+``CompileAdvice`` of ``advise --compile-time``): each kind is
 an instance of the face's annotation and gets its own lowering; a kind outside it is refused in
 one line, nothing written (explorer/pages/_faces.py). Torch-free: saved files only."""
 
@@ -29,8 +30,23 @@ def _advice() -> Advice:
     return Advice("scaled.py", "cpu", (row,))
 
 
+def _compile_advice():
+    from compiler._viewer import CompileAdvice, CompileAdviceRow
+
+    return CompileAdvice(
+        "decoder.py", "cpu", (CompileAdviceRow("baseline", None, compile_s=2.5, compiles=1),)
+    )
+
+
 def _kinds() -> dict[type, object]:
-    return {Report: compiler.load(REPORT), ModeComparison: compiler.load_modes(MODES), Advice: _advice()}
+    from compiler._viewer import CompileAdvice
+
+    return {
+        Report: compiler.load(REPORT),
+        ModeComparison: compiler.load_modes(MODES),
+        Advice: _advice(),
+        CompileAdvice: _compile_advice(),
+    }
 
 
 def test_each_face_says_the_kinds_it_takes():
@@ -40,13 +56,13 @@ def test_each_face_says_the_kinds_it_takes():
     }
     assert {name: set(typing.get_args(h)) for name, h in hints.items()} == {
         "html": {Report, ModeComparison},
-        "text": {Report, ModeComparison, Advice},
+        "text": {Report, ModeComparison, Advice, _compile_advice().__class__},
         "save_html": {Report, ModeComparison},
     }
     kinds = _kinds()
     for kind, obj in kinds.items():  # what the callers pass is what the annotation admits
         assert isinstance(obj, hints["text"]), kind
-        assert isinstance(obj, hints["html"]) == (kind is not Advice), kind
+        assert isinstance(obj, hints["html"]) == (kind not in (Advice, type(_compile_advice()))), kind
 
 
 def test_text_of_each_kind_is_its_own_lowering():

@@ -66,7 +66,7 @@ def test_each_module_of_views_is_a_rows_or_named_by_the_recipe():
     helpers = set(re.findall(r"`(_\w+)\.py`", recipe.split("not a row's", 1)[1]))
     modules = {p.stem for p in VIEWS_DIR.glob("*.py")} - {"__init__"}
     rows = {m for _, used in _rows() for m in used}
-    assert helpers == {"_registry", "_advice", "_whyhtml"}
+    assert helpers == {"_registry", "_advice", "_compileadvice", "_whyhtml"}
     assert helpers <= modules
     assert modules == rows | helpers, (
         f"modules of views/ in no row, not named by the recipe: {modules - rows - helpers}"
