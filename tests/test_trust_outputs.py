@@ -156,6 +156,12 @@ print("ran")
 """
 
 
+def _ctrl_c_on() -> None:
+    """The child as a terminal starts it: Ctrl-C's default (a shell starts a background job, a
+    CI runner its steps, with SIGINT ignored, which python then keeps and never raises)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("program", "exit", "line", "left"),
     [
@@ -168,7 +174,9 @@ def test_ctrl_c_in_the_tools_own_ending_is_one_line_and_a_death_by_sigint(
     program, exit, line, left, tmp_path
 ):
     (tmp_path / "prog.py").write_text(program + exit)
-    proc = _cli(["record", "--json", "r.json", "--html", "r.html", "prog.py"], cwd=tmp_path)
+    proc = _cli(
+        ["record", "--json", "r.json", "--html", "r.html", "prog.py"], cwd=tmp_path, preexec_fn=_ctrl_c_on
+    )
     assert proc.returncode == -signal.SIGINT  # as python dies of a Ctrl-C (a shell says 130)
     assert proc.stdout == "ran\n"
     assert proc.stderr == f"pt2-explorer: interrupted: {line}\n"  # no traceback of ours
@@ -179,7 +187,7 @@ def test_ctrl_c_in_the_tools_own_ending_is_one_line_and_a_death_by_sigint(
 
 def test_a_programs_own_ctrl_c_is_still_the_programs(tmp_path):
     (tmp_path / "prog.py").write_text("print('ran')\nraise KeyboardInterrupt\n")
-    proc = _cli(["record", "-q", "--json", "r.json", "prog.py"], cwd=tmp_path)
+    proc = _cli(["record", "-q", "--json", "r.json", "prog.py"], cwd=tmp_path, preexec_fn=_ctrl_c_on)
     assert proc.returncode == -signal.SIGINT
     assert proc.stderr.startswith("Traceback (most recent call last):\n")
     assert proc.stderr.endswith("KeyboardInterrupt\npt2-explorer: wrote r.json\n")
