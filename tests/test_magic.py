@@ -113,10 +113,9 @@ def test_progress_shows_stage_and_elapsed(ip, monkeypatch):
     assert type(shown[-1]).__name__ == "Explorer"  # the progress is replaced by the explorer
 
 
-def test_progress_widget_shows_the_line_and_goes_when_the_cell_fails(ip, monkeypatch):
-    """With ipywidgets: a bar and the line (HTML-escaped), closed when the cell ends; a cell
-    that fails before any report leaves an empty display, not the progress."""
-    widgets = pytest.importorskip("ipywidgets")
+def test_progress_bar_shows_the_line_and_goes_when_the_cell_fails(ip, monkeypatch):
+    """A bar of the kernels compiled and the line (HTML-escaped) in one display; a cell that
+    fails before any report leaves an empty display, not the progress."""
     import explorer.notebook._progress as p
     from compiler.types import Progress
 
@@ -127,19 +126,16 @@ def test_progress_widget_shows_the_line_and_goes_when_the_cell_fails(ip, monkeyp
             shown.append(obj)
 
     progress = p.CellProgress(lambda *a, **k: Handle())
-    box, bar, line = progress.widgets
-    assert isinstance(box, widgets.HBox) and "running the cell" in line.value
+    assert "running the cell" in progress.shown.data
     progress(Progress("0/0", "codegen", frame="<f>", kernel_n=2, kernels=5, kernel="k_1", stage_since=0.0))
-    assert (bar.value, bar.max) == (2, 5)
-    assert "kernel 2 of 5 k_1 · &lt;f&gt;" in line.value
+    assert '<progress value="2" max="5"' in shown[-1].data
+    assert "kernel 2 of 5 k_1 · &lt;f&gt;" in shown[-1].data and "<f>" not in shown[-1].data
     progress.done()
-    assert progress.widgets is None and bar.comm is None  # closed
     assert shown[-1].data == ""
 
 
 def test_progress_is_replaced_when_the_cell_raises(ip, monkeypatch):
-    """A cell that raises: its partial recording's explorer takes the progress's place, and the
-    progress's widgets (where ipywidgets draws it) are closed."""
+    """A cell that raises: its partial recording's explorer takes the progress's place."""
     import explorer.notebook._magic as m
 
     shown, made = [], []
@@ -158,7 +154,7 @@ def test_progress_is_replaced_when_the_cell_raises(ip, monkeypatch):
     with pytest.raises(ValueError, match="^cell error$"):
         ip.run_cell_magic("compile", "--backend eager", "w = x.sin()\nraise ValueError('cell error')")
     (progress,) = made
-    assert type(shown[-1]).__name__ == "Explorer" and progress.widgets is None
+    assert type(shown[-1]).__name__ == "Explorer" and progress.handle.update is not None
 
 
 def test_assigned_names():

@@ -1,8 +1,9 @@
 """``%%compile``'s progress while the cell runs: what ``pt2-explorer record``'s live line says
-(explorer/model/_progress.py), as a progress bar and its line where ipywidgets is installed, else
-as an HTML line updated in place; read from the recording's ``on_progress`` (torch's events, no
-polling). The cell's explorer replaces it when the cell ends; where no report was left, the
-display is emptied: nothing of it stays behind."""
+(explorer/model/_progress.py), as an HTML progress bar and its line in one display, updated in
+place; read from the recording's ``on_progress`` (torch's events, no polling). The cell's
+explorer replaces that display when the cell ends (as one output replaces another: no widget
+of ours is left to close, which in JupyterLab hid the explorer drawn in its place); where no
+report was left, the display is emptied: nothing of it stays behind."""
 
 from __future__ import annotations
 
@@ -17,15 +18,15 @@ from explorer.model._progress import progress_key, progress_text
 EVERY_S = 0.2  # updated at most this often, but at once when the stage or the wait changes
 
 
-def _widgets():
-    """(box, bar, line) of ipywidgets where it is installed, else None."""
-    try:
-        import ipywidgets
-    except ImportError:
-        return None
-    bar = ipywidgets.IntProgress(value=0, min=0, max=len(STAGES), bar_style="info")
-    line = ipywidgets.HTML()
-    return ipywidgets.HBox([bar, line]), bar, line
+def progress_html(text: str, done: int | None = None, total: int | None = None) -> HTML:
+    """The bar (where there is a count) and the line, the line escaped."""
+    bar = (
+        f'<progress value="{min(done or 0, total)}" max="{total}" style="vertical-align:middle;margin-right:6px">'
+        "</progress>"
+        if total
+        else ""
+    )
+    return HTML(f'<div class="pt2x-progress">{bar}<i>{html.escape(text)}</i></div>')
 
 
 class CellProgress:
@@ -33,14 +34,8 @@ class CellProgress:
         show = show or display
         self.last = -EVERY_S
         self.key: tuple | None = None
-        self.widgets = _widgets()
-        first = "PT2 Explorer: running the cell…"
-        if self.widgets is not None:
-            box, _bar, line = self.widgets
-            line.value = f"<i>{first}</i>"
-            self.handle = show(box, display_id=True)
-        else:
-            self.handle = show(HTML(f"<i>{first}</i>"), display_id=True)
+        self.shown: HTML = progress_html("PT2 Explorer: running the cell…")
+        self.handle = show(self.shown, display_id=True)
 
     def __call__(self, p) -> None:
         """The recording's ``on_progress``."""
@@ -67,19 +62,9 @@ class CellProgress:
             self._show(f"PT2 Explorer: {text}")
 
     def _show(self, text: str, done: int | None = None, total: int | None = None) -> None:
-        line = f"<i>{html.escape(text)}</i>"
-        if self.widgets is None:
-            self.handle.update(HTML(line))
-            return
-        _box, bar, label = self.widgets
-        if total:
-            bar.max, bar.value = total, min(done or 0, total)
-        label.value = line
+        self.shown = progress_html(text, done, total)
+        self.handle.update(self.shown)
 
     def done(self, shown=None) -> None:
         """The cell ended: ``shown`` (the explorer) in its place, or nothing."""
         self.handle.update(shown if shown is not None else HTML(""))
-        if self.widgets is not None:
-            for w in self.widgets:
-                w.close()
-            self.widgets = None
